@@ -1,0 +1,34 @@
+/*
+ * ss_alloc.h -- which allocator the program runs on, and its figures.
+ * The allocator is chosen at build time (SEQSHARD_ALLOCATOR=tcmalloc|glibc|
+ * jemalloc); LD_PRELOAD can still replace it, so the name is detected at run
+ * time, not assumed.
+ */
+#ifndef SS_ALLOC_H
+#define SS_ALLOC_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct {
+    const char *name;        /* "tcmalloc", "jemalloc" or "glibc" */
+    const char *version;     /* as the allocator reports it, or "" */
+    size_t heap_bytes;       /* bytes the allocator holds from the OS */
+    size_t allocated_bytes;  /* bytes in use by the program */
+    size_t free_bytes;       /* held but free */
+    size_t thread_cache_bytes; /* tcmalloc thread caches, 0 elsewhere */
+} ss_alloc_info_t;
+
+/*
+ * Tune the allocator for n_workers threads, once, on the main thread before
+ * workers start: tcmalloc's total thread cache unless the user set
+ * TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES; glibc's mallopt settings that stop
+ * the trim/re-fault cycle unless MALLOC_* / GLIBC_TUNABLES say otherwise.
+ */
+void ss_alloc_tune(int n_workers);
+/* Fill *info from the allocator in effect. Any thread. */
+void ss_alloc_info(ss_alloc_info_t *info);
+/* Name of the allocator in effect ("tcmalloc", ...). */
+const char *ss_alloc_name(void);
+
+#endif

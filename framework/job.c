@@ -1,0 +1,326 @@
+/*
+ * job.c -- open and check every input once, on the main thread, before any
+ * worker starts: so a bad input fails in a second with one clear line, not
+ * in the middle of a run. The first input stays open for planning.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <htslib/faidx.h>
+
+#include "ss_internal.h"
+
+/*
+ * htslib 1.16 (cram/cram_io.c, cram_populate_ref) looks a CRAM's reference up
+ * by MD5 along REF_PATH, and when REF_PATH is unset OR EMPTY it uses the EBI
+ * server (https://www.ebi.ac.uk/ena/cram/md5/%s), so an empty value does not
+ * stop network fetches. A non-empty REF_PATH without http:/https:/ftp:/URL=
+ * elements is searched as local directories only (open_path_mfile/find_path in
+ * cram/open_trace_file.c; htslib also appends "./", which is local), and with
+ * REF_CACHE unset nothing is cached. No directory can exist under /dev/null,
+ * so this value finds nothing and never fetches: a CRAM whose reference is
+ * missing then fails with a local error instead of downloading.
+ */
+#define SS_REF_PATH_LOCAL_ONLY "/dev/null/seqshard-no-network-reference-fetch/%s"
+
+struct ss_job_s {
+    const ss_common_opts_t *opts; /* borrowed; outlives the job */
+    char *kernel_name;
+    ss_io_inputs_t inputs;        /* paths borrowed from opts */
+    samFile *fp;                  /* first input, kept for planning */
+    sam_hdr_t *h;
+    hts_idx_t *idx;
+    ss_bed_t *bed;
+    ss_interval_t region;
+    int has_region;
+    int user_ref_env;             /* REF_PATH or REF_CACHE set by the user */
+};
+
+static int env_set(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v;
+}
+
+static int is_url(const char *s)
+{
+    return strstr(s, "://") != NULL;
+}
+
+/* A local path exists, is a regular file (or FIFO) and is readable. */
+static int check_readable(const char *path, const char *what)
+{
+    struct stat st;
+    if (is_url(path))
+        return 0;
+    if (stat(path, &st) != 0) {
+        ss_error("%s: %s; check the %s path", path, strerror(errno), what);
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        ss_error("%s: is a directory; give the %s file itself", path, what);
+        return -1;
+    }
+    if (access(path, R_OK) != 0) {
+        ss_error("%s: cannot read: %s; check its permissions", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int check_sorted(const char *path, sam_hdr_t *h)
+{
+    kstring_t so = KS_INITIALIZE;
+    int r = sam_hdr_find_tag_hd(h, "SO", &so);
+    if (r == 0 && strcmp(so.s, "coordinate") != 0) {
+        ss_error("%s: is not coordinate-sorted (@HD SO:%s); run samtools sort", path, so.s);
+        free(so.s);
+        return -1;
+    }
+    free(so.s);
+    if (r < -1) {
+        ss_error("%s: cannot parse the header's @HD line; check it with samtools view -H", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Every input must name the same contigs, in the same order, with the same lengths. */
+static int check_contigs(const char *path, sam_hdr_t *h, const char *first, sam_hdr_t *h0)
+{
+    int n = sam_hdr_nref(h), n0 = sam_hdr_nref(h0);
+    for (int t = 0; t < n || t < n0; t++) {
+        const char *a = t < n0 ? sam_hdr_tid2name(h0, t) : NULL;
+        const char *b = t < n ? sam_hdr_tid2name(h, t) : NULL;
+        if (!a || !b || strcmp(a, b) != 0 || sam_hdr_tid2len(h0, t) != sam_hdr_tid2len(h, t)) {
+            ss_error("%s: its @SQ contigs differ from %s's (contig #%d: %s vs %s); all inputs "
+                     "must be aligned to the same reference", path, first, t + 1,
+                     b ? b : "none", a ? a : "none");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Open and check input i; keeps it in the job when i == 0, else closes it. */
+static int check_input(ss_job_t *job, int i)
+{
+    const char *path = job->inputs.paths[i];
+    samFile *fp = NULL;
+    sam_hdr_t *h = NULL;
+    hts_idx_t *idx = NULL;
+    if (check_readable(path, "input") < 0)
+        return -1;
+    if (!(fp = sam_open(path, "r"))) {
+        ss_error("%s: cannot open: %s; check the file", path, strerror(errno));
+        return -1;
+    }
+    enum htsExactFormat fmt = hts_get_format(fp)->format;
+    if (fmt == sam) {
+        ss_error("%s: is SAM text, which cannot be read by region; convert it with "
+                 "'samtools sort -o %s.bam %s' and index the result", path, path, path);
+        goto fail;
+    }
+    if (fmt != bam && fmt != cram) {
+        ss_error("%s: not a BAM/CRAM file; give coordinate-sorted, indexed BAM or CRAM", path);
+        goto fail;
+    }
+    if (fmt == cram && !job->opts->reference && !job->user_ref_env) {
+        ss_error("%s: CRAM input needs its reference; pass -f ref.fa (or set REF_PATH)", path);
+        goto fail;
+    }
+    if (!(h = sam_hdr_read(fp))) {
+        ss_error("%s: not a BAM/CRAM file (cannot read its header); check it with samtools "
+                 "quickcheck", path);
+        goto fail;
+    }
+    if (check_sorted(path, h) < 0)
+        goto fail;
+    if (i > 0 && check_contigs(path, h, job->inputs.paths[0], job->h) < 0)
+        goto fail;
+    if (!(idx = sam_index_load(fp, path))) {
+        ss_error("%s: no index found; run 'samtools index %s'", path, path);
+        goto fail;
+    }
+    if (i == 0) {
+        job->fp = fp, job->h = h, job->idx = idx;
+        return 0;
+    }
+    hts_idx_destroy(idx);
+    sam_hdr_destroy(h);
+    if (hts_close(fp) < 0) {
+        ss_error("%s: error closing the file after checking it", path);
+        return -1;
+    }
+    return 0;
+fail:
+    if (idx)
+        hts_idx_destroy(idx);
+    if (h)
+        sam_hdr_destroy(h);
+    hts_close(fp);
+    return -1;
+}
+
+static int check_reference(const char *ref)
+{
+    if (check_readable(ref, "reference") < 0)
+        return -1;
+    /* no FAI_CREATE: we must not write next to the user's FASTA behind their back */
+    faidx_t *fai = fai_load3(ref, NULL, NULL, 0);
+    if (!fai) {
+        ss_error("%s: no usable .fai index (bgzipped FASTA also needs .gzi); run 'samtools "
+                 "faidx %s'", ref, ref);
+        return -1;
+    }
+    fai_destroy(fai);
+    return 0;
+}
+
+/* The part of a region string that names the contig ("chr1" of "chr1:5-9", braces removed). */
+static char *region_contig(const char *reg)
+{
+    const char *s = reg, *e;
+    if (*s == '{' && (e = strchr(s, '}')))
+        return strndup(s + 1, (size_t)(e - s - 1));
+    e = strrchr(s, ':');
+    return e ? strndup(s, (size_t)(e - s)) : strdup(s);
+}
+
+static int parse_region(ss_job_t *job, const char *reg)
+{
+    int tid = -1;
+    hts_pos_t beg = 0, end = 0;
+    if (sam_parse_region(job->h, reg, &tid, &beg, &end, HTS_PARSE_THOUSANDS_SEP)) {
+        hts_pos_t len = sam_hdr_tid2len(job->h, tid);
+        job->region.tid = tid;
+        job->region.beg = beg < 0 ? 0 : beg; /* htslib reads "chr:0-5" as from the start */
+        job->region.end = end < len ? end : len;
+        if (job->region.beg > job->region.end)
+            job->region.beg = job->region.end; /* past the contig end: an empty region */
+        job->has_region = 1;
+        return 0;
+    }
+    char *name = region_contig(reg);
+    if (!name) {
+        ss_error("out of memory parsing region '%s'", reg);
+        return -1;
+    }
+    if (sam_hdr_name2tid(job->h, name) < 0 && sam_hdr_name2tid(job->h, reg) < 0)
+        ss_error("unknown contig '%s' in region '%s'; contigs are listed by samtools view -H",
+                 name, reg);
+    else if (tid == -1)
+        ss_error("region '%s' is ambiguous (a contig is named like a region); write it as "
+                 "{%s}:BEG-END or {%s}", reg, name, reg);
+    else
+        ss_error("malformed region '%s'; write CONTIG, CONTIG:BEG or CONTIG:BEG-END "
+                 "(1-based, inclusive, BEG <= END)", reg);
+    free(name);
+    return -1;
+}
+
+ss_job_t *ss_job_open(const ss_common_opts_t *opts, const char *kernel_name)
+{
+    ss_job_t *job = calloc(1, sizeof(*job));
+    if (!job || !(job->kernel_name = strdup(kernel_name ? kernel_name : ""))) {
+        ss_error("out of memory opening the inputs");
+        free(job);
+        return NULL;
+    }
+    job->opts = opts;
+    job->inputs.paths = opts->inputs;
+    job->inputs.n = opts->n_inputs;
+    job->inputs.reference = opts->reference;
+    if (opts->n_inputs < 1) {
+        ss_error("no input files; give BAM/CRAM paths or -b LIST");
+        goto fail;
+    }
+    /* Checked before we set REF_PATH ourselves: did the user give a way to find references? */
+    job->user_ref_env = env_set("REF_PATH") || env_set("REF_CACHE");
+    if (!env_set("REF_PATH") && setenv("REF_PATH", SS_REF_PATH_LOCAL_ONLY, 1) != 0) {
+        ss_error("cannot set REF_PATH: %s", strerror(errno));
+        goto fail;
+    }
+    /* our messages replace htslib's ("[E::idx_find_and_load] ..."): one line per failure */
+    enum htsLogLevel saved = hts_get_log_level();
+    hts_set_log_level(HTS_LOG_OFF);
+    int ok = !opts->reference || check_reference(opts->reference) == 0;
+    for (int i = 0; ok && i < opts->n_inputs; i++)
+        ok = check_input(job, i) == 0;
+    if (ok && opts->region)
+        ok = parse_region(job, opts->region) == 0;
+    hts_set_log_level(saved);
+    if (!ok)
+        goto fail;
+    /*
+     * Build the header's name lookup now, on the main thread: htslib builds it
+     * lazily on first use, which would race when workers call sam_hdr_name2tid.
+     */
+    if (sam_hdr_nref(job->h) > 0 && sam_hdr_name2tid(job->h, sam_hdr_tid2name(job->h, 0)) < 0) {
+        ss_error("%s: cannot index the header's contig names", opts->inputs[0]);
+        goto fail;
+    }
+    if (opts->bed && !(job->bed = ss_bed_read(opts->bed)))
+        goto fail;
+    return job;
+fail:
+    ss_job_close(job);
+    return NULL;
+}
+
+void ss_job_close(ss_job_t *job)
+{
+    if (!job)
+        return;
+    if (job->idx)
+        hts_idx_destroy(job->idx);
+    if (job->h)
+        sam_hdr_destroy(job->h);
+    if (job->fp)
+        hts_close(job->fp);
+    ss_bed_destroy(job->bed);
+    free(job->kernel_name);
+    free(job);
+}
+
+const ss_common_opts_t *ss_job_opts(const ss_job_t *job)
+{
+    return job->opts;
+}
+
+sam_hdr_t *ss_job_header(const ss_job_t *job)
+{
+    return job->h;
+}
+
+const ss_io_inputs_t *ss_job_inputs(const ss_job_t *job)
+{
+    return &job->inputs;
+}
+
+const ss_bed_t *ss_job_bed(const ss_job_t *job)
+{
+    return job->bed;
+}
+
+const ss_interval_t *ss_job_region(const ss_job_t *job)
+{
+    return job->has_region ? &job->region : NULL;
+}
+
+samFile *ss_job_file(const ss_job_t *job)
+{
+    return job->fp;
+}
+
+hts_idx_t *ss_job_index(const ss_job_t *job)
+{
+    return job->idx;
+}
+
+const char *ss_job_kernel(const ss_job_t *job)
+{
+    return job->kernel_name;
+}

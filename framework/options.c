@@ -1,0 +1,266 @@
+/*
+ * options.c -- the options every kernel shares (-@, --shard-size, --report,
+ * --tmp-dir, --quiet), input lists (-b), and the command context that usage
+ * errors name.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ss_internal.h"
+
+#define MAX_THREADS 4096
+#define MIN_SHARD_SIZE 1000
+#define MAX_SHARD_SIZE 1000000000000LL /* 1 Tbp: far beyond any genome, no overflow */
+
+/* ---- command context: set once by ss_main before a kernel parses ---- */
+
+static const char *cli_command;
+static char *cli_cmdline;
+
+void ss_cli_set_command(const char *kernel_name, int argc, char **argv)
+{
+    cli_command = kernel_name;
+    free(cli_cmdline);
+    cli_cmdline = NULL;
+    size_t len = 1;
+    for (int i = 0; i < argc; i++)
+        len += strlen(argv[i]) + 1;
+    if (!(cli_cmdline = malloc(len)))
+        return; /* the report then shows an empty command line */
+    char *p = cli_cmdline;
+    for (int i = 0; i < argc; i++) {
+        size_t l = strlen(argv[i]);
+        memcpy(p, argv[i], l);
+        p += l;
+        *p++ = i + 1 < argc ? ' ' : '\0';
+    }
+    if (argc == 0)
+        *p = '\0';
+}
+
+const char *ss_cli_command(void)
+{
+    return cli_command;
+}
+
+const char *ss_cli_cmdline(void)
+{
+    return cli_cmdline ? cli_cmdline : "";
+}
+
+/* ---- defaults ---- */
+
+void ss_common_opts_init(ss_common_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->threads = 0;
+    o->shard_size = SS_DEFAULT_SHARD_SIZE;
+}
+
+void ss_common_opts_free(ss_common_opts_t *o)
+{
+    if (!o)
+        return;
+    for (int i = 0; i < o->n_inputs; i++)
+        free(o->inputs[i]);
+    free(o->inputs);
+    free(o->reference);
+    free(o->region);
+    free(o->bed);
+    free(o->output);
+    free(o->report);
+    free(o->tmp_dir);
+    memset(o, 0, sizeof(*o));
+}
+
+/* ---- values ---- */
+
+/* One-line usage error naming the command, option and value. Always returns -1. */
+static int usage_error(const char *opt, const char *arg, const char *need)
+{
+    const char *cmd = cli_command ? cli_command : "";
+    fprintf(stderr, "seqshard%s%s: %s '%s': %s; see 'seqshard %s%s--help'\n", *cmd ? " " : "",
+            cmd, opt, arg ? arg : "", need, cmd, *cmd ? " " : "");
+    return -1;
+}
+
+/*
+ * A size in bp: digits with an optional fraction and a k/m/g suffix
+ * (decimal: 1k = 1000 bp, as genome sizes are counted). The result must be a
+ * whole number. Returns 0 or -1.
+ */
+int ss_parse_size(const char *s, hts_pos_t *out)
+{
+    if (!s || !isdigit((unsigned char)*s))
+        return -1;
+    long double v = 0, scale = 1;
+    const char *p = s;
+    while (isdigit((unsigned char)*p))
+        v = v * 10 + (*p++ - '0');
+    if (*p == '.') {
+        p++;
+        if (!isdigit((unsigned char)*p))
+            return -1;
+        while (isdigit((unsigned char)*p)) {
+            scale /= 10;
+            v += scale * (*p++ - '0');
+        }
+    }
+    switch (tolower((unsigned char)*p)) {
+    case 'k': v *= 1e3L; p++; break;
+    case 'm': v *= 1e6L; p++; break;
+    case 'g': v *= 1e9L; p++; break;
+    default: break;
+    }
+    if (*p != '\0' || v > (long double)MAX_SHARD_SIZE)
+        return -1;
+    hts_pos_t whole = (hts_pos_t)(v + 0.5L);
+    if ((long double)whole - v > 1e-6L || v - (long double)whole > 1e-6L)
+        return -1; /* a fraction of a base */
+    *out = whole;
+    return 0;
+}
+
+static int set_string(char **dst, const char *arg)
+{
+    char *s = strdup(arg ? arg : "");
+    if (!s) {
+        fprintf(stderr, "seqshard: out of memory reading options\n");
+        return -1;
+    }
+    free(*dst);
+    *dst = s;
+    return 1;
+}
+
+int ss_common_opt(int c, const char *arg, ss_common_opts_t *o)
+{
+    switch (c) {
+    case '@': {
+        char *end;
+        errno = 0;
+        long v = arg ? strtol(arg, &end, 10) : 0;
+        if (!arg || end == arg || *end || errno || v < 1 || v > MAX_THREADS)
+            return usage_error("-@", arg, "need a whole number of threads from 1 to 4096");
+        o->threads = (int)v;
+        return 1;
+    }
+    case SS_OPT_SHARD_SIZE: {
+        hts_pos_t v;
+        if (ss_parse_size(arg, &v) < 0 || v < MIN_SHARD_SIZE)
+            return usage_error("--shard-size", arg,
+                               "need a whole number of bases >= 1000, with an optional "
+                               "k/m/g suffix (e.g. 250k)");
+        o->shard_size = v;
+        return 1;
+    }
+    case SS_OPT_REPORT:
+        if (!arg || !*arg)
+            return usage_error("--report", arg, "need a file name for the JSON report");
+        return set_string(&o->report, arg);
+    case SS_OPT_TMP_DIR:
+        if (!arg || !*arg)
+            return usage_error("--tmp-dir", arg, "need a directory");
+        return set_string(&o->tmp_dir, arg);
+    case SS_OPT_QUIET:
+        o->quiet = 1;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+void ss_common_usage(FILE *fp)
+{
+    fprintf(fp,
+            "Framework options:\n"
+            "  -@, --threads INT       worker threads [all CPUs this process may use]\n"
+            "      --shard-size SIZE   target work per shard in bases of average depth,\n"
+            "                          k/m/g suffixes allowed [%d]\n"
+            "      --report FILE.json  write run statistics (threads, shards, times) as JSON\n"
+            "      --tmp-dir DIR       directory for temporary files\n"
+            "      --quiet             no progress line on stderr\n"
+            "  -b, --bam-list FILE     list of input files, one per line\n"
+            "  -o, --output FILE       write to FILE (created only when the run succeeds)\n"
+            "                          [standard output]\n",
+            SS_DEFAULT_SHARD_SIZE);
+}
+
+/* ---- inputs ---- */
+
+int ss_common_add_input(ss_common_opts_t *o, const char *path)
+{
+    char **grown = realloc(o->inputs, (size_t)(o->n_inputs + 1) * sizeof(*grown));
+    if (!grown) {
+        ss_error("out of memory adding input '%s'", path);
+        return -1;
+    }
+    o->inputs = grown;
+    if (!(o->inputs[o->n_inputs] = strdup(path))) {
+        ss_error("out of memory adding input '%s'", path);
+        return -1;
+    }
+    o->n_inputs++;
+    return 0;
+}
+
+/* Remote paths are for htslib to open; we cannot stat them. */
+static int is_url(const char *s)
+{
+    const char *p = s;
+    while (isalnum((unsigned char)*p) || *p == '+' || *p == '.' || *p == '-')
+        p++;
+    return p > s && strncmp(p, "://", 3) == 0;
+}
+
+/*
+ * samtools' rules for -b: one path per line, trailing white space dropped,
+ * blank lines skipped, leading white space kept (it may be part of a name).
+ */
+int ss_common_add_input_list(ss_common_opts_t *o, const char *list_path)
+{
+    FILE *fp = fopen(list_path, "r");
+    if (!fp) {
+        ss_error("%s: cannot read the input list: %s; check the -b path", list_path,
+                 strerror(errno));
+        return -1;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int lineno = 0, added = 0, rc = 0;
+    while ((len = getline(&line, &cap, fp)) >= 0) {
+        lineno++;
+        while (len > 0 && isspace((unsigned char)line[len - 1]))
+            line[--len] = '\0';
+        if (len == 0)
+            continue;
+        struct stat st;
+        if (!is_url(line) && stat(line, &st) != 0) {
+            ss_error("%s:%d: listed input '%s' cannot be opened: %s; fix the path in %s",
+                     list_path, lineno, line, strerror(errno), list_path);
+            rc = -1;
+            break;
+        }
+        if (ss_common_add_input(o, line) < 0) {
+            rc = -1;
+            break;
+        }
+        added++;
+    }
+    if (rc == 0 && ferror(fp)) {
+        ss_error("%s: read error in the input list: %s", list_path, strerror(errno));
+        rc = -1;
+    }
+    if (rc == 0 && added == 0) {
+        ss_error("%s: the input list names no files; put one BAM/CRAM path per line", list_path);
+        rc = -1;
+    }
+    free(line);
+    fclose(fp);
+    return rc;
+}

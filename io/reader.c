@@ -1,0 +1,172 @@
+/*
+ * reader.c -- a worker's handles on the inputs.
+ *
+ * At the first ss_reader_begin the reader opens every input and asks the
+ * descriptor budget for one descriptor per input plus one per CRAM (the
+ * reference FASTA it keeps open). Granted: the files, headers and indexes stay
+ * open until ss_reader_destroy, so a shard costs only a seek. Refused: every
+ * begin opens them and every end closes them again, so a run over thousands
+ * of inputs never runs out of descriptors. The index is loaded once per open.
+ *
+ * Owned by one worker thread; nothing here is shared.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <htslib/cram.h>
+
+#include "../framework/ss_framework.h"
+#include "ss_io.h"
+
+typedef struct {
+    samFile *fp;
+    sam_hdr_t *h;
+    hts_idx_t *idx;
+} rd_file_t;
+
+struct ss_reader_s {
+    ss_io_inputs_t in; /* paths borrowed from the job */
+    rd_file_t *f;
+    int is_open;       /* files open now */
+    int asked;         /* the budget was asked (at the first begin) */
+    int holds;         /* the budget granted: keep files open across shards */
+    int held;          /* descriptors reserved in the budget */
+    int opens;         /* times the inputs were opened */
+};
+
+ss_reader_t *ss_reader_init(const ss_io_inputs_t *in)
+{
+    ss_reader_t *r = calloc(1, sizeof(*r));
+    if (!r)
+        return NULL;
+    r->in = *in;
+    if (in->n > 0 && !(r->f = calloc((size_t)in->n, sizeof(*r->f)))) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+static void close_all(ss_reader_t *r)
+{
+    for (int i = 0; i < r->in.n; i++) {
+        rd_file_t *f = &r->f[i];
+        if (f->idx)
+            hts_idx_destroy(f->idx);
+        if (f->h)
+            sam_hdr_destroy(f->h);
+        if (f->fp && hts_close(f->fp) < 0)
+            ss_warn("%s: error closing the file", r->in.paths[i]);
+        memset(f, 0, sizeof(*f));
+    }
+    r->is_open = 0;
+}
+
+static int open_one(ss_reader_t *r, int i, int *is_cram)
+{
+    rd_file_t *f = &r->f[i];
+    const char *path = r->in.paths[i];
+    if (!(f->fp = sam_open(path, "r"))) {
+        ss_error("%s: cannot open: %s; check the file still exists and is readable", path,
+                 strerror(errno));
+        return -1;
+    }
+    *is_cram = f->fp->format.format == cram;
+    if (*is_cram) {
+        /* pileup-like kernels never need MD/NM rebuilt; skipping it saves reference work */
+        if (hts_set_opt(f->fp, CRAM_OPT_DECODE_MD, 0) != 0) {
+            ss_error("%s: cannot set CRAM decoding options", path);
+            return -1;
+        }
+        if (r->in.reference && hts_set_fai_filename(f->fp, r->in.reference) != 0) {
+            ss_error("%s: cannot use reference %s for this CRAM; check it is the FASTA the "
+                     "CRAM was made against, with a .fai index", path, r->in.reference);
+            return -1;
+        }
+    }
+    if (!(f->h = sam_hdr_read(f->fp))) {
+        ss_error("%s: cannot read the header; check the file with samtools quickcheck", path);
+        return -1;
+    }
+    if (!(f->idx = sam_index_load(f->fp, path))) {
+        ss_error("%s: cannot load the index; run 'samtools index %s'", path, path);
+        return -1;
+    }
+    return 0;
+}
+
+int ss_reader_begin(ss_reader_t *r)
+{
+    if (r->is_open)
+        return 0;
+    int n_cram = 0;
+    for (int i = 0; i < r->in.n; i++) {
+        int is_cram = 0;
+        if (open_one(r, i, &is_cram) < 0) {
+            close_all(r);
+            return -1;
+        }
+        n_cram += is_cram;
+    }
+    r->is_open = 1;
+    r->opens++;
+    if (!r->asked) {
+        r->asked = 1;
+        int need = r->in.n + n_cram;
+        r->holds = ss_io_budget_take(need);
+        r->held = r->holds ? need : 0;
+    }
+    return 0;
+}
+
+void ss_reader_end(ss_reader_t *r)
+{
+    if (r && r->is_open && !r->holds)
+        close_all(r);
+}
+
+samFile *ss_reader_file(ss_reader_t *r, int i)
+{
+    return r->is_open && i >= 0 && i < r->in.n ? r->f[i].fp : NULL;
+}
+
+sam_hdr_t *ss_reader_header(ss_reader_t *r, int i)
+{
+    return r->is_open && i >= 0 && i < r->in.n ? r->f[i].h : NULL;
+}
+
+hts_idx_t *ss_reader_index(ss_reader_t *r, int i)
+{
+    return r->is_open && i >= 0 && i < r->in.n ? r->f[i].idx : NULL;
+}
+
+const char *ss_reader_path(const ss_reader_t *r, int i)
+{
+    return i >= 0 && i < r->in.n ? r->in.paths[i] : NULL;
+}
+
+int ss_reader_n(const ss_reader_t *r)
+{
+    return r->in.n;
+}
+
+int ss_reader_holds(const ss_reader_t *r)
+{
+    return r->holds;
+}
+
+int ss_reader_opens(const ss_reader_t *r)
+{
+    return r->opens;
+}
+
+void ss_reader_destroy(ss_reader_t *r)
+{
+    if (!r)
+        return;
+    close_all(r);
+    if (r->held)
+        ss_io_budget_give(r->held);
+    free(r->f);
+    free(r);
+}

@@ -1,0 +1,109 @@
+/*
+ * ss_io.h -- input side of seqshard: per-worker readers that hold BAM/CRAM
+ * files, indexes and the reference open across shards within a process-wide
+ * descriptor budget; the reference cache; BED/positions lists; work estimates
+ * from the index.
+ *
+ * Threading: an ss_reader_t belongs to one worker thread. The budget is
+ * process-wide and lock-protected. ss_bed_t is read-only after ss_bed_read.
+ */
+#ifndef SS_IO_H
+#define SS_IO_H
+
+#include <stdint.h>
+#include <htslib/faidx.h>
+#include <htslib/hts.h>
+#include <htslib/sam.h>
+
+/* The inputs a job reads: paths are borrowed from the options. */
+typedef struct {
+    char **paths;
+    int n;
+    const char *reference; /* FASTA with .fai, or NULL */
+} ss_io_inputs_t;
+
+/* ---- descriptor budget (process-wide) ---- */
+
+/*
+ * Budget for descriptors held open across shards: SEQSHARD_MAX_OPEN_FILES,
+ * or half the soft RLIMIT_NOFILE. Reset by ss_io_budget_init (main thread,
+ * before workers start). Returns the budget in descriptors.
+ */
+int ss_io_budget_init(void);
+/* Try to reserve n held descriptors; returns 1 if granted, 0 if not. Any thread. */
+int ss_io_budget_take(int n);
+void ss_io_budget_give(int n);
+/* How many descriptors are held now (for tests and --report). */
+int ss_io_budget_used(void);
+
+/* ---- per-worker reader ---- */
+
+typedef struct ss_reader_s ss_reader_t;
+
+/*
+ * Create a reader for the inputs. Nothing is opened until the first
+ * ss_reader_begin. Returns NULL on allocation failure. Worker thread.
+ */
+ss_reader_t *ss_reader_init(const ss_io_inputs_t *in);
+/*
+ * Make every input usable for one shard: opens files (with the reference set
+ * for CRAM, MD decoding off), headers and indexes if not held. Files stay
+ * open across shards when the budget granted them, otherwise they are
+ * closed by ss_reader_end. Returns 0, or -1 after ss_error() named the file.
+ */
+int ss_reader_begin(ss_reader_t *r);
+void ss_reader_end(ss_reader_t *r);
+/* Valid between begin and end. Do not close or free what they return. */
+samFile *ss_reader_file(ss_reader_t *r, int i);
+sam_hdr_t *ss_reader_header(ss_reader_t *r, int i);
+hts_idx_t *ss_reader_index(ss_reader_t *r, int i);
+const char *ss_reader_path(const ss_reader_t *r, int i);
+int ss_reader_n(const ss_reader_t *r);
+/* Whether the files are held across shards (budget granted). */
+int ss_reader_holds(const ss_reader_t *r);
+/* How many times files were opened (tests check reuse). */
+int ss_reader_opens(const ss_reader_t *r);
+void ss_reader_destroy(ss_reader_t *r);
+
+/* ---- reference: whole contigs, cached per worker ---- */
+
+typedef struct ss_ref_s ss_ref_t;
+
+/* NULL path gives a cache that always answers "no reference". */
+ss_ref_t *ss_ref_init(const char *fasta);
+/*
+ * The sequence of contig `name` (as stored in the FASTA: case kept), its
+ * length in *len. Keeps the last two contigs. Returns NULL if there is no
+ * reference or the contig is missing from it. Pointer valid until the next
+ * call for a third contig.
+ */
+const char *ss_ref_get(ss_ref_t *ref, int tid, const char *name, hts_pos_t *len);
+void ss_ref_destroy(ss_ref_t *ref);
+
+/* ---- BED / positions lists (-l), samtools' bed_read semantics ---- */
+
+typedef struct ss_bed_s ss_bed_t;
+
+/*
+ * Read a BED (3+ columns, 0-based) or positions (2 columns, 1-based) file;
+ * sorted and merged per contig. Returns NULL after ss_error() naming the
+ * file and line.
+ */
+ss_bed_t *ss_bed_read(const char *path);
+/* 1 if [beg, end) overlaps any interval on contig `name`. */
+int ss_bed_overlap(const ss_bed_t *bed, const char *name, hts_pos_t beg, hts_pos_t end);
+/* Merged intervals of a contig; *n set to 0 and NULL returned if none. */
+const hts_pair_pos_t *ss_bed_intervals(const ss_bed_t *bed, const char *name, int *n);
+void ss_bed_destroy(ss_bed_t *bed);
+
+/* ---- work estimate from the index ---- */
+
+/*
+ * Estimated work of [beg, end) on tid in input `in`, in compressed bytes,
+ * from the index alone (BAI/CSI linear offsets; CRAM container offsets).
+ * Returns >= 0, or -1 if the index cannot say (callers fall back to bp).
+ */
+int64_t ss_io_estimate(hts_idx_t *idx, samFile *fp, sam_hdr_t *h, int tid, hts_pos_t beg,
+                       hts_pos_t end);
+
+#endif

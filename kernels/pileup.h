@@ -1,0 +1,149 @@
+/*
+ * pileup.h -- private to the pileup kernel (kernels/pileup*.c).
+ *
+ * The kernel reproduces `samtools mpileup` 1.16 byte for byte on any shard
+ * of the genome. Three things make a shard's bytes equal the whole-file run:
+ *   - the read filter and the pileup engine are htslib's, driven the same way;
+ *   - a shard starts its pileup at a "safe point" where the reference run's
+ *     state (depth cap, mate overlaps) is known to equal a fresh start
+ *     (pileup_start.c explains why);
+ *   - zero-depth lines (-a, -aa) ask the index whether other shards or
+ *     contigs have coverage, to pick the reference base samtools would print
+ *     (pileup_empty.c).
+ */
+#ifndef SS_KERNEL_PILEUP_H
+#define SS_KERNEL_PILEUP_H
+
+#include <htslib/khash_str2int.h>
+#include <htslib/sam.h>
+
+#include "../framework/ss_framework.h"
+
+/* Extra columns, in the order samtools prints them. */
+enum {
+    PL_COL_MAPQ_CHAR = 1 << 0, /* -s */
+    PL_COL_QPOS = 1 << 1,      /* -O */
+    PL_COL_QNAME = 1 << 2,     /* --output-QNAME / --output-extra QNAME */
+    PL_COL_FLAG = 1 << 3,
+    PL_COL_RNAME = 1 << 4,
+    PL_COL_POS = 1 << 5,
+    PL_COL_MAPQ = 1 << 6,
+    PL_COL_RNEXT = 1 << 7,
+    PL_COL_PNEXT = 1 << 8,
+    PL_COL_QPOS5 = 1 << 9 /* --output-BP-5 */
+};
+#define PL_N_COLS 10
+
+#define PL_MAX_TAGS 64
+
+/* Options of `seqshard pileup`, samtools mpileup's names and defaults. */
+typedef struct {
+    int min_mq;          /* -q */
+    int min_baseq;       /* -Q [13] */
+    int cap_q;           /* -C [0] */
+    int max_depth;       /* -d [8000]; 0 means unlimited */
+    int all;             /* -a count: 1 = -a, 2 = -aa */
+    int baq;             /* on unless -B (applies only with a reference) */
+    int redo_baq;        /* -E */
+    int illumina13;      /* -6 */
+    int orphans;         /* -A: keep anomalous pairs */
+    int overlaps;        /* mate overlap detection, off with -x */
+    int rflag_require;   /* --rf */
+    int rflag_filter;    /* --ff [UNMAP,SECONDARY,QCFAIL,DUP] */
+    int cols;            /* PL_COL_* */
+    char *tags[PL_MAX_TAGS]; /* --output-extra tags, owned */
+    int n_tags;
+    char sep, empty;     /* --output-sep, --output-empty */
+    int no_ins, no_del;  /* counts: once drops the sequence, twice the marker */
+    int no_ends;         /* --no-output-ends */
+    int rev_del;         /* --reverse-del */
+    void *rg_exclude;    /* -G: khash_str2int set of read groups, or NULL */
+} pl_opts_t;
+
+void pl_opts_default(pl_opts_t *o);
+void pl_opts_free(pl_opts_t *o);
+
+/* One input as the read callback sees it: worker-owned. */
+typedef struct pl_input_s {
+    samFile *fp;
+    hts_idx_t *idx;
+    hts_itr_t *itr;
+    sam_hdr_t *hdr;
+    const char *path;
+    const pl_opts_t *opts;
+    const ss_bed_t *bed;     /* read filter when -l and not -a */
+    const char *ref;         /* current contig's sequence, or NULL */
+    hts_pos_t ref_len;
+    int do_baq;              /* BAQ applies (reference loaded and not -B) */
+    hts_pos_t baq_from;      /* BAQ only reads ending past this (see pl_safe_start) */
+    uint64_t n_read;         /* records read, for stats */
+    int warned_beyond_ref;
+} pl_input_t;
+
+/*
+ * Read the next record that passes samtools' mpileup filters (unmapped,
+ * --rf/--ff, -l, -G, -6, reads past the reference end, BAQ, -C, -q, orphans),
+ * modifying qualities and MAPQ as samtools does. bam_plp_auto_f signature.
+ * Returns >= 0 for a record, -1 at the end, < -1 on a read error.
+ */
+int pl_read_filtered(void *data, bam1_t *b);
+
+/*
+ * Where to start reading for a shard that owns [beg, end) within a scope
+ * that starts at scope_beg (max_depth INT_MAX = no cap), so that the pileup state at beg equals the
+ * reference run's. Returns the start (>= scope_beg), or -1 on a read error.
+ * Uses inputs' itr slots temporarily.
+ */
+hts_pos_t pl_safe_start(pl_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t scope_beg,
+                        int max_depth, bam1_t *scratch);
+
+/* Point in->itr at [beg, end) of tid. Returns 0, or -1 after ss_error(). */
+int pl_query(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end);
+
+/*
+ * Whether any filtered read in any input overlaps [beg, end) of tid.
+ * Returns 1, 0, or -1 on a read error.
+ */
+int pl_has_reads(pl_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t end, bam1_t *scratch);
+
+/* A worker's state, reused across shards (pileup.c). */
+typedef struct {
+    pl_opts_t *o;
+    const ss_job_t *job;
+    ss_reader_t *rd;
+    sam_hdr_t *hdr;          /* first input's header: names contigs, as samtools does */
+    int n;                   /* inputs */
+    pl_input_t *in;
+    void **data;             /* &in[i], for htslib's callback */
+    int *n_plp;
+    const bam_pileup1_t **plp;
+    bam_mplp_t mplp;
+    ss_ref_t *ref;           /* the shard's contig */
+    ss_ref_t *ref_aux;       /* other contigs, for -a/-aa look-ups */
+    const char *ctg_ref;
+    hts_pos_t ctg_ref_len;
+    signed char *cov;        /* per contig: -1 unknown, 0 no reads, 1 reads (in scope) */
+    bam1_t *scratch;
+    kstring_t ins;
+} pl_worker_t;
+
+/* The region the reference run reads on tid: -r, or the whole contig. */
+void pl_scope(const pl_worker_t *w, int tid, hts_pos_t *beg, hts_pos_t *end);
+
+/*
+ * Zero-depth lines for [from, to) of tid (-a, -aa), with the reference base
+ * samtools would print. followed: a covered position of this shard follows.
+ * shard_cov: the shard had coverage. Returns 0, or -1 after ss_error().
+ */
+int pl_emit_uncovered(pl_worker_t *w, int tid, hts_pos_t from, hts_pos_t to, int followed,
+                      int shard_cov, kstring_t *out);
+
+/* Append one pileup line (covered position) to out. Returns 0 or -1. */
+int pl_format_line(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h, const char *ctg,
+                   hts_pos_t pos, const char *ref, hts_pos_t ref_len, int n,
+                   const int *n_plp, const bam_pileup1_t **plp, kstring_t *scratch);
+/* Append the line samtools prints for a position with no reads. */
+int pl_format_empty(kstring_t *out, const pl_opts_t *o, const char *ctg, hts_pos_t pos,
+                    const char *ref, hts_pos_t ref_len, int n);
+
+#endif

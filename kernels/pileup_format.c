@@ -1,0 +1,286 @@
+/*
+ * pileup_format.c -- the text of one mpileup line, byte-compatible with
+ * samtools mpileup 1.16. Appends to a kstring (no stdio in the hot path).
+ */
+#include <ctype.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include <htslib/kstring.h>
+
+#include "pileup.h"
+
+/* A base is counted and printed only if its quality reaches -Q. */
+static inline int base_qual(const bam_pileup1_t *p)
+{
+    return p->qpos < p->b->core.l_qseq ? bam_get_qual(p->b)[p->qpos] : 0;
+}
+
+static inline char ref_base(const char *ref, hts_pos_t ref_len, hts_pos_t pos)
+{
+    return (ref && pos < ref_len) ? ref[pos] : 'N';
+}
+
+/* The read's own base (or match dot/comma), with strand case. */
+static void put_base(kstring_t *out, const bam_pileup1_t *p, hts_pos_t pos, const char *ref,
+                     hts_pos_t ref_len)
+{
+    int rev = bam_is_rev(p->b);
+    int c = p->qpos < p->b->core.l_qseq ? seq_nt16_str[bam_seqi(bam_get_seq(p->b), p->qpos)]
+                                        : 'N';
+    int match = (c == '=');
+    if (!match && ref)
+        match = seq_nt16_table[c] == seq_nt16_table[(unsigned char)ref_base(ref, ref_len, pos)];
+    if (match)
+        c = rev ? ',' : '.';
+    else
+        c = rev ? tolower(c) : toupper(c);
+    kputc_(c, out);
+}
+
+static int put_insertion(kstring_t *out, const bam_pileup1_t *p, const pl_opts_t *o,
+                         kstring_t *ins, int *del_len)
+{
+    int len = bam_plp_insertion(p, ins, del_len);
+    if (len < 0)
+        return -1;
+    if (o->no_ins < 2) {
+        kputc_('+', out);
+        kputw(len, out);
+    }
+    if (o->no_ins)
+        return 0;
+    int rev = bam_is_rev(p->b);
+    char pad = (rev && o->rev_del) ? '#' : '*';
+    for (size_t j = 0; j < ins->l; j++) {
+        int c = ins->s[j];
+        if (c == '*')
+            c = rev ? pad : '*';
+        else
+            c = rev ? tolower(c) : toupper(c);
+        kputc_(c, out);
+    }
+    return 0;
+}
+
+static void put_deletion(kstring_t *out, const bam_pileup1_t *p, const pl_opts_t *o,
+                         hts_pos_t pos, const char *ref, hts_pos_t ref_len, int del_len)
+{
+    if (o->no_del < 2) {
+        kputc_('-', out);
+        kputw(del_len, out);
+    }
+    if (o->no_del)
+        return;
+    int rev = bam_is_rev(p->b);
+    for (int j = 1; j <= del_len; ++j) {
+        /* samtools compares in int here; keep its bound for huge contigs */
+        int c = (ref && (int)pos + j < ref_len) ? ref[pos + j] : 'N';
+        kputc_(rev ? tolower(c) : toupper(c), out);
+    }
+}
+
+/* The bases column entry for one read. */
+static int put_read(kstring_t *out, const bam_pileup1_t *p, const pl_opts_t *o, hts_pos_t pos,
+                    const char *ref, hts_pos_t ref_len, kstring_t *ins)
+{
+    if (!o->no_ends && p->is_head) {
+        kputc_('^', out);
+        kputc_(p->b->core.qual > 93 ? 126 : p->b->core.qual + 33, out);
+    }
+    if (!p->is_del)
+        put_base(out, p, pos, ref, ref_len);
+    else if (p->is_refskip)
+        kputc_(bam_is_rev(p->b) ? '<' : '>', out);
+    else
+        kputc_((bam_is_rev(p->b) && o->rev_del) ? '#' : '*', out);
+
+    int del_len = -p->indel;
+    if (p->indel > 0 && put_insertion(out, p, o, ins, &del_len) < 0)
+        return -1;
+    if (del_len > 0)
+        put_deletion(out, p, o, pos, ref, ref_len, del_len);
+    if (!o->no_ends && p->is_tail)
+        kputc_('$', out);
+    return 0;
+}
+
+static void put_column_value(kstring_t *out, int col, const bam_pileup1_t *p,
+                             const sam_hdr_t *h)
+{
+    const bam1_core_t *c = &p->b->core;
+    switch (col) {
+    case PL_COL_MAPQ_CHAR:
+        kputc_(c->qual + 33 > 126 ? 126 : c->qual + 33, out);
+        break;
+    case PL_COL_QPOS:
+        kputw(p->qpos + 1, out);
+        break;
+    case PL_COL_QPOS5:
+        kputw(bam_is_rev(p->b) ? c->l_qseq - p->qpos + p->is_del : p->qpos + 1, out);
+        break;
+    case PL_COL_QNAME:
+        kputs(bam_get_qname(p->b), out);
+        break;
+    case PL_COL_FLAG:
+        kputw(c->flag, out);
+        break;
+    case PL_COL_RNAME:
+        if (c->tid >= 0)
+            kputs(sam_hdr_tid2name(h, c->tid), out);
+        else
+            kputc_('*', out);
+        break;
+    case PL_COL_POS:
+        kputll((long long)c->pos + 1, out);
+        break;
+    case PL_COL_MAPQ:
+        kputw(c->qual, out);
+        break;
+    case PL_COL_RNEXT:
+        if (c->mtid >= 0)
+            kputs(sam_hdr_tid2name(h, c->mtid), out);
+        else
+            kputc_('*', out);
+        break;
+    case PL_COL_PNEXT:
+        kputll((long long)c->mpos + 1, out);
+        break;
+    }
+}
+
+/* samtools prints columns in flag-bit order; QPOS5 is its highest bit. */
+static const int col_order[PL_N_COLS] = {PL_COL_MAPQ_CHAR, PL_COL_QPOS,  PL_COL_QNAME,
+                                         PL_COL_FLAG,      PL_COL_RNAME, PL_COL_POS,
+                                         PL_COL_MAPQ,      PL_COL_RNEXT, PL_COL_PNEXT,
+                                         PL_COL_QPOS5};
+
+static void put_tag_value(kstring_t *out, const pl_opts_t *o, const bam1_t *b, const char *tag)
+{
+    uint8_t *v = bam_aux_get(b, tag);
+    if (!v) {
+        kputc_(o->empty, out);
+        return;
+    }
+    switch (*v) {
+    case 'Z':
+    case 'H': {
+        char *s = bam_aux2Z(v);
+        if (s)
+            kputs(s, out);
+        return;
+    }
+    case 'I': case 'i': case 'C': case 'c': case 'S': case 's':
+        kputll((long long)bam_aux2i(v), out);
+        return;
+    case 'd':
+    case 'f':
+        ksprintf(out, "%lf", bam_aux2f(v));
+        return;
+    case 'A':
+        kputc_(bam_aux2A(v), out);
+        return;
+    default:
+        kputc_('*', out);
+    }
+}
+
+static void put_stars(kstring_t *out, const pl_opts_t *o)
+{
+    for (int k = 0; k < PL_N_COLS; k++)
+        if (o->cols & col_order[k])
+            kputsn_("\t*", 2, out);
+    for (int t = 0; t < o->n_tags; t++)
+        kputsn_("\t*", 2, out);
+}
+
+static int put_file(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h, hts_pos_t pos,
+                    const char *ref, hts_pos_t ref_len, int n_plp, const bam_pileup1_t *plp,
+                    kstring_t *ins)
+{
+    int j, cnt = 0;
+    for (j = 0; j < n_plp; ++j)
+        if (base_qual(plp + j) >= o->min_baseq)
+            ++cnt;
+    kputc_('\t', out);
+    kputw(cnt, out);
+    kputc_('\t', out);
+    if (n_plp == 0) {
+        kputsn_("*\t*", 3, out);
+        put_stars(out, o);
+        return 0;
+    }
+    for (j = 0; j < n_plp; ++j)
+        if (base_qual(plp + j) >= o->min_baseq && put_read(out, plp + j, o, pos, ref, ref_len, ins) < 0)
+            return -1;
+    if (!cnt)
+        kputc_('*', out);
+    kputc_('\t', out);
+    for (j = 0; j < n_plp; ++j) {
+        int q = base_qual(plp + j);
+        if (q >= o->min_baseq)
+            kputc_(q + 33 < 126 ? q + 33 : 126, out);
+    }
+    if (!cnt)
+        kputc_('*', out);
+    for (int k = 0; k < PL_N_COLS; k++) {
+        int col = col_order[k];
+        if (!(o->cols & col))
+            continue;
+        int printed = 0;
+        kputc_('\t', out);
+        for (j = 0; j < n_plp; ++j) {
+            if (base_qual(plp + j) < o->min_baseq)
+                continue;
+            if (printed++ && col != PL_COL_MAPQ_CHAR)
+                kputc_(',', out);
+            put_column_value(out, col, plp + j, h);
+        }
+        if (!printed)
+            kputc_('*', out);
+    }
+    for (int t = 0; t < o->n_tags; t++) {
+        int printed = 0;
+        kputc_('\t', out);
+        for (j = 0; j < n_plp; ++j) {
+            if (base_qual(plp + j) < o->min_baseq)
+                continue;
+            if (printed++)
+                kputc_(o->sep, out);
+            put_tag_value(out, o, plp[j].b, o->tags[t]);
+        }
+        if (!printed)
+            kputc_('*', out);
+    }
+    return 0;
+}
+
+int pl_format_line(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h, const char *ctg,
+                   hts_pos_t pos, const char *ref, hts_pos_t ref_len, int n,
+                   const int *n_plp, const bam_pileup1_t **plp, kstring_t *scratch)
+{
+    kputs(ctg, out);
+    kputc_('\t', out);
+    kputll((long long)pos + 1, out);
+    kputc_('\t', out);
+    kputc_(ref_base(ref, ref_len, pos), out);
+    for (int i = 0; i < n; ++i)
+        if (put_file(out, o, h, pos, ref, ref_len, n_plp[i], plp[i], scratch) < 0)
+            return -1;
+    return kputc('\n', out) < 0 ? -1 : 0;
+}
+
+int pl_format_empty(kstring_t *out, const pl_opts_t *o, const char *ctg, hts_pos_t pos,
+                    const char *ref, hts_pos_t ref_len, int n)
+{
+    kputs(ctg, out);
+    kputc_('\t', out);
+    kputll((long long)pos + 1, out);
+    kputc_('\t', out);
+    kputc_(ref_base(ref, ref_len, pos), out);
+    for (int i = 0; i < n; ++i) {
+        kputsn_("\t0\t*\t*", 6, out);
+        put_stars(out, o);
+    }
+    return kputc('\n', out) < 0 ? -1 : 0;
+}

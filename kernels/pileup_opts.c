@@ -1,0 +1,314 @@
+/*
+ * pileup_opts.c -- `seqshard pileup` options: samtools mpileup's names,
+ * defaults and parsing rules, plus the framework's common options.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pileup.h"
+
+void pl_opts_default(pl_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->min_baseq = 13;
+    o->max_depth = 8000;
+    o->baq = 1;
+    o->overlaps = 1;
+    o->rflag_filter = BAM_FUNMAP | BAM_FSECONDARY | BAM_FQCFAIL | BAM_FDUP;
+    o->sep = ',';
+    o->empty = '*';
+}
+
+void pl_opts_free(pl_opts_t *o)
+{
+    if (!o)
+        return;
+    for (int i = 0; i < o->n_tags; i++)
+        free(o->tags[i]);
+    if (o->rg_exclude)
+        khash_str2int_destroy_free(o->rg_exclude);
+}
+
+void pl_usage(FILE *fp)
+{
+    pl_opts_t d;
+    pl_opts_default(&d);
+    char *ff = bam_flag2str(d.rflag_filter);
+    fprintf(fp,
+            "Usage: seqshard pileup [options] in1.bam|in1.cram [in2 ...]\n"
+            "\n"
+            "Text pileup, byte-identical to samtools mpileup 1.16 with the same options,\n"
+            "computed in parallel over genomic shards.\n"
+            "\n"
+            "Input options:\n"
+            "  -6, --illumina1.3+      quality is in the Illumina-1.3+ encoding\n"
+            "  -A, --count-orphans     do not discard anomalous read pairs\n"
+            "  -b, --bam-list FILE     list of input BAM/CRAM files, one per line\n"
+            "  -B, --no-BAQ            disable BAQ (per-Base Alignment Quality)\n"
+            "  -C, --adjust-MQ INT     adjust mapping quality; recommended:50, disable:0 [0]\n"
+            "  -d, --max-depth INT     max per-file depth; 0 for no limit [%d]\n"
+            "  -E, --redo-BAQ          recalculate BAQ on the fly, ignore existing BQs\n"
+            "  -f, --fasta-ref FILE    faidx-indexed reference sequence file\n"
+            "      --reference FILE    same as -f\n"
+            "  -G, --exclude-RG FILE   exclude read groups listed in FILE\n"
+            "  -l, --positions FILE    skip unlisted positions (chr pos) or regions (BED)\n"
+            "  -q, --min-MQ INT        skip alignments with mapQ smaller than INT [%d]\n"
+            "  -Q, --min-BQ INT        skip bases with baseQ/BAQ smaller than INT [%d]\n"
+            "  -r, --region REG        region in which pileup is generated\n"
+            "  -R, --ignore-RG         ignore RG tags (one BAM = one sample)\n"
+            "  --rf, --incl-flags STR|INT  required flags: include reads with any of these\n"
+            "                          bits set [none]\n"
+            "  --ff, --excl-flags STR|INT  filter flags: skip reads with any of these bits\n"
+            "                          set [%s]\n"
+            "  -x, --ignore-overlaps-removal, --disable-overlap-removal\n"
+            "                          disable read-pair overlap detection and removal\n"
+            "\n"
+            "Output options:\n"
+            "  -o, --output FILE       write output to FILE (atomically) [standard output]\n"
+            "  -O, --output-BP         output base positions on reads, current orientation\n"
+            "      --output-BP-5       output base positions on reads, 5' to 3' orientation\n"
+            "  -s, --output-MQ         output mapping quality\n"
+            "      --output-QNAME      output read names\n"
+            "      --output-extra STR  output extra read fields (QNAME,FLAG,RNAME,POS,MAPQ,\n"
+            "                          RNEXT,PNEXT) and read tag values\n"
+            "      --output-sep CHAR   separator for tag lists [,]\n"
+            "      --output-empty CHAR no-value character for tag lists [*]\n"
+            "      --no-output-ins     skip insertion sequence after +NUM; twice: whole insertion\n"
+            "      --no-output-del     skip deletion sequence after -NUM; twice: whole deletion\n"
+            "      --no-output-ends    remove ^MQUAL and $ markup in sequence column\n"
+            "      --reverse-del       use '#' character for deletions on the reverse strand\n"
+            "  -a                      output all positions (including zero depth)\n"
+            "  -a -a, -aa              output absolutely all positions, including unused\n"
+            "                          reference sequences\n"
+            "\n",
+            d.max_depth, d.min_mq, d.min_baseq, ff);
+    free(ff);
+    ss_common_usage(fp);
+    fprintf(fp, "\nNot supported (samtools options): -M/--output-mods, -X, -b with -X.\n");
+}
+
+/* Non-negative integer option value, or -1 after a message. */
+static int int_arg(const char *name, const char *arg, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    if (errno || end == arg || *end || v < INT_MIN || v > INT_MAX) {
+        fprintf(stderr, "seqshard pileup: option %s needs an integer, not '%s'\n", name, arg);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* --output-extra: known read fields become columns, two-letter names tags. */
+static int parse_extra(pl_opts_t *o, const char *arg)
+{
+    static const struct {
+        const char *name;
+        int col;
+    } fields[] = {{"QNAME", PL_COL_QNAME}, {"FLAG", PL_COL_FLAG}, {"RNAME", PL_COL_RNAME},
+                  {"POS", PL_COL_POS},     {"MAPQ", PL_COL_MAPQ}, {"RNEXT", PL_COL_RNEXT},
+                  {"PNEXT", PL_COL_PNEXT}};
+    char *copy = strdup(arg), *save = NULL;
+    if (!copy)
+        return -1;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        size_t k, nf = sizeof(fields) / sizeof(fields[0]);
+        for (k = 0; k < nf && strcmp(t, fields[k].name); k++)
+            ;
+        if (k < nf) {
+            o->cols |= fields[k].col;
+        } else if (strlen(t) != 2) {
+            /* samtools warns and carries on without the column; so do we */
+            fprintf(stderr, "seqshard pileup: --output-extra '%s' is not a supported field or a "
+                            "two-letter tag; ignored\n", t);
+        } else if (o->n_tags < PL_MAX_TAGS) {
+            o->tags[o->n_tags++] = strdup(t);
+        }
+    }
+    free(copy);
+    return 0;
+}
+
+static int read_rg_list(pl_opts_t *o, const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        fprintf(stderr, "seqshard pileup: -G %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char buf[1024];
+    o->rg_exclude = khash_str2int_init();
+    while (fscanf(fp, "%1023s", buf) == 1)
+        if (khash_str2int_inc(o->rg_exclude, strdup(buf)) < 0)
+            break;
+    fclose(fp);
+    return 0;
+}
+
+enum {
+    O_RF = 1, O_FF, O_QNAME, O_REVDEL, O_EXTRA, O_SEP, O_EMPTY, O_NOINS, O_NOINSMODS,
+    O_NODEL, O_NOENDS, O_BP5, O_REFERENCE
+};
+
+static const struct option lopts[] = {
+    SS_COMMON_LONG_OPTS,
+    {"rf", required_argument, NULL, O_RF},
+    {"ff", required_argument, NULL, O_FF},
+    {"incl-flags", required_argument, NULL, O_RF},
+    {"excl-flags", required_argument, NULL, O_FF},
+    {"output", required_argument, NULL, 'o'},
+    {"output-QNAME", no_argument, NULL, O_QNAME},
+    {"output-qname", no_argument, NULL, O_QNAME},
+    {"illumina1.3+", no_argument, NULL, '6'},
+    {"count-orphans", no_argument, NULL, 'A'},
+    {"bam-list", required_argument, NULL, 'b'},
+    {"no-BAQ", no_argument, NULL, 'B'},
+    {"no-baq", no_argument, NULL, 'B'},
+    {"adjust-MQ", required_argument, NULL, 'C'},
+    {"adjust-mq", required_argument, NULL, 'C'},
+    {"max-depth", required_argument, NULL, 'd'},
+    {"redo-BAQ", no_argument, NULL, 'E'},
+    {"redo-baq", no_argument, NULL, 'E'},
+    {"fasta-ref", required_argument, NULL, 'f'},
+    {"reference", required_argument, NULL, O_REFERENCE},
+    {"exclude-RG", required_argument, NULL, 'G'},
+    {"exclude-rg", required_argument, NULL, 'G'},
+    {"positions", required_argument, NULL, 'l'},
+    {"region", required_argument, NULL, 'r'},
+    {"ignore-RG", no_argument, NULL, 'R'},
+    {"ignore-rg", no_argument, NULL, 'R'},
+    {"min-MQ", required_argument, NULL, 'q'},
+    {"min-mq", required_argument, NULL, 'q'},
+    {"min-BQ", required_argument, NULL, 'Q'},
+    {"min-bq", required_argument, NULL, 'Q'},
+    {"ignore-overlaps-removal", no_argument, NULL, 'x'},
+    {"disable-overlap-removal", no_argument, NULL, 'x'},
+    {"output-BP", no_argument, NULL, 'O'},
+    {"output-bp", no_argument, NULL, 'O'},
+    {"output-BP-5", no_argument, NULL, O_BP5},
+    {"output-bp-5", no_argument, NULL, O_BP5},
+    {"output-MQ", no_argument, NULL, 's'},
+    {"output-mq", no_argument, NULL, 's'},
+    {"reverse-del", no_argument, NULL, O_REVDEL},
+    {"output-extra", required_argument, NULL, O_EXTRA},
+    {"output-sep", required_argument, NULL, O_SEP},
+    {"output-empty", required_argument, NULL, O_EMPTY},
+    {"no-output-ins", no_argument, NULL, O_NOINS},
+    {"no-output-ins-mods", no_argument, NULL, O_NOINSMODS},
+    {"no-output-del", no_argument, NULL, O_NODEL},
+    {"no-output-ends", no_argument, NULL, O_NOENDS},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
+static int set_string(char **dst, const char *v)
+{
+    free(*dst);
+    *dst = strdup(v);
+    return *dst ? 0 : -1;
+}
+
+/* One option; returns 0, 1 for --help, or -1 after a message. */
+static int apply(pl_opts_t *o, ss_common_opts_t *co, int c, const char *arg, const char *bad)
+{
+    int f;
+    switch (c) {
+    case 'x': o->overlaps = 0; return 0;
+    case O_RF:
+    case O_FF:
+        if ((f = bam_str2flag(arg)) < 0) {
+            fprintf(stderr, "seqshard pileup: could not parse %s %s\n", c == O_RF ? "--rf" : "--ff",
+                    arg);
+            return -1;
+        }
+        *(c == O_RF ? &o->rflag_require : &o->rflag_filter) = f;
+        return 0;
+    case 'o': return set_string(&co->output, arg);
+    case O_QNAME: o->cols |= PL_COL_QNAME; return 0;
+    case O_REVDEL: o->rev_del = 1; return 0;
+    case O_EXTRA: return parse_extra(o, arg);
+    case O_SEP: o->sep = arg[0]; return 0;
+    case O_EMPTY: o->empty = arg[0]; return 0;
+    case O_NOINS: o->no_ins++; return 0;
+    case O_NOINSMODS: return 0; /* only affects -M, which we do not support */
+    case O_NODEL: o->no_del++; return 0;
+    case O_NOENDS: o->no_ends = 1; return 0;
+    case 'f':
+    case O_REFERENCE: return set_string(&co->reference, arg);
+    case 'd': return int_arg("-d", arg, &o->max_depth);
+    case 'r': return set_string(&co->region, arg);
+    case 'l': return set_string(&co->bed, arg);
+    case 'B': o->baq = 0; return 0;
+    case 'E': o->redo_baq = 1; return 0;
+    case '6': o->illumina13 = 1; return 0;
+    case 'R': return 0; /* samples are not reported in text pileup */
+    case 's': o->cols |= PL_COL_MAPQ_CHAR; return 0;
+    case 'O': o->cols |= PL_COL_QPOS; return 0;
+    case O_BP5: o->cols |= PL_COL_QPOS5; return 0;
+    case 'C': return int_arg("-C", arg, &o->cap_q);
+    case 'q': return int_arg("-q", arg, &o->min_mq);
+    case 'Q': return int_arg("-Q", arg, &o->min_baseq);
+    case 'b': return ss_common_add_input_list(co, arg) < 0 ? -1 : 0;
+    case 'A': o->orphans = 1; return 0;
+    case 'G': return read_rg_list(o, arg);
+    case 'a': o->all++; return 0;
+    case 'h': return 1;
+    default:
+        fprintf(stderr, "seqshard pileup: unknown or unsupported option '%s'; see 'seqshard "
+                        "pileup --help'\n", bad);
+        return -1;
+    }
+}
+
+int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
+{
+    pl_opts_t *o = calloc(1, sizeof(*o));
+    if (!o)
+        return SS_EXIT_USAGE;
+    pl_opts_default(o);
+    *kopts = o;
+    int c, r = 0;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":Af:r:l:q:Q:RC:Bd:b:o:EG:6Osxah@:", lopts, NULL)) >= 0) {
+        const char *bad = argv[optind - 1];
+        if (c == '?' || c == ':') {
+            if (c == ':')
+                fprintf(stderr, "seqshard pileup: option '%s' needs a value; see 'seqshard "
+                                "pileup --help'\n", bad);
+            else
+                fprintf(stderr, "seqshard pileup: unknown option '%s'; see 'seqshard pileup "
+                                "--help'\n", bad);
+            return SS_EXIT_USAGE;
+        }
+        int common = ss_common_opt(c, optarg, co);
+        if (common < 0)
+            return SS_EXIT_USAGE;
+        if (common > 0)
+            continue;
+        if ((r = apply(o, co, c, optarg, bad)) < 0)
+            return SS_EXIT_USAGE;
+        if (r == 1) {
+            pl_usage(stdout);
+            return -1;
+        }
+    }
+    for (int i = optind; i < argc; i++)
+        if (ss_common_add_input(co, argv[i]) < 0)
+            return SS_EXIT_USAGE;
+    if (o->redo_baq && !o->baq) {
+        fprintf(stderr, "seqshard pileup: -B cannot be combined with -E\n");
+        return SS_EXIT_USAGE;
+    }
+    if (co->n_inputs == 0) {
+        fprintf(stderr, "seqshard pileup: no input files; see 'seqshard pileup --help'\n");
+        return SS_EXIT_USAGE;
+    }
+    co->all_contigs = o->all >= 2;
+    return 0;
+}

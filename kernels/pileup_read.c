@@ -1,0 +1,235 @@
+/*
+ * pileup_read.c -- which reads enter the pileup, and where a shard starts.
+ *
+ * The filter reproduces samtools mpileup 1.16's read callback, in its order,
+ * because the order matters: BAQ rewrites base qualities before -C reads
+ * them, and -C lowers MAPQ before -q tests it.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pileup.h"
+
+/* Apply samtools' filters to b; returns 1 to keep it. May rewrite b. */
+static int keep_read(pl_input_t *in, bam1_t *b, int may_baq)
+{
+    const pl_opts_t *o = in->opts;
+    bam1_core_t *c = &b->core;
+
+    if (c->tid < 0 || (c->flag & BAM_FUNMAP))
+        return 0;
+    if (o->rflag_require && !(o->rflag_require & c->flag))
+        return 0;
+    if (o->rflag_filter && (o->rflag_filter & c->flag))
+        return 0;
+    if (in->bed && o->all == 0 &&
+        !ss_bed_overlap(in->bed, sam_hdr_tid2name(in->hdr, c->tid), c->pos, bam_endpos(b)))
+        return 0;
+    if (o->rg_exclude) {
+        uint8_t *rg = bam_aux_get(b, "RG");
+        if (rg && khash_str2int_get(o->rg_exclude, (const char *)(rg + 1), NULL) == 0)
+            return 0;
+    }
+    if (o->illumina13) {
+        uint8_t *q = bam_get_qual(b);
+        for (int i = 0; i < c->l_qseq; ++i)
+            q[i] = q[i] > 31 ? q[i] - 31 : 0;
+    }
+    if (in->ref) {
+        if (in->ref_len <= c->pos) {
+            if (!in->warned_beyond_ref++)
+                ss_warn("%s: reads on %s start past the end of the reference; skipped, as "
+                        "samtools mpileup does",
+                        in->path, sam_hdr_tid2name(in->hdr, c->tid));
+            return 0;
+        }
+        /*
+         * BAQ is the expensive step. Reads that end before the shard's first
+         * position only steer the depth cap, which BAQ cannot change; with
+         * -C the MAPQ depends on BAQ'd qualities, so then every read gets it.
+         */
+        if (in->do_baq && (o->cap_q > 10 || (may_baq && bam_endpos(b) > in->baq_from)))
+            sam_prob_realn(b, in->ref, in->ref_len, o->redo_baq ? 7 : 3);
+        if (o->cap_q > 10) {
+            int q = sam_cap_mapq(b, in->ref, in->ref_len, o->cap_q);
+            if (q < 0)
+                return 0;
+            if (c->qual > q)
+                c->qual = q;
+        }
+    }
+    if (c->qual < o->min_mq)
+        return 0;
+    if (!o->orphans && (c->flag & BAM_FPAIRED) && !(c->flag & BAM_FPROPER_PAIR))
+        return 0;
+    return 1;
+}
+
+int pl_read_filtered(void *data, bam1_t *b)
+{
+    pl_input_t *in = data;
+    int ret;
+    while ((ret = sam_itr_next(in->fp, in->itr, b)) >= 0) {
+        in->n_read++;
+        if (keep_read(in, b, 1))
+            return ret;
+    }
+    return ret;
+}
+
+int pl_query(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end)
+{
+    hts_itr_destroy(in->itr);
+    in->itr = sam_itr_queryi(in->idx, tid, beg, end);
+    if (!in->itr) {
+        ss_error("%s: cannot query %s:%lld-%lld through the index; check the index matches "
+                 "the file (samtools index)",
+                 in->path, sam_hdr_tid2name(in->hdr, tid), (long long)beg + 1, (long long)end);
+        return -1;
+    }
+    return 0;
+}
+
+static int read_error(pl_input_t *in, int ret)
+{
+    ss_error("%s: read failed (htslib code %d); the file may be truncated or corrupt: check it "
+             "with samtools quickcheck",
+             in->path, ret);
+    return -1;
+}
+
+int pl_has_reads(pl_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t end, bam1_t *b)
+{
+    if (beg >= end)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        int ret;
+        if (pl_query(&in[i], tid, beg, end) < 0)
+            return -1;
+        while ((ret = sam_itr_next(in[i].fp, in[i].itr, b)) >= 0)
+            if (keep_read(&in[i], b, 0))
+                return 1;
+        if (ret < -1)
+            return read_error(&in[i], ret);
+    }
+    return 0;
+}
+
+/* A min-heap of read ends: the reads the pileup would still hold. */
+typedef struct {
+    hts_pos_t *a;
+    size_t n, m;
+} end_heap_t;
+
+static int heap_push(end_heap_t *h, hts_pos_t v)
+{
+    if (h->n == h->m) {
+        size_t m = h->m ? h->m * 2 : 256;
+        hts_pos_t *a = realloc(h->a, m * sizeof(*a));
+        if (!a)
+            return -1;
+        h->a = a, h->m = m;
+    }
+    size_t i = h->n++;
+    while (i > 0 && h->a[(i - 1) / 2] > v) {
+        h->a[i] = h->a[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->a[i] = v;
+    return 0;
+}
+
+static void heap_pop(end_heap_t *h)
+{
+    hts_pos_t v = h->a[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && h->a[c + 1] < h->a[c])
+            c++;
+        if (h->a[c] >= v)
+            break;
+        h->a[i] = h->a[c];
+        i = c;
+    }
+    if (h->n)
+        h->a[i] = v;
+}
+
+/*
+ * Is q a safe point for input `in`? htslib drops a read starting at P when
+ * the pileup already holds more than max_depth reads, and it holds exactly
+ * the accepted reads that end at or after P. If, counting every filtered
+ * read as accepted, no read from the earliest start of those covering q-1 up
+ * to q could be dropped, then every read covering q-1 was accepted by the
+ * reference run too, and a fresh pileup started at q-1 holds the same reads
+ * (and pairs the same mates) from q on. Returns 1, 0, or -1 on error.
+ */
+static int safe_point(pl_input_t *in, int tid, hts_pos_t q, hts_pos_t scope_beg, int max_depth,
+                      bam1_t *b, end_heap_t *heap)
+{
+    hts_pos_t from = q - 1;
+    int ret;
+    if (pl_query(in, tid, q - 1, q) < 0)
+        return -1;
+    while ((ret = sam_itr_next(in->fp, in->itr, b)) >= 0)
+        if (keep_read(in, b, 0)) {
+            if (b->core.pos < from)
+                from = b->core.pos;
+            break; /* sorted: the first kept read starts earliest */
+        }
+    if (ret < -1)
+        return read_error(in, ret);
+    if (from < scope_beg)
+        from = scope_beg;
+    if (pl_query(in, tid, from, q) < 0)
+        return -1;
+    heap->n = 0;
+    while ((ret = sam_itr_next(in->fp, in->itr, b)) >= 0) {
+        if (!keep_read(in, b, 0))
+            continue;
+        hts_pos_t p = b->core.pos;
+        while (heap->n && heap->a[0] < p)
+            heap_pop(heap);
+        if ((int64_t)heap->n + 1 > max_depth)
+            return 0;
+        if (heap_push(heap, p + bam_cigar2rlen(b->core.n_cigar, bam_get_cigar(b))) < 0) {
+            ss_error("out of memory while planning a pileup shard");
+            return -1;
+        }
+    }
+    if (ret < -1)
+        return read_error(in, ret);
+    return 1;
+}
+
+hts_pos_t pl_safe_start(pl_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t scope_beg,
+                        int max_depth, bam1_t *b)
+{
+    if (beg <= scope_beg)
+        return scope_beg;
+    if (max_depth == INT_MAX)
+        return beg - 1; /* no depth cap: the reads covering beg-1 are all there is */
+    end_heap_t heap = {NULL, 0, 0};
+    hts_pos_t q = beg, step = 1024, start = scope_beg;
+    while (q > scope_beg) {
+        int safe = 1;
+        for (int i = 0; i < n && safe == 1; i++)
+            safe = safe_point(&in[i], tid, q, scope_beg, max_depth, b, &heap);
+        if (safe < 0) {
+            start = -1;
+            break;
+        }
+        if (safe) {
+            start = q - 1;
+            break;
+        }
+        q = beg - step;
+        step *= 2;
+    }
+    free(heap.a);
+    return start;
+}

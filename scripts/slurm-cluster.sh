@@ -1,0 +1,287 @@
+#!/usr/bin/env bash
+# slurm-cluster.sh -- a throw-away single-node Slurm cluster on this machine, for
+# testing the scripts in slurm/ for real (tests/integration/slurm_jobs.sh) and for
+# trying them by hand.
+#
+#   scripts/slurm-cluster.sh start    start munged, slurmctld and slurmd (idempotent:
+#                                     a healthy running cluster is kept as it is)
+#   scripts/slurm-cluster.sh stop     cancel every job, `scontrol shutdown`, stop munged,
+#                                     remove the state folder (idempotent)
+#   scripts/slurm-cluster.sh status   is it up? (exit 0 when the node takes jobs)
+#   scripts/slurm-cluster.sh env      the line to eval before using sbatch/srun/squeue:
+#                                     eval "$(scripts/slurm-cluster.sh env)"
+#
+# Needs root and Debian's packages `slurmctld slurmd slurm-client munge` (installed with
+# --no-install-recommends; slurm-wlm would pull dozens of packages nobody needs here).
+#
+# Everything lives in one folder, SS_SLURM_DIR [${TMPDIR:-/tmp}/seqshard-slurm]:
+# slurm.conf, logs, state, spool, and a munged of our own on its own socket, so that a
+# Slurm or munge already on the machine is neither used nor disturbed. The daemons listen
+# on SS_SLURM_PORT and SS_SLURM_PORT+1 [16817, 16818], not on Slurm's 6817/6818.
+# Every process this script starts carries SS_SLURM_CLUSTER=<folder> in its environment;
+# `stop` uses that mark to find leftovers, so it never touches anything it did not start.
+#
+# The configuration follows what works on a machine without cgroups (containers, CI):
+#   - the node line is `slurmd -C`'s, so sockets/cores/memory are the machine's own;
+#   - ProctrackType=proctrack/linuxproc, TaskPlugin=task/none (no cgroups; so no CPU
+#     binding is enforced here: --cpu-bind is accepted and ignored);
+#   - EnforcePartLimits=ALL: a job asking for more than the node has is refused at
+#     submission instead of pending forever;
+#   - select/cons_tres, CR_Core: jobs can ask for more tasks than cores with
+#     --overcommit (the tests run 2 tasks of 2 CPUs on a 2-core machine that way);
+#   - MailProg=/bin/true (no mail on test machines; quiets slurmctld's warning).
+set -u
+
+SS_SLURM_DIR=${SS_SLURM_DIR:-${TMPDIR:-/tmp}/seqshard-slurm}
+SS_SLURM_PORT=${SS_SLURM_PORT:-16817}
+SS_SLURM_START_TIMEOUT=${SS_SLURM_START_TIMEOUT:-30}
+D=$SS_SLURM_DIR
+CONF=$D/slurm.conf
+MUNGE_SOCKET=$D/munge/munge.socket.2
+HOSTS_MARK="# added by seqshard scripts/slurm-cluster.sh"
+
+say() { echo "slurm-cluster: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+# Run a Slurm client command against our cluster, never for longer than $1 seconds.
+sl() {
+    local t=$1
+    shift
+    SLURM_CONF=$CONF SS_SLURM_CLUSTER=$D timeout "$t" "$@"
+}
+
+need_tools() {
+    local missing="" t
+    for t in munged munge unmunge slurmctld slurmd scontrol sinfo squeue scancel sbatch srun \
+             runuser timeout; do
+        command -v "$t" >/dev/null 2>&1 || missing+=" $t"
+    done
+    if [ -n "$missing" ]; then
+        die "missing:$missing; install them with" \
+            "apt-get install --no-install-recommends slurmctld slurmd slurm-client munge"
+    fi
+    [ "$(id -u)" = 0 ] || die "must run as root (slurmd and munged switch users); use sudo"
+    [ -r /etc/munge/munge.key ] || die "/etc/munge/munge.key missing; reinstall munge" \
+        "(its package creates the key) or run mungekey -c"
+}
+
+pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1" 2>/dev/null)" 2>/dev/null; }
+
+# The node takes jobs: slurmctld answers and the node is idle/mixed/allocated.
+healthy() {
+    [ -f "$CONF" ] || return 1
+    pid_alive "$D/slurmctld.pid" && pid_alive "$D/slurmd.pid" && pid_alive "$D/munge/munged.pid" \
+        || return 1
+    local st
+    st=$(sl 10 sinfo -h -N -o %t 2>/dev/null | head -1)
+    case "$st" in idle | mix | alloc | comp) return 0 ;; *) return 1 ;; esac
+}
+
+show_logs() {
+    local f
+    for f in "$D/munge/munged.log" "$D/slurmctld.log" "$D/slurmd.log"; do
+        [ -s "$f" ] || continue
+        say "---- last lines of $f"
+        tail -n 15 "$f" | sed 's/^/    /' >&2
+    done
+}
+
+# The name slurmd reports (hostname -s) must resolve, or slurmd, srun and the step
+# daemons cannot find each other. Add it to /etc/hosts when it does not; `stop` takes
+# the line out again. /etc/hosts may be a bind mount: rewrite it in place, never mv.
+ensure_host_resolves() {
+    local h=$1
+    getent hosts "$h" >/dev/null 2>&1 && return 0
+    say "host name $h does not resolve; adding '127.0.0.1 $h' to /etc/hosts"
+    printf '127.0.0.1 %s %s\n' "$h" "$HOSTS_MARK" >>/etc/hosts \
+        || die "cannot write /etc/hosts; add a line for $h by hand"
+}
+
+remove_hosts_line() {
+    grep -qF "$HOSTS_MARK" /etc/hosts 2>/dev/null || return 0
+    local tmp
+    tmp=$(mktemp) || return 0
+    grep -vF "$HOSTS_MARK" /etc/hosts >"$tmp" && cat "$tmp" >/etc/hosts
+    rm -f "$tmp"
+}
+
+write_conf() {
+    local node_line=$1 host=$2
+    cat >"$CONF" <<EOF
+# Generated by seqshard scripts/slurm-cluster.sh on $(date -u +%FT%TZ); removed by 'stop'.
+ClusterName=seqshard-test
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$SS_SLURM_PORT
+SlurmdPort=$((SS_SLURM_PORT + 1))
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$MUNGE_SOCKET
+StateSaveLocation=$D/state
+SlurmdSpoolDir=$D/spool
+SlurmctldPidFile=$D/slurmctld.pid
+SlurmdPidFile=$D/slurmd.pid
+SlurmctldLogFile=$D/slurmctld.log
+SlurmdLogFile=$D/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+# No cgroups on containers and CI machines.
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+# Refuse impossible jobs at submission; without this they pend forever.
+EnforcePartLimits=ALL
+MpiDefault=none
+MailProg=/bin/true
+ReturnToService=2
+# Finished jobs stay visible (scontrol show job) for 10 minutes: the tests read exit codes.
+MinJobAge=600
+KillWait=5
+MessageTimeout=10
+InactiveLimit=0
+$node_line State=UNKNOWN
+PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
+EOF
+}
+
+start_munged() {
+    install -d -o munge -g munge -m 0755 "$D/munge" || return 1
+    # munged checks that its key, socket folder and log are not open to others; it runs
+    # as the munge user with the key the package created.
+    runuser -u munge -- env SS_SLURM_CLUSTER="$D" munged \
+        --socket="$MUNGE_SOCKET" --key-file=/etc/munge/munge.key \
+        --pid-file="$D/munge/munged.pid" --log-file="$D/munge/munged.log" \
+        --seed-file="$D/munge/munged.seed" || return 1
+    local i
+    for i in $(seq 1 50); do
+        if timeout 5 munge -n -S "$MUNGE_SOCKET" 2>/dev/null \
+            | timeout 5 unmunge -S "$MUNGE_SOCKET" >/dev/null 2>&1; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    say "munged does not answer on $MUNGE_SOCKET"
+    return 1
+}
+
+cmd_start() {
+    need_tools
+    if healthy; then
+        say "already running ($D)"
+        return 0
+    fi
+    # Whatever is left of an earlier run (crashed test, half start) goes first.
+    [ -e "$D" ] && cmd_stop quiet
+    local t0=$SECONDS host node_line
+    host=$(hostname -s) || die "hostname -s failed"
+    ensure_host_resolves "$host"
+    node_line=$(slurmd -C 2>/dev/null | grep '^NodeName=') \
+        || die "slurmd -C printed no NodeName line; is slurmd installed correctly?"
+    node_line=$(printf '%s\n' "$node_line" | head -1)
+    mkdir -p "$D" && chmod 0755 "$D" || die "cannot create $D"
+    mkdir -p "$D/state" "$D/spool" || die "cannot create folders in $D"
+    write_conf "$node_line" "$host" || die "cannot write $CONF"
+    start_munged || { show_logs; cmd_stop quiet; die "munged did not start"; }
+    # Both daemons fork into the background and write their pid files themselves.
+    SLURM_CONF=$CONF SS_SLURM_CLUSTER=$D slurmctld -f "$CONF" \
+        || { show_logs; cmd_stop quiet; die "slurmctld did not start"; }
+    SLURM_CONF=$CONF SS_SLURM_CLUSTER=$D slurmd -f "$CONF" \
+        || { show_logs; cmd_stop quiet; die "slurmd did not start"; }
+    local deadline=$((SECONDS + SS_SLURM_START_TIMEOUT))
+    until healthy; do
+        if [ $SECONDS -ge $deadline ]; then
+            say "the node did not come up within ${SS_SLURM_START_TIMEOUT}s:"
+            sl 10 sinfo -N -l >&2 2>&1
+            show_logs
+            cmd_stop quiet
+            die "start failed; see the log lines above"
+        fi
+        sleep 0.3
+    done
+    say "up in $((SECONDS - t0)) s: node $host, config $CONF"
+}
+
+# Kill what is left of our processes (marked with SS_SLURM_CLUSTER=$D), TERM then KILL.
+kill_marked() {
+    local sig=$1 p found=1
+    for p in /proc/[0-9]*; do
+        [ "${p#/proc/}" = $$ ] && continue
+        if tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "SS_SLURM_CLUSTER=$D"; then
+            kill "-$sig" "${p#/proc/}" 2>/dev/null && found=0
+        fi
+    done
+    return $found
+}
+
+wait_gone() { # seconds pidfile...
+    local t=$1 f deadline
+    shift
+    deadline=$((SECONDS + t))
+    for f in "$@"; do
+        while pid_alive "$f" && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
+    done
+}
+
+cmd_stop() {
+    local quiet=${1:-}
+    if [ ! -e "$D" ]; then
+        remove_hosts_line
+        [ -z "$quiet" ] && say "not running"
+        return 0
+    fi
+    if [ -f "$CONF" ] && pid_alive "$D/slurmctld.pid"; then
+        # Jobs first, so no step daemon outlives slurmd (linuxproc has no cgroup to reap).
+        sl 10 scancel --quiet --state=PENDING,RUNNING,SUSPENDED --user=root >/dev/null 2>&1
+        local deadline=$((SECONDS + 15))
+        while [ -n "$(sl 10 squeue -h -t all -o %i 2>/dev/null | head -1)" ] \
+            && [ "$(sl 10 squeue -h -t R,PD,CG,S -o %i 2>/dev/null | wc -l)" != 0 ] \
+            && [ $SECONDS -lt $deadline ]; do
+            sleep 0.3
+        done
+        sl 15 scontrol shutdown >/dev/null 2>&1
+    fi
+    wait_gone 15 "$D/slurmctld.pid" "$D/slurmd.pid"
+    if pid_alive "$D/munge/munged.pid"; then
+        kill -TERM "$(cat "$D/munge/munged.pid")" 2>/dev/null
+        wait_gone 5 "$D/munge/munged.pid"
+    fi
+    # Anything still marked as ours (a stuck daemon, a step daemon, a job task).
+    if kill_marked TERM; then
+        sleep 1
+        kill_marked KILL && sleep 0.2
+    fi
+    if [ "${SS_SLURM_KEEP:-0}" = 1 ]; then
+        say "stopped; kept $D (SS_SLURM_KEEP=1)"
+    else
+        rm -rf "$D"
+        [ -z "$quiet" ] && say "stopped"
+    fi
+    remove_hosts_line
+    return 0
+}
+
+cmd_status() {
+    if healthy; then
+        sl 10 sinfo -N -l
+        return 0
+    fi
+    say "not running (or not healthy) in $D"
+    return 1
+}
+
+case "${1:-}" in
+    start) cmd_start ;;
+    stop) cmd_stop ;;
+    status) cmd_status ;;
+    env) printf 'export SLURM_CONF=%q SS_SLURM_CLUSTER=%q\n' "$CONF" "$D" ;;
+    *)
+        echo "usage: $0 start|stop|status|env   (see the comment at the top)" >&2
+        exit 2
+        ;;
+esac
