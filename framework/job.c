@@ -131,6 +131,11 @@ static int check_input(ss_job_t *job, int i)
         ss_error("%s: CRAM input needs its reference; pass -f ref.fa (or set REF_PATH)", path);
         goto fail;
     }
+    if (hts_check_EOF(fp) == 0) {
+        ss_error("%s: the end-of-file marker is missing, so the file is truncated; re-create it "
+                 "(samtools quickcheck lists such files)", path);
+        goto fail;
+    }
     if (!(h = sam_hdr_read(fp))) {
         ss_error("%s: not a BAM/CRAM file (cannot read its header); check it with samtools "
                  "quickcheck", path);

@@ -14,7 +14,7 @@
 # See the end of this file (and `cat OUTDIR/MANIFEST`) for what is made.
 set -euo pipefail
 
-VERSION="seqshard-testdata 3"
+VERSION="seqshard-testdata 4"
 GENOME_GZ=${SS_ECOLI_FNA:-/usr/share/doc/bowtie/examples/genomes/NC_008253.fna.gz}
 
 die() { echo "make-testdata: $*" >&2; exit 1; }
@@ -41,6 +41,7 @@ fi
 
 TMP=$(mktemp -d "$OUT.tmp.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
+chmod 755 "$TMP"
 cd "$TMP"
 T0=$SECONDS
 echo "make-testdata: building $VERSION in $TMP"
@@ -377,14 +378,20 @@ head -c $(( $(stat -c %s s1.bam) * 2 / 3 )) s1.bam >truncated.bam
 cp s1.bam.bai truncated.bam.bai
 printf 'this is not a BAM file\n' >notbam.bam
 mkdir dir.bam                                       # a directory named like a BAM
-# Coordinate-sorted header but records out of order, with an index made
-# before the records were swapped is impossible: samtools index refuses
-# unsorted input. So unsorted.bam above has no index; see also
-# disorder.bam: header claims SO:coordinate, records not sorted, no index.
+# Header claims SO:coordinate but the records are not in order. (No index:
+# samtools index refuses unsorted input, so neither unsorted file has one.)
 samtools view -H --no-PG s2.bam >disorder.sam
 samtools view --no-PG s2.bam | awk 'NR<=2000' | sort -t "$(printf '\t')" -k4,4nr -s >>disorder.sam
 samtools view --no-PG -b -o disorder.bam disorder.sam
 rm disorder.sam
+
+# Sorted and indexed, but no @HD line (so no SO:coordinate), as many older
+# BAMs are: samtools mpileup reads it, so must we.
+samtools view -H --no-PG s2.bam | grep -v '^@HD' >nohd.sam
+samtools view --no-PG s2.bam >>nohd.sam
+samtools view --no-PG -b -o nohd.bam nohd.sam
+rm nohd.sam
+samtools index nohd.bam
 
 # -l files: BED (0-based, half-open) and positions (1-based).
 cat >regions.bed <<'EOF'
@@ -423,7 +430,7 @@ printf 's2\n' >exclude-rg.txt
 
 # ---------------------------------------------------------------- validate
 for f in s1.bam s2.bam s1csi.bam s1.cram edge.bam edge.cram noindex.bam unsorted.bam \
-         disorder.bam; do
+         disorder.bam nohd.bam; do
     samtools quickcheck "$f" || die "$f fails samtools quickcheck"
 done
 samtools quickcheck truncated.bam 2>/dev/null && die "truncated.bam passes quickcheck"
@@ -449,6 +456,7 @@ s1.cram(.crai)           s1.bam as CRAM against ref.fa, no UR (needs -f)
 edge.bam(.bai)/edge.cram hand-made edge cases (see make-testdata.sh, section edge-case)
 unsorted.bam             s2 in queryname order, no index
 disorder.bam             SO:coordinate header but records out of order, no index
+nohd.bam(.bai)           s2.bam without an @HD line (sorted, indexed)
 noindex.bam              s2.bam without an index
 truncated.bam(.bai)      first 2/3 of s1.bam, with s1's index
 notbam.bam               a text file

@@ -32,6 +32,10 @@
 #   - MailProg=/bin/true (no mail on test machines; quiets slurmctld's warning).
 set -u
 
+# Inside a job of another Slurm (running the tests on a real cluster), its SLURM_* and
+# input variables would point our daemons and commands at the wrong job: drop them.
+while read -r v; do unset "$v"; done < <(compgen -e | grep -E '^(SLURM|SBATCH|SRUN|SALLOC)_')
+
 SS_SLURM_DIR=${SS_SLURM_DIR:-${TMPDIR:-/tmp}/seqshard-slurm}
 SS_SLURM_PORT=${SS_SLURM_PORT:-16817}
 SS_SLURM_START_TIMEOUT=${SS_SLURM_START_TIMEOUT:-30}
@@ -47,7 +51,7 @@ die() { say "$*"; exit 1; }
 sl() {
     local t=$1
     shift
-    SLURM_CONF=$CONF SS_SLURM_CLUSTER=$D timeout "$t" "$@"
+    SLURM_CONF=$CONF timeout "$t" "$@"
 }
 
 need_tools() {
@@ -158,8 +162,7 @@ start_munged() {
         --socket="$MUNGE_SOCKET" --key-file=/etc/munge/munge.key \
         --pid-file="$D/munge/munged.pid" --log-file="$D/munge/munged.log" \
         --seed-file="$D/munge/munged.seed" || return 1
-    local i
-    for i in $(seq 1 50); do
+    for _ in $(seq 1 50); do
         if timeout 5 munge -n -S "$MUNGE_SOCKET" 2>/dev/null \
             | timeout 5 unmunge -S "$MUNGE_SOCKET" >/dev/null 2>&1; then
             return 0
@@ -184,7 +187,7 @@ cmd_start() {
     node_line=$(slurmd -C 2>/dev/null | grep '^NodeName=') \
         || die "slurmd -C printed no NodeName line; is slurmd installed correctly?"
     node_line=$(printf '%s\n' "$node_line" | head -1)
-    mkdir -p "$D" && chmod 0755 "$D" || die "cannot create $D"
+    { mkdir -p "$D" && chmod 0755 "$D"; } || die "cannot create $D"
     mkdir -p "$D/state" "$D/spool" || die "cannot create folders in $D"
     write_conf "$node_line" "$host" || die "cannot write $CONF"
     start_munged || { show_logs; cmd_stop quiet; die "munged did not start"; }
@@ -207,16 +210,59 @@ cmd_start() {
     say "up in $((SECONDS - t0)) s: node $host, config $CONF"
 }
 
-# Kill what is left of our processes (marked with SS_SLURM_CLUSTER=$D), TERM then KILL.
-kill_marked() {
-    local sig=$1 p found=1
+# The processes left over from our cluster: the daemons we started (marked with
+# SS_SLURM_CLUSTER=$D in their environment), step daemons (they run in $D, slurmd's
+# folder, with an empty environment), and every descendant of those (job tasks).
+# Never this script or its callers. Prints pids, one a line.
+leftovers() {
+    local mine=" " q=$BASHPID p roots=" "
+    while [ -n "$q" ] && [ "$q" -gt 1 ]; do
+        mine+="$q "
+        q=$(awk '/^PPid:/ {print $2}' "/proc/$q/status" 2>/dev/null)
+    done
     for p in /proc/[0-9]*; do
-        [ "${p#/proc/}" = $$ ] && continue
-        if tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "SS_SLURM_CLUSTER=$D"; then
-            kill "-$sig" "${p#/proc/}" 2>/dev/null && found=0
+        case "$mine" in *" ${p#/proc/} "*) continue ;; esac
+        if { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qxF "SS_SLURM_CLUSTER=$D"; then
+            roots+="${p#/proc/} "
+        else
+            case "$(readlink "$p/cwd" 2>/dev/null)" in
+                "$D" | "$D"/*) roots+="${p#/proc/} " ;;
+            esac
         fi
     done
-    return $found
+    [ "$roots" = " " ] && return 0
+    # Close the set over children, a few generations deep (srun -> task -> threads...).
+    ps -e -o pid=,ppid= 2>/dev/null | awk -v roots="$roots" -v mine="$mine" '
+        { pid[NR] = $1; ppid[NR] = $2 }
+        END {
+            n = split(roots, r, " "); for (i = 1; i <= n; i++) set[r[i]] = 1
+            for (g = 0; g < 8; g++)
+                for (i = 1; i <= NR; i++)
+                    if ((ppid[i] in set) && index(mine, " " pid[i] " ") == 0) set[pid[i]] = 1
+            for (p in set) print p
+        }'
+}
+
+kill_leftovers() {
+    local pids p left
+    pids=$(leftovers)
+    [ -n "$pids" ] || return 0
+    # shellcheck disable=SC2086  # one pid a line -> one line
+    say "stopping leftover processes: $(printf "%s " $pids)"
+    # One set, decided before anything dies: once a step daemon is gone its children
+    # are re-parented and could no longer be told apart.
+    # shellcheck disable=SC2086
+    kill -TERM $pids 2>/dev/null
+    for _ in $(seq 1 15); do
+        left=""
+        for p in $pids; do kill -0 "$p" 2>/dev/null && left+=" $p"; done
+        [ -z "$left" ] && return 0
+        sleep 0.2
+    done
+    # shellcheck disable=SC2086
+    kill -KILL $left 2>/dev/null
+    sleep 0.2
+    return 0
 }
 
 wait_gone() { # seconds pidfile...
@@ -237,13 +283,16 @@ cmd_stop() {
     fi
     if [ -f "$CONF" ] && pid_alive "$D/slurmctld.pid"; then
         # Jobs first, so no step daemon outlives slurmd (linuxproc has no cgroup to reap).
-        sl 10 scancel --quiet --state=PENDING,RUNNING,SUSPENDED --user=root >/dev/null 2>&1
-        local deadline=$((SECONDS + 15))
-        while [ -n "$(sl 10 squeue -h -t all -o %i 2>/dev/null | head -1)" ] \
-            && [ "$(sl 10 squeue -h -t R,PD,CG,S -o %i 2>/dev/null | wc -l)" != 0 ] \
-            && [ $SECONDS -lt $deadline ]; do
-            sleep 0.3
-        done
+        local ids deadline=$((SECONDS + 15))
+        ids=$(sl 10 squeue -h -t PD,R,S,CG -o %A 2>/dev/null)
+        if [ -n "$ids" ]; then
+            # shellcheck disable=SC2086
+            sl 10 scancel $ids >/dev/null 2>&1
+            while [ -n "$(sl 10 squeue -h -t PD,R,S,CG -o %A 2>/dev/null)" ] \
+                && [ $SECONDS -lt $deadline ]; do
+                sleep 0.3
+            done
+        fi
         sl 15 scontrol shutdown >/dev/null 2>&1
     fi
     wait_gone 15 "$D/slurmctld.pid" "$D/slurmd.pid"
@@ -251,11 +300,8 @@ cmd_stop() {
         kill -TERM "$(cat "$D/munge/munged.pid")" 2>/dev/null
         wait_gone 5 "$D/munge/munged.pid"
     fi
-    # Anything still marked as ours (a stuck daemon, a step daemon, a job task).
-    if kill_marked TERM; then
-        sleep 1
-        kill_marked KILL && sleep 0.2
-    fi
+    # Anything of ours still running (a stuck daemon, a step daemon, a job task).
+    kill_leftovers
     if [ "${SS_SLURM_KEEP:-0}" = 1 ]; then
         say "stopped; kept $D (SS_SLURM_KEEP=1)"
     else

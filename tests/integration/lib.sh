@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # lib.sh -- helpers for the integration tests; source it, do not run it.
 #
 # Environment (set by ctest, defaults for running by hand from the repo):
@@ -39,6 +40,7 @@ ss_setup() {
     fi
     command -v "$SAMTOOLS" >/dev/null || { echo "FAIL setup: $SAMTOOLS not found" >&2; exit 1; }
     TD=$SS_TESTDATA
+    # shellcheck disable=SC2034  # used by the scripts that source this file
     REF=$TD/ref.fa
     SS_WORK=$(mktemp -d "${TMPDIR:-/tmp}/ss-it.XXXXXX")
     # Keep the work directory when something failed, for a look afterwards.
@@ -85,7 +87,7 @@ ss_show_diff() { # expected got
 ss_run_seqshard() {
     local out=$1 err=$2
     shift 2
-    timeout "$SS_TIMEOUT" "$SEQSHARD" "$@" >"$out" 2>"$err"
+    timeout "$SS_TIMEOUT" "$SEQSHARD" "$@" </dev/null >"$out" 2>"$err"
     ss_rc=$?
     if [ $ss_rc = 124 ]; then
         echo "seqshard: timed out after ${SS_TIMEOUT}s (hang?)" >>"$err"
@@ -151,7 +153,7 @@ ss_pileup_outfile() {
     local cmd=(pileup -@ "$t" --shard-size "$s" --quiet -o "$d/got/out.txt" "$@")
     ss_run_seqshard "$d/stdout" "$d/got.err" "${cmd[@]}"
     local left
-    left=$(cd "$d/got" && ls -A | grep -vx out.txt | tr '\n' ' ')
+    left=$(find "$d/got" -mindepth 1 -maxdepth 1 ! -name out.txt -printf '%f ')
     if [ $ss_rc != $exprc ]; then
         ss_bad "$name" "exit status $ss_rc, samtools $exprc" \
             "seqshard: $(ss_quote "$SEQSHARD" "${cmd[@]}")" "stderr: $(head -3 "$d/got.err")"
@@ -229,13 +231,14 @@ ss_fails() {
     local d=$SS_WORK/fail.$ss_case_no
     mkdir -p "$d/out"
     local cmd=(pileup --quiet -o "$d/out/out.txt" "$@")
-    timeout "$SS_TIMEOUT" env "${ss_env[@]}" "$SEQSHARD" "${cmd[@]}" >"$d/stdout" 2>"$d/stderr"
+    timeout "$SS_TIMEOUT" env "${ss_env[@]}" "$SEQSHARD" "${cmd[@]}" </dev/null \
+        >"$d/stdout" 2>"$d/stderr"
     local rc=$? nlines left shown
     nlines=$(wc -l <"$d/stderr")
     # A last line without a newline still counts as a line.
     [ -s "$d/stderr" ] && [ "$(tail -c1 "$d/stderr" | od -An -c | tr -d ' ')" != '\n' ] &&
         nlines=$((nlines + 1))
-    left=$(ls -A "$d/out" | tr '\n' ' ')
+    left=$(find "$d/out" -mindepth 1 -maxdepth 1 -printf '%f ')
     shown=$(ss_quote "$SEQSHARD" "${cmd[@]}")
     [ ${#ss_env[@]} -gt 0 ] && shown="env $(ss_quote "${ss_env[@]}") $shown"
     if [ $rc = 124 ]; then
@@ -272,9 +275,10 @@ ss_keeps_target() {
     printf 'precious results\nline 2\n' >"$d/out/out.txt"
     cp -p "$d/out/out.txt" "$d/orig.txt"
     local cmd=(pileup --quiet -o "$d/out/out.txt" "$@")
-    timeout "$SS_TIMEOUT" env "${ss_env[@]}" "$SEQSHARD" "${cmd[@]}" >"$d/stdout" 2>"$d/stderr"
+    timeout "$SS_TIMEOUT" env "${ss_env[@]}" "$SEQSHARD" "${cmd[@]}" </dev/null \
+        >"$d/stdout" 2>"$d/stderr"
     local rc=$? left shown
-    left=$(ls -A "$d/out" | grep -vx out.txt | tr '\n' ' ')
+    left=$(find "$d/out" -mindepth 1 -maxdepth 1 ! -name out.txt -printf '%f ')
     shown=$(ss_quote "$SEQSHARD" "${cmd[@]}")
     [ ${#ss_env[@]} -gt 0 ] && shown="env $(ss_quote "${ss_env[@]}") $shown"
     if [ $rc = 0 ] || [ $rc = 124 ]; then

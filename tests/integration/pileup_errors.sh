@@ -46,8 +46,8 @@ ss_fails "malformed region"         1 'ctgA:abc-x'       -r 'ctgA:abc-x' "$S1"
 ss_fails "region end before start"  1 'ctgA:500-100'     -r 'ctgA:500-100' "$S1"
 ss_fails "unknown contig"           1 'ctgZ'             -r ctgZ "$S1"
 ss_fails "unknown contig with range" 1 'ctgZ'            -r ctgZ:1-100 "$S1"
-ss_fails "malformed BED"            1 'malformed\.bed.*(line 3|:3\b)|(line 3|:3\b).*malformed\.bed' \
-    -l "$TD/malformed.bed" "$S1"
+BEDLINE3='malformed\.bed.*(line 3|:3\b)|(line 3|:3\b).*malformed\.bed'
+ss_fails "malformed BED"            1 "$BEDLINE3" -l "$TD/malformed.bed" "$S1"
 ss_fails "missing -l file"          1 'nope\.bed'        -l "$SS_WORK/nope.bed" "$S1"
 
 # ---- usage errors: status 2 -----------------------------------------------------

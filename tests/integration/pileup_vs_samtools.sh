@@ -140,7 +140,14 @@ ss_pileup "CRAM --reference"            "$SMALL" --reference "$REF" "$TD/s1.cram
 ss_pileup "CRAM + BAM -f"               "$SMALL" -f "$REF" "$TD/s1.cram" "$S2"
 ss_pileup "CRAM -r -f"                  "$SMALL" -f "$REF" -r ctgB:1000-9000 "$TD/s1.cram"
 ss_pileup "CSI index"                   "$SMALL" "$TD/s1csi.bam"
+ss_pileup "no @HD line (no SO)"         "$SMALL" "$TD/nohd.bam"
 ss_pileup "CSI index -r"                "$SMALL" -r ctgA:30000-45000 "$TD/s1csi.bam"
+
+# ---- rarely used input options ---------------------------------------------------
+ss_pileup "-6 (Illumina 1.3+ quals)"    "$SMALL" -6 "$EDGE"
+ss_pileup "-X custom index"             "$SMALL" -X -r ctgA:1000-9000 "$S1" "$TD/s1csi.bam.csi"
+ss_pileup "--input-fmt-option"          "$SMALL" -f "$REF" --input-fmt-option decode_md=0 \
+    "$TD/s1.cram"
 
 # ---- combinations ---------------------------------------------------------------
 ss_pileup "combo filters"               "$FULL"  -f "$REF" -C 50 -q 20 -Q 20 -d 100 -A "$EDGE"
@@ -154,6 +161,36 @@ ss_pileup "combo region+bed+2 files"    "$SMALL" -E -f "$REF" -r ctgA -l "$TD/re
 ss_pileup_outfile "-o FILE -@1 1m"      1 1m "$S1"
 ss_pileup_outfile "-o FILE -@3 2k"      3 2k -f "$REF" "$S1" "$EDGE"
 ss_pileup_outfile "-o FILE -@2 7k -aa"  2 7k -aa "$EDGE"
+
+# ---- seqshard's own options must not change the bytes ------------------------------
+# --report writes valid JSON; --tmp-dir is left empty; output still matches.
+ss_case_no=$((ss_case_no + 1))
+d=$SS_WORK/own.$ss_case_no
+mkdir -p "$d/tmp" "$d/out"
+"$SAMTOOLS" mpileup -f "$REF" "$S1" "$EDGE" >"$d/exp.txt" 2>/dev/null
+cmd=(pileup -@ 2 --shard-size 2k --quiet --report "$d/report.json" --tmp-dir "$d/tmp"
+    -o "$d/out/out.txt" -f "$REF" "$S1" "$EDGE")
+ss_run_seqshard "$d/stdout" "$d/stderr" "${cmd[@]}"
+if [ "$ss_rc" != 0 ]; then
+    ss_bad "--report/--tmp-dir" "exit status $ss_rc" "$(ss_quote "$SEQSHARD" "${cmd[@]}")" \
+        "stderr: $(head -2 "$d/stderr")"
+elif ! cmp -s "$d/exp.txt" "$d/out/out.txt"; then
+    ss_bad "--report/--tmp-dir" "output differs from samtools" \
+        "$(ss_quote "$SEQSHARD" "${cmd[@]}")"
+    ss_show_diff "$d/exp.txt" "$d/out/out.txt"
+elif ! python3 -m json.tool "$d/report.json" >/dev/null 2>&1; then
+    ss_bad "--report/--tmp-dir" "--report did not write valid JSON" \
+        "$(ss_quote "$SEQSHARD" "${cmd[@]}")" "$(head -c 300 "$d/report.json" 2>&1)"
+elif [ -n "$(find "$d/tmp" -mindepth 1 -printf '%f ')" ]; then
+    ss_bad "--report/--tmp-dir" "left files in --tmp-dir: $(find "$d/tmp" -mindepth 1)" \
+        "$(ss_quote "$SEQSHARD" "${cmd[@]}")"
+elif [ -s "$d/stderr" ]; then
+    ss_bad "--quiet" "printed on stderr despite --quiet: $(head -2 "$d/stderr")" \
+        "$(ss_quote "$SEQSHARD" "${cmd[@]}")"
+else
+    ss_ok "--report/--tmp-dir/--quiet"
+    rm -rf "$d"
+fi
 
 # ---- determinism: threads and shard size never change the bytes -----------------
 for opts in "-f $REF" "-B -aa" "-d 50 -x --output-QNAME" "-s -O --output-extra NM,MD"; do

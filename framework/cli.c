@@ -1,0 +1,132 @@
+/*
+ * cli.c -- `seqshard --help | --version | <kernel> ...`: choose the kernel,
+ * let it parse its options, open the job, run the engine.
+ *
+ * Exit status: 0 ok (and after --help), 1 bad input or a failed run,
+ * 2 bad usage (one line on stderr saying what and where to look).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <hwloc.h>
+#include <htslib/hts.h>
+#if SS_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include "../alloc/ss_alloc.h"
+#include "ss_internal.h"
+
+void ss_mpi_version(char *buf, size_t size)
+{
+#if SS_HAVE_MPI
+    /* MPI_Get_library_version is one of the few calls allowed before MPI_Init */
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    if (MPI_Get_library_version(lib, &len) != MPI_SUCCESS || len <= 0) {
+        snprintf(buf, size, "unknown MPI library");
+        return;
+    }
+    lib[len < MPI_MAX_LIBRARY_VERSION_STRING ? len : MPI_MAX_LIBRARY_VERSION_STRING - 1] = '\0';
+    size_t first_line = strcspn(lib, "\r\n,"); /* Open MPI appends build details after ',' */
+    snprintf(buf, size, "%.*s", (int)first_line, lib);
+#else
+    snprintf(buf, size, "none (built without MPI)");
+#endif
+}
+
+static void list_kernels(FILE *fp)
+{
+    for (int i = 0; i < ss_kernel_count(); i++) {
+        const ss_kernel_t *k = ss_kernel_at(i);
+        fprintf(fp, "  %-12s %s\n", k->name, k->summary ? k->summary : "");
+    }
+}
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+            "seqshard %s: run genomics kernels over sorted, indexed BAM/CRAM in parallel shards,\n"
+            "with output identical to the reference tools.\n\n"
+            "Usage: seqshard <kernel> [options] in1.bam|in1.cram [in2 ...]\n"
+            "       seqshard --help | --version\n\n"
+            "Kernels:\n",
+            SS_VERSION);
+    list_kernels(fp);
+    fprintf(fp, "\nRun 'seqshard <kernel> --help' for a kernel's options.\n");
+}
+
+static void version(FILE *fp)
+{
+    char mpi[256];
+    unsigned hw = hwloc_get_api_version();
+    ss_mpi_version(mpi, sizeof(mpi));
+    ss_alloc_info_t ai;
+    memset(&ai, 0, sizeof(ai));
+    ss_alloc_info(&ai);
+    fprintf(fp, "seqshard %s\n", SS_VERSION);
+    fprintf(fp, "htslib %s\n", hts_version());
+    fprintf(fp, "hwloc API %u.%u.%u (compiled), %u.%u.%u (runtime)\n",
+            (HWLOC_API_VERSION >> 16) & 0xff, (HWLOC_API_VERSION >> 8) & 0xff,
+            HWLOC_API_VERSION & 0xff, (hw >> 16) & 0xff, (hw >> 8) & 0xff, hw & 0xff);
+    fprintf(fp, "MPI %s\n", mpi);
+    fprintf(fp, "allocator %s%s%s\n", ss_alloc_name(), ai.version && *ai.version ? " " : "",
+            ai.version ? ai.version : "");
+}
+
+static void unknown_kernel(const char *name)
+{
+    fprintf(stderr, "seqshard: unknown command '%s'; kernels:", name);
+    for (int i = 0; i < ss_kernel_count(); i++)
+        fprintf(stderr, "%s %s", i ? "," : "", ss_kernel_at(i)->name);
+    fprintf(stderr, "; see 'seqshard --help'\n");
+}
+
+/* Parse, open, prepare, run one kernel. Returns the exit status. */
+static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
+{
+    ss_common_opts_t co;
+    void *kopts = NULL;
+    ss_job_t *job = NULL;
+    int rc;
+    ss_common_opts_init(&co);
+    ss_cli_set_command(k->name, argc, argv);
+    int r = k->parse(argc - 1, argv + 1, &co, &kopts);
+    if (r == -1)
+        rc = SS_EXIT_OK; /* --help was printed */
+    else if (r != 0)
+        rc = SS_EXIT_USAGE;
+    else if (!(job = ss_job_open(&co, k->name)))
+        rc = SS_EXIT_FAIL;
+    else if (k->prepare && k->prepare(kopts, job) < 0)
+        rc = SS_EXIT_FAIL;
+    else
+        rc = ss_engine_run(k, kopts, job) == SS_EXIT_OK ? SS_EXIT_OK : SS_EXIT_FAIL;
+    ss_job_close(job);
+    if (kopts && k->opts_free)
+        k->opts_free(kopts);
+    ss_common_opts_free(&co);
+    return rc;
+}
+
+int ss_main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return SS_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return SS_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        version(stdout);
+        return SS_EXIT_OK;
+    }
+    const ss_kernel_t *k = ss_kernel_find(cmd);
+    if (!k) {
+        unknown_kernel(cmd);
+        return SS_EXIT_USAGE;
+    }
+    return run_kernel(k, argc, argv);
+}

@@ -1,0 +1,223 @@
+/*
+ * ordered.c -- single-process ordered hand-off from workers to the writer.
+ *
+ * Invariants (all under ow->lock):
+ *   - next is the index of the next shard to write; shards < next are written.
+ *   - a shard idx may be processed only while idx < next + window (admit), so
+ *     at most `window` finished buffers wait in slot[], each at idx % window,
+ *     and no two waiting shards share a slot.
+ *   - a buffer is owned by exactly one party: the free list, one worker, the
+ *     slot array, or the writer while it writes.
+ * Deadlock freedom: shards are admitted in index order by the scheduler, and
+ * shard `next` is always admissible, so whoever holds it can finish it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ss_ordered.h"
+
+struct ss_ordered_s {
+    pthread_mutex_t lock;
+    pthread_cond_t admit_cv; /* workers wait for the window to move */
+    pthread_cond_t ready_cv; /* the writer waits for shard `next` (monotonic clock) */
+    int n, window;
+    int next;
+    int stopped;
+    kstring_t **slot;        /* [window] */
+    kstring_t **free_list;   /* recycled buffers, capacity kept */
+    int n_free, m_free;
+};
+
+ss_ordered_t *ss_ordered_init(int n_shards, int window)
+{
+    if (window < 1)
+        window = 1;
+    ss_ordered_t *ow = calloc(1, sizeof(*ow));
+    if (!ow)
+        return NULL;
+    ow->n = n_shards;
+    ow->window = window;
+    pthread_condattr_t ca;
+    int ok = (ow->slot = calloc((size_t)window, sizeof(*ow->slot))) != NULL;
+    ok = ok && pthread_mutex_init(&ow->lock, NULL) == 0;
+    ok = ok && pthread_cond_init(&ow->admit_cv, NULL) == 0;
+    ok = ok && pthread_condattr_init(&ca) == 0;
+    ok = ok && pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0;
+    ok = ok && pthread_cond_init(&ow->ready_cv, &ca) == 0;
+    if (!ok) {
+        free(ow->slot);
+        free(ow);
+        return NULL; /* the primitives cannot fail on Linux but for ENOMEM */
+    }
+    pthread_condattr_destroy(&ca);
+    return ow;
+}
+
+static void buf_free(kstring_t *b)
+{
+    if (b) {
+        free(b->s);
+        free(b);
+    }
+}
+
+void ss_ordered_destroy(ss_ordered_t *ow)
+{
+    if (!ow)
+        return;
+    for (int i = 0; i < ow->window; i++)
+        buf_free(ow->slot[i]);
+    for (int i = 0; i < ow->n_free; i++)
+        buf_free(ow->free_list[i]);
+    free(ow->free_list);
+    free(ow->slot);
+    pthread_mutex_destroy(&ow->lock);
+    pthread_cond_destroy(&ow->admit_cv);
+    pthread_cond_destroy(&ow->ready_cv);
+    free(ow);
+}
+
+int ss_ordered_admit(ss_ordered_t *ow, int idx)
+{
+    pthread_mutex_lock(&ow->lock);
+    while (!ow->stopped && idx >= ow->next + ow->window)
+        pthread_cond_wait(&ow->admit_cv, &ow->lock);
+    int r = ow->stopped ? -1 : 0;
+    pthread_mutex_unlock(&ow->lock);
+    return r;
+}
+
+/* Keep b for reuse unless it grew past SS_ORDERED_KEEP_MAX. Called with the lock held. */
+static void recycle_locked(ss_ordered_t *ow, kstring_t *b)
+{
+    if (b->m > SS_ORDERED_KEEP_MAX) {
+        free(b->s);
+        b->s = NULL;
+        b->m = 0;
+    }
+    b->l = 0;
+    if (ow->n_free == ow->m_free) {
+        int m = ow->m_free ? 2 * ow->m_free : 16;
+        kstring_t **a = realloc(ow->free_list, (size_t)m * sizeof(*a));
+        if (!a) {
+            buf_free(b); /* cannot keep it; it will be allocated again */
+            return;
+        }
+        ow->free_list = a;
+        ow->m_free = m;
+    }
+    ow->free_list[ow->n_free++] = b;
+}
+
+kstring_t *ss_ordered_buffer(ss_ordered_t *ow)
+{
+    kstring_t *b = NULL;
+    pthread_mutex_lock(&ow->lock);
+    if (ow->n_free > 0)
+        b = ow->free_list[--ow->n_free];
+    pthread_mutex_unlock(&ow->lock);
+    if (!b)
+        b = calloc(1, sizeof(*b));
+    if (b)
+        b->l = 0;
+    return b;
+}
+
+void ss_ordered_put(ss_ordered_t *ow, int idx, kstring_t *buf)
+{
+    pthread_mutex_lock(&ow->lock);
+    kstring_t **s = &ow->slot[idx % ow->window];
+    if (*s)
+        recycle_locked(ow, *s); /* cannot happen while admit() is respected */
+    *s = buf;
+    if (idx == ow->next)
+        pthread_cond_signal(&ow->ready_cv);
+    pthread_mutex_unlock(&ow->lock);
+}
+
+void ss_ordered_release(ss_ordered_t *ow, kstring_t *buf)
+{
+    if (!buf)
+        return;
+    pthread_mutex_lock(&ow->lock);
+    recycle_locked(ow, buf);
+    pthread_mutex_unlock(&ow->lock);
+}
+
+void ss_ordered_stop(ss_ordered_t *ow)
+{
+    pthread_mutex_lock(&ow->lock);
+    ow->stopped = 1;
+    pthread_cond_broadcast(&ow->admit_cv);
+    pthread_cond_broadcast(&ow->ready_cv);
+    pthread_mutex_unlock(&ow->lock);
+}
+
+int ss_ordered_stopped(ss_ordered_t *ow)
+{
+    pthread_mutex_lock(&ow->lock);
+    int s = ow->stopped;
+    pthread_mutex_unlock(&ow->lock);
+    return s;
+}
+
+int ss_ordered_written(ss_ordered_t *ow)
+{
+    pthread_mutex_lock(&ow->lock);
+    int n = ow->next;
+    pthread_mutex_unlock(&ow->lock);
+    return n;
+}
+
+static struct timespec deadline_after(double s)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    long ns = (long)((s - (double)(long)s) * 1e9);
+    t.tv_sec += (time_t)s;
+    t.tv_nsec += ns;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
+}
+
+int ss_ordered_run(ss_ordered_t *ow, ss_ordered_sink_f sink, ss_ordered_tick_f tick,
+                   void *ctx, double tick_s)
+{
+    pthread_mutex_lock(&ow->lock);
+    while (ow->next < ow->n) {
+        int i = ow->next % ow->window;
+        while (!ow->stopped && !ow->slot[i]) {
+            struct timespec t = deadline_after(tick_s > 0 ? tick_s : 1.0);
+            if (pthread_cond_timedwait(&ow->ready_cv, &ow->lock, &t) == ETIMEDOUT && tick) {
+                pthread_mutex_unlock(&ow->lock);
+                tick(ctx);
+                pthread_mutex_lock(&ow->lock);
+            }
+        }
+        if (ow->stopped)
+            break;
+        kstring_t *b = ow->slot[i];
+        ow->slot[i] = NULL;
+        int idx = ow->next;
+        pthread_mutex_unlock(&ow->lock);
+        int r = sink(ctx, idx, b->s ? b->s : "", b->l);
+        pthread_mutex_lock(&ow->lock);
+        recycle_locked(ow, b);
+        if (r < 0) {
+            ow->stopped = 1;
+            pthread_cond_broadcast(&ow->admit_cv);
+            break;
+        }
+        ow->next++;
+        pthread_cond_broadcast(&ow->admit_cv);
+    }
+    int r = ow->next == ow->n ? 0 : -1;
+    pthread_mutex_unlock(&ow->lock);
+    return r;
+}

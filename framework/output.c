@@ -1,0 +1,208 @@
+/*
+ * output.c -- the output file: written under a temporary name in the same
+ * directory and renamed into place only when the whole run succeeded, so a
+ * failed or interrupted run never leaves a FILE that looks complete (and an
+ * existing FILE stays untouched). Without -o, or when FILE is not a regular
+ * file (/dev/stdout, a FIFO), bytes go straight there: there is nothing to
+ * rename, and renaming over a device would replace it.
+ *
+ * SIGINT/SIGTERM while a temporary file exists: the handler unlinks it (its
+ * path was stored before the handler was armed; unlink and _exit are
+ * async-signal-safe) and exits with status 1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ss_internal.h"
+
+const unsigned char ss_bgzf_eof[28] = {
+    0x1f, 0x8b, 0x08, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0x06, 0x00, 0x42, 0x43,
+    0x02, 0x00, 0x1b, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+};
+
+struct ss_output_s {
+    int fd;
+    char *path;     /* final name, NULL for stdout */
+    char *tmp;      /* temporary name, NULL when writing in place */
+    uint64_t bytes;
+};
+
+/* Signal state: one temporary file per process at a time. */
+static char sig_tmp_path[PATH_MAX];
+static volatile sig_atomic_t sig_armed;
+static struct sigaction old_int, old_term;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (sig_armed)
+        unlink(sig_tmp_path);
+    _exit(SS_EXIT_FAIL);
+}
+
+static void arm_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    sig_armed = 1;
+}
+
+static void disarm_signals(void)
+{
+    sig_armed = 0;
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+}
+
+static int open_tmp(ss_output_t *o, const char *path)
+{
+    int len = snprintf(sig_tmp_path, sizeof(sig_tmp_path), "%s.tmp.%ld.XXXXXX", path,
+                       (long)getpid());
+    if (len < 0 || (size_t)len >= sizeof(sig_tmp_path)) {
+        ss_error("%s: output path too long", path);
+        return -1;
+    }
+    if ((o->fd = mkstemp(sig_tmp_path)) < 0) {
+        ss_error("%s: cannot create a temporary file next to it: %s; check the -o directory "
+                 "exists and is writable", path, strerror(errno));
+        return -1;
+    }
+    if (!(o->tmp = strdup(sig_tmp_path))) {
+        unlink(sig_tmp_path);
+        ss_error("out of memory opening the output");
+        return -1;
+    }
+    arm_signals();
+    /* mkstemp makes 0600; the final file gets what open(..., 0666) would under the umask */
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(o->fd, 0666 & ~mask) != 0)
+        ss_warn("%s: cannot set permissions: %s", o->tmp, strerror(errno));
+    return 0;
+}
+
+ss_output_t *ss_output_open(const char *path)
+{
+    ss_output_t *o = calloc(1, sizeof(*o));
+    if (!o) {
+        ss_error("out of memory opening the output");
+        return NULL;
+    }
+    o->fd = -1;
+    if (!path || strcmp(path, "-") == 0) {
+        o->fd = STDOUT_FILENO;
+        return o;
+    }
+    if (!(o->path = strdup(path))) {
+        ss_error("out of memory opening the output");
+        free(o);
+        return NULL;
+    }
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode)) {
+            ss_error("%s: is a directory; give -o a file name", path);
+            goto fail;
+        }
+        if ((o->fd = open(path, O_WRONLY)) < 0) {
+            ss_error("%s: cannot open for writing: %s", path, strerror(errno));
+            goto fail;
+        }
+        return o;
+    }
+    if (open_tmp(o, path) < 0)
+        goto fail;
+    return o;
+fail:
+    free(o->path);
+    free(o);
+    return NULL;
+}
+
+int ss_output_write(ss_output_t *o, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t w = write(o->fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            ss_error("%s: write failed: %s; check free space on its file system",
+                     o->path ? o->path : "standard output", w < 0 ? strerror(errno) : "no progress");
+            return -1;
+        }
+        p += w;
+        len -= (size_t)w;
+        o->bytes += (uint64_t)w;
+    }
+    return 0;
+}
+
+uint64_t ss_output_bytes(const ss_output_t *o)
+{
+    return o ? o->bytes : 0;
+}
+
+static void output_free(ss_output_t *o)
+{
+    free(o->path);
+    free(o->tmp);
+    free(o);
+}
+
+int ss_output_commit(ss_output_t *o)
+{
+    int rc = 0;
+    if (o->fd == STDOUT_FILENO) {
+        output_free(o);
+        return 0;
+    }
+    if (close(o->fd) != 0) {
+        ss_error("%s: error finishing the output: %s; check free space", o->path, strerror(errno));
+        o->fd = -1;
+        ss_output_abort(o);
+        return -1;
+    }
+    o->fd = -1;
+    if (o->tmp) {
+        /* no signal between the rename and disarming, or the handler would unlink nothing */
+        sigset_t block, saved;
+        sigemptyset(&block);
+        sigaddset(&block, SIGINT);
+        sigaddset(&block, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &block, &saved);
+        if (rename(o->tmp, o->path) != 0) {
+            ss_error("%s: cannot rename %s into place: %s", o->path, o->tmp, strerror(errno));
+            unlink(o->tmp);
+            rc = -1;
+        }
+        disarm_signals();
+        pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    }
+    output_free(o);
+    return rc;
+}
+
+void ss_output_abort(ss_output_t *o)
+{
+    if (!o)
+        return;
+    if (o->fd >= 0 && o->fd != STDOUT_FILENO)
+        close(o->fd);
+    if (o->tmp) {
+        unlink(o->tmp);
+        disarm_signals();
+    }
+    output_free(o);
+}

@@ -1,0 +1,327 @@
+/*
+ * plan.c -- cut the job's scope into shards of balanced estimated work.
+ *
+ * 1. Spans: the parts of the genome to read, in header order. The -r region,
+ *    or the -l intervals (merged; neighbours closer than one shard are
+ *    bridged so an exome does not become 200,000 tiny shards, while larger
+ *    gaps are skipped so a BED plan reads only what it needs), or every
+ *    contig whole. No span crosses a contig.
+ * 2. Work: every span is cut on a fixed 16 kb grid (aligned to the BAI linear
+ *    index) and each cell's work is estimated from the indexes of the first
+ *    few inputs (ss_io_estimate: compressed bytes).
+ * 3. Cuts: target work per shard = shard_size * (total work / total bp), so
+ *    --shard-size is in bases of average depth. Cells are packed greedily up
+ *    to the target; a cell heavier than the target is split evenly by bp; a
+ *    shard is never shorter than 1 kb (unless its span is) nor longer than
+ *    16 * shard_size. When the index says nothing (-1), spans are cut into
+ *    equal-bp shards of shard_size. A contig with no reads gets one shard
+ *    (with all_contigs, equal-bp shards, as every position is printed).
+ *
+ * Everything here is a function of the inputs and options: no thread or rank
+ * count enters, so every rank computes the same plan.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ss_internal.h"
+
+#define GRID_SHIFT 14                /* 16 kb cells, the BAI linear index's */
+#define GRID ((hts_pos_t)1 << GRID_SHIFT)
+#define MIN_SHARD_BP 1000
+#define MAX_SHARD_FACTOR 16
+#define MAX_EST_INPUTS 8             /* more inputs change the shape of the work little */
+
+typedef struct {
+    int tid;
+    hts_pos_t beg, end;
+    int whole_contig;
+    size_t cell0;                    /* index of its first cell in the cell array */
+    size_t n_cells;
+} span_t;
+
+typedef struct {
+    span_t *a;
+    size_t n, m;
+} spans_t;
+
+typedef struct {
+    ss_shard_t *a;
+    int n, m;
+} shards_t;
+
+typedef struct {
+    const ss_job_t *job;
+    hts_pos_t shard_size, max_bp;
+    int all_contigs;
+    spans_t spans;
+    int64_t *cell_work;              /* per cell, summed over the estimating inputs */
+    size_t n_cells;
+    int by_bp;                       /* the index could not estimate: equal-bp cuts */
+    double target;                   /* work per shard */
+    shards_t out;
+} plan_t;
+
+static int span_add(spans_t *s, int tid, hts_pos_t beg, hts_pos_t end, int whole)
+{
+    if (end <= beg)
+        return 0;
+    if (s->n == s->m) {
+        size_t m = s->m ? 2 * s->m : 64;
+        span_t *a = realloc(s->a, m * sizeof(*a));
+        if (!a)
+            return -1;
+        s->a = a, s->m = m;
+    }
+    s->a[s->n++] = (span_t){ .tid = tid, .beg = beg, .end = end, .whole_contig = whole };
+    return 0;
+}
+
+/* BED intervals of tid clipped to [lo, hi), neighbours closer than a shard bridged. */
+static int spans_from_bed(plan_t *p, int tid, hts_pos_t lo, hts_pos_t hi)
+{
+    sam_hdr_t *h = ss_job_header(p->job);
+    int n;
+    const hts_pair_pos_t *iv = ss_bed_intervals(ss_job_bed(p->job), sam_hdr_tid2name(h, tid), &n);
+    hts_pos_t cur_beg = -1, cur_end = -1;
+    for (int i = 0; i < n; i++) {
+        hts_pos_t b = iv[i].beg > lo ? iv[i].beg : lo;
+        hts_pos_t e = iv[i].end < hi ? iv[i].end : hi;
+        if (e <= b)
+            continue; /* outside the scope, or an empty interval: no position to print */
+        if (cur_beg >= 0 && b - cur_end <= p->shard_size) {
+            if (e > cur_end)
+                cur_end = e;
+            continue;
+        }
+        if (cur_beg >= 0 && span_add(&p->spans, tid, cur_beg, cur_end, 0) < 0)
+            return -1;
+        cur_beg = b, cur_end = e;
+    }
+    if (cur_beg >= 0 && span_add(&p->spans, tid, cur_beg, cur_end, 0) < 0)
+        return -1;
+    return 0;
+}
+
+static int build_spans(plan_t *p)
+{
+    sam_hdr_t *h = ss_job_header(p->job);
+    const ss_interval_t *reg = ss_job_region(p->job);
+    int has_bed = ss_job_bed(p->job) != NULL;
+    int first = reg ? reg->tid : 0, last = reg ? reg->tid : sam_hdr_nref(h) - 1;
+    for (int tid = first; tid <= last; tid++) {
+        hts_pos_t len = sam_hdr_tid2len(h, tid);
+        hts_pos_t lo = reg ? reg->beg : 0, hi = reg && reg->end < len ? reg->end : len;
+        int r = has_bed ? spans_from_bed(p, tid, lo, hi)
+                        : span_add(&p->spans, tid, lo, hi, !reg || (lo == 0 && hi == len));
+        if (r < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The first cell of each span starts at the span, later ones at multiples of GRID. */
+static hts_pos_t cell_beg(const span_t *s, size_t k)
+{
+    hts_pos_t b = ((s->beg >> GRID_SHIFT) + (hts_pos_t)k) << GRID_SHIFT;
+    return k == 0 || b < s->beg ? s->beg : b;
+}
+
+static hts_pos_t cell_end(const span_t *s, size_t k)
+{
+    hts_pos_t e = ((s->beg >> GRID_SHIFT) + (hts_pos_t)k + 1) << GRID_SHIFT;
+    return e < s->end ? e : s->end;
+}
+
+/* Add one input's estimates to every cell. Returns 0, 1 if it cannot estimate, -1 on error. */
+static int estimate_input(plan_t *p, samFile *fp, sam_hdr_t *h, hts_idx_t *idx)
+{
+    for (size_t i = 0; i < p->spans.n; i++) {
+        const span_t *s = &p->spans.a[i];
+        for (size_t k = 0; k < s->n_cells; k++) {
+            int64_t w = ss_io_estimate(idx, fp, h, s->tid, cell_beg(s, k), cell_end(s, k));
+            if (w < 0)
+                return 1;
+            p->cell_work[s->cell0 + k] += w;
+        }
+    }
+    return 0;
+}
+
+/* Inputs after the first are opened here just long enough to read their indexes. */
+static int estimate_other(plan_t *p, const char *path)
+{
+    samFile *fp = sam_open(path, "r");
+    sam_hdr_t *h = fp ? sam_hdr_read(fp) : NULL;
+    hts_idx_t *idx = h ? sam_index_load(fp, path) : NULL;
+    int r = idx ? estimate_input(p, fp, h, idx) : -1;
+    if (r < 0)
+        ss_error("%s: cannot read its index for planning; run 'samtools index %s'", path, path);
+    if (idx)
+        hts_idx_destroy(idx);
+    if (h)
+        sam_hdr_destroy(h);
+    if (fp)
+        hts_close(fp);
+    return r;
+}
+
+static int estimate(plan_t *p)
+{
+    for (size_t i = 0; i < p->spans.n; i++) {
+        span_t *s = &p->spans.a[i];
+        s->cell0 = p->n_cells;
+        s->n_cells = (size_t)(((s->end - 1) >> GRID_SHIFT) - (s->beg >> GRID_SHIFT) + 1);
+        p->n_cells += s->n_cells;
+    }
+    if (p->n_cells && !(p->cell_work = calloc(p->n_cells, sizeof(*p->cell_work))))
+        return -1;
+    const ss_io_inputs_t *in = ss_job_inputs(p->job);
+    int r = estimate_input(p, ss_job_file(p->job), ss_job_header(p->job), ss_job_index(p->job));
+    for (int i = 1; r == 0 && i < in->n && i < MAX_EST_INPUTS; i++)
+        r = estimate_other(p, in->paths[i]);
+    if (r < 0)
+        return -1;
+    p->by_bp = r > 0;
+    return 0;
+}
+
+static int shard_add(plan_t *p, const span_t *s, hts_pos_t beg, hts_pos_t end, double work)
+{
+    shards_t *o = &p->out;
+    if (o->n == o->m) {
+        int m = o->m ? 2 * o->m : 256;
+        ss_shard_t *a = realloc(o->a, (size_t)m * sizeof(*a));
+        if (!a)
+            return -1;
+        o->a = a, o->m = m;
+    }
+    const ss_interval_t *reg = ss_job_region(p->job);
+    ss_shard_t *sh = &o->a[o->n];
+    sh->idx = o->n;
+    sh->tid = s->tid;
+    sh->beg = beg;
+    sh->end = end;
+    sh->scope_beg = reg ? reg->beg : 0;
+    sh->scope_end = reg ? reg->end : sam_hdr_tid2len(ss_job_header(p->job), s->tid);
+    sh->est_work = p->by_bp ? (uint64_t)(end - beg) : (uint64_t)llround(work);
+    o->n++;
+    return 0;
+}
+
+/* Equal-bp shards of at most `size` bp over the span. */
+static int cut_by_bp(plan_t *p, const span_t *s, hts_pos_t size)
+{
+    hts_pos_t len = s->end - s->beg;
+    hts_pos_t k = (len + size - 1) / size;
+    for (hts_pos_t i = 0; i < k; i++) {
+        hts_pos_t b = s->beg + len * i / k, e = s->beg + len * (i + 1) / k;
+        if (shard_add(p, s, b, e, 0) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Greedy packing of cells (split when heavy) into shards near the target work. */
+static int cut_by_work(plan_t *p, const span_t *s)
+{
+    int first = p->out.n;
+    hts_pos_t cur_beg = s->beg;
+    double cur = 0;
+    for (size_t k = 0; k < s->n_cells; k++) {
+        hts_pos_t cb = cell_beg(s, k), ce = cell_end(s, k);
+        double w = (double)p->cell_work[s->cell0 + k];
+        hts_pos_t parts = (hts_pos_t)ceil(w / p->target);
+        hts_pos_t by_len = (ce - cb + p->max_bp - 1) / p->max_bp;
+        if (parts < by_len)
+            parts = by_len;
+        if (parts > (ce - cb) / MIN_SHARD_BP)
+            parts = (ce - cb) / MIN_SHARD_BP;
+        if (parts < 1)
+            parts = 1;
+        for (hts_pos_t j = 0; j < parts; j++) {
+            hts_pos_t ub = cb + (ce - cb) * j / parts, ue = cb + (ce - cb) * (j + 1) / parts;
+            double uw = w / (double)parts;
+            hts_pos_t cur_bp = ub - cur_beg;
+            int too_long = cur_bp + (ue - ub) > p->max_bp;
+            int overshoot = cur + uw > p->target && cur + uw - p->target > p->target - cur;
+            if (cur_bp > 0 && (too_long || (overshoot && cur_bp >= MIN_SHARD_BP))) {
+                if (shard_add(p, s, cur_beg, ub, cur) < 0)
+                    return -1;
+                cur_beg = ub, cur = 0;
+            }
+            cur += uw;
+            if (cur >= p->target && ue - cur_beg >= MIN_SHARD_BP) {
+                if (shard_add(p, s, cur_beg, ue, cur) < 0)
+                    return -1;
+                cur_beg = ue, cur = 0;
+            }
+        }
+    }
+    if (cur_beg < s->end) {
+        ss_shard_t *prev = p->out.n > first ? &p->out.a[p->out.n - 1] : NULL;
+        if (prev && (cur < p->target / 2 || s->end - cur_beg < MIN_SHARD_BP) &&
+            s->end - prev->beg <= p->max_bp) {
+            prev->end = s->end; /* a small tail joins the shard before it */
+            prev->est_work += (uint64_t)llround(cur);
+        } else if (shard_add(p, s, cur_beg, s->end, cur) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int cut(plan_t *p)
+{
+    double total_work = 0, total_bp = 0;
+    for (size_t i = 0; i < p->n_cells; i++)
+        total_work += (double)p->cell_work[i];
+    for (size_t i = 0; i < p->spans.n; i++)
+        total_bp += (double)(p->spans.a[i].end - p->spans.a[i].beg);
+    if (total_work <= 0)
+        p->by_bp = 1; /* no reads anywhere: nothing to balance */
+    p->target = total_bp > 0 ? (double)p->shard_size * total_work / total_bp : 1;
+    for (size_t i = 0; i < p->spans.n; i++) {
+        const span_t *s = &p->spans.a[i];
+        double w = 0;
+        for (size_t k = 0; !p->by_bp && k < s->n_cells; k++)
+            w += (double)p->cell_work[s->cell0 + k];
+        int r;
+        if (!p->by_bp && w > 0)
+            r = cut_by_work(p, s);
+        else if (s->whole_contig && !p->all_contigs && !p->by_bp)
+            r = shard_add(p, s, s->beg, s->end, 0); /* no reads: the kernel prints little */
+        else
+            r = cut_by_bp(p, s, p->shard_size);
+        if (r < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int ss_plan_build(const ss_job_t *job, ss_shard_t **shards, int *n)
+{
+    const ss_common_opts_t *o = ss_job_opts(job);
+    plan_t p = { .job = job };
+    p.shard_size = o->shard_size >= MIN_SHARD_BP ? o->shard_size : SS_DEFAULT_SHARD_SIZE;
+    p.max_bp = MAX_SHARD_FACTOR * p.shard_size;
+    p.all_contigs = o->all_contigs;
+    *shards = NULL;
+    *n = 0;
+    int r = build_spans(&p);
+    if (r == 0)
+        r = estimate(&p);
+    if (r == 0)
+        r = cut(&p);
+    if (r < 0 && !ss_error_raised())
+        ss_error("out of memory planning shards");
+    free(p.spans.a);
+    free(p.cell_work);
+    if (r < 0) {
+        free(p.out.a);
+        return -1;
+    }
+    *shards = p.out.a;
+    *n = p.out.n;
+    return 0;
+}

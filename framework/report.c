@@ -1,0 +1,111 @@
+/*
+ * report.c -- --report FILE.json: what ran, on what, and how the work spread
+ * over the workers. Load imbalance = max busy time / mean busy time (1.0 is
+ * perfect). Peak RSS is the process high-water mark (getrusage ru_maxrss).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <hwloc.h>
+#include <htslib/hts.h>
+
+#include "../alloc/ss_alloc.h"
+#include "ss_internal.h"
+
+static void json_str(FILE *fp, const char *s)
+{
+    fputc('"', fp);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(fp, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(fp, "\\u%04x", *p);
+        else
+            fputc(*p, fp);
+    }
+    fputc('"', fp);
+}
+
+static void api_version(char *buf, size_t size, unsigned v)
+{
+    snprintf(buf, size, "%u.%u.%u", (v >> 16) & 0xff, (v >> 8) & 0xff, v & 0xff);
+}
+
+static void write_versions(FILE *fp)
+{
+    char hw_c[32], hw_r[32], mpi[256];
+    api_version(hw_c, sizeof(hw_c), HWLOC_API_VERSION);
+    api_version(hw_r, sizeof(hw_r), hwloc_get_api_version());
+    ss_mpi_version(mpi, sizeof(mpi));
+    ss_alloc_info_t ai;
+    memset(&ai, 0, sizeof(ai));
+    ss_alloc_info(&ai);
+    fprintf(fp, "  \"tool\": \"seqshard\",\n  \"version\": \"%s\",\n", SS_VERSION);
+    fprintf(fp, "  \"htslib\": ");
+    json_str(fp, hts_version());
+    fprintf(fp, ",\n  \"hwloc_api\": {\"compiled\": \"%s\", \"runtime\": \"%s\"},\n", hw_c, hw_r);
+    fprintf(fp, "  \"mpi\": ");
+    json_str(fp, mpi);
+    fprintf(fp, ",\n  \"allocator\": {\"name\": ");
+    json_str(fp, ai.name ? ai.name : ss_alloc_name());
+    fprintf(fp, ", \"version\": ");
+    json_str(fp, ai.version);
+    fprintf(fp, ", \"heap_bytes\": %zu, \"allocated_bytes\": %zu, \"free_bytes\": %zu, "
+                "\"thread_cache_bytes\": %zu},\n",
+            ai.heap_bytes, ai.allocated_bytes, ai.free_bytes, ai.thread_cache_bytes);
+}
+
+static void write_workers(FILE *fp, const ss_report_t *r)
+{
+    ss_worker_stats_t tot = { 0, 0, 0, 0 };
+    double max_busy = 0;
+    fprintf(fp, "  \"workers\": [");
+    for (int i = 0; i < r->n_workers; i++) {
+        const ss_worker_stats_t *w = &r->workers[i];
+        fprintf(fp, "%s\n    {\"id\": %d, \"shards\": %llu, \"reads\": %llu, \"bases\": %llu, "
+                    "\"busy_s\": %.6f}",
+                i ? "," : "", i, (unsigned long long)w->shards, (unsigned long long)w->reads,
+                (unsigned long long)w->bases, w->busy_s);
+        tot.shards += w->shards, tot.reads += w->reads, tot.bases += w->bases;
+        tot.busy_s += w->busy_s;
+        if (w->busy_s > max_busy)
+            max_busy = w->busy_s;
+    }
+    double mean = r->n_workers ? tot.busy_s / r->n_workers : 0;
+    fprintf(fp, "%s],\n", r->n_workers ? "\n  " : "");
+    fprintf(fp, "  \"totals\": {\"shards\": %llu, \"reads\": %llu, \"bases\": %llu, "
+                "\"busy_s\": %.6f},\n",
+            (unsigned long long)tot.shards, (unsigned long long)tot.reads,
+            (unsigned long long)tot.bases, tot.busy_s);
+    fprintf(fp, "  \"load_imbalance\": %.4f,\n", mean > 0 ? max_busy / mean : 1.0);
+}
+
+int ss_report_write(const char *path, const ss_report_t *r)
+{
+    FILE *fp = fopen(path, "w");
+    if (!fp) {
+        ss_error("%s: cannot write the report: %s; check the --report path", path,
+                 strerror(errno));
+        return -1;
+    }
+    struct rusage ru;
+    long max_rss_kb = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
+    fprintf(fp, "{\n");
+    write_versions(fp);
+    fprintf(fp, "  \"kernel\": ");
+    json_str(fp, r->kernel);
+    fprintf(fp, ",\n  \"command_line\": ");
+    json_str(fp, ss_cli_cmdline());
+    fprintf(fp, ",\n  \"threads\": %d,\n  \"shards\": %d,\n  \"est_work_total\": %llu,\n",
+            r->threads, r->n_shards, (unsigned long long)r->est_work_total);
+    write_workers(fp, r);
+    fprintf(fp, "  \"wall_s\": %.6f,\n  \"peak_rss_bytes\": %lld,\n  \"bytes_written\": %llu\n}\n",
+            r->wall_s, max_rss_kb < 0 ? -1LL : (long long)max_rss_kb * 1024,
+            (unsigned long long)r->bytes_written);
+    if (ferror(fp) | (fclose(fp) != 0)) {
+        ss_error("%s: error writing the report; check free space", path);
+        return -1;
+    }
+    return 0;
+}

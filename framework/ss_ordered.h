@@ -1,0 +1,62 @@
+/*
+ * ss_ordered.h -- private to framework/: the seam between workers, which
+ * finish shards in any order, and the output, which must receive them in
+ * shard order.
+ *
+ * The single-process implementation (ordered.c) keeps at most `window`
+ * shards in flight past the next one to write: workers wait in admit() for
+ * their shard to enter the window, hand their buffer over with put(), and
+ * the main thread drains buffers in order with run(). An MPI version
+ * (sizes -> prefix sum -> each rank writes at its offsets) provides the same
+ * operations, so the engine does not change.
+ */
+#ifndef SS_ORDERED_H
+#define SS_ORDERED_H
+
+#include <htslib/kstring.h>
+
+typedef struct ss_ordered_s ss_ordered_t;
+
+/* Receives one shard's bytes in order; returns 0, or -1 after ss_error(). */
+typedef int (*ss_ordered_sink_f)(void *ctx, int idx, const char *buf, size_t len);
+/* Called by run() on the main thread about every tick_s seconds while waiting. */
+typedef void (*ss_ordered_tick_f)(void *ctx);
+
+/* Buffers larger than this are freed when recycled, so one huge shard does not pin memory. */
+#define SS_ORDERED_KEEP_MAX ((size_t)64 << 20)
+
+/*
+ * Window of `window` shards (>= 1) over n_shards. Returns NULL on allocation
+ * failure. Main thread, before workers start.
+ */
+ss_ordered_t *ss_ordered_init(int n_shards, int window);
+void ss_ordered_destroy(ss_ordered_t *ow);
+
+/*
+ * Block until shard idx is within the window (idx < next_to_write + window).
+ * Returns 0, or -1 once the run was stopped. Worker threads.
+ */
+int ss_ordered_admit(ss_ordered_t *ow, int idx);
+/* An empty buffer for one shard (recycled; capacity kept). NULL when out of memory. Workers. */
+kstring_t *ss_ordered_buffer(ss_ordered_t *ow);
+/* Hand shard idx's bytes to the writer; the writer owns buf from now on. Workers. */
+void ss_ordered_put(ss_ordered_t *ow, int idx, kstring_t *buf);
+/* Give back a buffer that will not be put (the shard failed). Workers. */
+void ss_ordered_release(ss_ordered_t *ow, kstring_t *buf);
+/*
+ * Stop the run: admit() and run() return -1 promptly. Any thread; idempotent.
+ */
+void ss_ordered_stop(ss_ordered_t *ow);
+int ss_ordered_stopped(ss_ordered_t *ow);
+
+/*
+ * Main thread: pass every shard's bytes to sink in shard order, recycling
+ * buffers. Returns 0 when all n_shards were written, -1 if stopped or the
+ * sink failed (the run is then stopped too).
+ */
+int ss_ordered_run(ss_ordered_t *ow, ss_ordered_sink_f sink, ss_ordered_tick_f tick,
+                   void *ctx, double tick_s);
+/* How many shards were written so far (any thread). */
+int ss_ordered_written(ss_ordered_t *ow);
+
+#endif

@@ -1,0 +1,35 @@
+/*
+ * ss_sched.h -- private to framework/: which shard a worker takes next.
+ *
+ * The single-process scheduler (sched.c) hands out shard indexes in order
+ * from one atomic counter, and holds a worker back while its shard is too
+ * far ahead of the writer (ss_ordered_admit), which bounds buffered output.
+ * An MPI scheduler (ranks ask rank 0 for batches) fills the same struct.
+ */
+#ifndef SS_SCHED_H
+#define SS_SCHED_H
+
+#include "ss_ordered.h"
+
+typedef struct ss_sched_s ss_sched_t;
+struct ss_sched_s {
+    /* Next shard index for the calling worker, or -1 when none is left or the run stopped. */
+    int (*next)(ss_sched_t *s);
+    void (*destroy)(ss_sched_t *s);
+};
+
+/* Shards 0..n_shards-1 in order, admitted through ow's window. NULL on allocation failure. */
+ss_sched_t *ss_sched_local_init(int n_shards, ss_ordered_t *ow);
+
+static inline int ss_sched_next(ss_sched_t *s)
+{
+    return s->next(s);
+}
+
+static inline void ss_sched_destroy(ss_sched_t *s)
+{
+    if (s)
+        s->destroy(s);
+}
+
+#endif

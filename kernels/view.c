@@ -1,0 +1,420 @@
+/*
+ * view.c -- the `view` kernel: samtools view 1.16, one shard at a time.
+ *
+ * Which shard emits a record: the one whose [beg, end) holds the record's
+ * POS. The first shard of a scope (a region, or a whole contig) also emits
+ * the records that start before the scope and overlap it, which is what a
+ * samtools region query returns; the last shard of a whole contig takes
+ * everything to the end of the contig's records. A shard of tid
+ * VW_TID_UNPLACED reads the unplaced unmapped records (HTS_IDX_NOCOOR).
+ * Since records are coordinate-sorted, the shards' outputs in shard order
+ * are the records in file order, each exactly once.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <htslib/faidx.h>
+
+#include "view.h"
+
+typedef struct {
+    vw_opts_t *o;
+    ss_reader_t *rd;
+    sam_hdr_t *hdr;          /* the worker's copy of the output header */
+    bam1_t *b;
+    kstring_t line;          /* one SAM line / one BAM record */
+    vw_bgzf_t z;             /* BAM block being filled */
+    vw_cram_writer_t *cram;
+} vw_worker_t;
+
+static void opts_free(void *kopts)
+{
+    vw_opts_free(kopts);
+    free(kopts);
+}
+
+/* ---- prepare: output header, reference checks, CRAM framing ---- */
+
+static int input_is_cram(const char *path)
+{
+    htsFile *fp = hts_open(path, "r");
+    int is_cram = fp && hts_get_format(fp)->format == cram;
+    if (fp)
+        hts_close(fp);
+    return is_cram;
+}
+
+/*
+ * htslib 1.16 fetches references it cannot find locally from the EBI server
+ * when REF_PATH is unset. We never fetch silently: look only in htslib's
+ * default local cache instead (what it would consult before the server).
+ */
+static void no_network_references(void)
+{
+    if (getenv("REF_PATH"))
+        return;
+    const char *base = getenv("XDG_CACHE_HOME"), *sub = "";
+    if (!base || !*base) {
+        base = getenv("HOME");
+        sub = "/.cache";
+    }
+    if (!base || !*base) {
+        base = "/tmp";
+        sub = "";
+    }
+    kstring_t p = KS_INITIALIZE;
+    if (ksprintf(&p, "%s%s/hts-ref/%%2s/%%2s/%%s", base, sub) >= 0)
+        setenv("REF_PATH", p.s, 0);
+    free(p.s);
+}
+
+/* Every @SQ must be findable for CRAM output: in -T, or by its M5/UR. */
+static int check_cram_references(const sam_hdr_t *h, const char *reference)
+{
+    faidx_t *fai = reference ? fai_load(reference) : NULL;
+    if (reference && !fai) {
+        ss_error("%s: cannot load the reference index; run samtools faidx %s", reference,
+                 reference);
+        return -1;
+    }
+    int rc = 0;
+    kstring_t tag = KS_INITIALIZE;
+    for (int i = 0; i < sam_hdr_nref(h) && rc == 0; i++) {
+        const char *name = sam_hdr_tid2name(h, i);
+        int has_md5 = sam_hdr_find_tag_id((sam_hdr_t *)h, "SQ", "SN", name, "M5", &tag) == 0;
+        int has_ur = sam_hdr_find_tag_id((sam_hdr_t *)h, "SQ", "SN", name, "UR", &tag) == 0;
+        if (fai && !faidx_has_seq(fai, name) && !has_md5) {
+            ss_error("%s: no sequence for @SQ SN:%s, needed for CRAM output; give the FASTA "
+                     "the input was aligned to with -T/--reference", reference, name);
+            rc = -1;
+        } else if (!fai && !has_md5 && !has_ur) {
+            ss_error("@SQ SN:%s has no M5 or UR tag, so CRAM output needs the reference: give "
+                     "it with -T/--reference ref.fa", name);
+            rc = -1;
+        }
+    }
+    free(tag.s);
+    if (fai)
+        fai_destroy(fai);
+    return rc;
+}
+
+static int prepare(void *kopts, const ss_job_t *job)
+{
+    vw_opts_t *o = kopts;
+    const ss_common_opts_t *co = ss_job_opts(job);
+    const char *in = ss_job_inputs(job)->paths[0];
+
+    o->in_is_cram = input_is_cram(in);
+    if (o->in_is_cram || o->fmt == VW_CRAM)
+        no_network_references();
+    if (o->target_path && !(o->targets = ss_bed_read(o->target_path)))
+        return -1;
+    if (!(o->out_hdr = sam_hdr_dup(ss_job_header(job)))) {
+        ss_error("%s: cannot copy the header", in);
+        return -1;
+    }
+    if (!o->no_pg &&
+        sam_hdr_add_pg(o->out_hdr, "seqshard", "VN", SS_VERSION, "CL", o->cmdline, NULL) < 0) {
+        ss_error("%s: cannot add the @PG line to the header", in);
+        return -1;
+    }
+    if (o->fmt == VW_CRAM) {
+        if (check_cram_references(o->out_hdr, co->reference) < 0 ||
+            vw_cram_prepare(o, co->reference) < 0)
+            return -1;
+    }
+    /* Build the text now, on the main thread: later readers only read it. */
+    if (!sam_hdr_str(o->out_hdr)) {
+        ss_error("%s: cannot format the header", in);
+        return -1;
+    }
+    o->prepared = 1;
+    return 0;
+}
+
+static int header(void *kopts, const ss_job_t *job, kstring_t *out)
+{
+    vw_opts_t *o = kopts;
+    (void)job;
+    switch (o->fmt) {
+    case VW_SAM:
+        if (o->with_header || o->header_only)
+            return kputsn(sam_hdr_str(o->out_hdr), sam_hdr_length(o->out_hdr), out) < 0 ? -1 : 0;
+        return 0;
+    case VW_BAM: {
+        kstring_t raw = KS_INITIALIZE;
+        vw_bgzf_t z;
+        int rc = -1;
+        if (vw_bgzf_init(&z, o->level) == 0 && vw_bam_encode_header(o->out_hdr, &raw) == 0 &&
+            vw_bgzf_write(&z, raw.s, raw.l, 0, out) == 0 && vw_bgzf_flush(&z, out) == 0)
+            rc = 0;
+        else
+            ss_error("cannot encode the BAM header: %s", strerror(errno));
+        vw_bgzf_destroy(&z);
+        free(raw.s);
+        return rc;
+    }
+    case VW_CRAM:
+        return kputsn(o->cram.head.s, o->cram.head.l, out) < 0 ? -1 : 0;
+    }
+    return -1;
+}
+
+/* ---- workers ---- */
+
+static void worker_destroy(void *wstate)
+{
+    vw_worker_t *w = wstate;
+    if (!w)
+        return;
+    vw_cram_writer_destroy(w->cram);
+    vw_bgzf_destroy(&w->z);
+    if (w->b)
+        bam_destroy1(w->b);
+    if (w->hdr)
+        sam_hdr_destroy(w->hdr);
+    free(w->line.s);
+    free(w);
+}
+
+static int worker_init(void **wstate, void *kopts, const ss_job_t *job, ss_reader_t *rd,
+                       int worker_id)
+{
+    (void)worker_id;
+    vw_opts_t *o = kopts;
+    vw_worker_t *w = calloc(1, sizeof(*w));
+    *wstate = w;
+    if (!w)
+        goto oom;
+    w->o = o;
+    w->rd = rd;
+    /* sam_hdr_dup may touch its source's lazily built state: one copy at a time */
+    pthread_mutex_lock(&o->hdr_lock);
+    w->hdr = sam_hdr_dup(o->out_hdr);
+    pthread_mutex_unlock(&o->hdr_lock);
+    if (!w->hdr || !(w->b = bam_init1()))
+        goto oom;
+    if (o->fmt == VW_BAM && vw_bgzf_init(&w->z, o->level) < 0)
+        goto oom;
+    if (o->fmt == VW_CRAM && !(w->cram = vw_cram_writer_init(o, w->hdr, ss_job_opts(job)->reference,
+                                                             ss_job_opts(job)->tmp_dir)))
+        return -1;
+    return 0;
+oom:
+    ss_error("out of memory starting a view worker");
+    return -1;
+}
+
+/* samtools view's filters (process_aln), for the options we support. */
+static int keep(const vw_opts_t *o, const sam_hdr_t *h, const bam1_t *b)
+{
+    const bam1_core_t *c = &b->core;
+    if (c->qual < o->min_mapq || (c->flag & o->flag_on) != o->flag_on || (c->flag & o->flag_off))
+        return 0;
+    if (o->flag_alloff && (c->flag & o->flag_alloff) == o->flag_alloff)
+        return 0;
+    if (o->flag_anyon && !(c->flag & o->flag_anyon))
+        return 0;
+    if (o->targets && (c->tid < 0 || !ss_bed_overlap(o->targets, sam_hdr_tid2name(h, c->tid),
+                                                      c->pos, bam_endpos(b))))
+        return 0;
+    return 1;
+}
+
+static int emit(vw_worker_t *w, const bam1_t *b, kstring_t *out)
+{
+    switch (w->o->fmt) {
+    case VW_SAM:
+        if (sam_format1(w->hdr, b, &w->line) < 0 || kputsn(w->line.s, w->line.l, out) < 0 ||
+            kputc('\n', out) < 0)
+            break;
+        return 0;
+    case VW_BAM:
+        w->line.l = 0;
+        if (vw_bam_encode(b, &w->line) < 0 || vw_bgzf_write(&w->z, w->line.s, w->line.l, 1, out) < 0)
+            break;
+        return 0;
+    case VW_CRAM:
+        return vw_cram_write(w->cram, b);
+    }
+    ss_error("cannot encode read '%s': %s", bam_get_qname(b),
+             errno == EOVERFLOW ? "it does not fit BAM (name > 254 characters or position > 2^31); "
+                                  "write SAM or CRAM instead" : strerror(errno));
+    return -1;
+}
+
+/* "ctgA:1001-2000" or "unplaced unmapped reads", for messages. */
+static void shard_name(const vw_worker_t *w, const ss_shard_t *sh, char *buf, size_t size)
+{
+    if (sh->tid == VW_TID_UNPLACED)
+        snprintf(buf, size, "unplaced unmapped reads");
+    else
+        snprintf(buf, size, "%s:%lld-%lld", sam_hdr_tid2name(w->hdr, sh->tid),
+                 (long long)sh->beg + 1, (long long)sh->end);
+}
+
+static int read_error(vw_worker_t *w, const ss_shard_t *sh, int is_cram)
+{
+    const char *path = ss_reader_path(w->rd, 0);
+    char where[256];
+    shard_name(w, sh, where, sizeof(where));
+    if (!is_cram) {
+        ss_error("%s: read error in shard %d (%s): the file is truncated or corrupt; check it "
+                 "with samtools quickcheck", path, sh->idx, where);
+        return -1;
+    }
+    kstring_t md5 = KS_INITIALIZE;
+    const char *sn = sh->tid >= 0 ? sam_hdr_tid2name(w->hdr, sh->tid) : "*";
+    if (sh->tid >= 0)
+        sam_hdr_find_tag_id(w->hdr, "SQ", "SN", sn, "M5", &md5);
+    ss_error("%s: cannot decode CRAM records in shard %d (%s): the file is corrupt, or the "
+             "reference is missing or not the one the CRAM was made with (@SQ SN:%s%s%s); give "
+             "that FASTA with -T/--reference or make it findable through REF_PATH/REF_CACHE",
+             path, sh->idx, where, sn, md5.l ? " M5:" : "", md5.l ? md5.s : "");
+    free(md5.s);
+    return -1;
+}
+
+/* The query and the POS range [*lo, *hi) this shard emits. */
+static hts_itr_t *shard_query(vw_worker_t *w, hts_idx_t *idx, const ss_shard_t *sh,
+                              hts_pos_t *lo, hts_pos_t *hi)
+{
+    if (sh->tid == VW_TID_UNPLACED) {
+        *lo = HTS_POS_MIN;
+        *hi = HTS_POS_MAX;
+        return sam_itr_queryi(idx, HTS_IDX_NOCOOR, 0, 0);
+    }
+    hts_pos_t qbeg = sh->beg, qend = sh->end;
+    *lo = sh->beg;
+    *hi = sh->end;
+    if (sh->beg <= sh->scope_beg) {
+        qbeg = sh->scope_beg;
+        *lo = HTS_POS_MIN;
+    }
+    if (sh->end >= sh->scope_end && sh->scope_end >= sam_hdr_tid2len(w->hdr, sh->tid)) {
+        /* as "samtools view in ctg" does: records placed past the contig end too */
+        qend = HTS_POS_MAX;
+        *hi = HTS_POS_MAX;
+    }
+    return sam_itr_queryi(idx, sh->tid, qbeg, qend);
+}
+
+static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_stats_t *st)
+{
+    vw_worker_t *w = wstate;
+    const vw_opts_t *o = w->o;
+    if (o->header_only)
+        return 0;
+    samFile *fp = ss_reader_file(w->rd, 0);
+    hts_idx_t *idx = ss_reader_index(w->rd, 0);
+    int is_cram = hts_get_format(fp)->format == cram;
+    /* samtools' decoding: MD/NM regenerated as htslib does by default; every field wanted */
+    if (is_cram && (hts_set_opt(fp, CRAM_OPT_DECODE_MD, -1) < 0 ||
+                    hts_set_opt(fp, CRAM_OPT_REQUIRED_FIELDS, INT_MAX) < 0)) {
+        ss_error("%s: cannot set CRAM decoding options", ss_reader_path(w->rd, 0));
+        return -1;
+    }
+    hts_pos_t lo, hi;
+    hts_itr_t *itr = shard_query(w, idx, sh, &lo, &hi);
+    if (!itr) {
+        char where[256];
+        shard_name(w, sh, where, sizeof(where));
+        ss_error("%s: cannot query the index for shard %d (%s); re-index the input with "
+                 "samtools index", ss_reader_path(w->rd, 0), sh->idx, where);
+        return -1;
+    }
+    if (o->fmt == VW_CRAM && vw_cram_begin(w->cram) < 0)
+        goto fail;
+    int r;
+    uint64_t reads = 0, bases = 0;
+    while ((r = sam_itr_next(fp, itr, w->b)) >= 0) {
+        reads++;
+        if (w->b->core.pos < lo)
+            continue;
+        if (w->b->core.pos >= hi)
+            break;
+        if (!keep(o, w->hdr, w->b))
+            continue;
+        if (emit(w, w->b, out) < 0)
+            goto fail;
+        bases += w->b->core.l_qseq;
+    }
+    if (r < -1) {
+        read_error(w, sh, is_cram);
+        goto fail;
+    }
+    hts_itr_destroy(itr);
+    itr = NULL;
+    if (o->fmt == VW_BAM && vw_bgzf_flush(&w->z, out) < 0) {
+        ss_error("shard %d: BGZF compression failed", sh->idx);
+        goto fail;
+    }
+    if (o->fmt == VW_CRAM && vw_cram_end(w->cram, out, sh->idx) < 0)
+        goto fail;
+    if (st) {
+        st->reads += reads;
+        st->bases += bases;
+    }
+    return 0;
+fail:
+    hts_itr_destroy(itr);
+    w->z.len = 0; /* a failed shard's pending bytes must not open the next one */
+    vw_cram_abort(w->cram);
+    return -1;
+}
+
+/* ---- hooks the framework does not have yet ---- */
+
+ss_out_kind_t vw_out_kind(const void *kopts)
+{
+    const vw_opts_t *o = kopts;
+    /* CRAM is raw bytes: header and trailer come from the kernel, no BGZF EOF */
+    return o->fmt == VW_BAM ? SS_OUT_BAM : SS_OUT_TEXT;
+}
+
+int vw_trailer(void *kopts, const ss_job_t *job, kstring_t *out)
+{
+    vw_opts_t *o = kopts;
+    (void)job;
+    if (o->fmt != VW_CRAM)
+        return 0;
+    return kputsn(o->cram.eof.s, o->cram.eof.l, out) < 0 ? -1 : 0;
+}
+
+int vw_finish(void *kopts, const ss_job_t *job, const char *final_path)
+{
+    vw_opts_t *o = kopts;
+    (void)job;
+    if (!o->write_index || !final_path)
+        return 0;
+    /* samtools view --write-index: CSI for BAM, CRAI for CRAM */
+    int min_shift = o->fmt == VW_BAM ? 14 : 0;
+    int r = sam_index_build3(final_path, NULL, min_shift, o->threads > 1 ? o->threads : 1);
+    if (r < 0) {
+        ss_error("%s: the output is complete but indexing it failed (code %d); run samtools "
+                 "index %s", final_path, r, final_path);
+        return -1;
+    }
+    return 0;
+}
+
+const ss_kernel_t ss_kernel_view = {
+    .name = "view",
+    .summary = "print or convert records (SAM/BAM/CRAM), identical to samtools view",
+    /*
+     * The real kind depends on -O (vw_out_kind); until ss_kernel_t can ask
+     * (see the report), TEXT is the kind that adds no framing of its own.
+     */
+    .out_kind = SS_OUT_TEXT,
+    .usage = vw_usage,
+    .parse = vw_parse,
+    .opts_free = opts_free,
+    .prepare = prepare,
+    .header = header,
+    .worker_init = worker_init,
+    .process = process,
+    .worker_destroy = worker_destroy,
+};

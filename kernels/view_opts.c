@@ -1,0 +1,328 @@
+/*
+ * view_opts.c -- `seqshard view` options: samtools view 1.16's names and
+ * rules for the subset we support, plus the framework's common options.
+ *
+ * One deliberate difference: -l is the compression level (as in samtools
+ * sort/merge), not samtools view's --library filter, which we do not offer.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "view.h"
+
+void vw_opts_default(vw_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->fmt = VW_SAM;
+    o->level = -1;
+    pthread_mutex_init(&o->hdr_lock, NULL);
+}
+
+void vw_opts_free(vw_opts_t *o)
+{
+    if (!o)
+        return;
+    free(o->target_path);
+    for (int i = 0; i < o->n_regions; i++)
+        free(o->regions[i]);
+    free(o->regions);
+    free(o->cmdline);
+    free(o->output);
+    ss_bed_destroy(o->targets);
+    if (o->out_hdr)
+        sam_hdr_destroy(o->out_hdr);
+    free(o->cram.head.s);
+    free(o->cram.eof.s);
+    pthread_mutex_destroy(&o->hdr_lock);
+}
+
+void vw_usage(FILE *fp)
+{
+    fprintf(fp,
+            "Usage: seqshard view [options] in.bam|in.cram [region ...]\n"
+            "\n"
+            "Prints or converts records as samtools view 1.16 does (same records, same order),\n"
+            "decoding and encoding genomic shards in parallel. The input must be\n"
+            "coordinate-sorted and indexed. Regions are printed in the order given; a record\n"
+            "overlapping two regions is printed twice, as samtools view does without -M.\n"
+            "\n"
+            "Output options:\n"
+            "  -O, --output-fmt FMT    sam, bam or cram [from the -o extension, else sam]\n"
+            "  -b, --bam               output BAM\n"
+            "  -C, --cram              output CRAM (reference from -T, UR, REF_PATH/REF_CACHE)\n"
+            "  -1, --fast              fast compression (level 1; BAM unless -o names .sam)\n"
+            "  -u, --uncompressed      uncompressed BAM (level 0)\n"
+            "  -l, --level INT         compression level 0-9 for BAM/CRAM [htslib default]\n"
+            "  -h, --with-header       include the header in SAM output\n"
+            "  -H, --header-only       print the header only\n"
+            "      --no-header         print SAM records only [default]\n"
+            "      --no-PG             do not add a @PG line to the header\n"
+            "  -o, --output FILE       write to FILE (created only when the run succeeds)\n"
+            "      --write-index       index the output (BAM: FILE.csi, CRAM: FILE.crai)\n"
+            "\n"
+            "Input options:\n"
+            "  -T, --reference FILE    FASTA (with .fai) for CRAM input or output\n"
+            "\n"
+            "Filters (only output records that...):\n"
+            "  -L, --target-file FILE  ...overlap regions in the BED file\n"
+            "  -q, --min-MQ INT        ...have mapping quality >= INT [0]\n"
+            "  -f, --require-flags FLAG ...have all of the FLAGs set\n"
+            "  -F, --excl-flags FLAG   ...have none of the FLAGs set\n"
+            "      --rf, --incl-flags FLAG ...have any of the FLAGs set\n"
+            "  -G FLAG                 EXCLUDE records with all of the FLAGs set\n"
+            "\n"
+            "Framework options:\n"
+            "  -@, --threads INT       worker threads [all CPUs this process may use]\n"
+            "      --shard-size SIZE   target work per shard in bases of average depth,\n"
+            "                          k/m/g suffixes allowed [%d]\n"
+            "      --report FILE.json  write run statistics (threads, shards, times) as JSON\n"
+            "      --tmp-dir DIR       directory for temporary files\n"
+            "      --quiet             no progress line on stderr\n"
+            "\n"
+            "Not supported (samtools view options): -c, -U, -p, -P, -M, -X, -t, -r, -R, -N, -d,\n"
+            "-D, -m, -e, -s, -x, -B, --library (our -l is the compression level), SAM.gz output.\n",
+            SS_DEFAULT_SHARD_SIZE);
+}
+
+enum { O_NOHEADER = 0x2001, O_NOPG, O_RF, O_WRITE_INDEX, O_REFERENCE };
+
+static const struct option lopts[] = {
+    SS_COMMON_LONG_OPTS,
+    {"output-fmt", required_argument, NULL, 'O'},
+    {"bam", no_argument, NULL, 'b'},
+    {"cram", no_argument, NULL, 'C'},
+    {"fast", no_argument, NULL, '1'},
+    {"uncompressed", no_argument, NULL, 'u'},
+    {"level", required_argument, NULL, 'l'},
+    {"with-header", no_argument, NULL, 'h'},
+    {"header-only", no_argument, NULL, 'H'},
+    {"no-header", no_argument, NULL, O_NOHEADER},
+    {"no-PG", no_argument, NULL, O_NOPG},
+    {"output", required_argument, NULL, 'o'},
+    {"write-index", no_argument, NULL, O_WRITE_INDEX},
+    {"reference", required_argument, NULL, 'T'},
+    {"target-file", required_argument, NULL, 'L'},
+    {"targets-file", required_argument, NULL, 'L'},
+    {"min-MQ", required_argument, NULL, 'q'},
+    {"min-mq", required_argument, NULL, 'q'},
+    {"min-mapq", required_argument, NULL, 'q'},
+    {"require-flags", required_argument, NULL, 'f'},
+    {"excl-flags", required_argument, NULL, 'F'},
+    {"exclude-flags", required_argument, NULL, 'F'},
+    {"rf", required_argument, NULL, O_RF},
+    {"incl-flags", required_argument, NULL, O_RF},
+    {"include-flags", required_argument, NULL, O_RF},
+    {"help", no_argument, NULL, O_REFERENCE + 1},
+    {NULL, 0, NULL, 0}};
+
+static int bad_value(const char *opt, const char *arg, const char *need)
+{
+    fprintf(stderr, "seqshard view: %s '%s': %s; see 'seqshard view --help'\n", opt, arg, need);
+    return -1;
+}
+
+static int int_arg(const char *opt, const char *arg, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    if (errno || end == arg || *end || v < lo || v > hi) {
+        char need[64];
+        snprintf(need, sizeof(need), "need a whole number from %d to %d", lo, hi);
+        return bad_value(opt, arg, need);
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int flag_arg(const char *opt, const char *arg, int *acc)
+{
+    int f = bam_str2flag(arg);
+    if (f < 0)
+        return bad_value(opt, arg, "need a flag number or names such as UNMAP,SECONDARY");
+    *acc |= f; /* repeated options add up, as in samtools */
+    return 0;
+}
+
+static int set_string(char **dst, const char *v)
+{
+    free(*dst);
+    *dst = strdup(v);
+    return *dst ? 0 : -1;
+}
+
+/* -O sam|bam|cram, with an optional ",level=N" as samtools' format options allow. */
+static int format_arg(vw_opts_t *o, const char *arg)
+{
+    size_t n = strcspn(arg, ",");
+    if (n == 3 && !strncasecmp(arg, "sam", 3))
+        o->fmt = VW_SAM;
+    else if (n == 3 && !strncasecmp(arg, "bam", 3))
+        o->fmt = VW_BAM;
+    else if (n == 4 && !strncasecmp(arg, "cram", 4))
+        o->fmt = VW_CRAM;
+    else
+        return bad_value("-O", arg, "need sam, bam or cram");
+    if (arg[n] == '\0')
+        return 0;
+    if (strncmp(arg + n, ",level=", 7) == 0)
+        return int_arg("-O ...,level=", arg + n + 7, 0, 9, &o->level);
+    return bad_value("-O", arg, "the only format option supported is level=N");
+}
+
+/* "seqshard view ..." with control characters blanked, for @PG CL. */
+static char *command_line(int argc, char **argv)
+{
+    kstring_t s = KS_INITIALIZE;
+    kputs("seqshard", &s);
+    for (int i = 0; i < argc; i++) {
+        kputc(' ', &s);
+        kputs(argv[i], &s);
+    }
+    for (size_t i = 0; s.s && i < s.l; i++)
+        if ((unsigned char)s.s[i] < ' ')
+            s.s[i] = ' ';
+    return ks_release(&s);
+}
+
+static int has_ext(const char *path, const char *ext)
+{
+    size_t l = strlen(path), e = strlen(ext);
+    return l > e && strcasecmp(path + l - e, ext) == 0;
+}
+
+/* samtools' rules: -O/-b/-C win; then -1/-u mean BAM unless FILE.sam; then the extension. */
+static int resolve_format(vw_opts_t *o, const ss_common_opts_t *co, int fmt_given, int fast_or_u)
+{
+    const char *out = co->output;
+    if (!fmt_given) {
+        if (out && has_ext(out, ".bam"))
+            o->fmt = VW_BAM;
+        else if (out && has_ext(out, ".cram"))
+            o->fmt = VW_CRAM;
+        else if (fast_or_u && !(out && has_ext(out, ".sam")))
+            o->fmt = VW_BAM;
+        else if (out && (has_ext(out, ".gz") || has_ext(out, ".bgz") || has_ext(out, ".bgzf")))
+            return bad_value("-o", out, "compressed SAM output is not supported; write .sam, "
+                                        ".bam or .cram, or give -O");
+        else
+            o->fmt = VW_SAM;
+    }
+    if (o->write_index && (!out || !strcmp(out, "-")))
+        return bad_value("--write-index", out ? out : "", "needs an output file (-o FILE)");
+    if (o->write_index && o->fmt == VW_SAM)
+        return bad_value("--write-index", out, "only BAM and CRAM output can be indexed; add "
+                                               "-O bam or -O cram");
+    return 0;
+}
+
+/* One option; returns 0, 1 for --help, or -1 after a message. */
+static int apply(vw_opts_t *o, ss_common_opts_t *co, int c, const char *arg, int *fmt_given,
+                 int *fast_or_u)
+{
+    switch (c) {
+    case 'O': *fmt_given = 1; return format_arg(o, arg);
+    case 'b': *fmt_given = 1; o->fmt = VW_BAM; return 0;
+    case 'C': *fmt_given = 1; o->fmt = VW_CRAM; return 0;
+    case '1': *fast_or_u = 1; o->level = 1; return 0;
+    case 'u': *fast_or_u = 1; o->level = 0; return 0;
+    case 'l': return int_arg("-l", arg, 0, 9, &o->level);
+    case 'h': o->with_header = 1; return 0;
+    case 'H': o->header_only = 1; return 0;
+    case O_NOHEADER: o->with_header = o->header_only = 0; return 0;
+    case O_NOPG: o->no_pg = 1; return 0;
+    case 'o': return set_string(&co->output, arg);
+    case O_WRITE_INDEX: o->write_index = 1; return 0;
+    case 'T': return set_string(&co->reference, arg);
+    case 'L': return set_string(&o->target_path, arg);
+    case 'q': return int_arg("-q", arg, 0, INT_MAX, &o->min_mapq);
+    case 'f': return flag_arg("-f", arg, &o->flag_on);
+    case 'F': return flag_arg("-F", arg, &o->flag_off);
+    case O_RF: return flag_arg("--rf", arg, &o->flag_anyon);
+    case 'G': return flag_arg("-G", arg, &o->flag_alloff);
+    case O_REFERENCE + 1: return 1;
+    default:
+        fprintf(stderr, "seqshard view: unsupported option; see 'seqshard view --help'\n");
+        return -1;
+    }
+}
+
+/* Positional arguments: the input, then regions in order. */
+static int positionals(vw_opts_t *o, ss_common_opts_t *co, int argc, char **argv, int first)
+{
+    if (first >= argc) {
+        fprintf(stderr, "seqshard view: no input file; see 'seqshard view --help'\n");
+        return -1;
+    }
+    if (ss_common_add_input(co, argv[first]) < 0)
+        return -1;
+    o->n_regions = argc - first - 1;
+    if (o->n_regions > 0 && !(o->regions = calloc(o->n_regions, sizeof(*o->regions))))
+        return -1;
+    for (int i = 0; i < o->n_regions; i++)
+        if (!(o->regions[i] = strdup(argv[first + 1 + i])))
+            return -1;
+    /*
+     * Until the planner takes an ordered region list (see the kernel's
+     * report), one region goes through the framework's -r.
+     */
+    if (o->n_regions == 1 && set_string(&co->region, o->regions[0]) < 0)
+        return -1;
+    if (o->n_regions > 1) {
+        fprintf(stderr, "seqshard view: more than one region is not supported yet; run one "
+                        "region per command\n");
+        return -1;
+    }
+    return 0;
+}
+
+int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
+{
+    vw_opts_t *o = malloc(sizeof(*o));
+    if (!o)
+        return SS_EXIT_USAGE;
+    vw_opts_default(o);
+    *kopts = o;
+    int c, fmt_given = 0, fast_or_u = 0;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":O:bC1ul:hHo:T:L:q:f:F:G:@:", lopts, NULL)) >= 0) {
+        const char *bad = argv[optind - 1];
+        if (c == '?' || c == ':') {
+            fprintf(stderr, "seqshard view: %s '%s'; see 'seqshard view --help'\n",
+                    c == ':' ? "option needs a value:" : "unknown or unsupported option", bad);
+            return SS_EXIT_USAGE;
+        }
+        int common = ss_common_opt(c, optarg, co);
+        if (common < 0)
+            return SS_EXIT_USAGE;
+        if (common > 0)
+            continue;
+        int r = apply(o, co, c, optarg, &fmt_given, &fast_or_u);
+        if (r < 0)
+            return SS_EXIT_USAGE;
+        if (r == 1) {
+            vw_usage(stdout);
+            return -1;
+        }
+    }
+    if (positionals(o, co, argc, argv, optind) < 0 ||
+        resolve_format(o, co, fmt_given, fast_or_u) < 0)
+        return SS_EXIT_USAGE;
+    if (!(o->cmdline = command_line(argc, argv)) ||
+        (co->output && !(o->output = strdup(co->output))))
+        return SS_EXIT_USAGE;
+    o->threads = co->threads;
+    /*
+     * Every contig may hold records (unmapped ones placed beside their mates
+     * count too, and a CRAM index keeps no per-contig counts): plan them all.
+     */
+    co->all_contigs = 1;
+    return 0;
+}

@@ -1,0 +1,288 @@
+#!/usr/bin/env bash
+# slurm_jobs.sh -- the scripts in slurm/ on a real (single-node) Slurm cluster.
+#
+# Starts munged + slurmctld + slurmd with scripts/slurm-cluster.sh, submits
+#   slurm/seqshard.sbatch         (srun --mpi=pmix)
+#   slurm/seqshard-mpirun.sbatch  (mpirun)
+#   slurm/seqshard-array.sbatch   (a 3-sample array, one sample missing, plus the
+#                                  summary job scripts/slurm-array-summary.sh)
+#   slurm/seqshard.sbatch         on a missing input (must fail)
+# with a time limit each, waits for them (at most SS_SLURM_WAIT seconds, default 180),
+# and checks: outputs byte-identical to a single-process `seqshard pileup` and to
+# `samtools mpileup`; reports beside the outputs; node-local scratch left empty; the
+# failing job and task have a non-zero exit code and their logs say why; the summary
+# names the failed task. The daemons are stopped in every outcome (trap).
+#
+# Jobs run 2 MPI ranks when `srun --mpi=pmix -n 2 seqshard --version` works and reports
+# MPI, otherwise 1 (a build without MPI). On a machine with fewer sockets than ranks the
+# ranks share a socket (--ntasks-per-socket overridden); each gets CPUs/ranks CPUs.
+#
+# Needs root and Debian's slurmctld slurmd slurm-client munge (scripts/install-deps.sh
+# --test installs them). Missing and not installable: prints "SKIP: ..." and exits 0.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+SLURM_PKGS="slurmctld slurmd slurm-client munge"
+SS_SLURM_WAIT=${SS_SLURM_WAIT:-180}
+
+have_slurm() {
+    local t
+    for t in munged munge slurmctld slurmd sbatch srun squeue scontrol sinfo scancel; do
+        command -v "$t" >/dev/null 2>&1 || return 1
+    done
+}
+
+# ---- packages: install when missing (root), SKIP only when that is impossible -------
+if ! have_slurm; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "slurm_jobs: installing $SLURM_PKGS (apt-get, --no-install-recommends)"
+        export DEBIAN_FRONTEND=noninteractive
+        timeout 300 apt-get install -y -q --no-install-recommends $SLURM_PKGS \
+            </dev/null >/dev/null 2>&1 \
+            || { timeout 300 apt-get update -q </dev/null >/dev/null 2>&1 \
+                && timeout 300 apt-get install -y -q --no-install-recommends $SLURM_PKGS \
+                    </dev/null >/dev/null 2>&1; }
+    fi
+    if ! have_slurm; then
+        echo "SKIP: Slurm is not installed and could not be installed" \
+            "(apt-get install --no-install-recommends $SLURM_PKGS, as root)"
+        exit 0
+    fi
+fi
+if [ "$(id -u)" != 0 ]; then
+    echo "SKIP: starting munged/slurmctld/slurmd needs root (Slurm packages are installed)"
+    exit 0
+fi
+
+ss_setup
+CLUSTER=$SS_SRC/scripts/slurm-cluster.sh
+SLURM_DIR_SRC=$SS_SRC/slurm
+
+# Our cluster only: no variables from a Slurm job this test may itself be running in.
+while read -r v; do unset "$v"; done < <(compgen -e | grep -E '^(SLURM|SBATCH|SRUN|SALLOC)_')
+export SS_SLURM_DIR=${SS_SLURM_DIR:-/tmp/seqshard-slurm-test}
+eval "$("$CLUSTER" env)"
+export SEQSHARD
+# mpirun as root, and more ranks than cores (ctest sets these; a run by hand may not).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+
+cleanup() {
+    local rc=$?
+    # Every outcome: jobs cancelled, daemons stopped, state removed.
+    [ "$ss_failed" != 0 ] && [ -d "$SS_SLURM_DIR" ] && cp "$SS_SLURM_DIR"/*.log "$SS_WORK/" 2>/dev/null
+    "$CLUSTER" stop
+    if [ "$ss_failed" = 0 ] && [ "$rc" = 0 ]; then
+        rm -rf "$SS_WORK"
+    else
+        echo "(kept $SS_WORK: job logs, outputs and the daemons' logs)"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+cd "$SS_WORK" || exit 1
+mkdir -p scratch
+T_START=$SECONDS
+if ! timeout 60 "$CLUSTER" start; then
+    ss_bad "cluster start" "scripts/slurm-cluster.sh start failed (messages above)"
+    ss_summary
+    exit 1
+fi
+T_UP=$SECONDS
+ss_ok "cluster start"
+
+# squeue/scontrol/sbatch, never for long.
+sq() { timeout 30 "$@"; }
+
+# ---- shape: ranks, CPUs per rank, sockets --------------------------------------------
+read -r node_cpus node_sockets < <(sq sinfo -h -N -o '%c %X' | head -1)
+ntasks=1
+probe=$(sq srun --mpi=pmix -n 2 -t 1 "$SEQSHARD" --version 2>&1)
+probe_rc=$?
+if [ $probe_rc = 0 ] && printf '%s\n' "$probe" | grep -i 'mpi' \
+    | grep -qviE 'no mpi|without mpi|mpi: *(no|none|off|disabled)'; then
+    ntasks=2
+else
+    echo "note: jobs run 1 task: 'srun --mpi=pmix -n 2 seqshard --version' gave status" \
+        "$probe_rc and no MPI support: $(printf '%s' "$probe" | head -2 | tr '\n' ' ')"
+fi
+cpus=$((node_cpus / ntasks))
+[ "$cpus" -ge 1 ] || cpus=1
+shape=(-t 3 --ntasks-per-node="$ntasks" --cpus-per-task="$cpus")
+# More ranks than sockets (a 1-socket test machine): let them share one.
+[ "$node_sockets" -lt "$ntasks" ] && shape+=(--ntasks-per-socket="$ntasks")
+echo "slurm_jobs: node with $node_cpus CPUs, $node_sockets socket(s): jobs run" \
+    "$ntasks rank(s) x $cpus CPU(s)"
+
+# ---- expected output -----------------------------------------------------------------
+ARGS=(-f "$REF" --shard-size 50k)
+"$SAMTOOLS" mpileup -f "$REF" "$TD/s1.bam" >exp.s1 2>/dev/null
+"$SAMTOOLS" mpileup -f "$REF" "$TD/s2.bam" >exp.s2 2>/dev/null
+ss_run_seqshard single.s1 single.err pileup "${ARGS[@]}" --quiet "$TD/s1.bam"
+if [ "$ss_rc" != 0 ]; then
+    ss_bad "single-process run" "seqshard pileup failed outside Slurm (status $ss_rc)" \
+        "$(head -3 single.err)"
+elif ! cmp -s exp.s1 single.s1; then
+    ss_bad "single-process run" "differs from samtools mpileup outside Slurm"
+    ss_show_diff exp.s1 single.s1
+else
+    ss_ok "single-process run"
+fi
+
+# ---- no cluster needed: usage errors of the scripts ----------------------------------
+out=$(bash "$SLURM_DIR_SRC/seqshard.sbatch" pileup "$TD/s1.bam" 2>&1)
+rc=$?
+if [ $rc = 2 ] && printf '%s' "$out" | grep -q -- '-o FILE'; then
+    ss_ok "sbatch script refuses a run without -o"
+else
+    ss_bad "sbatch script refuses a run without -o" "status $rc, said: $out"
+fi
+
+# ---- submit --------------------------------------------------------------------------
+submit() { # name sbatch-args...
+    local name=$1 id
+    shift
+    if ! id=$(sq sbatch --parsable "$@" 2>sbatch.err); then
+        ss_bad "submit $name" "sbatch refused it: $(cat sbatch.err)" "sbatch $(ss_quote "$@")"
+        echo ""
+        return 1
+    fi
+    echo "${id%%;*}"
+}
+# TMPDIR in the jobs' environment: the scripts must put seqshard's scratch there.
+j_srun=$(TMPDIR=$SS_WORK/scratch submit srun "${shape[@]}" -J ss-srun \
+    "$SLURM_DIR_SRC/seqshard.sbatch" pileup "${ARGS[@]}" -o out.srun "$TD/s1.bam")
+j_mpirun=$(TMPDIR=$SS_WORK/scratch submit mpirun "${shape[@]}" -J ss-mpirun \
+    "$SLURM_DIR_SRC/seqshard-mpirun.sbatch" pileup "${ARGS[@]}" -o out.mpirun "$TD/s1.bam")
+j_fail=$(submit failing "${shape[@]}" -J ss-fail \
+    "$SLURM_DIR_SRC/seqshard.sbatch" pileup "${ARGS[@]}" -o out.fail "$SS_WORK/missing.bam")
+printf '%s\t%s\n' "$TD/s1.bam" arr.s1 "$TD/s2.bam" arr.s2 "$SS_WORK/absent.bam" arr.absent \
+    >samples.txt
+sed -i '1i # sample sheet of the test: blank lines and comments do not count\n' samples.txt
+arr_out=$(SEQSHARD_SBATCH_ARGS="-t 3 -c 1" SEQSHARD_ARGS="--shard-size 50k" \
+    timeout 60 bash "$SLURM_DIR_SRC/seqshard-array.sbatch" --submit samples.txt -f "$REF" 2>&1)
+arr_rc=$?
+j_arr=$(printf '%s' "$arr_out" | sed -n 's/^array job \([0-9]*\) .*/\1/p')
+j_sum=$(printf '%s' "$arr_out" | sed -n 's/.*summary job \([0-9]*\) .*/\1/p')
+if [ $arr_rc != 0 ] || [ -z "$j_arr" ] || [ -z "$j_sum" ]; then
+    ss_bad "submit array" "seqshard-array.sbatch --submit failed (status $arr_rc): $arr_out"
+fi
+jobs=$(printf '%s ' $j_srun $j_mpirun $j_fail $j_arr $j_sum)
+echo "slurm_jobs: submitted jobs $jobs"
+
+# ---- wait, bounded -------------------------------------------------------------------
+deadline=$((SECONDS + SS_SLURM_WAIT))
+waiting=$jobs
+while [ -n "${waiting// /}" ]; do
+    # shellcheck disable=SC2086
+    waiting=$(sq squeue -h -t PD,R,CG,S,CF -j "$(echo $jobs | tr ' ' ',')" -o %A 2>/dev/null \
+        | sort -u | tr '\n' ' ')
+    [ -z "${waiting// /}" ] && break
+    if [ $SECONDS -ge $deadline ]; then
+        ss_bad "jobs finish in time" "still queued or running after ${SS_SLURM_WAIT}s: $waiting" \
+            "$(sq squeue -l 2>&1 | head -12)"
+        # shellcheck disable=SC2086
+        sq scancel $jobs >/dev/null 2>&1
+        break
+    fi
+    sleep 0.5
+done
+T_DONE=$SECONDS
+[ $SECONDS -lt $deadline ] && ss_ok "jobs finish in time"
+
+# "State ExitCode" of a job (or array task, 123_4) from slurmctld (no slurmdbd here).
+job_end() {
+    sq scontrol show job "$1" 2>/dev/null | tr ' ' '\n' \
+        | awk -F= '$1=="JobState"{s=$2} $1=="ExitCode"{e=$2} END{print s, e}'
+}
+
+# check_ok NAME JOBID OUTPUT EXPECTED LOG
+check_ok() {
+    local name=$1 id=$2 out=$3 exp=$4 log=$5 end
+    [ -n "$id" ] || return 0
+    end=$(job_end "$id")
+    if [ "$end" != "COMPLETED 0:0" ]; then
+        ss_bad "$name" "job $id ended as '$end', expected 'COMPLETED 0:0'" \
+            "log $log:" "$(tail -n 8 "$log" 2>/dev/null)"
+    elif ! cmp -s "$exp" "$out"; then
+        ss_bad "$name" "output $out differs from $exp" "log $log:" "$(tail -n 5 "$log")"
+        ss_show_diff "$exp" "$out"
+    elif [ ! -s "$out.report.json" ]; then
+        ss_bad "$name" "no report beside the output ($out.report.json)" \
+            "$(grep running "$log")"
+    else
+        ss_ok "$name"
+    fi
+}
+check_ok "srun job = samtools" "$j_srun" out.srun exp.s1 "ss-srun-$j_srun.log"
+check_ok "mpirun job = samtools" "$j_mpirun" out.mpirun exp.s1 "ss-mpirun-$j_mpirun.log"
+if [ -n "$j_srun" ] && [ -f out.srun ] && ! cmp -s single.s1 out.srun; then
+    ss_bad "srun job = single-process run" "out.srun differs from single.s1"
+else
+    ss_ok "srun job = single-process run"
+fi
+if [ -n "$j_srun" ] && grep -q -- "--tmp-dir $SS_WORK/scratch" "ss-srun-$j_srun.log" \
+    && [ -z "$(ls -A scratch)" ]; then
+    ss_ok "scratch on TMPDIR, left empty"
+else
+    ss_bad "scratch on TMPDIR, left empty" "launch line: $(grep running "ss-srun-$j_srun.log")" \
+        "left in scratch: $(ls -A scratch | head -5 | tr '\n' ' ')"
+fi
+
+# The failing job: non-zero exit code, and the log names the missing file.
+if [ -n "$j_fail" ]; then
+    end=$(job_end "$j_fail")
+    log=ss-fail-$j_fail.log
+    if [ "${end#FAILED }" = "$end" ] || [ "${end##* }" = "0:0" ]; then
+        ss_bad "failing job fails" "job $j_fail ended as '$end'" "$(tail -n 5 "$log")"
+    elif ! grep -q '^seqshard.*missing\.bam' "$log" || ! grep -q 'FAILED with exit status' "$log"
+    then
+        ss_bad "failing job's log says why" "no seqshard line naming missing.bam in $log" \
+            "$(tail -n 6 "$log")"
+    elif [ -e out.fail ]; then
+        ss_bad "failing job fails" "left an output file out.fail"
+    else
+        ss_ok "failing job fails (${end#FAILED }), log says why"
+    fi
+fi
+
+# The array: tasks 1 and 2 right, task 3 failed with a reason, the summary says so.
+if [ -n "$j_arr" ]; then
+    check_ok "array task 1 = samtools" "${j_arr}_1" arr.s1 exp.s1 "seqshard-array-${j_arr}_1.log"
+    check_ok "array task 2 = samtools" "${j_arr}_2" arr.s2 exp.s2 "seqshard-array-${j_arr}_2.log"
+    end=$(job_end "${j_arr}_3")
+    st=samples.txt.status/task-3.status
+    if [ "${end#FAILED }" = "$end" ] || [ "${end##* }" = "0:0" ]; then
+        ss_bad "array task 3 fails" "ended as '$end'" \
+            "$(tail -n 5 "seqshard-array-${j_arr}_3.log" 2>/dev/null)"
+    elif ! grep -q '^state=failed' "$st" 2>/dev/null || ! grep -q '^why=.*absent\.bam' "$st"; then
+        ss_bad "array task 3 fails" "status file $st lacks state=failed / why naming absent.bam" \
+            "$(cat "$st" 2>/dev/null)"
+    else
+        ss_ok "array task 3 fails (${end#FAILED }), status says why"
+    fi
+    end=$(job_end "$j_sum")
+    slog=seqshard-summary-$j_arr.log
+    if [ "$end" != "FAILED 1:0" ]; then
+        ss_bad "array summary job" "ended as '$end', expected 'FAILED 1:0'" "$(cat "$slog")"
+    elif ! grep -q '^task 3 .*absent\.bam' "$slog" || ! grep -q '1 failed or missing' "$slog" \
+        || grep -q '^task [12] ' "$slog" || ! grep -q -- '--array=3 ' "$slog"; then
+        ss_bad "array summary job" "does not list exactly task 3 as failed" "$(cat "$slog")"
+    else
+        ss_ok "array summary job lists the failed task"
+    fi
+fi
+
+T_STOP0=$SECONDS
+trap - EXIT
+cleanup_rc=0
+"$CLUSTER" stop || cleanup_rc=1
+T_END=$SECONDS
+if [ $cleanup_rc = 0 ] && [ ! -e "$SS_SLURM_DIR" ]; then ss_ok "cluster stop"; else
+    ss_bad "cluster stop" "scripts/slurm-cluster.sh stop failed or left $SS_SLURM_DIR"; fi
+echo "slurm_jobs: cluster up in $((T_UP - T_START)) s, jobs done in $((T_DONE - T_UP)) s," \
+    "stopped in $((T_END - T_STOP0)) s"
+if [ "$ss_failed" = 0 ]; then rm -rf "$SS_WORK"; else echo "(kept $SS_WORK)"; fi
+ss_summary
+exit $?

@@ -1,0 +1,191 @@
+/*
+ * test_reader.c -- per-worker readers and the descriptor budget: readers
+ * within the budget hold their files, the others open per shard, and no
+ * descriptor leaks over 1000 begin/end cycles. Also the reference cache and
+ * index estimates.
+ */
+#include <dirent.h>
+
+#include "../framework/ss_framework.h"
+#include "../io/ss_io.h"
+#include "ss_testutil.h"
+
+static char bam1[256], bam2[256], fasta[256];
+
+static int count_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n - 1; /* the DIR's own descriptor */
+}
+
+static int setup(void)
+{
+    const char *names[] = { "c1", "c2" };
+    hts_pos_t lens[] = { 100000, 50000 };
+    ss_test_read_t reads[400];
+    for (int i = 0; i < 400; i++)
+        reads[i] = (ss_test_read_t){ .tid = i % 4 == 0, .pos = (i * 211) % 49000, .len = 100 };
+    snprintf(bam1, sizeof(bam1), "%s", ss_test_path("rd", ".bam"));
+    snprintf(bam2, sizeof(bam2), "%s", ss_test_path("rd", ".bam"));
+    if (ss_test_write_bam(bam1, 2, names, lens, reads, 400, 0) < 0 ||
+        ss_test_write_bam(bam2, 2, names, lens, reads, 200, 1) < 0)
+        return -1;
+    snprintf(fasta, sizeof(fasta), "%s", ss_test_path("rd", ".fa"));
+    FILE *fp = fopen(fasta, "w");
+    if (!fp)
+        return -1;
+    fprintf(fp, ">c1 desc\nACGTacgtNN\nAC\n>c2\nGGGG\n");
+    fclose(fp);
+    return fai_build(fasta);
+}
+
+static int teardown(void)
+{
+    char p[300];
+    const char *files[] = { bam1, bam2, fasta };
+    const char *ext[] = { "", ".bai", ".csi", ".fai" };
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++) {
+            snprintf(p, sizeof(p), "%s%s", files[i], ext[j]);
+            unlink(p);
+        }
+    return 0;
+}
+
+static void test_budget_and_leaks(void)
+{
+    char *paths[] = { bam1, bam2 };
+    ss_io_inputs_t in = { .paths = paths, .n = 2, .reference = NULL };
+    setenv("SEQSHARD_MAX_OPEN_FILES", "3", 1);
+    SS_EQ(ss_io_budget_init(), 3);
+    int base = count_fds();
+    CU_ASSERT_FATAL(base > 0);
+
+    ss_reader_t *a = ss_reader_init(&in), *b = ss_reader_init(&in);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    SS_EQ(count_fds(), base); /* nothing opens before the first begin */
+    SS_EQ_FATAL(ss_reader_begin(a), 0);
+    SS_EQ(ss_reader_holds(a), 1);
+    SS_EQ(ss_io_budget_used(), 2);
+    ss_reader_end(a);
+    SS_EQ(count_fds(), base + 2); /* held across shards */
+
+    SS_EQ_FATAL(ss_reader_begin(b), 0);
+    SS_EQ(ss_reader_holds(b), 0); /* 2 more would exceed 3 */
+    SS_EQ(ss_io_budget_used(), 2);
+    CU_ASSERT_PTR_NOT_NULL(ss_reader_file(b, 1));
+    CU_ASSERT_PTR_NOT_NULL(ss_reader_header(b, 1));
+    CU_ASSERT_PTR_NOT_NULL(ss_reader_index(b, 1));
+    ss_reader_end(b);
+    SS_EQ(count_fds(), base + 2);
+    CU_ASSERT_PTR_NULL(ss_reader_file(b, 0));
+
+    bam1_t *rec = bam_init1();
+    for (int i = 0; i < 1000; i++) {
+        ss_reader_t *r = i % 2 ? a : b;
+        if (ss_reader_begin(r) != 0) {
+            SS_EQ_FATAL(ss_reader_begin(r), 0);
+        }
+        /* read a record through the index, as a kernel does */
+        hts_itr_t *it = sam_itr_queryi(ss_reader_index(r, 0), 0, 0, 5000);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(it);
+        CU_ASSERT(sam_itr_next(ss_reader_file(r, 0), it, rec) >= 0);
+        hts_itr_destroy(it);
+        ss_reader_end(r);
+    }
+    bam_destroy1(rec);
+    SS_EQ(count_fds(), base + 2);
+    SS_EQ(ss_reader_opens(a), 1);
+    SS_EQ(ss_reader_opens(b), 501);
+    SS_EQ(ss_reader_n(a), 2);
+    CU_ASSERT_STRING_EQUAL(ss_reader_path(a, 1), bam2);
+    ss_reader_destroy(a);
+    ss_reader_destroy(b);
+    ss_reader_destroy(NULL);
+    SS_EQ(count_fds(), base);
+    SS_EQ(ss_io_budget_used(), 0);
+    unsetenv("SEQSHARD_MAX_OPEN_FILES");
+}
+
+static void test_reader_missing_file(void)
+{
+    char *paths[] = { bam1, "/nonexistent/gone.bam" };
+    ss_io_inputs_t in = { .paths = paths, .n = 2, .reference = NULL };
+    ss_io_budget_init();
+    int base = count_fds();
+    ss_reader_t *r = ss_reader_init(&in);
+    ss_error_reset();
+    SS_EQ(ss_reader_begin(r), -1);
+    SS_CONTAINS(ss_error_message(), "/nonexistent/gone.bam: cannot open");
+    SS_EQ(count_fds(), base); /* the first file was closed again */
+    ss_reader_destroy(r);
+    ss_error_reset();
+}
+
+static void test_ref_cache(void)
+{
+    ss_ref_t *none = ss_ref_init(NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(none);
+    hts_pos_t len = 7;
+    CU_ASSERT_PTR_NULL(ss_ref_get(none, 0, "c1", &len));
+    SS_EQ(len, 0);
+    ss_ref_destroy(none);
+
+    ss_ref_t *r = ss_ref_init(fasta);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    const char *s = ss_ref_get(r, 0, "c1", &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    SS_EQ(len, 12);
+    CU_ASSERT_NSTRING_EQUAL(s, "ACGTacgtNNAC", 12); /* case kept */
+    const char *s2 = ss_ref_get(r, 1, "c2", &len);
+    SS_EQ(len, 4);
+    CU_ASSERT_PTR_EQUAL(ss_ref_get(r, 0, "c1", &len), s); /* two contigs kept */
+    CU_ASSERT_PTR_EQUAL(ss_ref_get(r, 1, "c2", &len), s2);
+    CU_ASSERT_PTR_NULL(ss_ref_get(r, 7, "nope", &len)); /* missing contig: no reference */
+    SS_EQ(len, 0);
+    ss_ref_destroy(r);
+    ss_ref_destroy(NULL);
+}
+
+static void test_estimate(void)
+{
+    samFile *fp = sam_open(bam1, "r");
+    sam_hdr_t *h = sam_hdr_read(fp);
+    hts_idx_t *idx = sam_index_load(fp, bam1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(idx);
+    int64_t all = ss_io_estimate(idx, fp, h, 0, 0, 100000);
+    int64_t none = ss_io_estimate(idx, fp, h, 0, 60000, 100000); /* reads end before 49100 */
+    int64_t c2 = ss_io_estimate(idx, fp, h, 1, 0, 50000);
+    CU_ASSERT(all > 0);
+    SS_EQ(none, 0);
+    CU_ASSERT(c2 > 0);
+    SS_LE(c2, all); /* c2 holds a third as many reads as c1 */
+    SS_EQ(ss_io_estimate(idx, fp, h, 5, 0, 10), -1);
+    SS_EQ(ss_io_estimate(NULL, fp, h, 0, 0, 10), -1);
+    SS_EQ(ss_io_estimate(idx, fp, h, 0, 10, 10), 0);
+    hts_idx_destroy(idx);
+    sam_hdr_destroy(h);
+    sam_close(fp);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("reader", setup, teardown);
+    if (!s || !CU_add_test(s, "budget_and_leaks", test_budget_and_leaks) ||
+        !CU_add_test(s, "missing_file", test_reader_missing_file) ||
+        !CU_add_test(s, "ref_cache", test_ref_cache) ||
+        !CU_add_test(s, "estimate", test_estimate))
+        return 1;
+    return ss_test_run();
+}
