@@ -21,23 +21,6 @@ static inline char ref_base(const char *ref, hts_pos_t ref_len, hts_pos_t pos)
     return (ref && pos < ref_len) ? ref[pos] : 'N';
 }
 
-/* The read's own base (or match dot/comma), with strand case. */
-static void put_base(kstring_t *out, const bam_pileup1_t *p, hts_pos_t pos, const char *ref,
-                     hts_pos_t ref_len)
-{
-    int rev = bam_is_rev(p->b);
-    int c = p->qpos < p->b->core.l_qseq ? seq_nt16_str[bam_seqi(bam_get_seq(p->b), p->qpos)]
-                                        : 'N';
-    int match = (c == '=');
-    if (!match && ref)
-        match = seq_nt16_table[c] == seq_nt16_table[(unsigned char)ref_base(ref, ref_len, pos)];
-    if (match)
-        c = rev ? ',' : '.';
-    else
-        c = rev ? tolower(c) : toupper(c);
-    kputc_(c, out);
-}
-
 static int put_insertion(kstring_t *out, const bam_pileup1_t *p, const pl_opts_t *o,
                          kstring_t *ins, int *del_len)
 {
@@ -78,31 +61,6 @@ static void put_deletion(kstring_t *out, const bam_pileup1_t *p, const pl_opts_t
         int c = (ref && (int)pos + j < ref_len) ? ref[pos + j] : 'N';
         kputc_(rev ? tolower(c) : toupper(c), out);
     }
-}
-
-/* The bases column entry for one read. */
-static int put_read(kstring_t *out, const bam_pileup1_t *p, const pl_opts_t *o, hts_pos_t pos,
-                    const char *ref, hts_pos_t ref_len, kstring_t *ins)
-{
-    if (!o->no_ends && p->is_head) {
-        kputc_('^', out);
-        kputc_(p->b->core.qual > 93 ? 126 : p->b->core.qual + 33, out);
-    }
-    if (!p->is_del)
-        put_base(out, p, pos, ref, ref_len);
-    else if (p->is_refskip)
-        kputc_(bam_is_rev(p->b) ? '<' : '>', out);
-    else
-        kputc_((bam_is_rev(p->b) && o->rev_del) ? '#' : '*', out);
-
-    int del_len = -p->indel;
-    if (p->indel > 0 && put_insertion(out, p, o, ins, &del_len) < 0)
-        return -1;
-    if (del_len > 0)
-        put_deletion(out, p, o, pos, ref, ref_len, del_len);
-    if (!o->no_ends && p->is_tail)
-        kputc_('$', out);
-    return 0;
 }
 
 static void put_column_value(kstring_t *out, int col, const bam_pileup1_t *p,
@@ -194,6 +152,68 @@ static void put_stars(kstring_t *out, const pl_opts_t *o)
         kputsn_("\t*", 2, out);
 }
 
+/* The read's base as samtools prints it, from 4-bit codes: '=' never mismatches. */
+static const char fwd_base[16] = "=ACMGRSVTWYHKDBN";
+static const char rev_base[16] = "=acmgrsvtwyhkdbn";
+
+/* Room for n reads' fixed part (^Q, base, $) plus separators. */
+static inline char *reserve(kstring_t *out, size_t n)
+{
+    if (ks_resize(out, out->l + 16 + 4 * n) < 0)
+        return NULL;
+    return out->s + out->l;
+}
+
+/*
+ * The bases column. The common case (no indel) is written through a raw
+ * pointer into reserved space: this loop is most of the kernel's own time.
+ */
+static int put_bases(kstring_t *out, const pl_opts_t *o, hts_pos_t pos, const char *ref,
+                     hts_pos_t ref_len, int n_plp, const bam_pileup1_t *plp, kstring_t *ins)
+{
+    /* samtools compares nt16 codes; without a reference only '=' matches */
+    int rb = ref ? seq_nt16_table[(unsigned char)ref_base(ref, ref_len, pos)] : -1;
+    char *s = reserve(out, (size_t)n_plp);
+    if (!s)
+        return -1;
+    for (int j = 0; j < n_plp; ++j) {
+        const bam_pileup1_t *p = plp + j;
+        if (base_qual(p) < o->min_baseq)
+            continue;
+        const bam1_t *b = p->b;
+        int rev = bam_is_rev(b);
+        if (!o->no_ends && p->is_head) {
+            *s++ = '^';
+            *s++ = (char)(b->core.qual > 93 ? 126 : b->core.qual + 33);
+        }
+        if (!p->is_del) {
+            int code = p->qpos < b->core.l_qseq ? bam_seqi(bam_get_seq(b), p->qpos) : 15;
+            if (code == 0 || code == rb)
+                *s++ = rev ? ',' : '.';
+            else
+                *s++ = rev ? rev_base[code] : fwd_base[code];
+        } else if (p->is_refskip) {
+            *s++ = rev ? '<' : '>';
+        } else {
+            *s++ = (rev && o->rev_del) ? '#' : '*';
+        }
+        if (p->indel != 0) {
+            out->l = (size_t)(s - out->s);
+            int del_len = -p->indel;
+            if (p->indel > 0 && put_insertion(out, p, o, ins, &del_len) < 0)
+                return -1;
+            if (del_len > 0)
+                put_deletion(out, p, o, pos, ref, ref_len, del_len);
+            if (!(s = reserve(out, (size_t)(n_plp - j))))
+                return -1;
+        }
+        if (!o->no_ends && p->is_tail)
+            *s++ = '$';
+    }
+    out->l = (size_t)(s - out->s);
+    return 0;
+}
+
 static int put_file(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h, hts_pos_t pos,
                     const char *ref, hts_pos_t ref_len, int n_plp, const bam_pileup1_t *plp,
                     kstring_t *ins)
@@ -210,19 +230,22 @@ static int put_file(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h, hts_
         put_stars(out, o);
         return 0;
     }
-    for (j = 0; j < n_plp; ++j)
-        if (base_qual(plp + j) >= o->min_baseq && put_read(out, plp + j, o, pos, ref, ref_len, ins) < 0)
-            return -1;
+    if (put_bases(out, o, pos, ref, ref_len, n_plp, plp, ins) < 0)
+        return -1;
+    char *s = reserve(out, (size_t)n_plp);
+    if (!s)
+        return -1;
     if (!cnt)
-        kputc_('*', out);
-    kputc_('\t', out);
+        *s++ = '*';
+    *s++ = '\t';
     for (j = 0; j < n_plp; ++j) {
         int q = base_qual(plp + j);
         if (q >= o->min_baseq)
-            kputc_(q + 33 < 126 ? q + 33 : 126, out);
+            *s++ = (char)(q + 33 < 126 ? q + 33 : 126);
     }
     if (!cnt)
-        kputc_('*', out);
+        *s++ = '*';
+    out->l = (size_t)(s - out->s);
     for (int k = 0; k < PL_N_COLS; k++) {
         int col = col_order[k];
         if (!(o->cols & col))

@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <htslib/faidx.h>
-
 #include "view.h"
 
 typedef struct {
@@ -27,6 +25,7 @@ typedef struct {
     kstring_t line;          /* one SAM line / one BAM record */
     vw_bgzf_t z;             /* BAM block being filled */
     vw_cram_writer_t *cram;
+    const char *reference;   /* -T, or NULL */
 } vw_worker_t;
 
 static void opts_free(void *kopts)
@@ -46,61 +45,6 @@ static int input_is_cram(const char *path)
     return is_cram;
 }
 
-/*
- * htslib 1.16 fetches references it cannot find locally from the EBI server
- * when REF_PATH is unset. We never fetch silently: look only in htslib's
- * default local cache instead (what it would consult before the server).
- */
-static void no_network_references(void)
-{
-    if (getenv("REF_PATH"))
-        return;
-    const char *base = getenv("XDG_CACHE_HOME"), *sub = "";
-    if (!base || !*base) {
-        base = getenv("HOME");
-        sub = "/.cache";
-    }
-    if (!base || !*base) {
-        base = "/tmp";
-        sub = "";
-    }
-    kstring_t p = KS_INITIALIZE;
-    if (ksprintf(&p, "%s%s/hts-ref/%%2s/%%2s/%%s", base, sub) >= 0)
-        setenv("REF_PATH", p.s, 0);
-    free(p.s);
-}
-
-/* Every @SQ must be findable for CRAM output: in -T, or by its M5/UR. */
-static int check_cram_references(const sam_hdr_t *h, const char *reference)
-{
-    faidx_t *fai = reference ? fai_load(reference) : NULL;
-    if (reference && !fai) {
-        ss_error("%s: cannot load the reference index; run samtools faidx %s", reference,
-                 reference);
-        return -1;
-    }
-    int rc = 0;
-    kstring_t tag = KS_INITIALIZE;
-    for (int i = 0; i < sam_hdr_nref(h) && rc == 0; i++) {
-        const char *name = sam_hdr_tid2name(h, i);
-        int has_md5 = sam_hdr_find_tag_id((sam_hdr_t *)h, "SQ", "SN", name, "M5", &tag) == 0;
-        int has_ur = sam_hdr_find_tag_id((sam_hdr_t *)h, "SQ", "SN", name, "UR", &tag) == 0;
-        if (fai && !faidx_has_seq(fai, name) && !has_md5) {
-            ss_error("%s: no sequence for @SQ SN:%s, needed for CRAM output; give the FASTA "
-                     "the input was aligned to with -T/--reference", reference, name);
-            rc = -1;
-        } else if (!fai && !has_md5 && !has_ur) {
-            ss_error("@SQ SN:%s has no M5 or UR tag, so CRAM output needs the reference: give "
-                     "it with -T/--reference ref.fa", name);
-            rc = -1;
-        }
-    }
-    free(tag.s);
-    if (fai)
-        fai_destroy(fai);
-    return rc;
-}
-
 static int prepare(void *kopts, const ss_job_t *job)
 {
     vw_opts_t *o = kopts;
@@ -109,7 +53,7 @@ static int prepare(void *kopts, const ss_job_t *job)
 
     o->in_is_cram = input_is_cram(in);
     if (o->in_is_cram || o->fmt == VW_CRAM)
-        no_network_references();
+        vw_no_network_references();
     if (o->target_path && !(o->targets = ss_bed_read(o->target_path)))
         return -1;
     if (!(o->out_hdr = sam_hdr_dup(ss_job_header(job)))) {
@@ -122,7 +66,7 @@ static int prepare(void *kopts, const ss_job_t *job)
         return -1;
     }
     if (o->fmt == VW_CRAM) {
-        if (check_cram_references(o->out_hdr, co->reference) < 0 ||
+        if (vw_check_cram_output_refs(o->out_hdr, co->reference) < 0 ||
             vw_cram_prepare(o, co->reference) < 0)
             return -1;
     }
@@ -191,6 +135,7 @@ static int worker_init(void **wstate, void *kopts, const ss_job_t *job, ss_reade
         goto oom;
     w->o = o;
     w->rd = rd;
+    w->reference = ss_job_opts(job)->reference;
     /* sam_hdr_dup may touch its source's lazily built state: one copy at a time */
     pthread_mutex_lock(&o->hdr_lock);
     w->hdr = sam_hdr_dup(o->out_hdr);
@@ -199,8 +144,8 @@ static int worker_init(void **wstate, void *kopts, const ss_job_t *job, ss_reade
         goto oom;
     if (o->fmt == VW_BAM && vw_bgzf_init(&w->z, o->level) < 0)
         goto oom;
-    if (o->fmt == VW_CRAM && !(w->cram = vw_cram_writer_init(o, w->hdr, ss_job_opts(job)->reference,
-                                                             ss_job_opts(job)->tmp_dir)))
+    if (o->fmt == VW_CRAM &&
+        !(w->cram = vw_cram_writer_init(o, w->hdr, w->reference, ss_job_opts(job)->tmp_dir)))
         return -1;
     return 0;
 oom:
@@ -261,20 +206,11 @@ static int read_error(vw_worker_t *w, const ss_shard_t *sh, int is_cram)
     const char *path = ss_reader_path(w->rd, 0);
     char where[256];
     shard_name(w, sh, where, sizeof(where));
-    if (!is_cram) {
+    if (is_cram)
+        vw_cram_read_error(path, w->hdr, w->reference, sh->idx, where, sh->tid);
+    else
         ss_error("%s: read error in shard %d (%s): the file is truncated or corrupt; check it "
                  "with samtools quickcheck", path, sh->idx, where);
-        return -1;
-    }
-    kstring_t md5 = KS_INITIALIZE;
-    const char *sn = sh->tid >= 0 ? sam_hdr_tid2name(w->hdr, sh->tid) : "*";
-    if (sh->tid >= 0)
-        sam_hdr_find_tag_id(w->hdr, "SQ", "SN", sn, "M5", &md5);
-    ss_error("%s: cannot decode CRAM records in shard %d (%s): the file is corrupt, or the "
-             "reference is missing or not the one the CRAM was made with (@SQ SN:%s%s%s); give "
-             "that FASTA with -T/--reference or make it findable through REF_PATH/REF_CACHE",
-             path, sh->idx, where, sn, md5.l ? " M5:" : "", md5.l ? md5.s : "");
-    free(md5.s);
     return -1;
 }
 

@@ -131,6 +131,16 @@ int vw_cram_end(vw_cram_writer_t *cw, kstring_t *out, int shard_idx);
 /* Drop a shard's writer after a failure. */
 void vw_cram_abort(vw_cram_writer_t *cw);
 
+/* ---- references (view_ref.c) ---- */
+
+/* Keep htslib from fetching references over the network (REF_PATH). Main thread. */
+void vw_no_network_references(void);
+/* CRAM output: every @SQ must be in -T or have M5/UR. Returns 0, or -1 after ss_error(). */
+int vw_check_cram_output_refs(const sam_hdr_t *h, const char *reference);
+/* ss_error() for a CRAM decoding failure: missing reference, wrong reference, or corruption. */
+void vw_cram_read_error(const char *path, sam_hdr_t *h, const char *reference, int shard_idx,
+                        const char *where, int tid);
+
 /* ---- hooks the framework does not have yet (view.c; see the report) ---- */
 
 /* What the output is, given the options: SS_OUT_TEXT for SAM, SS_OUT_BAM, or CRAM. */

@@ -142,24 +142,28 @@ static int32_t itf8_get(const uint8_t *p)
  */
 static size_t container_size(const uint8_t *p, size_t n, int32_t *start)
 {
-    if (n < 4 + 9 * 5 + 4)
-        return 0; /* shorter than any container header can be; EOF is 38 bytes */
-    uint32_t length = p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
     size_t i = 4;
-    i += itf8_len(p + i);            /* reference sequence id */
-    *start = itf8_get(p + i);
-    i += itf8_len(p + i);            /* alignment start */
-    i += itf8_len(p + i);            /* alignment span */
-    i += itf8_len(p + i);            /* number of records */
-    i += ltf8_len(p + i);            /* record counter */
-    i += ltf8_len(p + i);            /* bases */
-    i += itf8_len(p + i);            /* number of blocks */
-    int32_t n_land = itf8_get(p + i);
-    i += itf8_len(p + i);
-    for (int32_t k = 0; k < n_land && i < n; k++)
+    int32_t n_land = 0;
+    if (n < 4)
+        return 0;
+    uint32_t length = p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+    /* reference id, start, span, records, record counter, bases, blocks, landmarks */
+    for (int field = 0; field < 8; field++) {
+        if (i + 9 > n)
+            return 0; /* no room for the longest integer: not a whole container */
+        if (field == 1)
+            *start = itf8_get(p + i);
+        if (field == 7)
+            n_land = itf8_get(p + i);
+        i += field == 4 || field == 5 ? ltf8_len(p + i) : itf8_len(p + i);
+    }
+    for (int32_t k = 0; k < n_land; k++) {
+        if (i + 5 > n)
+            return 0;
         i += itf8_len(p + i);
-    i += 4;                          /* CRC32 */
-    return i + length <= n ? i + length : 0;
+    }
+    i += 4; /* CRC32 */
+    return i <= n && length <= n - i ? i + length : 0;
 }
 
 /* Split a header-only CRAM into (file definition + header container, EOF). */

@@ -69,7 +69,16 @@ need_tools() {
         "(its package creates the key) or run mungekey -c"
 }
 
-pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1" 2>/dev/null)" 2>/dev/null; }
+# pid_alive PIDFILE: the daemon the pid file names is running. The program name must
+# match too (slurmctld.pid -> slurmctld), so a stale file whose pid now belongs to
+# something else is never taken for ours.
+pid_alive() {
+    local pid name
+    [ -f "$1" ] || return 1
+    pid=$(cat "$1" 2>/dev/null)
+    name=$(basename "$1" .pid)
+    running "$pid" && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$name" ]
+}
 
 # The node takes jobs: slurmctld answers and the node is idle/mixed/allocated.
 healthy() {
@@ -220,16 +229,20 @@ leftovers() {
         mine+="$q "
         q=$(awk '/^PPid:/ {print $2}' "/proc/$q/status" 2>/dev/null)
     done
+    # One grep for the marks (it reads every environ itself: forks are slow in sandboxes),
+    # and a builtin test for the folder.
+    while read -r p; do
+        p=${p#/proc/}
+        roots+="${p%/environ} "
+    done < <(grep -lzxF "SS_SLURM_CLUSTER=$D" /proc/[0-9]*/environ 2>/dev/null)
     for p in /proc/[0-9]*; do
-        case "$mine" in *" ${p#/proc/} "*) continue ;; esac
-        if { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qxF "SS_SLURM_CLUSTER=$D"; then
-            roots+="${p#/proc/} "
-        else
-            case "$(readlink "$p/cwd" 2>/dev/null)" in
-                "$D" | "$D"/*) roots+="${p#/proc/} " ;;
-            esac
-        fi
+        [ "$p/cwd" -ef "$D" ] && roots+="${p#/proc/} "
     done
+    local r roots_kept=" "
+    for r in $roots; do
+        case "$mine" in *" $r "*) ;; *) roots_kept+="$r " ;; esac
+    done
+    roots=$roots_kept
     [ "$roots" = " " ] && return 0
     # Close the set over children, a few generations deep (srun -> task -> threads...).
     ps -e -o pid=,ppid= 2>/dev/null | awk -v roots="$roots" -v mine="$mine" '
@@ -243,19 +256,32 @@ leftovers() {
         }'
 }
 
+# Alive and not a zombie (in some containers nobody reaps orphans).
+running() {
+    local st
+    kill -0 "$1" 2>/dev/null || return 1
+    st=$(awk '/^State:/ {print $2}' "/proc/$1/status" 2>/dev/null)
+    [ "$st" != Z ]
+}
+
 kill_leftovers() {
-    local pids p left
-    pids=$(leftovers)
+    local pids="" p left names="" comm
+    # Only those still there (a daemon's child may be exiting as we look).
+    for p in $(leftovers); do
+        running "$p" || continue
+        comm=$(cat "/proc/$p/comm" 2>/dev/null) || continue
+        pids+=" $p"
+        names+=" $p($comm)"
+    done
     [ -n "$pids" ] || return 0
-    # shellcheck disable=SC2086  # one pid a line -> one line
-    say "stopping leftover processes: $(printf "%s " $pids)"
+    say "stopping leftover processes:$names"
     # One set, decided before anything dies: once a step daemon is gone its children
     # are re-parented and could no longer be told apart.
     # shellcheck disable=SC2086
     kill -TERM $pids 2>/dev/null
     for _ in $(seq 1 15); do
         left=""
-        for p in $pids; do kill -0 "$p" 2>/dev/null && left+=" $p"; done
+        for p in $pids; do running "$p" && left+=" $p"; done
         [ -z "$left" ] && return 0
         sleep 0.2
     done
@@ -294,12 +320,14 @@ cmd_stop() {
             done
         fi
         sl 15 scontrol shutdown >/dev/null 2>&1
+        wait_gone 10 "$D/slurmctld.pid" "$D/slurmd.pid"
     fi
-    wait_gone 15 "$D/slurmctld.pid" "$D/slurmd.pid"
-    if pid_alive "$D/munge/munged.pid"; then
-        kill -TERM "$(cat "$D/munge/munged.pid")" 2>/dev/null
-        wait_gone 5 "$D/munge/munged.pid"
-    fi
+    # What `scontrol shutdown` did not stop (no controller to ask, or it hung), and munged.
+    local f
+    for f in "$D/slurmctld.pid" "$D/slurmd.pid" "$D/munge/munged.pid"; do
+        pid_alive "$f" && kill -TERM "$(cat "$f")" 2>/dev/null
+    done
+    wait_gone 5 "$D/slurmctld.pid" "$D/slurmd.pid" "$D/munge/munged.pid"
     # Anything of ours still running (a stuck daemon, a step daemon, a job task).
     kill_leftovers
     if [ "${SS_SLURM_KEEP:-0}" = 1 ]; then

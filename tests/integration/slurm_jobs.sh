@@ -140,23 +140,24 @@ else
 fi
 
 # ---- submit --------------------------------------------------------------------------
-submit() { # name sbatch-args...
-    local name=$1 id
-    shift
-    if ! id=$(sq sbatch --parsable "$@" 2>sbatch.err); then
+# submit VAR NAME SBATCH-ARGS...: sets VAR to the job id ("" when sbatch refused).
+submit() {
+    local var=$1 name=$2 id
+    shift 2
+    if id=$(sq sbatch --parsable "$@" 2>sbatch.err); then
+        printf -v "$var" '%s' "${id%%;*}"
+    else
+        printf -v "$var" '%s' ""
         ss_bad "submit $name" "sbatch refused it: $(cat sbatch.err)" "sbatch $(ss_quote "$@")"
-        echo ""
-        return 1
     fi
-    echo "${id%%;*}"
 }
 # TMPDIR in the jobs' environment: the scripts must put seqshard's scratch there.
-j_srun=$(TMPDIR=$SS_WORK/scratch submit srun "${shape[@]}" -J ss-srun \
-    "$SLURM_DIR_SRC/seqshard.sbatch" pileup "${ARGS[@]}" -o out.srun "$TD/s1.bam")
-j_mpirun=$(TMPDIR=$SS_WORK/scratch submit mpirun "${shape[@]}" -J ss-mpirun \
-    "$SLURM_DIR_SRC/seqshard-mpirun.sbatch" pileup "${ARGS[@]}" -o out.mpirun "$TD/s1.bam")
-j_fail=$(submit failing "${shape[@]}" -J ss-fail \
-    "$SLURM_DIR_SRC/seqshard.sbatch" pileup "${ARGS[@]}" -o out.fail "$SS_WORK/missing.bam")
+TMPDIR=$SS_WORK/scratch submit j_srun srun "${shape[@]}" -J ss-srun \
+    "$SLURM_DIR_SRC/seqshard.sbatch" pileup "${ARGS[@]}" -o out.srun "$TD/s1.bam"
+TMPDIR=$SS_WORK/scratch submit j_mpirun mpirun "${shape[@]}" -J ss-mpirun \
+    "$SLURM_DIR_SRC/seqshard-mpirun.sbatch" pileup "${ARGS[@]}" -o out.mpirun "$TD/s1.bam"
+submit j_fail failing "${shape[@]}" -J ss-fail \
+    "$SLURM_DIR_SRC/seqshard.sbatch" pileup "${ARGS[@]}" -o out.fail "$SS_WORK/missing.bam"
 printf '%s\t%s\n' "$TD/s1.bam" arr.s1 "$TD/s2.bam" arr.s2 "$SS_WORK/absent.bam" arr.absent \
     >samples.txt
 sed -i '1i # sample sheet of the test: blank lines and comments do not count\n' samples.txt
@@ -274,13 +275,16 @@ if [ -n "$j_arr" ]; then
     fi
 fi
 
-T_STOP0=$SECONDS
+# ---- stop ------------------------------------------------------------------------------
 trap - EXIT
-cleanup_rc=0
-"$CLUSTER" stop || cleanup_rc=1
+[ "$ss_failed" != 0 ] && cp "$SS_SLURM_DIR"/*.log "$SS_WORK/" 2>/dev/null
+T_STOP0=$SECONDS
+if "$CLUSTER" stop && [ ! -e "$SS_SLURM_DIR" ]; then
+    ss_ok "cluster stop"
+else
+    ss_bad "cluster stop" "scripts/slurm-cluster.sh stop failed or left $SS_SLURM_DIR"
+fi
 T_END=$SECONDS
-if [ $cleanup_rc = 0 ] && [ ! -e "$SS_SLURM_DIR" ]; then ss_ok "cluster stop"; else
-    ss_bad "cluster stop" "scripts/slurm-cluster.sh stop failed or left $SS_SLURM_DIR"; fi
 echo "slurm_jobs: cluster up in $((T_UP - T_START)) s, jobs done in $((T_DONE - T_UP)) s," \
     "stopped in $((T_END - T_STOP0)) s"
 if [ "$ss_failed" = 0 ]; then rm -rf "$SS_WORK"; else echo "(kept $SS_WORK)"; fi
