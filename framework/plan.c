@@ -136,16 +136,36 @@ static hts_pos_t cell_end(const span_t *s, size_t k)
 /* Add one input's estimates to every cell. Returns 0, 1 if it cannot estimate, -1 on error. */
 static int estimate_input(plan_t *p, samFile *fp, sam_hdr_t *h, hts_idx_t *idx)
 {
-    for (size_t i = 0; i < p->spans.n; i++) {
+    hts_pos_t *pos = NULL;
+    int64_t *w = NULL;
+    size_t cap = 0;
+    int r = 0;
+    for (size_t i = 0; r == 0 && i < p->spans.n; i++) {
         const span_t *s = &p->spans.a[i];
-        for (size_t k = 0; k < s->n_cells; k++) {
-            int64_t w = ss_io_estimate(idx, fp, h, s->tid, cell_beg(s, k), cell_end(s, k));
-            if (w < 0)
-                return 1;
-            p->cell_work[s->cell0 + k] += w;
+        if (s->n_cells + 1 > cap) {
+            cap = s->n_cells + 1;
+            free(pos);
+            free(w);
+            pos = malloc(cap * sizeof(*pos));
+            w = malloc(cap * sizeof(*w));
+            if (!pos || !w) {
+                r = -1;
+                break;
+            }
         }
+        for (size_t k = 0; k < s->n_cells; k++)
+            pos[k] = cell_beg(s, k);
+        pos[s->n_cells] = s->end;
+        if (ss_io_estimate_cells(idx, fp, h, s->tid, pos, (int)s->n_cells, w) < 0) {
+            r = 1;
+            break;
+        }
+        for (size_t k = 0; k < s->n_cells; k++)
+            p->cell_work[s->cell0 + k] += w[k];
     }
-    return 0;
+    free(pos);
+    free(w);
+    return r;
 }
 
 /* Inputs after the first are opened here just long enough to read their indexes. */

@@ -1,23 +1,27 @@
 /*
  * estimate.c -- how much input a region holds, from the index alone.
  *
- * BAM (BAI/CSI): let S(p) be the virtual offset where reading for position p
- * starts, i.e. the first chunk an index query for [p, p+1) returns (htslib
- * has already raised it to the linear index's offset for p's 16 kb window).
- * The work of [beg, end) is the distance S(end) - S(beg), in compressed
- * bytes: whole BGZF blocks by their compressed distance, the partial blocks
- * at either end by their uncompressed distance over a typical compression
- * ratio. Distances telescope: adjacent ranges add up to their union, so a
- * grid of cells never counts a read twice, and cells in a gap without reads
- * get zero rather than a share of the bins that span the gap. Where no chunk
- * starts at p (past the contig's last read) the end of the range's data is
- * used instead.
+ * Let S(p) be the file offset where reading for position p starts. The work
+ * of a cell [a, b) is the distance S(b) - S(a) in compressed bytes, so
+ * adjacent cells add up to their union and no read is counted twice (a sum
+ * of index chunks per cell would count reads in bins spanning many cells
+ * once per cell).
+ *
+ * BAM (BAI/CSI): S(p) is the first chunk of an index query for [p, p+1),
+ * which htslib has already raised to the linear index (BAI) or bin (CSI)
+ * offset for p. Within a contig's reads this is monotone; past the last
+ * read, BAI has no linear index and htslib falls back to offset 0, so S is
+ * made monotone by a running maximum, and the end of the last cell of a
+ * contig is the end of the contig's data. Whole BGZF blocks count by their
+ * compressed distance, partial blocks by their uncompressed distance over a
+ * typical compression ratio.
  *
  * CRAM: htslib keeps the .crai inside the cram_fd and offers no chunk list,
  * but a range query seeks the file to the container holding a position, so
- * the file offset after seeking to beg and to end bounds the bytes between.
- * Granularity is one container (often tens of kb), coarse but monotone. The
- * seek moves the file position: pass a handle used only for planning.
+ * S(p) is the file offset after that seek; the end of a contig's data is the
+ * first container of the next contig with data (or the end of the file).
+ * Granularity is one container (often tens of kb). The seeks move the file
+ * position: pass a handle used only for planning.
  */
 #include <htslib/cram.h>
 #include <htslib/hfile.h>
@@ -26,7 +30,7 @@
 
 #define BAM_RATIO 3 /* uncompressed / compressed bytes of a typical BAM block */
 
-/* Compressed bytes between two virtual offsets. */
+/* Compressed bytes between two BGZF virtual offsets. */
 static int64_t voff_bytes(uint64_t u, uint64_t v)
 {
     if (v <= u)
@@ -56,20 +60,32 @@ static int chunk_span(hts_idx_t *idx, int tid, hts_pos_t beg, hts_pos_t end, uin
     return found;
 }
 
-static int64_t bam_estimate(hts_idx_t *idx, sam_hdr_t *h, int tid, hts_pos_t beg, hts_pos_t end)
+static int bam_cells(hts_idx_t *idx, int tid, hts_pos_t len, const hts_pos_t *pos, int n,
+                     int64_t *work)
 {
-    uint64_t a, b, first, last, unused;
-    if (!chunk_span(idx, tid, beg, end, &first, &last))
-        return 0; /* nothing overlaps the range */
-    if (!chunk_span(idx, tid, beg, beg + 1, &a, &unused))
-        a = first;
-    hts_pos_t len = h ? sam_hdr_tid2len(h, tid) : HTS_POS_MAX;
-    if (end >= len || !chunk_span(idx, tid, end, end + 1, &b, &unused))
-        b = last;
-    return voff_bytes(a, b);
+    uint64_t first, end_data, s, prev, unused;
+    if (!chunk_span(idx, tid, pos[0], pos[n], &first, &end_data)) {
+        for (int i = 0; i < n; i++)
+            work[i] = 0; /* nothing overlaps the cells */
+        return 0;
+    }
+    if (!chunk_span(idx, tid, pos[0], pos[0] + 1, &prev, &unused))
+        prev = first;
+    for (int i = 1; i <= n; i++) {
+        int last = i == n && pos[n] >= len;
+        if (last || !chunk_span(idx, tid, pos[i], pos[i] + 1, &s, &unused))
+            s = last ? end_data : prev;
+        if (s > end_data)
+            s = end_data;
+        if (s < prev)
+            s = prev; /* past the linear index: keep S monotone */
+        work[i - 1] = voff_bytes(prev, s);
+        prev = s;
+    }
+    return 0;
 }
 
-/* File offset of the container holding (tid, pos); -2 if tid has no data; -1 on error. */
+/* File offset of the container holding (tid, pos): >= 0; -2 if tid has no data; -1 on error. */
 static int64_t cram_offset(hts_idx_t *idx, samFile *fp, int tid, hts_pos_t pos)
 {
     hts_itr_t *it = sam_itr_queryi(idx, tid, pos, pos + 1);
@@ -80,41 +96,76 @@ static int64_t cram_offset(hts_idx_t *idx, samFile *fp, int tid, hts_pos_t pos)
     if (none)
         return -2;
     hFILE *hf = cram_fd_get_fp(fp->fp.cram);
-    if (!hf)
-        return -1;
-    off_t off = htell(hf);
+    off_t off = hf ? htell(hf) : -1;
     return off < 0 ? -1 : (int64_t)off;
 }
 
-static int64_t cram_estimate(hts_idx_t *idx, samFile *fp, int tid, hts_pos_t beg, hts_pos_t end)
+/* Where tid's data ends: the next contig's first container, or the end of the file. */
+static int64_t cram_data_end(hts_idx_t *idx, samFile *fp, sam_hdr_t *h, int tid)
 {
-    int64_t a = cram_offset(idx, fp, tid, beg);
-    if (a == -2)
+    for (int t = tid + 1; h && t < sam_hdr_nref(h); t++) {
+        int64_t off = cram_offset(idx, fp, t, 0);
+        if (off != -2)
+            return off;
+    }
+    hFILE *hf = cram_fd_get_fp(fp->fp.cram);
+    off_t end = hf ? hseek(hf, 0, SEEK_END) : -1;
+    return end < 0 ? -1 : (int64_t)end;
+}
+
+static int cram_cells(hts_idx_t *idx, samFile *fp, sam_hdr_t *h, int tid, hts_pos_t len,
+                      const hts_pos_t *pos, int n, int64_t *work)
+{
+    int64_t prev = cram_offset(idx, fp, tid, pos[0]), s;
+    if (prev == -2) {
+        for (int i = 0; i < n; i++)
+            work[i] = 0;
         return 0;
-    int64_t b = a >= 0 ? cram_offset(idx, fp, tid, end) : -1;
-    if (a < 0 || b < 0)
+    }
+    if (prev < 0)
         return -1;
-    return b > a ? b - a : 0;
+    for (int i = 1; i <= n; i++) {
+        if (i == n && pos[n] >= len)
+            s = cram_data_end(idx, fp, h, tid);
+        else
+            s = cram_offset(idx, fp, tid, pos[i]);
+        if (s == -1)
+            return -1;
+        if (s < prev)
+            s = prev;
+        work[i - 1] = s - prev;
+        prev = s;
+    }
+    return 0;
+}
+
+int ss_io_estimate_cells(hts_idx_t *idx, samFile *fp, sam_hdr_t *h, int tid, const hts_pos_t *pos,
+                         int n, int64_t *work)
+{
+    if (!idx || tid < 0 || n < 1 || (h && tid >= sam_hdr_nref(h)))
+        return -1;
+    hts_pos_t len = h ? sam_hdr_tid2len(h, tid) : HTS_POS_MAX;
+    switch (hts_idx_fmt(idx)) {
+    case HTS_FMT_BAI:
+    case HTS_FMT_CSI:
+        return bam_cells(idx, tid, len, pos, n, work);
+    case HTS_FMT_CRAI:
+        if (!fp || fp->format.format != cram)
+            return -1;
+        return cram_cells(idx, fp, h, tid, len, pos, n, work);
+    default:
+        return -1;
+    }
 }
 
 int64_t ss_io_estimate(hts_idx_t *idx, samFile *fp, sam_hdr_t *h, int tid, hts_pos_t beg,
                        hts_pos_t end)
 {
-    if (!idx || tid < 0 || (h && tid >= sam_hdr_nref(h)))
-        return -1;
     if (beg < 0)
         beg = 0;
-    if (end <= beg)
+    if (idx && end <= beg && tid >= 0 && (!h || tid < sam_hdr_nref(h)))
         return 0;
-    switch (hts_idx_fmt(idx)) {
-    case HTS_FMT_BAI:
-    case HTS_FMT_CSI:
-        return bam_estimate(idx, h, tid, beg, end);
-    case HTS_FMT_CRAI:
-        if (!fp || fp->format.format != cram)
-            return -1;
-        return cram_estimate(idx, fp, tid, beg, end);
-    default:
-        return -1;
-    }
+    hts_pos_t pos[2] = { beg, end };
+    int64_t w;
+    return ss_io_estimate_cells(idx, fp, h, tid, pos, 1, &w) < 0 ? -1 : w;
 }

@@ -105,5 +105,16 @@ void ss_bed_destroy(ss_bed_t *bed);
  */
 int64_t ss_io_estimate(hts_idx_t *idx, samFile *fp, sam_hdr_t *h, int tid, hts_pos_t beg,
                        hts_pos_t end);
+/*
+ * Estimated work of consecutive cells [pos[i], pos[i+1]) on tid, i < n (pos
+ * holds n + 1 increasing positions), into work[0..n-1]. Cells add up: the
+ * estimates are differences of one monotone file offset, so no read counts
+ * twice, and past a contig's last read (where a BAI says nothing) cells get 0
+ * rather than a single-range query's overestimate. Use this for grids.
+ * Returns 0, or -1 if the index cannot say. May move fp's file position
+ * (CRAM): pass a handle used only for planning. One thread per idx/fp.
+ */
+int ss_io_estimate_cells(hts_idx_t *idx, samFile *fp, sam_hdr_t *h, int tid, const hts_pos_t *pos,
+                         int n, int64_t *work);
 
 #endif

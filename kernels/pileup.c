@@ -92,7 +92,9 @@ static void worker_destroy(void *wstate)
         bam_destroy1(w->scratch);
     ss_ref_destroy(w->ref);
     ss_ref_destroy(w->ref_aux);
-    free(w->ins.s);
+    free(w->fmt.ins.s);
+    free(w->fmt.bases.s);
+    free(w->fmt.quals.s);
     free(w);
 }
 
@@ -164,7 +166,7 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
         if (bed && !ss_bed_overlap(bed, ctg, pos, pos + 1))
             continue;
         if (pl_format_line(out, o, w->hdr, ctg, pos, w->ctg_ref, w->ctg_ref_len, w->n, w->n_plp,
-                           w->plp, &w->ins) < 0) {
+                           w->plp, &w->fmt) < 0) {
             ss_error("out of memory formatting shard %d", sh->idx);
             return -1;
         }

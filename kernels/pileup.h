@@ -6,7 +6,7 @@
  *   - the read filter and the pileup engine are htslib's, driven the same way;
  *   - a shard starts its pileup at a "safe point" where the reference run's
  *     state (depth cap, mate overlaps) is known to equal a fresh start
- *     (pileup_start.c explains why);
+ *     (pileup_read.c explains why);
  *   - zero-depth lines (-a, -aa) ask the index whether other shards or
  *     contigs have coverage, to pick the reference base samtools would print
  *     (pileup_empty.c).
@@ -106,6 +106,11 @@ int pl_query(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end);
  */
 int pl_has_reads(pl_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t end, bam1_t *scratch);
 
+/* Buffers the formatter reuses across lines: insertion text, one column. */
+typedef struct {
+    kstring_t ins, bases, quals;
+} pl_fmt_buf_t;
+
 /* A worker's state, reused across shards (pileup.c). */
 typedef struct {
     pl_opts_t *o;
@@ -124,7 +129,7 @@ typedef struct {
     hts_pos_t ctg_ref_len;
     signed char *cov;        /* per contig: -1 unknown, 0 no reads, 1 reads (in scope) */
     bam1_t *scratch;
-    kstring_t ins;
+    pl_fmt_buf_t fmt;
 } pl_worker_t;
 
 /* The region the reference run reads on tid: -r, or the whole contig. */
@@ -141,7 +146,7 @@ int pl_emit_uncovered(pl_worker_t *w, int tid, hts_pos_t from, hts_pos_t to, int
 /* Append one pileup line (covered position) to out. Returns 0 or -1. */
 int pl_format_line(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h, const char *ctg,
                    hts_pos_t pos, const char *ref, hts_pos_t ref_len, int n,
-                   const int *n_plp, const bam_pileup1_t **plp, kstring_t *scratch);
+                   const int *n_plp, const bam_pileup1_t **plp, pl_fmt_buf_t *buf);
 /* Append the line samtools prints for a position with no reads. */
 int pl_format_empty(kstring_t *out, const pl_opts_t *o, const char *ctg, hts_pos_t pos,
                     const char *ref, hts_pos_t ref_len, int n);

@@ -165,22 +165,31 @@ static inline char *reserve(kstring_t *out, size_t n)
 }
 
 /*
- * The bases column. The common case (no indel) is written through a raw
- * pointer into reserved space: this loop is most of the kernel's own time.
+ * The bases and qualities of the reads that pass -Q, in one pass over the
+ * reads (each read's data is a cache miss; touch it once). The common case
+ * (no indel) is written through a raw pointer into reserved space: this loop
+ * is most of the kernel's own time. Returns the count, or -1.
  */
-static int put_bases(kstring_t *out, const pl_opts_t *o, hts_pos_t pos, const char *ref,
-                     hts_pos_t ref_len, int n_plp, const bam_pileup1_t *plp, kstring_t *ins)
+static int put_bases(pl_fmt_buf_t *fb, const pl_opts_t *o, hts_pos_t pos, const char *ref,
+                     hts_pos_t ref_len, int n_plp, const bam_pileup1_t *plp)
 {
     /* samtools compares nt16 codes; without a reference only '=' matches */
     int rb = ref ? seq_nt16_table[(unsigned char)ref_base(ref, ref_len, pos)] : -1;
-    char *s = reserve(out, (size_t)n_plp);
+    kstring_t *out = &fb->bases;
+    int cnt = 0;
+    out->l = 0;
+    if (ks_resize(&fb->quals, (size_t)n_plp + 1) < 0)
+        return -1;
+    char *s = reserve(out, (size_t)n_plp), *qs = fb->quals.s;
     if (!s)
         return -1;
     for (int j = 0; j < n_plp; ++j) {
         const bam_pileup1_t *p = plp + j;
-        if (base_qual(p) < o->min_baseq)
-            continue;
         const bam1_t *b = p->b;
+        int q = p->qpos < b->core.l_qseq ? bam_get_qual(b)[p->qpos] : 0;
+        if (q < o->min_baseq)
+            continue;
+        qs[cnt++] = (char)(q + 33 < 126 ? q + 33 : 126);
         int rev = bam_is_rev(b);
         if (!o->no_ends && p->is_head) {
             *s++ = '^';
@@ -200,7 +209,7 @@ static int put_bases(kstring_t *out, const pl_opts_t *o, hts_pos_t pos, const ch
         if (p->indel != 0) {
             out->l = (size_t)(s - out->s);
             int del_len = -p->indel;
-            if (p->indel > 0 && put_insertion(out, p, o, ins, &del_len) < 0)
+            if (p->indel > 0 && put_insertion(out, p, o, &fb->ins, &del_len) < 0)
                 return -1;
             if (del_len > 0)
                 put_deletion(out, p, o, pos, ref, ref_len, del_len);
@@ -211,40 +220,39 @@ static int put_bases(kstring_t *out, const pl_opts_t *o, hts_pos_t pos, const ch
             *s++ = '$';
     }
     out->l = (size_t)(s - out->s);
-    return 0;
+    fb->quals.l = (size_t)cnt;
+    return cnt;
 }
 
 static int put_file(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h, hts_pos_t pos,
                     const char *ref, hts_pos_t ref_len, int n_plp, const bam_pileup1_t *plp,
-                    kstring_t *ins)
+                    pl_fmt_buf_t *fb)
 {
-    int j, cnt = 0;
-    for (j = 0; j < n_plp; ++j)
-        if (base_qual(plp + j) >= o->min_baseq)
-            ++cnt;
-    kputc_('\t', out);
-    kputw(cnt, out);
-    kputc_('\t', out);
+    int j;
     if (n_plp == 0) {
-        kputsn_("*\t*", 3, out);
+        kputsn_("\t0\t*\t*", 6, out);
         put_stars(out, o);
         return 0;
     }
-    if (put_bases(out, o, pos, ref, ref_len, n_plp, plp, ins) < 0)
+    int cnt = put_bases(fb, o, pos, ref, ref_len, n_plp, plp);
+    if (cnt < 0)
         return -1;
-    char *s = reserve(out, (size_t)n_plp);
-    if (!s)
+    kputc_('\t', out);
+    kputw(cnt, out);
+    if (ks_resize(out, out->l + fb->bases.l + fb->quals.l + 8) < 0)
         return -1;
-    if (!cnt)
-        *s++ = '*';
+    char *s = out->s + out->l;
     *s++ = '\t';
-    for (j = 0; j < n_plp; ++j) {
-        int q = base_qual(plp + j);
-        if (q >= o->min_baseq)
-            *s++ = (char)(q + 33 < 126 ? q + 33 : 126);
+    if (cnt) {
+        memcpy(s, fb->bases.s, fb->bases.l);
+        s += fb->bases.l;
+        *s++ = '\t';
+        memcpy(s, fb->quals.s, fb->quals.l);
+        s += fb->quals.l;
+    } else {
+        memcpy(s, "*\t*", 3);
+        s += 3;
     }
-    if (!cnt)
-        *s++ = '*';
     out->l = (size_t)(s - out->s);
     for (int k = 0; k < PL_N_COLS; k++) {
         int col = col_order[k];
@@ -280,7 +288,7 @@ static int put_file(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h, hts_
 
 int pl_format_line(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h, const char *ctg,
                    hts_pos_t pos, const char *ref, hts_pos_t ref_len, int n,
-                   const int *n_plp, const bam_pileup1_t **plp, kstring_t *scratch)
+                   const int *n_plp, const bam_pileup1_t **plp, pl_fmt_buf_t *buf)
 {
     kputs(ctg, out);
     kputc_('\t', out);
@@ -288,7 +296,7 @@ int pl_format_line(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h, const
     kputc_('\t', out);
     kputc_(ref_base(ref, ref_len, pos), out);
     for (int i = 0; i < n; ++i)
-        if (put_file(out, o, h, pos, ref, ref_len, n_plp[i], plp[i], scratch) < 0)
+        if (put_file(out, o, h, pos, ref, ref_len, n_plp[i], plp[i], buf) < 0)
             return -1;
     return kputc('\n', out) < 0 ? -1 : 0;
 }

@@ -33,10 +33,12 @@ static int setup(void)
     ss_test_read_t reads[400];
     for (int i = 0; i < 400; i++)
         reads[i] = (ss_test_read_t){ .tid = i % 4 == 0, .pos = (i * 211) % 49000, .len = 100 };
+    ss_test_read_t reads2[400];
+    memcpy(reads2, reads, sizeof(reads)); /* the writer sorts in place */
     snprintf(bam1, sizeof(bam1), "%s", ss_test_path("rd", ".bam"));
     snprintf(bam2, sizeof(bam2), "%s", ss_test_path("rd", ".bam"));
     if (ss_test_write_bam(bam1, 3, names, lens, reads, 400, 0) < 0 ||
-        ss_test_write_bam(bam2, 3, names, lens, reads, 200, 1) < 0)
+        ss_test_write_bam(bam2, 3, names, lens, reads2, 400, 1) < 0)
         return -1;
     snprintf(fasta, sizeof(fasta), "%s", ss_test_path("rd", ".fa"));
     FILE *fp = fopen(fasta, "w");
@@ -156,7 +158,12 @@ static void test_ref_cache(void)
     ss_ref_destroy(NULL);
 }
 
-static void check_estimate(const char *path)
+/*
+ * bai: a BAI's linear index resolves 16 kb windows. A CSI this small does
+ * not: htslib folds bins spanning less than one BGZF block into their parent,
+ * so only the sums are checked there.
+ */
+static void check_estimate(const char *path, int bai)
 {
     samFile *fp = sam_open(path, "r");
     sam_hdr_t *h = fp ? sam_hdr_read(fp) : NULL;
@@ -168,14 +175,25 @@ static void check_estimate(const char *path)
     CU_ASSERT(c2 > 0);
     SS_LE(c2, all); /* c2 holds a third as many reads as c1 */
     SS_EQ(ss_io_estimate(idx, fp, h, 2, 0, 30000), 0); /* no reads at all */
-    /* estimates telescope: a grid of cells adds up to the whole, nothing counted twice */
-    int64_t sum = 0;
-    for (hts_pos_t b = 0; b < 100000; b += 16384) {
-        int64_t w = ss_io_estimate(idx, fp, h, 0, b, b + 16384 < 100000 ? b + 16384 : 100000);
-        CU_ASSERT(w >= 0);
-        sum += w;
+    /* cells add up to the whole contig; the empty tail gets nothing */
+    hts_pos_t pos[8];
+    int64_t w[7], sum = 0;
+    for (int i = 0; i < 7; i++)
+        pos[i] = (hts_pos_t)i * 16384;
+    pos[7] = 100000;
+    SS_EQ_FATAL(ss_io_estimate_cells(idx, fp, h, 0, pos, 7, w), 0);
+    for (int i = 0; i < 7; i++) {
+        CU_ASSERT(w[i] >= 0);
+        sum += w[i];
     }
-    SS_EQ(sum, all);
+    SS_LE(sum, all + 7); /* rounding of partial blocks: at most 1 byte per cell */
+    SS_LE(all - 7, sum);
+    SS_EQ(w[4] + w[5], 0); /* reads end before 49152; the tail's data is the last cell's */
+    if (bai) {
+        CU_ASSERT(w[0] > 0);
+        CU_ASSERT(w[1] > 0);
+        CU_ASSERT(w[2] > 0);
+    }
     SS_EQ(ss_io_estimate(idx, fp, h, 5, 0, 10), -1);
     SS_EQ(ss_io_estimate(NULL, fp, h, 0, 0, 10), -1);
     SS_EQ(ss_io_estimate(idx, fp, h, 0, 10, 10), 0);
@@ -186,8 +204,8 @@ static void check_estimate(const char *path)
 
 static void test_estimate(void)
 {
-    check_estimate(bam1); /* BAI */
-    check_estimate(bam2); /* CSI */
+    check_estimate(bam1, 1);
+    check_estimate(bam2, 0);
 }
 
 int main(void)
