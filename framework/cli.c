@@ -5,33 +5,62 @@
  * Exit status: 0 ok (and after --help), 1 bad input or a failed run,
  * 2 bad usage (one line on stderr saying what and where to look).
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <hwloc.h>
 #include <htslib/hts.h>
-#if SS_HAVE_MPI
-#include <mpi.h>
-#endif
 
 #include "../alloc/ss_alloc.h"
+#include "ss_comm.h"
 #include "ss_internal.h"
 
 void ss_mpi_version(char *buf, size_t size)
 {
-#if SS_HAVE_MPI
-    /* MPI_Get_library_version is one of the few calls allowed before MPI_Init */
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    if (MPI_Get_library_version(lib, &len) != MPI_SUCCESS || len <= 0) {
-        snprintf(buf, size, "unknown MPI library");
-        return;
+    ss_comm_version(buf, size);
+}
+
+/*
+ * Under mpirun every rank parses the same command line; let only rank 0 print
+ * usage errors, so a typo gives one line, not one per rank.
+ */
+static int quiet_stderr_off_rank0(void)
+{
+    if (ss_comm_rank() == 0)
+        return -1;
+    int saved = dup(STDERR_FILENO);
+    int null = open("/dev/null", O_WRONLY);
+    if (saved >= 0 && null >= 0)
+        dup2(null, STDERR_FILENO);
+    if (null >= 0)
+        close(null);
+    return saved;
+}
+
+static void restore_stderr(int saved)
+{
+    if (saved >= 0) {
+        dup2(saved, STDERR_FILENO);
+        close(saved);
     }
-    lib[len < MPI_MAX_LIBRARY_VERSION_STRING ? len : MPI_MAX_LIBRARY_VERSION_STRING - 1] = '\0';
-    size_t first_line = strcspn(lib, "\r\n,"); /* Open MPI appends build details after ',' */
-    snprintf(buf, size, "%.*s", (int)first_line, lib);
-#else
-    snprintf(buf, size, "none (built without MPI)");
-#endif
+}
+
+/*
+ * Ranks must agree that setup worked before any collective step, or a rank
+ * that failed alone would leave the others waiting. The lowest failing rank
+ * prints its (deferred) message; every rank then exits 1.
+ */
+static int agree_setup(int failed)
+{
+    if (!ss_comm_parallel())
+        return failed;
+    int n = ss_comm_size(), me = ss_comm_rank();
+    int lowest = ss_comm_max_int(failed ? n - me : 0);
+    if (lowest && n - lowest == me)
+        ss_error_flush();
+    ss_error_defer(0);
+    return lowest != 0;
 }
 
 static void list_kernels(FILE *fp)
@@ -64,13 +93,13 @@ static void version(FILE *fp)
     memset(&ai, 0, sizeof(ai));
     ss_alloc_info(&ai);
     fprintf(fp, "seqshard %s\n", SS_VERSION);
-    fprintf(fp, "htslib %s\n", hts_version());
-    fprintf(fp, "hwloc API %u.%u.%u (compiled), %u.%u.%u (runtime)\n",
+    fprintf(fp, "htslib: %s\n", hts_version());
+    fprintf(fp, "hwloc: API %u.%u.%u (compiled), %u.%u.%u (runtime)\n",
             (HWLOC_API_VERSION >> 16) & 0xff, (HWLOC_API_VERSION >> 8) & 0xff,
             HWLOC_API_VERSION & 0xff, (hw >> 16) & 0xff, (hw >> 8) & 0xff, hw & 0xff);
-    fprintf(fp, "MPI %s\n", mpi);
-    fprintf(fp, "allocator %s%s%s\n", ss_alloc_name(), ai.version && *ai.version ? " " : "",
-            ai.version ? ai.version : "");
+    fprintf(fp, "mpi: %s\n", mpi);
+    fprintf(fp, "allocator: %s%s%s%s\n", ss_alloc_name(), ai.version && *ai.version ? " (" : "",
+            ai.version ? ai.version : "", ai.version && *ai.version ? ")" : "");
 }
 
 static void unknown_kernel(const char *name)
@@ -90,16 +119,26 @@ static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
     int rc;
     ss_common_opts_init(&co);
     ss_cli_set_command(k->name, argc, argv);
+    int saved = quiet_stderr_off_rank0();
     int r = k->parse(argc - 1, argv + 1, &co, &kopts);
+    restore_stderr(saved);
+    if (ss_comm_parallel())
+        ss_error_defer(1);
     if (r == -1)
         rc = SS_EXIT_OK; /* --help was printed */
     else if (r != 0)
-        rc = SS_EXIT_USAGE;
+        /* usage messages are printed directly; ss_error() means a bad input (a -b list
+         * naming a missing file), which is status 1 like any other unusable input */
+        rc = ss_error_raised() ? SS_EXIT_FAIL : SS_EXIT_USAGE;
     else if (!(job = ss_job_open(&co, k->name)))
         rc = SS_EXIT_FAIL;
     else if (k->prepare && k->prepare(kopts, job) < 0)
         rc = SS_EXIT_FAIL;
     else
+        rc = -1;
+    if (agree_setup(rc != -1 && rc != SS_EXIT_OK) && rc == -1)
+        rc = SS_EXIT_FAIL;
+    if (rc == -1)
         rc = ss_engine_run(k, kopts, job) == SS_EXIT_OK ? SS_EXIT_OK : SS_EXIT_FAIL;
     ss_job_close(job);
     if (kopts && k->opts_free)
@@ -128,5 +167,9 @@ int ss_main(int argc, char **argv)
         unknown_kernel(cmd);
         return SS_EXIT_USAGE;
     }
-    return run_kernel(k, argc, argv);
+    if (ss_comm_init(&argc, &argv) < 0)
+        return SS_EXIT_FAIL;
+    int rc = run_kernel(k, argc, argv);
+    ss_comm_finalize();
+    return rc;
 }

@@ -27,10 +27,14 @@
 #include <unistd.h>
 
 #include "../alloc/ss_alloc.h"
+#include "ss_comm.h"
 #include "ss_internal.h"
 #include "ss_sched.h"
+#include "ss_store.h"
 
 #define TICK_S 0.25
+/* Multi-rank: finished outputs kept in memory per worker before spilling. */
+#define STORE_MEM_PER_WORKER ((size_t)128 << 20)
 
 typedef struct {
     const ss_kernel_t *k;
@@ -43,6 +47,8 @@ typedef struct {
     ss_worker_stats_t *stats;  /* [n_workers] */
     atomic_ullong reads_done;
     int fail_shard;            /* SEQSHARD_FAIL_SHARD, or -1 */
+    int bgzf;                  /* compress text output into BGZF blocks per shard */
+    ss_store_t *store;         /* multi-rank: outputs wait here for the merge */
     /* main thread only */
     ss_output_t *out;
     ss_progress_t *progress;
@@ -55,6 +61,7 @@ typedef struct {
     int id;
     pthread_t thread;
     int started;
+    kstring_t z;               /* BGZF scratch, swapped with the shard buffer */
 } worker_t;
 
 static int cpu_count(void)
@@ -65,6 +72,18 @@ static int cpu_count(void)
         return CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
+}
+
+/* --tmp-dir, or the output's directory (default beside the output). */
+static const char *spill_dir(const ss_common_opts_t *o, char *buf, size_t size)
+{
+    if (o->tmp_dir)
+        return o->tmp_dir;
+    const char *slash = o->output ? strrchr(o->output, '/') : NULL;
+    if (!slash)
+        return ".";
+    snprintf(buf, size, "%.*s", (int)(slash - o->output), o->output);
+    return *buf ? buf : "/";
 }
 
 static int fail_shard_from_env(void)
@@ -104,6 +123,16 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, void *ws, in
                      (long long)sh->beg + 1, (long long)sh->end);
         return -1;
     }
+    if (e->bgzf) {
+        if (ss_bgzf_compress_ks(buf->s, buf->l, &w->z, -1) < 0) {
+            ss_error("shard %d (%s:%lld-%lld): BGZF compression failed (out of memory?)", idx,
+                     ctg, (long long)sh->beg + 1, (long long)sh->end);
+            return -1;
+        }
+        kstring_t t = *buf; /* the buffer leaves with the compressed bytes */
+        *buf = w->z;
+        w->z = t;
+    }
     s->shards++;
     s->reads += st.reads;
     s->bases += st.bases;
@@ -137,7 +166,14 @@ static void *worker_main(void *arg)
             ss_ordered_release(e->ow, buf);
             goto stop;
         }
-        ss_ordered_put(e->ow, idx, buf);
+        if (!e->store) {
+            ss_ordered_put(e->ow, idx, buf);
+            continue;
+        }
+        int r = ss_store_put(e->store, idx, buf->s ? buf->s : "", buf->l);
+        ss_ordered_release(e->ow, buf);
+        if (r < 0)
+            goto stop;
     }
     if (!ss_error_raised())
         goto done;
@@ -147,6 +183,7 @@ done:
     if (e->k->worker_destroy)
         e->k->worker_destroy(ws);
     ss_reader_destroy(rd);
+    free(w->z.s);
     return NULL;
 }
 
@@ -169,22 +206,31 @@ static void tick(void *ctx)
                        atomic_load_explicit(&e->reads_done, memory_order_relaxed));
 }
 
-static int write_header(engine_t *e)
+/* The file's first bytes (kernel header, BGZF-framed for .gz text). 0 or -1. */
+static int build_header(engine_t *e, kstring_t *h)
 {
     if (!e->k->header)
         return 0;
-    kstring_t h = KS_INITIALIZE;
-    int r = e->k->header(e->kopts, e->job, &h);
-    if (r < 0 && !ss_error_raised())
-        ss_error("%s: cannot build the output header", e->k->name);
-    if (r == 0 && h.l)
-        r = ss_output_write(e->out, h.s, h.l);
-    free(h.s);
-    return r < 0 ? -1 : 0;
+    int r = e->k->header(e->kopts, e->job, h);
+    if (r < 0) {
+        if (!ss_error_raised())
+            ss_error("%s: cannot build the output header", e->k->name);
+        return -1;
+    }
+    if (e->bgzf && h->l) {
+        kstring_t z = KS_INITIALIZE;
+        if (ss_bgzf_compress_ks(h->s, h->l, &z, -1) < 0) {
+            free(z.s);
+            ss_error("out of memory compressing the header");
+            return -1;
+        }
+        free(h->s);
+        *h = z;
+    }
+    return 0;
 }
 
-/* Start the workers, write everything in order, join. Returns 0 or -1. */
-static int run_workers(engine_t *e, int n_workers, worker_t *w)
+static int start_workers(engine_t *e, int n_workers, worker_t *w)
 {
     int started = 0;
     for (int i = 0; i < n_workers; i++) {
@@ -195,29 +241,109 @@ static int run_workers(engine_t *e, int n_workers, worker_t *w)
         w[i].started = 1;
         started++;
     }
-    int rc;
     if (started == 0 && e->n_shards > 0) {
         ss_error("cannot start any worker thread; lower -@ or check ulimit -u");
-        rc = -1;
-    } else {
-        if (started < n_workers)
-            ss_warn("started %d of %d worker threads (system limit); continuing", started,
-                    n_workers);
-        rc = ss_ordered_run(e->ow, sink, tick, e, TICK_S);
+        return -1;
     }
-    if (rc < 0)
-        ss_ordered_stop(e->ow);
+    if (started < n_workers)
+        ss_warn("started %d of %d worker threads (system limit); continuing", started,
+                n_workers);
+    return 0;
+}
+
+static void join_workers(int n_workers, worker_t *w)
+{
     for (int i = 0; i < n_workers; i++)
         if (w[i].started)
             pthread_join(w[i].thread, NULL);
+}
+
+/* One rank: start the workers, write everything in order, join. Returns 0 or -1. */
+static int run_workers(engine_t *e, int n_workers, worker_t *w)
+{
+    int rc = start_workers(e, n_workers, w);
+    if (rc == 0)
+        rc = ss_ordered_run(e->ow, sink, tick, e, TICK_S);
+    if (rc < 0)
+        ss_ordered_stop(e->ow);
+    join_workers(n_workers, w);
     return rc < 0 || ss_error_raised() ? -1 : 0;
+}
+
+/*
+ * Several ranks: hand shards to the workers from the shared counter until
+ * none is left, noticing another rank's failure on the way; the outputs wait
+ * in the store for the collective merge. Returns 0 or -1 (this rank only).
+ */
+static int run_workers_parallel(engine_t *e, int n_workers, worker_t *w)
+{
+    int rc = start_workers(e, n_workers, w);
+    double last_check = ss_now();
+    while (rc == 0 && !ss_sched_par_pump(e->sched, TICK_S)) {
+        if (ss_error_raised())
+            break;
+        if (ss_now() - last_check > TICK_S) {
+            last_check = ss_now();
+            if (ss_comm_stop_raised())
+                break; /* another rank failed: stop taking shards */
+            ss_progress_update(e->progress, ss_comm_counter_peek(), 0,
+                               atomic_load_explicit(&e->reads_done, memory_order_relaxed));
+        }
+    }
+    if (ss_error_raised())
+        ss_comm_raise_stop();
+    ss_sched_par_stop(e->sched);
+    join_workers(n_workers, w);
+    if (ss_error_raised()) {
+        ss_comm_raise_stop();
+        return -1;
+    }
+    return rc;
+}
+
+/* Largest contig length: tabix needs CSI past 2^29 - 1. */
+static int needs_csi(const ss_job_t *job)
+{
+    sam_hdr_t *h = ss_job_header(job);
+    for (int i = 0; i < sam_hdr_nref(h); i++)
+        if (sam_hdr_tid2len(h, i) >= (1LL << 29))
+            return 1;
+    return 0;
 }
 
 static int finish_output(engine_t *e, int rc)
 {
-    if (rc == 0 && (e->k->out_kind == SS_OUT_BGZF || e->k->out_kind == SS_OUT_BAM))
+    if (rc == 0 && (e->k->out_kind == SS_OUT_BGZF || e->k->out_kind == SS_OUT_BAM || e->bgzf))
         rc = ss_output_write(e->out, ss_bgzf_eof, sizeof(ss_bgzf_eof));
     e->bytes_written = ss_output_bytes(e->out);
+    if (rc == 0 && e->bgzf && e->k->out_kind == SS_OUT_TEXT)
+        rc = ss_output_index_tabix(e->out, needs_csi(e->job));
+    if (rc == 0)
+        return ss_output_commit(e->out);
+    ss_output_abort(e->out);
+    return -1;
+}
+
+/* The multi-rank tail: merge collectively, then rank 0 indexes and renames. */
+static int finish_parallel(engine_t *e, int rc, const kstring_t *header)
+{
+    int bgzf = e->k->out_kind != SS_OUT_TEXT || e->bgzf;
+    ss_merge_t m = {e->store, e->n_shards, header->s, header->l,
+                    bgzf ? ss_bgzf_eof : NULL, bgzf ? sizeof(ss_bgzf_eof) : 0, e->out};
+    for (size_t k = 0; k < ss_store_count(e->store); k++) {
+        int idx;
+        uint64_t len;
+        ss_store_piece(e->store, k, &idx, &len);
+        e->bytes_written += len;
+    }
+    if (ss_comm_max_int(rc < 0) != 0)
+        rc = -1;
+    else
+        rc = ss_merge_collective(&m);
+    if (ss_comm_rank() != 0)
+        return rc;
+    if (rc == 0 && e->bgzf && e->k->out_kind == SS_OUT_TEXT)
+        rc = ss_output_index_tabix(e->out, needs_csi(e->job));
     if (rc == 0)
         return ss_output_commit(e->out);
     ss_output_abort(e->out);
@@ -231,9 +357,11 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
     engine_t e = { .k = kernel, .kopts = kopts, .job = job };
     worker_t *w = NULL;
     ss_shard_t *shards = NULL;
-    int n = 0, rc = -1;
+    kstring_t header = KS_INITIALIZE;
+    int n = 0, rc = -1, parallel = ss_comm_parallel(), rank0 = ss_comm_rank() == 0;
     atomic_init(&e.reads_done, 0);
     e.fail_shard = fail_shard_from_env();
+    e.bgzf = kernel->out_kind == SS_OUT_TEXT && ss_bgzf_wanted(o->output);
     if (ss_plan_build(job, &shards, &n) < 0)
         return SS_EXIT_FAIL;
     e.shards = shards;
@@ -249,33 +377,58 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
     e.stats = calloc((size_t)(n_workers > 0 ? n_workers : 1), sizeof(*e.stats));
     w = calloc((size_t)(n_workers > 0 ? n_workers : 1), sizeof(*w));
     e.ow = ss_ordered_init(n, window);
-    e.sched = e.ow ? ss_sched_local_init(n, e.ow) : NULL;
-    if (!e.stats || !w || !e.ow || !e.sched) {
-        ss_error("out of memory starting the run");
-        goto out;
+    if (parallel) {
+        e.sched = ss_sched_par_init(n_workers > 0 ? n_workers : 1);
+        char dir[4096];
+        e.store = ss_store_init(spill_dir(o, dir, sizeof(dir)),
+                                STORE_MEM_PER_WORKER * (size_t)(n_workers + 1));
+    } else {
+        e.sched = e.ow ? ss_sched_local_init(n, e.ow) : NULL;
     }
-    if (!(e.out = ss_output_open(o->output)))
-        goto out;
-    if (write_header(&e) < 0) {
+    int setup_failed = 0;
+    if (!e.stats || !w || !e.ow || !e.sched || (parallel && !e.store)) {
+        ss_error("out of memory starting the run");
+        setup_failed = 1;
+    } else if (parallel && !o->output) {
+        if (rank0)
+            ss_error("under mpirun with %d ranks the output must be a file: add -o FILE",
+                     ss_comm_size());
+        setup_failed = 1;
+    } else if (build_header(&e, &header) < 0 || (rank0 && !(e.out = ss_output_open(o->output)))) {
+        setup_failed = 1;
+    } else if (!parallel && header.l && ss_output_write(e.out, header.s, header.l) < 0) {
+        setup_failed = 1;
+    }
+    /* no rank may enter a collective step that another rank will never reach */
+    if (ss_comm_max_int(setup_failed) || (parallel && ss_comm_counter_open(n) < 0)) {
         ss_output_abort(e.out);
         goto out;
     }
-    e.progress = ss_progress_start(n, total_work, o->quiet, 1);
-    rc = run_workers(&e, n_workers, w);
-    rc = finish_output(&e, rc);
+    e.progress = ss_progress_start(n, total_work, o->quiet, rank0);
+    if (parallel) {
+        rc = run_workers_parallel(&e, n_workers, w);
+        ss_comm_counter_close();
+        rc = finish_parallel(&e, rc, &header);
+    } else {
+        rc = run_workers(&e, n_workers, w);
+        rc = finish_output(&e, rc);
+    }
     ss_progress_finish(e.progress, rc == 0);
-    if (rc == 0 && o->report) {
+    if (o->report) {
         ss_report_t r = { .kernel = kernel->name, .threads = threads, .n_shards = n,
                           .n_workers = n_workers, .workers = e.stats, .wall_s = ss_now() - t0,
                           .est_work_total = total_work };
         r.bytes_written = e.bytes_written;
-        rc = ss_report_write(o->report, &r);
+        if (ss_report_write_all(o->report, &r, rc) < 0)
+            rc = -1;
     }
 out:
-    if (rc < 0 && !ss_error_raised())
+    if (rc < 0 && !ss_error_raised() && !parallel)
         ss_error("the run failed");
     ss_sched_destroy(e.sched);
     ss_ordered_destroy(e.ow);
+    ss_store_destroy(e.store);
+    free(header.s);
     free(e.stats);
     free(w);
     free(shards);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ss_comm.h"
 #include "ss_framework.h"
 
 #define MSG_MAX 2048
@@ -20,6 +21,7 @@
 static pthread_mutex_t err_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int err_raised;       /* read without the lock by workers polling */
 static char err_first[MSG_MAX];     /* under err_lock */
+static int err_deferred;            /* under err_lock: keep, print at ss_error_flush */
 
 /* Format "seqshard: [kind]message\n" into buf as one line: control characters become spaces. */
 static size_t format_line(char *buf, size_t size, const char *kind, const char *fmt, va_list ap)
@@ -54,17 +56,38 @@ static void write_stderr(const char *s, size_t len)
 
 void ss_error(const char *fmt, ...)
 {
-    char line[MSG_MAX + 32];
+    char line[MSG_MAX + 32], kind[32] = "";
     va_list ap;
+    /* several ranks share one terminal or log: say which one is speaking */
+    if (ss_comm_parallel())
+        snprintf(kind, sizeof(kind), "rank %d: ", ss_comm_rank());
     va_start(ap, fmt);
-    size_t len = format_line(line, sizeof(line) - 1, "", fmt, ap);
+    size_t len = format_line(line, sizeof(line) - 1, kind, fmt, ap);
     va_end(ap);
     pthread_mutex_lock(&err_lock);
     int first = !atomic_load(&err_raised);
     if (first) {
         snprintf(err_first, sizeof(err_first), "%.*s", (int)len - 1, line);
         atomic_store(&err_raised, 1);
-        write_stderr(line, len);
+        if (!err_deferred)
+            write_stderr(line, len);
+    }
+    pthread_mutex_unlock(&err_lock);
+}
+
+void ss_error_defer(int on)
+{
+    pthread_mutex_lock(&err_lock);
+    err_deferred = on;
+    pthread_mutex_unlock(&err_lock);
+}
+
+void ss_error_flush(void)
+{
+    pthread_mutex_lock(&err_lock);
+    if (atomic_load(&err_raised)) {
+        write_stderr(err_first, strlen(err_first));
+        write_stderr("\n", 1);
     }
     pthread_mutex_unlock(&err_lock);
 }

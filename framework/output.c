@@ -32,6 +32,7 @@ struct ss_output_s {
     char *path;     /* final name, NULL for stdout */
     char *tmp;      /* temporary name, NULL when writing in place */
     uint64_t bytes;
+    const char *index_ext; /* ".tbi"/".csi" once an index of tmp exists */
 };
 
 /* Signal state: one temporary file per process at a time. */
@@ -154,6 +155,46 @@ uint64_t ss_output_bytes(const ss_output_t *o)
     return o ? o->bytes : 0;
 }
 
+const char *ss_output_tmp_path(const ss_output_t *o)
+{
+    return o ? o->tmp : NULL;
+}
+
+int ss_output_index_tabix(ss_output_t *o, int csi)
+{
+    const char *file = o->tmp ? o->tmp : o->path;
+    if (!file) {
+        ss_error("an index needs -o FILE, not standard output");
+        return -1;
+    }
+    if (fsync(o->fd) != 0 && errno != EINVAL) {
+        ss_error("%s: cannot flush the output before indexing: %s", o->path, strerror(errno));
+        return -1;
+    }
+    if (ss_tabix_index(file, o->path, csi) < 0)
+        return -1;
+    o->index_ext = csi ? ".csi" : ".tbi";
+    return 0;
+}
+
+/* Rename or remove tmp+ext beside the output. */
+static int move_index(ss_output_t *o, int keep)
+{
+    if (!o->index_ext || !o->tmp)
+        return 0;
+    char from[PATH_MAX + 8], to[PATH_MAX + 8];
+    snprintf(from, sizeof(from), "%s%s", o->tmp, o->index_ext);
+    snprintf(to, sizeof(to), "%s%s", o->path, o->index_ext);
+    if (!keep)
+        return unlink(from);
+    if (rename(from, to) != 0) {
+        ss_error("%s: cannot rename the index into place: %s", to, strerror(errno));
+        unlink(from);
+        return -1;
+    }
+    return 0;
+}
+
 static void output_free(ss_output_t *o)
 {
     free(o->path);
@@ -185,6 +226,9 @@ int ss_output_commit(ss_output_t *o)
         if (rename(o->tmp, o->path) != 0) {
             ss_error("%s: cannot rename %s into place: %s", o->path, o->tmp, strerror(errno));
             unlink(o->tmp);
+            move_index(o, 0);
+            rc = -1;
+        } else if (move_index(o, 1) < 0) {
             rc = -1;
         }
         disarm_signals();
@@ -202,6 +246,7 @@ void ss_output_abort(ss_output_t *o)
         close(o->fd);
     if (o->tmp) {
         unlink(o->tmp);
+        move_index(o, 0);
         disarm_signals();
     }
     output_free(o);

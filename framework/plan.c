@@ -139,7 +139,8 @@ static int estimate_input(plan_t *p, samFile *fp, sam_hdr_t *h, hts_idx_t *idx)
     hts_pos_t *pos = NULL;
     int64_t *w = NULL;
     size_t cap = 0;
-    int r = 0;
+    ss_io_est_t *est = ss_io_est_init(idx, fp, h);
+    int r = est ? 0 : -1;
     for (size_t i = 0; r == 0 && i < p->spans.n; i++) {
         const span_t *s = &p->spans.a[i];
         if (s->n_cells + 1 > cap) {
@@ -156,13 +157,14 @@ static int estimate_input(plan_t *p, samFile *fp, sam_hdr_t *h, hts_idx_t *idx)
         for (size_t k = 0; k < s->n_cells; k++)
             pos[k] = cell_beg(s, k);
         pos[s->n_cells] = s->end;
-        if (ss_io_estimate_cells(idx, fp, h, s->tid, pos, (int)s->n_cells, w) < 0) {
+        if (ss_io_est_cells(est, s->tid, pos, (int)s->n_cells, w) < 0) {
             r = 1;
             break;
         }
         for (size_t k = 0; k < s->n_cells; k++)
             p->cell_work[s->cell0 + k] += w[k];
     }
+    ss_io_est_destroy(est);
     free(pos);
     free(w);
     return r;
@@ -296,8 +298,15 @@ static int cut(plan_t *p)
     double total_work = 0, total_bp = 0;
     for (size_t i = 0; i < p->n_cells; i++)
         total_work += (double)p->cell_work[i];
-    for (size_t i = 0; i < p->spans.n; i++)
-        total_bp += (double)(p->spans.a[i].end - p->spans.a[i].beg);
+    /* bases of spans without reads would dilute the average depth: leave them out */
+    for (size_t i = 0; i < p->spans.n; i++) {
+        const span_t *s = &p->spans.a[i];
+        int64_t w = 0;
+        for (size_t k = 0; k < s->n_cells; k++)
+            w += p->cell_work[s->cell0 + k];
+        if (w > 0 || p->by_bp)
+            total_bp += (double)(s->end - s->beg);
+    }
     if (total_work <= 0)
         p->by_bp = 1; /* no reads anywhere: nothing to balance */
     p->target = total_bp > 0 ? (double)p->shard_size * total_work / total_bp : 1;

@@ -81,6 +81,31 @@ static void write_workers(FILE *fp, const ss_report_t *r)
     fprintf(fp, "  \"load_imbalance\": %.4f,\n", mean > 0 ? max_busy / mean : 1.0);
 }
 
+/* Per rank, and imbalance over ranks (max/mean busy), when several ran. */
+static void write_ranks(FILE *fp, const ss_report_t *r)
+{
+    if (!r->ranks || r->n_ranks < 2)
+        return;
+    double tot = 0, max = 0;
+    fprintf(fp, "  \"ranks\": [");
+    for (int i = 0; i < r->n_ranks; i++) {
+        const ss_rank_stats_t *k = &r->ranks[i];
+        double idle = k->wall_s * k->threads - k->busy_s;
+        fprintf(fp, "%s\n    {\"rank\": %d, \"threads\": %d, \"shards\": %llu, \"reads\": %llu, "
+                    "\"bases\": %llu, \"busy_s\": %.6f, \"idle_s\": %.6f, \"bytes_out\": %llu, "
+                    "\"peak_rss_bytes\": %lld, \"wall_s\": %.6f}",
+                i ? "," : "", i, k->threads, (unsigned long long)k->shards,
+                (unsigned long long)k->reads, (unsigned long long)k->bases, k->busy_s,
+                idle > 0 ? idle : 0, (unsigned long long)k->bytes_out,
+                (long long)k->peak_rss_bytes, k->wall_s);
+        tot += k->busy_s;
+        if (k->busy_s > max)
+            max = k->busy_s;
+    }
+    fprintf(fp, "\n  ],\n  \"rank_load_imbalance\": %.4f,\n",
+            tot > 0 ? max / (tot / r->n_ranks) : 1.0);
+}
+
 int ss_report_write(const char *path, const ss_report_t *r)
 {
     FILE *fp = fopen(path, "w");
@@ -100,6 +125,7 @@ int ss_report_write(const char *path, const ss_report_t *r)
     fprintf(fp, ",\n  \"threads\": %d,\n  \"shards\": %d,\n  \"est_work_total\": %llu,\n",
             r->threads, r->n_shards, (unsigned long long)r->est_work_total);
     write_workers(fp, r);
+    write_ranks(fp, r);
     fprintf(fp, "  \"wall_s\": %.6f,\n  \"peak_rss_bytes\": %lld,\n  \"bytes_written\": %llu\n}\n",
             r->wall_s, max_rss_kb < 0 ? -1LL : (long long)max_rss_kb * 1024,
             (unsigned long long)r->bytes_written);

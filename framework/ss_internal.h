@@ -50,6 +50,51 @@ uint64_t ss_output_bytes(const ss_output_t *o);
 /* The 28-byte empty BGZF block that ends every BGZF/BAM file (SAM spec 4.1.2). */
 extern const unsigned char ss_bgzf_eof[28];
 
+/* The temporary path being written (NULL for stdout or in-place output). */
+const char *ss_output_tmp_path(const ss_output_t *o);
+/*
+ * Build a tabix index (.tbi, or .csi when csi) of the finished temporary
+ * file; commit then renames it beside FILE, abort removes it. Main thread.
+ * Returns 0 or -1 after ss_error().
+ */
+int ss_output_index_tabix(ss_output_t *o, int csi);
+
+/*
+ * Multi-rank setup: while deferred, ss_error() records the first error
+ * without printing it; ss_error_flush() prints it (error.c). Main thread.
+ */
+void ss_error_defer(int on);
+void ss_error_flush(void);
+
+/* ---- BGZF text output (compress.c) ---- */
+
+/* 1 if path asks for BGZF-compressed text (.gz, .bgz). */
+int ss_bgzf_wanted(const char *path);
+/* Compress in[0..len) into whole BGZF blocks in *out (reset first). 0 or -1. Any thread. */
+int ss_bgzf_compress_ks(const char *in, size_t len, kstring_t *out, int level);
+/* `tabix -s1 -b2 -e2 [--csi]` on path. 0 or -1 after ss_error naming final_path. */
+int ss_tabix_index(const char *path, const char *final_path, int csi);
+
+/* ---- multi-rank merge (merge.c) ---- */
+
+struct ss_store_s;
+typedef struct {
+    struct ss_store_s *store;   /* this rank's shard outputs */
+    int n_shards;
+    const char *header;         /* file's first bytes (every rank has them) */
+    uint64_t header_len;
+    const unsigned char *eof;   /* last bytes (BGZF EOF), may be NULL */
+    uint64_t eof_len;
+    ss_output_t *out;           /* rank 0: the temporary output; NULL elsewhere */
+} ss_merge_t;
+
+/*
+ * Collective: write every rank's pieces at their final offsets in rank 0's
+ * temporary file. Returns 0 on every rank when all succeeded, -1 on every
+ * rank otherwise (after ss_error() on the rank that failed).
+ */
+int ss_merge_collective(const ss_merge_t *m);
+
 /* ---- progress line on stderr (progress.c) ---- */
 
 typedef struct ss_progress_s ss_progress_t;
@@ -72,6 +117,14 @@ typedef struct {
     double busy_s;
 } ss_worker_stats_t;
 
+/* One rank's summary, gathered to rank 0 for the report. */
+typedef struct {
+    uint64_t shards, reads, bases, bytes_out;
+    double busy_s, wall_s;
+    int64_t peak_rss_bytes;
+    int threads;
+} ss_rank_stats_t;
+
 typedef struct {
     const char *kernel;
     int threads;
@@ -81,10 +134,17 @@ typedef struct {
     double wall_s;
     uint64_t bytes_written;
     uint64_t est_work_total;
+    const ss_rank_stats_t *ranks; /* [n_ranks] when more than one rank, else NULL */
+    int n_ranks;
 } ss_report_t;
 
 /* Write the JSON report to path. Returns 0, or -1 after ss_error(). Main thread. */
 int ss_report_write(const char *path, const ss_report_t *r);
+/*
+ * Collective over ranks: gather every rank's summary to rank 0, which writes
+ * the report when run_rc == 0. Returns 0, or -1 on rank 0 if writing failed.
+ */
+int ss_report_write_all(const char *path, ss_report_t *r, int run_rc);
 
 /* Version strings shared by --version and --report (cli.c). buf gets the MPI library line. */
 void ss_mpi_version(char *buf, size_t size);

@@ -21,6 +21,16 @@ struct ss_sched_s {
 /* Shards 0..n_shards-1 in order, admitted through ow's window. NULL on allocation failure. */
 ss_sched_t *ss_sched_local_init(int n_shards, ss_ordered_t *ow);
 
+/*
+ * Multi-rank: shards come from the counter all ranks share (comm.c). Workers
+ * block in next() until the main thread, in ss_sched_par_pump(), takes a
+ * shard for them. pump waits up to wait_s for a request and returns 1 once
+ * no shard is left (or the run stopped). Main thread only.
+ */
+ss_sched_t *ss_sched_par_init(int n_workers);
+int ss_sched_par_pump(ss_sched_t *s, double wait_s);
+void ss_sched_par_stop(ss_sched_t *s);
+
 static inline int ss_sched_next(ss_sched_t *s)
 {
     return s->next(s);

@@ -80,8 +80,17 @@ int ss_topo_nnuma(const ss_topo_t *t);
 int ss_topo_is_this_system(const ss_topo_t *t);
 /* One line describing the topology: "this machine, PUs 0-1: 1 package, 1 NUMA node, ...". */
 void ss_topo_describe(const ss_topo_t *t, char *buf, size_t size);
-/* Warnings ss_topo_plan and ss_topo_bind_self printed for this topology (tests). Any thread. */
+/*
+ * Warnings ss_topo_plan and ss_topo_bind_self gave for this topology (each
+ * kind once), printed or not. Any thread.
+ */
 int ss_topo_warnings(const ss_topo_t *t);
+/*
+ * quiet 1: count warnings but do not print them (--quiet: a run that asked
+ * for silence still works unpinned). Errors are always printed. Main thread,
+ * before planning.
+ */
+void ss_topo_set_quiet(ss_topo_t *t, int quiet);
 
 /*
  * Plan n_workers placements into out[0..n_workers-1] (the caller's array;

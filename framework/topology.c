@@ -31,6 +31,7 @@ typedef struct {
 
 /* Written by worker threads through a const topology: kept apart, atomic. */
 typedef struct {
+    int quiet;            /* set before workers start, read-only afterwards */
     atomic_int warnings;
     atomic_int warned_membind;
     atomic_int warned_unpinned;
@@ -259,13 +260,18 @@ void ss_topo_describe(const ss_topo_t *t, char *buf, size_t size)
     snprintf(buf, size, "%s", t->desc);
 }
 
-/* Print a warning at most once per topology and flag. */
+void ss_topo_set_quiet(ss_topo_t *t, int quiet)
+{
+    t->state->quiet = quiet;
+}
+
+/* 1 when the caller should print its warning: once per topology and flag, unless quiet. */
 static int warn_once(const ss_topo_t *t, atomic_int *flag)
 {
     if (atomic_exchange(flag, 1) != 0)
         return 0;
     atomic_fetch_add(&t->state->warnings, 1);
-    return 1;
+    return !t->state->quiet;
 }
 
 /*

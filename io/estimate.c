@@ -13,8 +13,8 @@
  * read, BAI has no linear index and htslib falls back to offset 0, so S is
  * made monotone by a running maximum, and the end of the last cell of a
  * contig is the end of the contig's data. Whole BGZF blocks count by their
- * compressed distance, partial blocks by their uncompressed distance over a
- * typical compression ratio.
+ * compressed distance, partial blocks by their uncompressed distance over the
+ * file's compression ratio.
  *
  * CRAM: htslib keeps the .crai inside the cram_fd and offers no chunk list,
  * but a range query seeks the file to the container holding a position, so
@@ -23,21 +23,69 @@
  * Granularity is one container (often tens of kb). The seeks move the file
  * position: pass a handle used only for planning.
  */
+#include <htslib/bgzf.h>
 #include <htslib/cram.h>
 #include <htslib/hfile.h>
+#include <stdlib.h>
 
 #include "ss_io.h"
 
-#define BAM_RATIO 3 /* uncompressed / compressed bytes of a typical BAM block */
+#define DEFAULT_RATIO 3.0 /* uncompressed / compressed bytes of a typical BAM block */
+
+struct ss_io_est_s {
+    hts_idx_t *idx;
+    samFile *fp;
+    sam_hdr_t *h;
+    double ratio;   /* uncompressed / compressed bytes of the file's first data block */
+    int has_ratio;
+};
+
+/* First and last virtual offsets of the chunks for [beg, end). Returns 0 if there are none. */
+static int chunk_span(hts_idx_t *idx, int tid, hts_pos_t beg, hts_pos_t end, uint64_t *first,
+                      uint64_t *last);
+
+/*
+ * The file's compression ratio, measured on the block holding its first
+ * placed read (so it is the same number whoever asks, in any order): a
+ * virtual offset's in-block part is in uncompressed bytes, and converting it
+ * with the real ratio keeps cells that straddle a block boundary from looking
+ * heavy.
+ */
+static double bam_ratio(ss_io_est_t *e)
+{
+    if (e->has_ratio)
+        return e->ratio;
+    e->has_ratio = 1;
+    e->ratio = DEFAULT_RATIO;
+    BGZF *bg = e->fp && e->fp->format.format == bam && e->fp->is_bgzf ? e->fp->fp.bgzf : NULL;
+    uint64_t first = 0, last;
+    int found = 0;
+    for (int t = 0; bg && e->h && !found && t < sam_hdr_nref(e->h); t++)
+        found = chunk_span(e->idx, t, 0, sam_hdr_tid2len(e->h, t), &first, &last);
+    if (!found || bg->mt)
+        return e->ratio;
+    int64_t saved = bgzf_tell(bg);
+    /* htslib sets block_clength only when threaded: after a plain read the file sits at the
+     * block's end, so the compressed size is the distance from its start */
+    if (bgzf_seek(bg, (int64_t)(first & ~(uint64_t)0xffff), SEEK_SET) == 0 &&
+        bgzf_read_block(bg) == 0 && bg->block_length > 0) {
+        off_t clen = htell(bg->fp) - (off_t)bg->block_address;
+        if (clen > 0)
+            e->ratio = (double)bg->block_length / (double)clen;
+    }
+    if (saved >= 0 && bgzf_seek(bg, saved, SEEK_SET) < 0)
+        bg->errcode = 0; /* a planning handle: nothing reads from it afterwards */
+    return e->ratio;
+}
 
 /* Compressed bytes between two BGZF virtual offsets. */
-static int64_t voff_bytes(uint64_t u, uint64_t v)
+static int64_t voff_bytes(uint64_t u, uint64_t v, double ratio)
 {
     if (v <= u)
         return 0;
     int64_t blocks = (int64_t)(v >> 16) - (int64_t)(u >> 16);
-    int64_t inner = (int64_t)(v & 0xffff) - (int64_t)(u & 0xffff);
-    int64_t bytes = blocks + inner / BAM_RATIO;
+    double inner = ((double)(v & 0xffff) - (double)(u & 0xffff)) / ratio;
+    int64_t bytes = blocks + (int64_t)inner;
     return bytes > 0 ? bytes : 1; /* data exists between them */
 }
 
@@ -60,9 +108,10 @@ static int chunk_span(hts_idx_t *idx, int tid, hts_pos_t beg, hts_pos_t end, uin
     return found;
 }
 
-static int bam_cells(hts_idx_t *idx, int tid, hts_pos_t len, const hts_pos_t *pos, int n,
+static int bam_cells(ss_io_est_t *e, int tid, hts_pos_t len, const hts_pos_t *pos, int n,
                      int64_t *work)
 {
+    hts_idx_t *idx = e->idx;
     uint64_t first, end_data, s, prev, unused;
     if (!chunk_span(idx, tid, pos[0], pos[n], &first, &end_data)) {
         for (int i = 0; i < n; i++)
@@ -71,6 +120,7 @@ static int bam_cells(hts_idx_t *idx, int tid, hts_pos_t len, const hts_pos_t *po
     }
     if (!chunk_span(idx, tid, pos[0], pos[0] + 1, &prev, &unused))
         prev = first;
+    double ratio = bam_ratio(e);
     for (int i = 1; i <= n; i++) {
         int last = i == n && pos[n] >= len;
         if (last || !chunk_span(idx, tid, pos[i], pos[i] + 1, &s, &unused))
@@ -79,7 +129,7 @@ static int bam_cells(hts_idx_t *idx, int tid, hts_pos_t len, const hts_pos_t *po
             s = end_data;
         if (s < prev)
             s = prev; /* past the linear index: keep S monotone */
-        work[i - 1] = voff_bytes(prev, s);
+        work[i - 1] = voff_bytes(prev, s, ratio);
         prev = s;
     }
     return 0;
@@ -113,6 +163,31 @@ static int64_t cram_data_end(hts_idx_t *idx, samFile *fp, sam_hdr_t *h, int tid)
     return end < 0 ? -1 : (int64_t)end;
 }
 
+/*
+ * S(p) is a step function (one step per container), so a cell where a new
+ * container starts would get all of the previous container's bytes. Spread
+ * each step over the cells since the previous step, by their length: the
+ * container held the reads of those cells.
+ */
+static void spread_steps(const hts_pos_t *pos, int n, int64_t *work)
+{
+    int run = 0;
+    for (int k = 0; k < n; k++) {
+        if (work[k] == 0)
+            continue;
+        int64_t total = work[k], given = 0;
+        hts_pos_t run_bp = pos[k + 1] - pos[run];
+        for (int j = run; j <= k; j++) {
+            int64_t share = j == k ? total - given
+                                   : (int64_t)((double)total * (double)(pos[j + 1] - pos[j]) /
+                                               (double)run_bp);
+            work[j] = share;
+            given += share;
+        }
+        run = k + 1;
+    }
+}
+
 static int cram_cells(hts_idx_t *idx, samFile *fp, sam_hdr_t *h, int tid, hts_pos_t len,
                       const hts_pos_t *pos, int n, int64_t *work)
 {
@@ -136,26 +211,50 @@ static int cram_cells(hts_idx_t *idx, samFile *fp, sam_hdr_t *h, int tid, hts_po
         work[i - 1] = s - prev;
         prev = s;
     }
+    spread_steps(pos, n, work);
     return 0;
+}
+
+ss_io_est_t *ss_io_est_init(hts_idx_t *idx, samFile *fp, sam_hdr_t *h)
+{
+    if (!idx)
+        return NULL;
+    ss_io_est_t *e = calloc(1, sizeof(*e));
+    if (e)
+        e->idx = idx, e->fp = fp, e->h = h;
+    return e;
+}
+
+void ss_io_est_destroy(ss_io_est_t *e)
+{
+    free(e);
+}
+
+int ss_io_est_cells(ss_io_est_t *e, int tid, const hts_pos_t *pos, int n, int64_t *work)
+{
+    if (!e || tid < 0 || n < 1 || (e->h && tid >= sam_hdr_nref(e->h)))
+        return -1;
+    hts_pos_t len = e->h ? sam_hdr_tid2len(e->h, tid) : HTS_POS_MAX;
+    switch (hts_idx_fmt(e->idx)) {
+    case HTS_FMT_BAI:
+    case HTS_FMT_CSI:
+        return bam_cells(e, tid, len, pos, n, work);
+    case HTS_FMT_CRAI:
+        if (!e->fp || e->fp->format.format != cram)
+            return -1;
+        return cram_cells(e->idx, e->fp, e->h, tid, len, pos, n, work);
+    default:
+        return -1;
+    }
 }
 
 int ss_io_estimate_cells(hts_idx_t *idx, samFile *fp, sam_hdr_t *h, int tid, const hts_pos_t *pos,
                          int n, int64_t *work)
 {
-    if (!idx || tid < 0 || n < 1 || (h && tid >= sam_hdr_nref(h)))
-        return -1;
-    hts_pos_t len = h ? sam_hdr_tid2len(h, tid) : HTS_POS_MAX;
-    switch (hts_idx_fmt(idx)) {
-    case HTS_FMT_BAI:
-    case HTS_FMT_CSI:
-        return bam_cells(idx, tid, len, pos, n, work);
-    case HTS_FMT_CRAI:
-        if (!fp || fp->format.format != cram)
-            return -1;
-        return cram_cells(idx, fp, h, tid, len, pos, n, work);
-    default:
-        return -1;
-    }
+    ss_io_est_t *e = ss_io_est_init(idx, fp, h);
+    int r = e ? ss_io_est_cells(e, tid, pos, n, work) : -1;
+    ss_io_est_destroy(e);
+    return r;
 }
 
 int64_t ss_io_estimate(hts_idx_t *idx, samFile *fp, sam_hdr_t *h, int tid, hts_pos_t beg,

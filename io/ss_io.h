@@ -99,9 +99,12 @@ void ss_bed_destroy(ss_bed_t *bed);
 /* ---- work estimate from the index ---- */
 
 /*
- * Estimated work of [beg, end) on tid in input `in`, in compressed bytes,
- * from the index alone (BAI/CSI linear offsets; CRAM container offsets).
- * Returns >= 0, or -1 if the index cannot say (callers fall back to bp).
+ * Estimated work of [beg, end) on tid, in compressed bytes, from the index
+ * alone (BAI/CSI chunk offsets; CRAM container offsets; io/estimate.c says
+ * how). A single range past a contig's last read can be overestimated by a
+ * BAI (it has no linear index there); grids should use the cell functions
+ * below. Returns >= 0, or -1 if the index cannot say (callers fall back to
+ * bp). May move fp's file position (CRAM): pass a planning-only handle.
  */
 int64_t ss_io_estimate(hts_idx_t *idx, samFile *fp, sam_hdr_t *h, int tid, hts_pos_t beg,
                        hts_pos_t end);
@@ -116,5 +119,15 @@ int64_t ss_io_estimate(hts_idx_t *idx, samFile *fp, sam_hdr_t *h, int tid, hts_p
  */
 int ss_io_estimate_cells(hts_idx_t *idx, samFile *fp, sam_hdr_t *h, int tid, const hts_pos_t *pos,
                          int n, int64_t *work);
+/*
+ * The same, for many calls on one input: the estimator measures the file's
+ * compression ratio once (on the block of its first placed read, so answers
+ * never depend on call order). idx, fp and h are borrowed. NULL if idx is
+ * NULL or out of memory. One thread at a time.
+ */
+typedef struct ss_io_est_s ss_io_est_t;
+ss_io_est_t *ss_io_est_init(hts_idx_t *idx, samFile *fp, sam_hdr_t *h);
+int ss_io_est_cells(ss_io_est_t *e, int tid, const hts_pos_t *pos, int n, int64_t *work);
+void ss_io_est_destroy(ss_io_est_t *e);
 
 #endif

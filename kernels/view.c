@@ -179,7 +179,8 @@ static int emit(vw_worker_t *w, const bam1_t *b, kstring_t *out)
         return 0;
     case VW_BAM:
         w->line.l = 0;
-        if (vw_bam_encode(b, &w->line) < 0 || vw_bgzf_write(&w->z, w->line.s, w->line.l, 1, out) < 0)
+        if (vw_bam_encode(b, &w->line) < 0 ||
+            vw_bgzf_write(&w->z, w->line.s, w->line.l, 1, out) < 0)
             break;
         return 0;
     case VW_CRAM:
@@ -255,6 +256,8 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
     }
     hts_pos_t lo, hi;
     hts_itr_t *itr = shard_query(w, idx, sh, &lo, &hi);
+    if (!itr && sh->tid == VW_TID_UNPLACED && !is_cram && hts_idx_get_n_no_coor(idx) == 0)
+        return 0; /* htslib has no iterator for "nothing after no mapped reads" */
     if (!itr) {
         char where[256];
         shard_name(w, sh, where, sizeof(where));
@@ -353,4 +356,9 @@ const ss_kernel_t ss_kernel_view = {
     .worker_init = worker_init,
     .process = process,
     .worker_destroy = worker_destroy,
+#ifdef SS_KERNEL_HOOKS_V2
+    .out_kind_of = vw_out_kind,
+    .trailer = vw_trailer,
+    .finish = vw_finish,
+#endif
 };

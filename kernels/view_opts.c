@@ -319,10 +319,12 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         (co->output && !(o->output = strdup(co->output))))
         return SS_EXIT_USAGE;
     o->threads = co->threads;
+#ifdef SS_KERNEL_HOOKS_V2
+    co->unplaced = o->n_regions == 0; /* the unplaced unmapped reads end the file */
+#endif
     /*
-     * Every contig may hold records (unmapped ones placed beside their mates
-     * count too, and a CRAM index keeps no per-contig counts): plan them all.
+     * all_contigs stays 0: the planner still gives every contig at least one
+     * shard, and a contig without records costs one index query.
      */
-    co->all_contigs = 1;
     return 0;
 }

@@ -93,8 +93,13 @@ static inline int ss_test_write_bam(const char *path, int n_ctg, const char *con
         qual = realloc(qual, (size_t)l + 1);
         if (!seq || !qual)
             goto out;
-        memset(seq, 'A', (size_t)l);
-        memset(qual, 30, (size_t)l);
+        /* pseudo-random bases, so BGZF compresses them like real reads */
+        uint32_t x = 2654435761u * (uint32_t)(i + 1);
+        for (int j = 0; j < l; j++) {
+            x = x * 1103515245u + 12345u;
+            seq[j] = "ACGT"[(x >> 16) & 3];
+            qual[j] = (char)(20 + ((x >> 20) & 15));
+        }
         uint32_t cigar = bam_cigar_gen(l, BAM_CMATCH);
         if (bam_set1(b, strlen(name), name, 0, reads[i].tid, reads[i].pos, 60, 1, &cigar, -1, -1,
                      0, (size_t)l, seq, qual, 0) < 0)

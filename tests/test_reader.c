@@ -192,7 +192,7 @@ static void check_estimate(const char *path, int bai)
     if (bai) {
         CU_ASSERT(w[0] > 0);
         CU_ASSERT(w[1] > 0);
-        CU_ASSERT(w[2] > 0);
+        CU_ASSERT(w[6] > 0); /* a BAI says nothing past the last read's window */
     }
     SS_EQ(ss_io_estimate(idx, fp, h, 5, 0, 10), -1);
     SS_EQ(ss_io_estimate(NULL, fp, h, 0, 0, 10), -1);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "framework/ss_framework.h"
 #include "framework/ss_topology.h"
@@ -239,12 +240,39 @@ static void test_smt_one_pu_per_core(void)
     ss_topo_destroy(t);
 }
 
+/* Capture what is written to stderr (fd 2) between begin and end; end returns its lines. */
+static FILE *cap_file;
+static int cap_saved = -1;
+
+static void capture_begin(void)
+{
+    fflush(stderr);
+    cap_file = tmpfile();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cap_file);
+    cap_saved = dup(STDERR_FILENO);
+    CU_ASSERT_FATAL(cap_saved >= 0 && dup2(fileno(cap_file), STDERR_FILENO) >= 0);
+}
+
+static int capture_end(void)
+{
+    fflush(stderr);
+    CU_ASSERT_FATAL(dup2(cap_saved, STDERR_FILENO) >= 0);
+    close(cap_saved);
+    int lines = 0, c;
+    rewind(cap_file);
+    while ((c = fgetc(cap_file)) != EOF)
+        lines += c == '\n';
+    fclose(cap_file);
+    return lines;
+}
+
 /* Fewer cores than workers: AUTO does not pin, and warns once however often it plans. */
 static void test_auto_too_few_cores(void)
 {
     ss_topo_t *t = load(SYNTH, "0-3");
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     ss_placement_t p[8];
+    capture_begin();
     for (int round = 0; round < 3; round++) {
         CHECK_INT(ss_topo_plan(t, 8, SS_BIND_AUTO, p), ==, SS_TOPO_UNPINNED);
         for (int w = 0; w < 8; w++) {
@@ -256,6 +284,18 @@ static void test_auto_too_few_cores(void)
         ss_topo_plan_free(p, 8);
         CHECK_INT(ss_topo_warnings(t), ==, 1);
     }
+    CHECK_INT(capture_end(), ==, 1);
+    ss_topo_destroy(t);
+
+    /* Quiet (--quiet): counted, not printed. */
+    t = load(SYNTH, "0-3");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    ss_topo_set_quiet(t, 1);
+    capture_begin();
+    CHECK_INT(ss_topo_plan(t, 8, SS_BIND_AUTO, p), ==, SS_TOPO_UNPINNED);
+    CHECK_INT(capture_end(), ==, 0);
+    ss_topo_plan_free(p, 8);
+    CHECK_INT(ss_topo_warnings(t), ==, 1);
     ss_topo_destroy(t);
 }
 

@@ -16,6 +16,9 @@
 
 #include "view.h"
 
+/* The empty block that ends a BGZF file (SAM spec 4.1.2). */
+#define BGZF_EOF "\037\213\010\4\0\0\0\0\0\377\6\0\102\103\2\0\033\0\3\0\0\0\0\0\0\0\0\0"
+
 static char tmpdir[] = "/tmp/test_view.XXXXXX";
 static char path_buf[4][512];
 
@@ -133,7 +136,7 @@ static void test_round_trip_through_htslib(void)
         free(dup.s);
     }
     CU_ASSERT_FATAL(vw_bgzf_flush(&z, &file) == 0);
-    kputsn("\037\213\010\4\0\0\0\0\0\377\6\0\102\103\2\0\033\0\3\0\0\0\0\0\0\0\0\0", 28, &file);
+    kputsn(BGZF_EOF, 28, &file);
 
     const char *p = tmp_path(1, "rt.bam");
     FILE *fp = fopen(p, "wb");
@@ -233,6 +236,7 @@ static void test_bgzf_big_record_and_empty_flush(void)
     CU_ASSERT_EQUAL(vw_bgzf_write(&z, "xy", 2, 1, &out), 0);
     CU_ASSERT_EQUAL(vw_bgzf_write(&z, data, big, 1, &out), 0);
     CU_ASSERT_EQUAL(vw_bgzf_flush(&z, &out), 0);
+    kputsn(BGZF_EOF, 28, &out);
     const char *p = tmp_path(0, "big.gz");
     FILE *fp = fopen(p, "wb");
     CU_ASSERT_FATAL(fp && fwrite(out.s, 1, out.l, fp) == out.l && fclose(fp) == 0);

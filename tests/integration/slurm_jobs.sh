@@ -22,7 +22,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-SLURM_PKGS="slurmctld slurmd slurm-client munge"
+SLURM_PKGS=(slurmctld slurmd slurm-client munge)
 SS_SLURM_WAIT=${SS_SLURM_WAIT:-180}
 
 have_slurm() {
@@ -35,17 +35,17 @@ have_slurm() {
 # ---- packages: install when missing (root), SKIP only when that is impossible -------
 if ! have_slurm; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "slurm_jobs: installing $SLURM_PKGS (apt-get, --no-install-recommends)"
+        echo "slurm_jobs: installing ${SLURM_PKGS[*]} (apt-get, --no-install-recommends)"
         export DEBIAN_FRONTEND=noninteractive
-        timeout 300 apt-get install -y -q --no-install-recommends $SLURM_PKGS \
+        timeout 300 apt-get install -y -q --no-install-recommends "${SLURM_PKGS[@]}" \
             </dev/null >/dev/null 2>&1 \
             || { timeout 300 apt-get update -q </dev/null >/dev/null 2>&1 \
-                && timeout 300 apt-get install -y -q --no-install-recommends $SLURM_PKGS \
+                && timeout 300 apt-get install -y -q --no-install-recommends "${SLURM_PKGS[@]}" \
                     </dev/null >/dev/null 2>&1; }
     fi
     if ! have_slurm; then
         echo "SKIP: Slurm is not installed and could not be installed" \
-            "(apt-get install --no-install-recommends $SLURM_PKGS, as root)"
+            "(apt-get install --no-install-recommends ${SLURM_PKGS[*]}, as root)"
         exit 0
     fi
 fi
@@ -67,6 +67,7 @@ export SEQSHARD
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
+# shellcheck disable=SC2317  # run by the trap
 cleanup() {
     local rc=$?
     # Every outcome: jobs cancelled, daemons stopped, state removed.
@@ -169,6 +170,7 @@ j_sum=$(printf '%s' "$arr_out" | sed -n 's/.*summary job \([0-9]*\) .*/\1/p')
 if [ $arr_rc != 0 ] || [ -z "$j_arr" ] || [ -z "$j_sum" ]; then
     ss_bad "submit array" "seqshard-array.sbatch --submit failed (status $arr_rc): $arr_out"
 fi
+# shellcheck disable=SC2086  # the empty ones (refused) drop out
 jobs=$(printf '%s ' $j_srun $j_mpirun $j_fail $j_arr $j_sum)
 echo "slurm_jobs: submitted jobs $jobs"
 

@@ -1,0 +1,350 @@
+/*
+ * comm.c -- the one compilation unit that calls MPI (see ss_comm.h).
+ *
+ * Shard hand-out is a pair of 64-bit words in an RMA window on rank 0:
+ * word 0 counts shards handed out, word 1 is the stop flag (failing rank + 1).
+ * Ranks advance the counter with MPI_Fetch_and_op under a shared lock, so a
+ * rank that finishes early simply takes more; no rank is a master.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ss_comm.h"
+#include "ss_internal.h"
+
+#if SS_HAVE_MPI
+#include <mpi.h>
+
+static int inited, rank_, size_ = 1;
+static MPI_Win win = MPI_WIN_NULL;
+static int64_t *win_mem;
+static int n_shards_, local_next, local_stop;
+
+/* Launched by an MPI launcher? Singleton MPI_Init is slow and noisy, so skip it. */
+static int under_launcher(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+}
+
+int ss_comm_init(int *argc, char ***argv)
+{
+    if (!under_launcher())
+        return 0;
+    int provided = 0;
+    /* Only the main thread calls MPI; workers never do. FUNNELED is all we need. */
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        fprintf(stderr, "seqshard: MPI_Init_thread failed; check the MPI launcher and "
+                        "installation (mpirun --version)\n");
+        return -1;
+    }
+    inited = 1;
+    if (provided < MPI_THREAD_FUNNELED) {
+        fprintf(stderr, "seqshard: the MPI library provides thread level %d, below "
+                        "MPI_THREAD_FUNNELED; use an MPI built with thread support\n", provided);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    /* Errors come back as codes, so a failing rank can say why before stopping. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    return 0;
+}
+
+void ss_comm_finalize(void)
+{
+    if (inited)
+        MPI_Finalize();
+    inited = 0;
+}
+
+void ss_comm_abort(int code)
+{
+    if (inited)
+        MPI_Abort(MPI_COMM_WORLD, code);
+    exit(code);
+}
+
+int ss_comm_rank(void)
+{
+    return rank_;
+}
+
+int ss_comm_size(void)
+{
+    return size_;
+}
+
+int ss_comm_counter_open(int n_shards)
+{
+    n_shards_ = n_shards;
+    local_next = local_stop = 0;
+    if (!inited)
+        return 0;
+    MPI_Aint bytes = rank_ == 0 ? 2 * sizeof(int64_t) : 0;
+    if (MPI_Win_allocate(bytes, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &win_mem, &win) !=
+        MPI_SUCCESS) {
+        ss_error("rank %d: cannot create the MPI shard counter (MPI_Win_allocate)", rank_);
+        return -1;
+    }
+    if (rank_ == 0)
+        win_mem[0] = win_mem[1] = 0;
+    MPI_Barrier(MPI_COMM_WORLD); /* the counter is zero before anyone takes from it */
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+    return 0;
+}
+
+static int64_t fetch_add(int word, int64_t add)
+{
+    int64_t old = 0;
+    MPI_Fetch_and_op(&add, &old, MPI_INT64_T, 0, word, add ? MPI_SUM : MPI_NO_OP, win);
+    MPI_Win_flush(0, win);
+    return old;
+}
+
+int ss_comm_counter_next(void)
+{
+    if (!inited) {
+        if (local_stop || local_next >= n_shards_)
+            return -1;
+        return local_next++;
+    }
+    if (fetch_add(1, 0))
+        return -1;
+    int64_t idx = fetch_add(0, 1);
+    return idx < n_shards_ ? (int)idx : -1;
+}
+
+void ss_comm_raise_stop(void)
+{
+    local_stop = 1;
+    if (!inited || win == MPI_WIN_NULL)
+        return;
+    int64_t me = rank_ + 1, old;
+    MPI_Fetch_and_op(&me, &old, MPI_INT64_T, 0, 1, MPI_REPLACE, win);
+    MPI_Win_flush(0, win);
+}
+
+int ss_comm_stop_raised(void)
+{
+    if (!inited || win == MPI_WIN_NULL)
+        return local_stop;
+    return fetch_add(1, 0) != 0;
+}
+
+int ss_comm_counter_peek(void)
+{
+    if (!inited || win == MPI_WIN_NULL)
+        return local_next;
+    int64_t v = fetch_add(0, 0);
+    return v < n_shards_ ? (int)v : n_shards_;
+}
+
+void ss_comm_counter_close(void)
+{
+    if (!inited || win == MPI_WIN_NULL)
+        return;
+    MPI_Win_unlock_all(win);
+    MPI_Win_free(&win);
+    win = MPI_WIN_NULL;
+}
+
+int ss_comm_sum_u64(uint64_t *v, size_t n)
+{
+    if (!inited)
+        return 0;
+    /* in chunks: counts are int */
+    for (size_t off = 0; off < n; off += 1 << 24) {
+        int c = (int)(n - off < (1u << 24) ? n - off : 1u << 24);
+        if (MPI_Allreduce(MPI_IN_PLACE, v + off, c, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD) !=
+            MPI_SUCCESS)
+            return -1;
+    }
+    return 0;
+}
+
+int ss_comm_max_int(int v)
+{
+    int out = v;
+    if (inited && MPI_Allreduce(&v, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return v > 0 ? v : 1;
+    return out;
+}
+
+int ss_comm_gather(const void *in, size_t size, void *out)
+{
+    if (!inited) {
+        memcpy(out, in, size);
+        return 0;
+    }
+    return MPI_Gather(in, (int)size, MPI_BYTE, out, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD) ==
+                   MPI_SUCCESS
+               ? 0
+               : -1;
+}
+
+int ss_comm_bcast_str(char *buf, size_t cap)
+{
+    if (!inited)
+        return 0;
+    return MPI_Bcast(buf, (int)cap, MPI_CHAR, 0, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
+}
+
+void ss_comm_barrier(void)
+{
+    if (inited)
+        MPI_Barrier(MPI_COMM_WORLD);
+}
+
+struct ss_comm_file_s {
+    MPI_File fh;
+    char path[4096];
+};
+
+ss_comm_file_t *ss_comm_file_open(const char *path)
+{
+    ss_comm_file_t *f = calloc(1, sizeof(*f));
+    if (!f)
+        return NULL;
+    snprintf(f->path, sizeof(f->path), "%s", path);
+    int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY,
+                           MPI_INFO_NULL, &f->fh);
+    if (rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, msg, &len);
+        ss_error("rank %d: %s: cannot open for parallel writing (%s); check the directory is "
+                 "writable and on a file system all ranks share",
+                 rank_, path, msg);
+        free(f);
+        return NULL;
+    }
+    return f;
+}
+
+int ss_comm_file_write_at(ss_comm_file_t *f, uint64_t offset, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        int chunk = len > (1u << 30) ? 1 << 30 : (int)len;
+        MPI_Status st;
+        if (MPI_File_write_at(f->fh, (MPI_Offset)offset, p, chunk, MPI_BYTE, &st) !=
+            MPI_SUCCESS) {
+            ss_error("rank %d: %s: write of %d bytes at offset %llu failed; check free space",
+                     rank_, f->path, chunk, (unsigned long long)offset);
+            return -1;
+        }
+        p += chunk, offset += (uint64_t)chunk, len -= (size_t)chunk;
+    }
+    return 0;
+}
+
+int ss_comm_file_close(ss_comm_file_t *f)
+{
+    if (!f)
+        return 0;
+    int rc = MPI_File_close(&f->fh);
+    free(f);
+    return rc == MPI_SUCCESS ? 0 : -1;
+}
+
+void ss_comm_version(char *buf, size_t size)
+{
+    /* MPI_Get_library_version is one of the few calls allowed before MPI_Init */
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    if (MPI_Get_library_version(lib, &len) != MPI_SUCCESS || len <= 0) {
+        snprintf(buf, size, "unknown MPI library");
+        return;
+    }
+    lib[len < MPI_MAX_LIBRARY_VERSION_STRING ? len : MPI_MAX_LIBRARY_VERSION_STRING - 1] = '\0';
+    size_t first = strcspn(lib, "\r\n,"); /* Open MPI appends build details after ',' */
+    lib[first] = '\0';
+    snprintf(buf, size, "%s", lib);
+}
+
+#else /* built without MPI: one rank, local stand-ins */
+
+static int n_shards_, local_next, local_stop;
+
+int ss_comm_init(int *argc, char ***argv)
+{
+    (void)argc, (void)argv;
+    return 0;
+}
+void ss_comm_finalize(void) {}
+void ss_comm_abort(int code)
+{
+    exit(code);
+}
+int ss_comm_rank(void)
+{
+    return 0;
+}
+int ss_comm_size(void)
+{
+    return 1;
+}
+int ss_comm_counter_open(int n_shards)
+{
+    n_shards_ = n_shards;
+    local_next = local_stop = 0;
+    return 0;
+}
+int ss_comm_counter_next(void)
+{
+    return local_stop || local_next >= n_shards_ ? -1 : local_next++;
+}
+void ss_comm_raise_stop(void)
+{
+    local_stop = 1;
+}
+int ss_comm_stop_raised(void)
+{
+    return local_stop;
+}
+int ss_comm_counter_peek(void)
+{
+    return local_next;
+}
+void ss_comm_counter_close(void) {}
+int ss_comm_sum_u64(uint64_t *v, size_t n)
+{
+    (void)v, (void)n;
+    return 0;
+}
+int ss_comm_max_int(int v)
+{
+    return v;
+}
+int ss_comm_gather(const void *in, size_t size, void *out)
+{
+    memcpy(out, in, size);
+    return 0;
+}
+int ss_comm_bcast_str(char *buf, size_t cap)
+{
+    (void)buf, (void)cap;
+    return 0;
+}
+void ss_comm_barrier(void) {}
+ss_comm_file_t *ss_comm_file_open(const char *path)
+{
+    ss_error("%s: parallel output needs an MPI build", path);
+    return NULL;
+}
+int ss_comm_file_write_at(ss_comm_file_t *f, uint64_t offset, const void *buf, size_t len)
+{
+    (void)f, (void)offset, (void)buf, (void)len;
+    return -1;
+}
+int ss_comm_file_close(ss_comm_file_t *f)
+{
+    (void)f;
+    return 0;
+}
+void ss_comm_version(char *buf, size_t size)
+{
+    snprintf(buf, size, "none (built without MPI)");
+}
+#endif

@@ -1,0 +1,110 @@
+/*
+ * sched_par.c -- scheduler for a rank among several: shards come from the
+ * counter shared by all ranks (comm.c). Workers never call MPI, so the main
+ * thread takes a shard from the counter each time a worker asks for one
+ * (ss_sched_par_pump) and hands it over through a one-slot mailbox per
+ * request; a rank therefore never holds shards no worker is ready for, and
+ * ranks that finish early take more.
+ *
+ * Locking: everything below is under `lock`. `want` counts workers waiting;
+ * `ready` holds shard indexes taken for them; `done` is set when the counter
+ * is exhausted or the run stopped.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "ss_comm.h"
+#include "ss_internal.h"
+#include "ss_sched.h"
+
+typedef struct {
+    ss_sched_t ops; /* first: used through a pointer to ops */
+    pthread_mutex_t lock;
+    pthread_cond_t to_workers, to_main;
+    int *ready;
+    int n_ready, cap;
+    int want;
+    int done;
+} par_sched_t;
+
+static int par_next(ss_sched_t *s)
+{
+    par_sched_t *ps = (par_sched_t *)s;
+    int idx = -1;
+    pthread_mutex_lock(&ps->lock);
+    ps->want++;
+    pthread_cond_signal(&ps->to_main);
+    while (!ps->done && ps->n_ready == 0)
+        pthread_cond_wait(&ps->to_workers, &ps->lock);
+    if (ps->n_ready > 0)
+        idx = ps->ready[--ps->n_ready];
+    ps->want--;
+    pthread_mutex_unlock(&ps->lock);
+    return idx;
+}
+
+static void par_destroy(ss_sched_t *s)
+{
+    par_sched_t *ps = (par_sched_t *)s;
+    pthread_mutex_destroy(&ps->lock);
+    pthread_cond_destroy(&ps->to_workers);
+    pthread_cond_destroy(&ps->to_main);
+    free(ps->ready);
+    free(ps);
+}
+
+ss_sched_t *ss_sched_par_init(int n_workers)
+{
+    par_sched_t *ps = calloc(1, sizeof(*ps));
+    if (!ps || !(ps->ready = calloc((size_t)n_workers + 1, sizeof(int)))) {
+        free(ps);
+        return NULL;
+    }
+    ps->cap = n_workers + 1;
+    pthread_mutex_init(&ps->lock, NULL);
+    pthread_cond_init(&ps->to_workers, NULL);
+    pthread_cond_init(&ps->to_main, NULL);
+    ps->ops.next = par_next;
+    ps->ops.destroy = par_destroy;
+    return &ps->ops;
+}
+
+int ss_sched_par_pump(ss_sched_t *s, double wait_s)
+{
+    par_sched_t *ps = (par_sched_t *)s;
+    pthread_mutex_lock(&ps->lock);
+    if (!ps->done && ps->want <= ps->n_ready) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        long ns = t.tv_nsec + (long)(wait_s * 1e9);
+        t.tv_sec += ns / 1000000000L;
+        t.tv_nsec = ns % 1000000000L;
+        pthread_cond_timedwait(&ps->to_main, &ps->lock, &t);
+    }
+    while (!ps->done && ps->want > ps->n_ready && ps->n_ready < ps->cap) {
+        pthread_mutex_unlock(&ps->lock);
+        /* a local failure stops this rank's workers and, through the flag, every rank */
+        int idx = ss_error_raised() ? -1 : ss_comm_counter_next();
+        pthread_mutex_lock(&ps->lock);
+        if (idx < 0)
+            ps->done = 1;
+        else
+            ps->ready[ps->n_ready++] = idx;
+    }
+    if (ps->done || ps->n_ready)
+        pthread_cond_broadcast(&ps->to_workers);
+    int done = ps->done;
+    pthread_mutex_unlock(&ps->lock);
+    return done;
+}
+
+void ss_sched_par_stop(ss_sched_t *s)
+{
+    par_sched_t *ps = (par_sched_t *)s;
+    pthread_mutex_lock(&ps->lock);
+    ps->done = 1;
+    ps->n_ready = 0;
+    pthread_cond_broadcast(&ps->to_workers);
+    pthread_mutex_unlock(&ps->lock);
+}

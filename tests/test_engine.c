@@ -1,0 +1,261 @@
+/*
+ * test_engine.c -- the engine with a test kernel that prints one line per
+ * position: output complete and in order for any thread count and shard size,
+ * header first, BGZF EOF appended for compressed kinds, a failed run leaves no
+ * output (an existing file untouched, no temporary file), --report written.
+ */
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include "../framework/ss_internal.h"
+#include "ss_testutil.h"
+
+static char bam_path[320], out_path[320], dir_path[256];
+
+typedef struct {
+    int fail_idx; /* process() fails on this shard, or -1 */
+} tk_opts_t;
+
+typedef struct {
+    const ss_job_t *job;
+    ss_reader_t *rd;
+    tk_opts_t *o;
+} tk_worker_t;
+
+static int tk_header(void *kopts, const ss_job_t *job, kstring_t *out)
+{
+    (void)kopts, (void)job;
+    return kputs("#header\n", out) < 0 ? -1 : 0;
+}
+
+static int tk_worker_init(void **ws, void *kopts, const ss_job_t *job, ss_reader_t *rd, int id)
+{
+    (void)id;
+    tk_worker_t *w = calloc(1, sizeof(*w));
+    if (!w)
+        return -1;
+    w->job = job, w->rd = rd, w->o = kopts;
+    *ws = w;
+    return 0;
+}
+
+static int tk_process(void *ws, const ss_shard_t *sh, kstring_t *out, ss_shard_stats_t *st)
+{
+    tk_worker_t *w = ws;
+    if (sh->idx == w->o->fail_idx) {
+        ss_error("test kernel: shard %d fails on purpose", sh->idx);
+        return -1;
+    }
+    /* count the reads starting in the shard through the reader, as a kernel would */
+    hts_itr_t *it = sam_itr_queryi(ss_reader_index(w->rd, 0), sh->tid, sh->beg, sh->end);
+    bam1_t *b = bam_init1();
+    int r;
+    while (it && b && (r = sam_itr_next(ss_reader_file(w->rd, 0), it, b)) >= 0)
+        st->reads += b->core.pos >= sh->beg;
+    hts_itr_destroy(it);
+    bam_destroy1(b);
+    const char *ctg = sam_hdr_tid2name(ss_job_header(w->job), sh->tid);
+    for (hts_pos_t p = sh->beg; p < sh->end; p++)
+        if (ksprintf(out, "%s\t%lld\n", ctg, (long long)p + 1) < 0)
+            return -1;
+    st->bases += (uint64_t)(sh->end - sh->beg);
+    return 0;
+}
+
+static void tk_worker_destroy(void *ws)
+{
+    free(ws);
+}
+
+static ss_kernel_t test_kernel = {
+    .name = "testk",
+    .summary = "one line per position",
+    .out_kind = SS_OUT_TEXT,
+    .header = tk_header,
+    .worker_init = tk_worker_init,
+    .process = tk_process,
+    .worker_destroy = tk_worker_destroy,
+};
+
+#define LEN_A 30000
+#define LEN_B 7000
+
+static int setup(void)
+{
+    const char *names[] = { "a", "b" };
+    hts_pos_t lens[] = { LEN_A, LEN_B };
+    ss_test_read_t reads[600];
+    for (int i = 0; i < 600; i++)
+        reads[i] = (ss_test_read_t){ i % 3 == 0, (i * 97) % 6500, 100 };
+    snprintf(dir_path, sizeof(dir_path), "%s", ss_test_path("engine", ".d"));
+    if (mkdir(dir_path, 0700) != 0)
+        return -1;
+    snprintf(bam_path, sizeof(bam_path), "%s/in.bam", dir_path);
+    snprintf(out_path, sizeof(out_path), "%s/out.txt", dir_path);
+    return ss_test_write_bam(bam_path, 2, names, lens, reads, 600, 0);
+}
+
+static int teardown(void)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir_path);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    kstring_t s = KS_INITIALIZE;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
+        kputsn(buf, n, &s);
+    fclose(fp);
+    *len = s.l;
+    return s.s ? s.s : calloc(1, 1);
+}
+
+static kstring_t expected(void)
+{
+    kstring_t e = KS_INITIALIZE;
+    kputs("#header\n", &e);
+    for (int p = 1; p <= LEN_A; p++)
+        ksprintf(&e, "a\t%d\n", p);
+    for (int p = 1; p <= LEN_B; p++)
+        ksprintf(&e, "b\t%d\n", p);
+    return e;
+}
+
+/* Files in the test directory whose name contains "tmp": leftovers of a failed run. */
+static int leftovers(void)
+{
+    DIR *d = opendir(dir_path);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += strstr(e->d_name, ".tmp.") != NULL;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static int run(int threads, hts_pos_t shard, int fail_idx, const char *report)
+{
+    ss_common_opts_t o;
+    ss_common_opts_init(&o);
+    ss_common_add_input(&o, bam_path);
+    o.output = strdup(out_path);
+    o.threads = threads;
+    o.shard_size = shard;
+    o.quiet = 1;
+    o.report = report ? strdup(report) : NULL;
+    tk_opts_t ko = { fail_idx };
+    ss_error_reset();
+    ss_job_t *job = ss_job_open(&o, test_kernel.name);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+    int rc = ss_engine_run(&test_kernel, &ko, job);
+    ss_job_close(job);
+    ss_common_opts_free(&o);
+    return rc;
+}
+
+static void test_output_in_order(void)
+{
+    kstring_t e = expected();
+    int threads[] = { 1, 2, 5 };
+    hts_pos_t shards[] = { 1000, 3000, 250000 };
+    for (int t = 0; t < 3; t++)
+        for (int s = 0; s < 3; s++) {
+            SS_EQ(run(threads[t], shards[s], -1, NULL), SS_EXIT_OK);
+            size_t len;
+            char *got = slurp(out_path, &len);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+            SS_EQ(len, e.l);
+            int same = len == e.l && memcmp(got, e.s, len) == 0;
+            if (!same)
+                fprintf(stderr, "\noutput differs with -@ %d --shard-size %lld\n", threads[t],
+                        (long long)shards[s]);
+            CU_ASSERT(same);
+            free(got);
+            SS_EQ(leftovers(), 0);
+        }
+    free(e.s);
+}
+
+static void test_failure_leaves_no_output(void)
+{
+    unlink(out_path);
+    SS_EQ(run(2, 1000, 3, NULL), SS_EXIT_FAIL);
+    SS_CONTAINS(ss_error_message(), "shard 3 fails on purpose");
+    struct stat st;
+    SS_EQ(stat(out_path, &st), -1);
+    SS_EQ(leftovers(), 0);
+
+    /* an existing file is left untouched */
+    FILE *fp = fopen(out_path, "w");
+    fputs("precious\n", fp);
+    fclose(fp);
+    SS_EQ(run(3, 1000, 0, NULL), SS_EXIT_FAIL);
+    size_t len;
+    char *got = slurp(out_path, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+    CU_ASSERT_STRING_EQUAL(got, "precious\n");
+    free(got);
+    SS_EQ(leftovers(), 0);
+
+    /* the SEQSHARD_FAIL_SHARD hook */
+    setenv("SEQSHARD_FAIL_SHARD", "5", 1);
+    SS_EQ(run(2, 1000, -1, NULL), SS_EXIT_FAIL);
+    unsetenv("SEQSHARD_FAIL_SHARD");
+    SS_CONTAINS(ss_error_message(), "SEQSHARD_FAIL_SHARD");
+    got = slurp(out_path, &len);
+    CU_ASSERT_STRING_EQUAL(got, "precious\n");
+    free(got);
+    ss_error_reset();
+}
+
+static void test_bgzf_eof(void)
+{
+    test_kernel.out_kind = SS_OUT_BGZF;
+    SS_EQ(run(2, 5000, -1, NULL), SS_EXIT_OK);
+    test_kernel.out_kind = SS_OUT_TEXT;
+    size_t len;
+    char *got = slurp(out_path, &len);
+    CU_ASSERT_FATAL(got && len > sizeof(ss_bgzf_eof));
+    CU_ASSERT(memcmp(got + len - sizeof(ss_bgzf_eof), ss_bgzf_eof, sizeof(ss_bgzf_eof)) == 0);
+    CU_ASSERT(strncmp(got, "#header\n", 8) == 0);
+    free(got);
+}
+
+static void test_report(void)
+{
+    char report[300];
+    snprintf(report, sizeof(report), "%s/r.json", dir_path);
+    SS_EQ(run(2, 2000, -1, report), SS_EXIT_OK);
+    size_t len;
+    char *j = slurp(report, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    SS_CONTAINS(j, "\"tool\": \"seqshard\"");
+    SS_CONTAINS(j, "\"threads\": 2");
+    SS_CONTAINS(j, "\"kernel\": \"testk\"");
+    SS_CONTAINS(j, "\"load_imbalance\"");
+    SS_CONTAINS(j, "\"peak_rss_bytes\"");
+    /* totals: every position once, every read once (in the shard where it starts) */
+    SS_CONTAINS(j, "\"totals\": {\"shards\": ");
+    SS_CONTAINS(j, "\"reads\": 600, \"bases\": 37000, ");
+    free(j);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("engine", setup, teardown);
+    if (!s || !CU_add_test(s, "output_in_order", test_output_in_order) ||
+        !CU_add_test(s, "failure_leaves_no_output", test_failure_leaves_no_output) ||
+        !CU_add_test(s, "bgzf_eof", test_bgzf_eof) || !CU_add_test(s, "report", test_report))
+        return 1;
+    return ss_test_run();
+}

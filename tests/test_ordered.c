@@ -1,0 +1,197 @@
+/*
+ * test_ordered.c -- the ordered hand-off: shards finished in random order by
+ * several threads come out in shard order, workers never run more than the
+ * window ahead of the writer, buffers are recycled, and a stop ends the run
+ * without hanging.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#include "../framework/ss_sched.h"
+#include "ss_testutil.h"
+
+#define N_SHARDS 3000
+#define WINDOW 8
+#define N_THREADS 4
+
+typedef struct {
+    ss_sched_t *sched;
+    ss_ordered_t *ow;
+    atomic_int window_violations;
+    atomic_int max_ahead;
+    atomic_int buffers_made;
+    atomic_int bad_buffers;
+    int fail_at;        /* stop the run at this shard, or -1 */
+    unsigned seed;
+} ctx_t;
+
+typedef struct {
+    ctx_t *c;
+    unsigned seed;
+} worker_t;
+
+static void *worker(void *arg)
+{
+    worker_t *w = arg;
+    ctx_t *c = w->c;
+    int idx;
+    while ((idx = ss_sched_next(c->sched)) >= 0) {
+        int ahead = idx - ss_ordered_written(c->ow);
+        if (ahead >= WINDOW)
+            atomic_fetch_add(&c->window_violations, 1);
+        int m = atomic_load(&c->max_ahead);
+        while (ahead > m && !atomic_compare_exchange_weak(&c->max_ahead, &m, ahead))
+            ;
+        if (idx == c->fail_at) {
+            ss_ordered_stop(c->ow);
+            break;
+        }
+        kstring_t *b = ss_ordered_buffer(c->ow);
+        if (!b || b->l != 0) { /* CUnit is not thread-safe: count here, assert in main */
+            atomic_fetch_add(&c->bad_buffers, 1);
+            ss_ordered_stop(c->ow);
+            break;
+        }
+        if (b->m == 0)
+            atomic_fetch_add(&c->buffers_made, 1);
+        /* random work, so shards finish out of order */
+        struct timespec t = { 0, (long)(rand_r(&w->seed) % 200) * 1000 };
+        nanosleep(&t, NULL);
+        ksprintf(b, "shard %d\n", idx);
+        ss_ordered_put(c->ow, idx, b);
+    }
+    return NULL;
+}
+
+typedef struct {
+    int next;
+    int bad;
+} sink_state_t;
+
+static int sink(void *ctx, int idx, const char *buf, size_t len)
+{
+    sink_state_t *s = ctx;
+    char want[32];
+    int l = snprintf(want, sizeof(want), "shard %d\n", s->next);
+    if (idx != s->next || len != (size_t)l || memcmp(buf, want, len) != 0) {
+        if (!s->bad)
+            fprintf(stderr, "\nsink got shard %d (\"%.*s\"), expected %d\n", idx, (int)len, buf,
+                    s->next);
+        s->bad++;
+    }
+    s->next++;
+    return 0;
+}
+
+static int run(int fail_at, int *written, ctx_t *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->fail_at = fail_at;
+    c->ow = ss_ordered_init(N_SHARDS, WINDOW);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c->ow);
+    c->sched = ss_sched_local_init(N_SHARDS, c->ow);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c->sched);
+    pthread_t th[N_THREADS];
+    worker_t w[N_THREADS];
+    for (int i = 0; i < N_THREADS; i++) {
+        w[i] = (worker_t){ c, 1234u + (unsigned)i };
+        SS_EQ_FATAL(pthread_create(&th[i], NULL, worker, &w[i]), 0);
+    }
+    sink_state_t s = { 0, 0 };
+    int r = ss_ordered_run(c->ow, sink, NULL, &s, 0.05);
+    if (r < 0)
+        ss_ordered_stop(c->ow);
+    for (int i = 0; i < N_THREADS; i++)
+        pthread_join(th[i], NULL);
+    SS_EQ(s.bad, 0);
+    SS_EQ(atomic_load(&c->bad_buffers), 0);
+    *written = s.next;
+    ss_sched_destroy(c->sched);
+    ss_ordered_destroy(c->ow);
+    return r;
+}
+
+static void test_in_order(void)
+{
+    ctx_t c;
+    int written;
+    SS_EQ(run(-1, &written, &c), 0);
+    SS_EQ(written, N_SHARDS);
+    SS_EQ(atomic_load(&c.window_violations), 0);
+    SS_LE(atomic_load(&c.max_ahead), WINDOW - 1);
+    /* buffers are recycled: at most one per window slot plus one per worker */
+    SS_LE(atomic_load(&c.buffers_made), WINDOW + N_THREADS);
+}
+
+static void test_stop(void)
+{
+    ctx_t c;
+    int written;
+    SS_EQ(run(500, &written, &c), -1);
+    SS_LE(written, 500); /* nothing past the failed shard is written */
+}
+
+static int failing_sink(void *ctx, int idx, const char *buf, size_t len)
+{
+    (void)buf, (void)len;
+    return idx == *(int *)ctx ? -1 : 0;
+}
+
+/* The writer's failure (disk full) stops the workers too. */
+static void test_sink_failure(void)
+{
+    ss_ordered_t *ow = ss_ordered_init(100, 4);
+    ss_sched_t *sc = ss_sched_local_init(100, ow);
+    ctx_t c;
+    memset(&c, 0, sizeof(c));
+    c.ow = ow;
+    c.sched = sc;
+    c.fail_at = -1;
+    pthread_t th[2];
+    worker_t w[2] = { { &c, 1 }, { &c, 2 } };
+    for (int i = 0; i < 2; i++)
+        SS_EQ_FATAL(pthread_create(&th[i], NULL, worker, &w[i]), 0);
+    int at = 10;
+    SS_EQ(ss_ordered_run(ow, failing_sink, NULL, &at, 0.05), -1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    SS_EQ(ss_ordered_written(ow), 10);
+    ss_sched_destroy(sc);
+    ss_ordered_destroy(ow);
+}
+
+static void test_big_buffers_not_kept(void)
+{
+    ss_ordered_t *ow = ss_ordered_init(2, 2);
+    kstring_t *b = ss_ordered_buffer(ow);
+    CU_ASSERT_FATAL(ks_resize(b, SS_ORDERED_KEEP_MAX + 1) == 0);
+    ss_ordered_release(ow, b);
+    kstring_t *again = ss_ordered_buffer(ow);
+    CU_ASSERT_PTR_EQUAL(again, b); /* the struct is reused ... */
+    SS_EQ(again->m, 0);            /* ... but its oversized memory was freed */
+    ss_ordered_release(ow, again);
+    ss_ordered_destroy(ow);
+}
+
+static void test_empty_run(void)
+{
+    ss_ordered_t *ow = ss_ordered_init(0, 8);
+    sink_state_t s = { 0, 0 };
+    SS_EQ(ss_ordered_run(ow, sink, NULL, &s, 0.05), 0);
+    SS_EQ(s.next, 0);
+    ss_ordered_destroy(ow);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("ordered", NULL, NULL);
+    if (!s || !CU_add_test(s, "in_order", test_in_order) || !CU_add_test(s, "stop", test_stop) ||
+        !CU_add_test(s, "sink_failure", test_sink_failure) ||
+        !CU_add_test(s, "big_buffers_not_kept", test_big_buffers_not_kept) ||
+        !CU_add_test(s, "empty_run", test_empty_run))
+        return 1;
+    return ss_test_run();
+}

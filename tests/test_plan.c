@@ -1,0 +1,270 @@
+/*
+ * test_plan.c -- the planner on a small BAM made here: deterministic, covers
+ * its scope exactly once without crossing contigs, balanced on skewed data,
+ * restricted by -r and -l.
+ */
+#include "../framework/ss_framework.h"
+#include "ss_testutil.h"
+
+#define SHARD 20000
+#define DENSE_LEN 2000000
+#define EMPTY_LEN 500000
+#define SMALL_LEN 30000
+
+static char bam_path[256];
+static ss_test_read_t *reads;
+static int n_reads;
+
+/* "dense": 1 read / 20 bp in [0, 200k), 1 / 2 kb after; "empty": none; "small": a few. */
+static int setup(void)
+{
+    const char *names[] = { "dense", "empty", "small" };
+    hts_pos_t lens[] = { DENSE_LEN, EMPTY_LEN, SMALL_LEN };
+    reads = malloc(20000 * sizeof(*reads));
+    if (!reads)
+        return -1;
+    for (hts_pos_t p = 0; p < 200000; p += 20)
+        reads[n_reads++] = (ss_test_read_t){ 0, p, 100 };
+    for (hts_pos_t p = 200000; p < DENSE_LEN - 200; p += 2000)
+        reads[n_reads++] = (ss_test_read_t){ 0, p, 100 };
+    for (hts_pos_t p = 100; p < 20000; p += 1000)
+        reads[n_reads++] = (ss_test_read_t){ 2, p, 100 };
+    snprintf(bam_path, sizeof(bam_path), "%s", ss_test_path("plan", ".bam"));
+    return ss_test_write_bam(bam_path, 3, names, lens, reads, n_reads, 0);
+}
+
+static int teardown(void)
+{
+    char p[300];
+    unlink(bam_path);
+    snprintf(p, sizeof(p), "%s.bai", bam_path);
+    unlink(p);
+    free(reads);
+    return 0;
+}
+
+/* Plan with the given options; returns the shard count (aborts the test on failure). */
+static int plan(const char *region, const char *bed, int all_contigs, int threads,
+                ss_shard_t **shards)
+{
+    ss_common_opts_t o;
+    ss_common_opts_init(&o);
+    ss_common_add_input(&o, bam_path);
+    o.shard_size = SHARD;
+    o.threads = threads;
+    o.all_contigs = all_contigs;
+    o.region = region ? strdup(region) : NULL;
+    o.bed = bed ? strdup(bed) : NULL;
+    ss_job_t *job = ss_job_open(&o, "test");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+    int n = -1;
+    SS_EQ_FATAL(ss_plan_build(job, shards, &n), 0);
+    ss_job_close(job);
+    ss_common_opts_free(&o);
+    return n;
+}
+
+/*
+ * Shards are numbered in order, ordered, disjoint, within one contig each,
+ * at most 16 x the shard size (except the one shard of a contig without reads).
+ */
+static void check_order(const ss_shard_t *s, int n)
+{
+    for (int i = 0; i < n; i++) {
+        SS_EQ(s[i].idx, i);
+        CU_ASSERT(s[i].beg < s[i].end);
+        if (s[i].tid != 1)
+            SS_LE(s[i].end - s[i].beg, 16 * SHARD);
+        if (i > 0 && s[i].tid == s[i - 1].tid)
+            SS_LE(s[i - 1].end, s[i].beg);
+        if (i > 0)
+            SS_LE(s[i - 1].tid, s[i].tid);
+    }
+}
+
+static void test_whole_genome(void)
+{
+    ss_shard_t *s;
+    int n = plan(NULL, NULL, 0, 0, &s);
+    CU_ASSERT_FATAL(n > 3);
+    check_order(s, n);
+    hts_pos_t lens[] = { DENSE_LEN, EMPTY_LEN, SMALL_LEN };
+    int per_tid[3] = { 0, 0, 0 };
+    hts_pos_t next[3] = { 0, 0, 0 };
+    for (int i = 0; i < n; i++) {
+        SS_EQ_FATAL(s[i].beg, next[s[i].tid]); /* contiguous: every position exactly once */
+        next[s[i].tid] = s[i].end;
+        per_tid[s[i].tid]++;
+        SS_EQ(s[i].scope_beg, 0);
+        SS_EQ(s[i].scope_end, lens[s[i].tid]);
+        if (s[i].end - s[i].beg < 1000)
+            SS_EQ(s[i].end - s[i].beg, lens[s[i].tid]); /* only a whole tiny span */
+    }
+    for (int t = 0; t < 3; t++)
+        SS_EQ(next[t], lens[t]);
+    SS_EQ(per_tid[1], 1); /* no reads: one shard, the kernel decides what to print */
+    free(s);
+
+    n = plan(NULL, NULL, 1, 0, &s); /* all_contigs (-aa): the empty contig is cut by bp */
+    int empty = 0;
+    for (int i = 0; i < n; i++)
+        empty += s[i].tid == 1;
+    SS_EQ(empty, EMPTY_LEN / SHARD);
+    free(s);
+}
+
+static void test_deterministic(void)
+{
+    ss_shard_t *a, *b;
+    int na = plan(NULL, NULL, 0, 1, &a), nb = plan(NULL, NULL, 0, 7, &b);
+    SS_EQ_FATAL(na, nb);
+    CU_ASSERT(memcmp(a, b, (size_t)na * sizeof(*a)) == 0);
+    free(a);
+    free(b);
+}
+
+static int reads_in(const ss_shard_t *s)
+{
+    int c = 0;
+    for (int i = 0; i < n_reads; i++)
+        c += reads[i].tid == s->tid && reads[i].pos >= s->beg && reads[i].pos < s->end;
+    return c;
+}
+
+static void test_balanced(void)
+{
+    ss_shard_t *s;
+    int n = plan(NULL, NULL, 0, 0, &s);
+    /* the target: SHARD bases of average depth */
+    double target = (double)n_reads * SHARD / (DENSE_LEN + EMPTY_LEN + SMALL_LEN);
+    int max = 0, n_dense = 0;
+    hts_pos_t dense_bp = 0, sparse_bp = 0;
+    int n_sparse = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i].tid != 0)
+            continue;
+        int r = reads_in(&s[i]);
+        if (r > max)
+            max = r;
+        if (s[i].end <= 200000)
+            dense_bp += s[i].end - s[i].beg, n_dense++;
+        else if (s[i].beg >= 216384)
+            sparse_bp += s[i].end - s[i].beg, n_sparse++;
+    }
+    SS_LE(max, 2 * target);
+    CU_ASSERT_FATAL(n_dense > 0 && n_sparse > 0);
+    /* dense shards are short, sparse ones long (up to 16 x shard size) */
+    SS_LE(dense_bp / n_dense * 10, sparse_bp / n_sparse);
+    SS_LE(n_dense, 3 * 10000 / target);
+    SS_LE(10000 / target / 3, n_dense);
+    free(s);
+}
+
+static void test_region(void)
+{
+    ss_shard_t *s;
+    int n = plan("dense:150,001-250000", NULL, 0, 0, &s);
+    CU_ASSERT_FATAL(n > 1);
+    check_order(s, n);
+    SS_EQ(s[0].beg, 150000);
+    SS_EQ(s[n - 1].end, 250000);
+    for (int i = 0; i < n; i++) {
+        SS_EQ(s[i].tid, 0);
+        SS_EQ(s[i].scope_beg, 150000);
+        SS_EQ(s[i].scope_end, 250000);
+        if (i)
+            SS_EQ(s[i].beg, s[i - 1].end);
+    }
+    free(s);
+    /* a whole contig as the region: its scope is the contig, cut relative to its own work */
+    n = plan("small", NULL, 0, 0, &s);
+    CU_ASSERT_FATAL(n >= 1);
+    SS_EQ(s[0].beg, 0);
+    SS_EQ(s[n - 1].end, SMALL_LEN);
+    for (int i = 0; i < n; i++) {
+        SS_EQ(s[i].tid, 2);
+        SS_EQ(s[i].scope_end, SMALL_LEN);
+    }
+    free(s);
+    n = plan("dense:3000000-", NULL, 0, 0, &s); /* past the end: nothing to do */
+    SS_EQ(n, 0);
+    free(s);
+}
+
+static const char *write_bed(const char *text)
+{
+    const char *p = ss_test_path("planbed", ".bed");
+    FILE *fp = fopen(p, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+    fputs(text, fp);
+    fclose(fp);
+    return p;
+}
+
+/* Every BED position in [lo, hi) of tid lies in exactly one shard. */
+static int covered(const ss_shard_t *s, int n, int tid, hts_pos_t pos)
+{
+    int c = 0;
+    for (int i = 0; i < n; i++)
+        c += s[i].tid == tid && s[i].beg <= pos && pos < s[i].end;
+    return c;
+}
+
+static void test_bed(void)
+{
+    const char *bed = write_bed("dense 1000 2000\n"
+                                "dense 2500 3000\n"       /* close: bridged */
+                                "dense 500000 600000\n"   /* far: a separate span */
+                                "dense 1999000 2100000\n" /* clipped to the contig */
+                                "small 10 20\n"
+                                "small 25000 25000\n"     /* empty: no positions */
+                                "nope 1 100\n");          /* not in the header: ignored */
+    ss_shard_t *s;
+    int n = plan(NULL, bed, 0, 0, &s);
+    CU_ASSERT_FATAL(n > 0);
+    check_order(s, n);
+    hts_pos_t probes[][3] = { { 0, 1000, 2000 }, { 0, 2500, 3000 }, { 0, 500000, 600000 },
+                              { 0, 1999000, DENSE_LEN }, { 2, 10, 20 } };
+    for (size_t k = 0; k < sizeof(probes) / sizeof(probes[0]); k++)
+        for (hts_pos_t p = probes[k][1]; p < probes[k][2]; p += 7)
+            SS_EQ(covered(s, n, (int)probes[k][0], p), 1);
+    SS_EQ(covered(s, n, 0, 100000), 0);  /* the large gap is not read */
+    SS_EQ(covered(s, n, 0, 999), 0);
+    SS_EQ(covered(s, n, 1, 10), 0);      /* no interval on "empty" */
+    SS_EQ(covered(s, n, 2, 25000), 0);
+    for (int i = 0; i < n; i++) {
+        SS_EQ(s[i].scope_beg, 0);        /* samtools reads whole contigs with -l */
+        CU_ASSERT(s[i].tid != 1);
+    }
+    free(s);
+
+    /* -r and -l together: the intersection */
+    n = plan("dense:1501-550000", bed, 0, 0, &s);
+    CU_ASSERT_FATAL(n > 0);
+    SS_EQ(s[0].beg, 1500);
+    SS_EQ(s[n - 1].end, 550000);
+    SS_EQ(covered(s, n, 0, 1499), 0);
+    SS_EQ(covered(s, n, 0, 2999), 1);
+    SS_EQ(covered(s, n, 0, 100000), 0);
+    SS_EQ(covered(s, n, 0, 549999), 1);
+    for (int i = 0; i < n; i++) {
+        SS_EQ(s[i].scope_beg, 1500);
+        SS_EQ(s[i].scope_end, 550000);
+    }
+    free(s);
+    unlink(bed);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("plan", setup, teardown);
+    if (!s || !CU_add_test(s, "whole_genome", test_whole_genome) ||
+        !CU_add_test(s, "deterministic", test_deterministic) ||
+        !CU_add_test(s, "balanced", test_balanced) ||
+        !CU_add_test(s, "region", test_region) ||
+        !CU_add_test(s, "bed", test_bed))
+        return 1;
+    return ss_test_run();
+}
