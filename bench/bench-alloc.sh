@@ -2,34 +2,40 @@
 # bench-alloc.sh [DATA_DIR] -- the same kernels under each allocator: wall, user, sys
 # and peak RSS, medians of SS_BENCH_RUNS runs (issue 5; DESIGN.md, Allocation).
 #
-#   bench/bench-alloc.sh                      # bench/data (bench/make-data.sh), ~1 h
-#   SS_BENCH_RUNS=1 bench/bench-alloc.sh build/testdata   # a quick look on test data
+#   bench/bench-alloc.sh                      # bench/data (bench/make-data.sh): 1-2 hours
+#   SS_BENCH_RUNS=1 bench/bench-alloc.sh build/testdata   # a quick look on the test data
 #
 # Allocators (SS_BENCH_ALLOCATORS, in this order):
-#   glibc           glibc build, glibc's own defaults (a no-op GLIBC_TUNABLES setting
-#                   stops seqshard from applying its mallopt tuning)
-#   glibc-seqshard  glibc build as shipped: seqshard's mallopt tuning (ss_alloc_tune)
+#   default         the default build (build/: gperftools tcmalloc linked in)
+#   glibc           glibc build with glibc's own defaults (a no-op GLIBC_TUNABLES setting
+#                   stops seqshard from applying its mallopt tuning, ss_alloc_tune)
+#   glibc-seqshard  glibc build as shipped: seqshard's own mallopt tuning
 #   glibc-tuned     glibc build, MALLOC_MMAP_MAX_=0 MALLOC_TOP_PAD_=100000000
 #   tcmalloc        glibc build, LD_PRELOAD=libtcmalloc.so.4
 #   jemalloc        glibc build, LD_PRELOAD=libjemalloc.so.2
-#   default         the default build (build/: gperftools tcmalloc linked in)
+#   jemalloc-tuned  the same with MALLOC_CONF=tcache_max:131072 (see docs/locality.md)
 # Kernels (SS_BENCH_KERNELS): pileup-nobaq (-B -f ref), pileup-baq (-f ref), view-cram-bam
 # (view -b -T ref in.cram; skipped while `seqshard view` does not exist). Threads
-# (SS_BENCH_THREADS): 1, 2 and 8 (8 oversubscribes this 2-core machine: a stress case).
-# Output goes to /dev/null; before timing, every allocator's output must have the same
-# md5 as the default build's at -@2.
+# (SS_BENCH_THREADS): 1, 2 and 8 (8 oversubscribes a 2-core machine: a stress case).
+#
+# Output goes to /dev/null. Before timing, each allocator's output on the first 200 kb of
+# the first contig must have the same md5 as the default build's. While each run goes,
+# /proc/PID/maps is read to check that the allocator meant to serve it is mapped (and no
+# other), and the run's --report must name the same allocator: a preload that did not
+# take stops the benchmark instead of giving a wrong table.
+#
+# Slow cases: the default build runs first; a run of another allocator is stopped after
+# max(60 s, 10 x the default's median) (SS_BENCH_MAX_S without a default run, 900 s),
+# and an allocator whose first run takes over 5 x the default's median runs only once.
+# The table marks both.
 #
 # The glibc build is made in bench/build-glibc (-DSEQSHARD_ALLOCATOR=glibc). The default
 # build is $SEQSHARD_BUILD [build/], configured and built here if it has no seqshard.
-# While each run goes, /proc/PID/maps is read to check that the allocator meant to serve
-# it is mapped (and that no other is); the run's --report must name the same allocator.
-# A mismatch stops the benchmark: a preload that did not take would be a wrong table.
-#
 # Results: $SS_BENCH_OUT [bench/results]/alloc.md (tables and the issue-5 targets) and
 # alloc.tsv (every run). Environment: SS_BENCH_DATA (DATA_DIR), SS_BENCH_BAM,
-# SS_BENCH_CRAM (inputs; default: ecoli30x.* or s1.* or the first indexed file in
-# DATA_DIR), SS_BENCH_RUNS [5], SS_BENCH_THREADS ["1 2 8"], SS_BENCH_ALLOCATORS,
-# SS_BENCH_KERNELS, SEQSHARD_BUILD, SS_BENCH_OUT.
+# SS_BENCH_CRAM (default: ecoli30x.*, else s1.*, else the first indexed file in DATA_DIR),
+# SS_BENCH_RUNS [5], SS_BENCH_THREADS ["1 2 8"], SS_BENCH_ALLOCATORS, SS_BENCH_KERNELS,
+# SS_BENCH_MAX_S [900], SEQSHARD_BUILD, SS_BENCH_OUT.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -38,20 +44,22 @@ DATA=${1:-${SS_BENCH_DATA:-$HERE/data}}
 OUT=${SS_BENCH_OUT:-$HERE/results}
 RUNS=${SS_BENCH_RUNS:-5}
 THREADS=${SS_BENCH_THREADS:-1 2 8}
-ALLOCATORS=${SS_BENCH_ALLOCATORS:-glibc glibc-seqshard glibc-tuned tcmalloc jemalloc default}
+ALLOCATORS=${SS_BENCH_ALLOCATORS:-default glibc glibc-seqshard glibc-tuned tcmalloc jemalloc jemalloc-tuned}
 KERNELS=${SS_BENCH_KERNELS:-pileup-nobaq pileup-baq view-cram-bam}
+MAX_S=${SS_BENCH_MAX_S:-900}
 DEFAULT_BUILD=${SEQSHARD_BUILD:-$SRC/build}
 GLIBC_BUILD=$HERE/build-glibc
 
 die() { echo "bench-alloc: $*" >&2; exit 1; }
 say() { echo "bench-alloc: $*" >&2; }
 
-# ---- tools and data ------------------------------------------------------------
+# ---- tools and data ------------------------------------------------------------------
 [ -x /usr/bin/time ] || die "/usr/bin/time not found; apt-get install time"
-for t in cmake python3 md5sum ldconfig realpath; do
+for t in cmake python3 md5sum ldconfig realpath timeout; do
     command -v "$t" >/dev/null || die "$t not found"
 done
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "SS_BENCH_RUNS=$RUNS: need a whole number >= 1"
+[[ $MAX_S =~ ^[1-9][0-9]*$ ]] || die "SS_BENCH_MAX_S=$MAX_S: need a whole number of seconds"
 
 if [ "$(realpath -m "$DATA")" = "$(realpath -m "$HERE/data")" ]; then
     "$HERE/make-data.sh" "$DATA"
@@ -59,7 +67,7 @@ fi
 [ -d "$DATA" ] || die "$DATA is not a directory; give a folder with an indexed BAM, CRAM and ref.fa"
 DATA=$(cd "$DATA" && pwd)
 
-# first_indexed EXT INDEX_EXT...: the preferred or first file DATA/*.EXT that has an index.
+# first_indexed EXT INDEX_EXT...: the preferred, or first, DATA/*.EXT that has an index.
 first_indexed() {
     local ext=$1 f i
     shift
@@ -76,6 +84,7 @@ CRAM=${SS_BENCH_CRAM:-$(first_indexed cram crai)}
 REF=$DATA/ref.fa
 [ -n "$BAM" ] || die "no indexed BAM in $DATA; run bench/make-data.sh or set SS_BENCH_BAM"
 [ -f "$REF" ] && [ -f "$REF.fai" ] || die "no $REF (with .fai); samtools faidx it"
+CHECK_REGION="$(head -1 "$REF.fai" | cut -f1):1-200000"
 
 lib_path() { # soname -> path, from the loader's cache
     ldconfig -p | awk -v so="$1" '$1 == so { print $NF; exit }'
@@ -83,7 +92,7 @@ lib_path() { # soname -> path, from the loader's cache
 TCMALLOC_LIB=$(lib_path libtcmalloc.so.4)
 JEMALLOC_LIB=$(lib_path libjemalloc.so.2)
 
-# ---- builds ----------------------------------------------------------------------
+# ---- builds --------------------------------------------------------------------------
 build_seqshard() { # build_dir cmake-args...
     local dir=$1
     shift
@@ -96,42 +105,35 @@ build_seqshard() { # build_dir cmake-args...
 }
 build_seqshard "$GLIBC_BUILD" -DSEQSHARD_ALLOCATOR=glibc
 BIN_GLIBC=$GLIBC_BUILD/seqshard
-if [ ! -x "$DEFAULT_BUILD/seqshard" ]; then
-    build_seqshard "$DEFAULT_BUILD"
-fi
+[ -x "$DEFAULT_BUILD/seqshard" ] || build_seqshard "$DEFAULT_BUILD"
 BIN_DEFAULT=$DEFAULT_BUILD/seqshard
-ldd "$BIN_GLIBC" | grep -Eq 'libtcmalloc|libjemalloc' \
-    && die "$BIN_GLIBC links tcmalloc or jemalloc; the glibc build is wrong"
-ldd "$BIN_DEFAULT" | grep -q libtcmalloc \
-    || say "note: $BIN_DEFAULT does not link tcmalloc (configured with another allocator?)"
+if ldd "$BIN_GLIBC" | grep -Eq 'libtcmalloc|libjemalloc'; then
+    die "$BIN_GLIBC links tcmalloc or jemalloc; the glibc build is wrong"
+fi
+DEFAULT_ALLOC=$(ldd "$BIN_DEFAULT" | grep -oE 'lib(tcmalloc|jemalloc)' | head -1 | sed 's/^lib//')
+DEFAULT_ALLOC=${DEFAULT_ALLOC:-glibc}
+[ "$DEFAULT_ALLOC" = tcmalloc ] || say "note: $BIN_DEFAULT is a $DEFAULT_ALLOC build, not tcmalloc"
 
-# ---- configurations ----------------------------------------------------------------
-# config -> binary, environment (space-separated VAR=value), the library that must be
-# mapped (a regex on /proc/PID/maps, or "" for glibc: neither tcmalloc nor jemalloc),
-# and the allocator --report must name.
+# ---- configurations --------------------------------------------------------------------
+# config -> binary; environment (VAR=value words); the library /proc/PID/maps must show
+# ("" for glibc: neither tcmalloc nor jemalloc); the allocator --report must name.
 config_bin() { [ "$1" = default ] && echo "$BIN_DEFAULT" || echo "$BIN_GLIBC"; }
 config_env() {
     case $1 in
-    glibc) echo "GLIBC_TUNABLES=glibc.malloc.tcache_count=7" ;; # glibc's default value
-    glibc-seqshard) echo "" ;;
+    default | glibc-seqshard) echo "" ;;
+    glibc) echo "GLIBC_TUNABLES=glibc.malloc.tcache_count=7" ;; # glibc's own default value
     glibc-tuned) echo "MALLOC_MMAP_MAX_=0 MALLOC_TOP_PAD_=100000000" ;;
     tcmalloc) echo "LD_PRELOAD=$TCMALLOC_LIB" ;;
     jemalloc) echo "LD_PRELOAD=$JEMALLOC_LIB" ;;
-    default) echo "" ;;
+    jemalloc-tuned) echo "LD_PRELOAD=$JEMALLOC_LIB MALLOC_CONF=tcache_max:131072" ;;
     *) die "unknown allocator configuration '$1' in SS_BENCH_ALLOCATORS" ;;
     esac
 }
-config_maps() {
+config_alloc() {
     case $1 in
-    tcmalloc | default) echo 'libtcmalloc' ;;
-    jemalloc) echo 'libjemalloc' ;;
-    *) echo '' ;;
-    esac
-}
-config_name() {
-    case $1 in
-    tcmalloc | default) echo tcmalloc ;;
-    jemalloc) echo jemalloc ;;
+    default) echo "$DEFAULT_ALLOC" ;;
+    tcmalloc) echo tcmalloc ;;
+    jemalloc*) echo jemalloc ;;
     *) echo glibc ;;
     esac
 }
@@ -139,16 +141,23 @@ for c in $ALLOCATORS; do
     config_env "$c" >/dev/null
     case $c in
     tcmalloc) [ -n "$TCMALLOC_LIB" ] || die "libtcmalloc.so.4 not found; apt-get install libgoogle-perftools4" ;;
-    jemalloc) [ -n "$JEMALLOC_LIB" ] || die "libjemalloc.so.2 not found; apt-get install libjemalloc2" ;;
+    jemalloc*) [ -n "$JEMALLOC_LIB" ] || die "libjemalloc.so.2 not found; apt-get install libjemalloc2" ;;
     esac
 done
+# Run order: the default build first, so the others' time limits can follow it.
+RUN_ORDER=$( (for c in $ALLOCATORS; do [ "$c" = default ] && echo "$c"; done
+              for c in $ALLOCATORS; do [ "$c" = default ] || echo "$c"; done) | tr '\n' ' ')
 
-# kernel -> arguments after the binary (threads substituted), or nothing when not available.
-kernel_args() { # kernel threads
+# kernel threads [check] -> arguments after the binary (with "check": only CHECK_REGION).
+kernel_args() {
+    local r=""
     case $1 in
-    pileup-nobaq) echo "pileup --quiet -@ $2 -B -f $REF $BAM" ;;
-    pileup-baq) echo "pileup --quiet -@ $2 -f $REF $BAM" ;;
-    view-cram-bam) echo "view --quiet -@ $2 -b -T $REF $CRAM" ;;
+    pileup-nobaq) [ -n "${3:-}" ] && r="-r $CHECK_REGION"
+        echo "pileup --quiet -@ $2 -B -f $REF $r $BAM" ;;
+    pileup-baq) [ -n "${3:-}" ] && r="-r $CHECK_REGION"
+        echo "pileup --quiet -@ $2 -f $REF $r $BAM" ;;
+    view-cram-bam) [ -n "${3:-}" ] && r=$CHECK_REGION
+        echo "view --quiet -@ $2 -b -T $REF $CRAM $r" ;;
     *) die "unknown kernel '$1' in SS_BENCH_KERNELS" ;;
     esac
 }
@@ -167,51 +176,61 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/ss-bench-alloc.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$OUT"
 TSV=$OUT/alloc.tsv
-printf 'kernel\tthreads\tallocator\trun\twall_s\tuser_s\tsys_s\tmax_rss_kb\tmapped\treport_allocator\n' >"$TSV"
+printf 'kernel\tthreads\tallocator\trun\twall_s\tuser_s\tsys_s\tmax_rss_kb\tstatus\tmapped\treport_allocator\n' >"$TSV"
 
-# ---- one run ------------------------------------------------------------------------
-# run_one CONFIG ARGS...: run under /usr/bin/time with the config's environment, output to
-# /dev/null; meanwhile read /proc/PID/maps. Sets r_time ("wall user sys rss_kb"),
-# r_mapped (yes/no/unseen: was the expected allocator mapped, and no other) and r_alloc
-# (the allocator --report names).
+# ---- one run -----------------------------------------------------------------------------
+# run_one CONFIG LIMIT_S ARGS...: run under /usr/bin/time with the config's environment,
+# stopped after LIMIT_S seconds, output to /dev/null, reading /proc/PID/maps meanwhile.
+# Sets r_time ("wall user sys rss_kb"), r_status (ok/stopped), r_mapped (yes: the expected
+# allocator was mapped and no other; unseen: the run ended before a look) and r_alloc.
 run_one() {
-    local cfg=$1
-    shift
+    local cfg=$1 limit=$2
+    shift 2
     local bin env_words pidfile=$WORK/pid tf=$WORK/time err=$WORK/err report=$WORK/report.json
     bin=$(config_bin "$cfg")
     read -r -a env_words <<<"$(config_env "$cfg")"
     rm -f "$pidfile" "$tf" "$report"
     # bash writes its pid, then execs env, which execs seqshard: one pid throughout.
-    /usr/bin/time -f '%e %U %S %M' -o "$tf" \
+    /usr/bin/time -f '%e %U %S %M' -o "$tf" timeout -s KILL "$limit" \
         bash -c 'echo $$ >"$0"; exec "$@"' "$pidfile" env "${env_words[@]}" "$bin" "$@" \
         --report "$report" >/dev/null 2>"$err" &
-    local tpid=$! pid="" maps="" want bin_real
-    want=$(config_maps "$cfg")
+    local tpid=$! pid="" maps="" want bin_real rc=0
+    want=$(config_alloc "$cfg")
     bin_real=$(realpath "$bin")
     while kill -0 "$tpid" 2>/dev/null; do
         [ -z "$pid" ] && [ -s "$pidfile" ] && pid=$(cat "$pidfile")
-        # The last snapshot taken after the exec (all libraries are mapped before main).
+        # Keep the last look taken after the exec: libraries are all mapped before main.
         if [ -n "$pid" ] && [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$bin_real" ]; then
             maps=$(grep -oE 'lib(tcmalloc|jemalloc|c)[^ /]*\.so[^ ]*' "/proc/$pid/maps" \
                 2>/dev/null | sort -u | tr '\n' ' ') || true
         fi
         sleep 0.2
     done
-    wait "$tpid" || die "failed ($cfg): $(config_env "$cfg") $bin $* :: $(tail -2 "$err")"
-    r_time=$(tail -1 "$tf") # after "Command exited ..." when there is one
-    [[ $r_time =~ ^[0-9.]+\ [0-9.]+\ [0-9.]+\ [0-9]+$ ]] || die "no timing from /usr/bin/time for $cfg"
+    wait "$tpid" || rc=$?
+    r_time=$(tail -1 "$tf" 2>/dev/null || true) # after "Command terminated ..." if any
+    [[ $r_time =~ ^[0-9.]+\ [0-9.]+\ [0-9.]+\ [0-9]+$ ]] || die "no timing for $cfg: $r_time"
+    r_status=ok
+    if [ $rc = 137 ]; then
+        r_status=stopped
+    elif [ $rc != 0 ]; then
+        die "failed ($cfg, status $rc): $(config_env "$cfg") $bin $* :: $(tail -2 "$err")"
+    fi
     if [ -z "$maps" ] || [[ $maps != *libc* ]]; then
         r_mapped=unseen
-    elif [ -n "$want" ]; then
-        [[ $maps =~ $want ]] && r_mapped=yes || r_mapped=no
-    else
+    elif [ "$want" = glibc ]; then
         [[ $maps =~ libtcmalloc|libjemalloc ]] && r_mapped=no || r_mapped=yes
+    else
+        [[ $maps == *lib$want* ]] && r_mapped=yes || r_mapped=no
     fi
-    r_alloc=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["allocator"]["name"])' \
-        "$report" 2>/dev/null || echo "?")
-    [ "$r_mapped" = no ] && die "$cfg: /proc/PID/maps shows [$maps], expected ${want:-no tcmalloc/jemalloc}: the preload did not take"
-    [ "$r_alloc" != "?" ] && [ "$r_alloc" != "$(config_name "$cfg")" ] \
-        && die "$cfg: --report says the allocator is $r_alloc, expected $(config_name "$cfg")"
+    [ "$r_mapped" = no ] && die "$cfg: /proc/PID/maps shows [$maps] but $want should serve" \
+        "malloc: the preload did not take"
+    r_alloc="?"
+    if [ $r_status = ok ]; then
+        r_alloc=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["allocator"]["name"])' \
+            "$report" 2>/dev/null || echo "?")
+        [ "$r_alloc" = "?" ] || [ "$r_alloc" = "$want" ] \
+            || die "$cfg: --report says the allocator is $r_alloc, expected $want"
+    fi
     return 0
 }
 
@@ -221,101 +240,128 @@ check_output() { # cfg kernel
     local cfg=$1 kernel=$2 bin env_words args sum
     bin=$(config_bin "$cfg")
     read -r -a env_words <<<"$(config_env "$cfg")"
-    read -r -a args <<<"$(kernel_args "$kernel" 2)"
-    sum=$(env "${env_words[@]}" "$bin" "${args[@]}" 2>"$WORK/err" | md5sum | cut -d' ' -f1)
-    [ "${PIPESTATUS[0]}" = 0 ] || die "$cfg $kernel failed: $(tail -2 "$WORK/err")"
+    read -r -a args <<<"$(kernel_args "$kernel" 2 check)"
+    sum=$(timeout -s KILL "$MAX_S" env "${env_words[@]}" "$bin" "${args[@]}" 2>"$WORK/err" \
+        | md5sum | cut -d' ' -f1)
+    [ "${PIPESTATUS[0]}" = 0 ] || die "$cfg $kernel failed on $CHECK_REGION: $(tail -2 "$WORK/err")"
     if [ -z "${REFMD5[$kernel]:-}" ]; then
         REFMD5[$kernel]=$sum
     elif [ "$sum" != "${REFMD5[$kernel]}" ]; then
-        die "$kernel under $cfg gives other bytes than under the default build; not timing it"
+        die "$kernel under $cfg gives other bytes than under ${RUN_ORDER%% *}; not timing it"
     fi
 }
 
-# ---- the runs --------------------------------------------------------------------------
-declare -A MED_WALL MED_USER MED_SYS MED_RSS MAPPED
-RUN_KERNELS=()
-for kernel in $KERNELS; do
-    kernel_available "$kernel" || continue
-    RUN_KERNELS+=("$kernel")
-    say "$kernel: checking outputs (also warms the page cache)"
-    for cfg in default $ALLOCATORS; do
-        check_output "$cfg" "$kernel"
-    done
-    for t in $THREADS; do
-        for cfg in $ALLOCATORS; do
-            read -r -a args <<<"$(kernel_args "$kernel" "$t")"
-            : >"$WORK/runs"
-            seen=unseen
-            for ((i = 1; i <= RUNS; i++)); do
-                run_one "$cfg" "${args[@]}"
-                echo "$r_time" >>"$WORK/runs"
-                [ "$r_mapped" = yes ] && seen=yes
-                printf '%s\t%s\t%s\t%d\t%s\t%s\t%s\n' "$kernel" "$t" "$cfg" "$i" \
-                    "$(tr ' ' '\t' <<<"$r_time")" "$r_mapped" "$r_alloc" >>"$TSV"
-            done
-            # Medians, column by column (wall, user, sys, rss).
-            read -r mw mu ms mr < <(python3 - "$WORK/runs" <<'PY'
+median_of() { # file of "wall user sys rss" lines -> medians of each column
+    python3 - "$1" <<'PY'
 import statistics, sys
 rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
 print(*(statistics.median(c) for c in zip(*rows)))
 PY
-)
+}
+
+# ---- the runs ------------------------------------------------------------------------------
+declare -A MED_WALL MED_USER MED_SYS MED_RSS MAPPED NOTE
+RUN_KERNELS=()
+for kernel in $KERNELS; do
+    kernel_available "$kernel" || continue
+    RUN_KERNELS+=("$kernel")
+    say "$kernel: same output under every allocator on $CHECK_REGION (also warms the cache)"
+    for cfg in $RUN_ORDER; do
+        check_output "$cfg" "$kernel"
+    done
+    for t in $THREADS; do
+        read -r -a args <<<"$(kernel_args "$kernel" "$t")"
+        base="" # the default build's median wall time at this thread count
+        for cfg in $RUN_ORDER; do
+            limit=$MAX_S
+            [ -n "$base" ] && limit=$(python3 -c "print(max(60, int(10 * $base) + 1))")
+            : >"$WORK/runs"
+            seen=unseen note=""
+            for ((i = 1; i <= RUNS; i++)); do
+                run_one "$cfg" "$limit" "${args[@]}"
+                printf '%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n' "$kernel" "$t" "$cfg" "$i" \
+                    "$(tr ' ' '\t' <<<"$r_time")" "$r_status" "$r_mapped" "$r_alloc" >>"$TSV"
+                [ "$r_mapped" = yes ] && seen=yes
+                if [ "$r_status" = stopped ]; then
+                    note="stopped after ${limit} s"
+                    echo "$limit ${r_time#* }" >>"$WORK/runs"
+                    break
+                fi
+                echo "$r_time" >>"$WORK/runs"
+                wall=${r_time%% *}
+                if [ "$i" = 1 ] && [ "$RUNS" -gt 1 ] && [ -n "$base" ] &&
+                    python3 -c "import sys; sys.exit(0 if $wall > 5 * $base else 1)"; then
+                    note="1 run (over 5x the default)"
+                    break
+                fi
+            done
+            read -r mw mu ms mr < <(median_of "$WORK/runs")
             key="$kernel|$t|$cfg"
             MED_WALL[$key]=$mw MED_USER[$key]=$mu MED_SYS[$key]=$ms MED_RSS[$key]=$mr
-            MAPPED[$key]=$seen
-            say "$kernel -@$t $cfg: wall $mw s, user $mu s, sys $ms s, RSS $((${mr%.*} / 1024)) MiB (mapped: $seen)"
+            MAPPED[$key]=$seen NOTE[$key]=$note
+            [ "$cfg" = default ] && base=$mw
+            say "$kernel -@$t $cfg: wall $mw s, user $mu s, sys $ms s," \
+                "RSS $((${mr%.*} / 1024)) MiB, mapped: $seen${note:+, $note}"
         done
     done
 done
 [ ${#RUN_KERNELS[@]} -gt 0 ] || die "no kernel to run (SS_BENCH_KERNELS=$KERNELS)"
 
-# ---- the table --------------------------------------------------------------------------
+# ---- the tables ------------------------------------------------------------------------------
+best_wall() { # kernel threads -> the lowest median wall among completed allocators
+    local k=$1 t=$2 cfg b="" w
+    for cfg in $ALLOCATORS; do
+        [ -z "${NOTE["$k|$t|$cfg"]}" ] || [[ ${NOTE["$k|$t|$cfg"]} != stopped* ]] || continue
+        w=${MED_WALL["$k|$t|$cfg"]}
+        if [ -z "$b" ] || python3 -c "import sys; sys.exit(0 if $w < $b else 1)"; then b=$w; fi
+    done
+    echo "$b"
+}
+
 MD=$OUT/alloc.md
 {
     echo "# Allocator benchmark"
     echo
-    echo "bench/bench-alloc.sh on $(hostname) ($(nproc) CPUs), $(date -u +%Y-%m-%d)."
-    echo "Input: $(basename "$BAM")${CRAM:+ / $(basename "$CRAM")} in $DATA;" \
-        "medians of $RUNS runs; output to /dev/null (identical bytes under every allocator)."
-    echo "Builds: default = $BIN_DEFAULT ($(ldd "$BIN_DEFAULT" | grep -oE 'lib(tcmalloc|jemalloc)[^ ]*' | head -1 || echo glibc));"
-    echo "others = $BIN_GLIBC (glibc build) with the environment shown."
+    echo "bench/bench-alloc.sh on $(nproc) CPUs ($(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)), $(date -u +%Y-%m-%d)."
+    echo "Input: $(basename "$BAM")${CRAM:+ and $(basename "$CRAM")} ($DATA); medians of" \
+        "$RUNS runs; output to /dev/null; every allocator gave the same bytes on $CHECK_REGION."
+    echo "default = $BIN_DEFAULT ($DEFAULT_ALLOC build); the others run $BIN_GLIBC (glibc build)."
     echo
-    echo "| allocator | how |"
+    echo "| allocator | environment |"
     echo "|---|---|"
     for cfg in $ALLOCATORS; do
         how=$(config_env "$cfg")
-        [ "$cfg" = default ] && how="default build, nothing set"
-        [ "$cfg" = glibc-seqshard ] && how="glibc build, nothing set: seqshard's own mallopt settings"
-        echo "| $cfg | ${how:-(nothing)} |"
+        case $cfg in
+        default) how="default build, nothing set" ;;
+        glibc-seqshard) how="nothing set: seqshard's own mallopt settings apply" ;;
+        glibc) how="$how (glibc's default value: only stops seqshard's mallopt tuning)" ;;
+        esac
+        echo "| $cfg | \`$how\` |"
     done
     echo
-    echo "mapped: the allocator was seen in /proc/PID/maps during the runs (glibc: neither" \
-        "tcmalloc nor jemalloc was); unseen: every run ended before it could be read."
+    echo "mapped: the allocator was seen in /proc/PID/maps while the runs went (glibc: neither" \
+        "tcmalloc nor jemalloc); unseen: the runs ended before a look. vs best: median wall" \
+        "time against the fastest allocator at that thread count."
     for kernel in "${RUN_KERNELS[@]}"; do
         echo
-        echo "## $kernel"
+        echo "## $kernel: $(kernel_args "$kernel" N | sed "s|$DATA/||g")"
         echo
-        echo "| threads | allocator | wall s | user s | sys s | sys/user | peak RSS MiB | vs best | mapped |"
-        echo "|---:|---|---:|---:|---:|---:|---:|---:|---|"
+        echo "| threads | allocator | wall s | user s | sys s | sys/user | peak RSS MiB | vs best | mapped | note |"
+        echo "|---:|---|---:|---:|---:|---:|---:|---:|---|---|"
         for t in $THREADS; do
-            best=""
-            for cfg in $ALLOCATORS; do
-                w=${MED_WALL["$kernel|$t|$cfg"]}
-                if [ -z "$best" ] || python3 -c "import sys; sys.exit(0 if $w < $best else 1)"; then
-                    best=$w
-                fi
-            done
+            best=$(best_wall "$kernel" "$t")
             for cfg in $ALLOCATORS; do
                 key="$kernel|$t|$cfg"
                 python3 - "$t" "$cfg" "${MED_WALL[$key]}" "${MED_USER[$key]}" "${MED_SYS[$key]}" \
-                    "${MED_RSS[$key]}" "$best" "${MAPPED[$key]}" <<'PY'
+                    "${MED_RSS[$key]}" "$best" "${MAPPED[$key]}" "${NOTE[$key]}" <<'PY'
 import sys
-t, cfg, w, u, s, rss, best, mapped = sys.argv[1:]
+t, cfg, w, u, s, rss, best, mapped, note = sys.argv[1:]
 w, u, s, rss, best = float(w), float(u), float(s), float(rss), float(best)
 ratio = "%.1f%%" % (100 * s / u) if u > 0 else "-"
 gap = "best" if w <= best else "+%.1f%%" % (100 * (w - best) / best)
-print("| %s | %s | %.2f | %.2f | %.2f | %s | %.0f | %s | %s |"
-      % (t, cfg, w, u, s, ratio, rss / 1024, gap, mapped))
+wall = ">%.0f" % w if note.startswith("stopped") else "%.2f" % w
+print("| %s | %s | %s | %.2f | %.2f | %s | %.0f | %s | %s | %s |"
+      % (t, cfg, wall, u, s, ratio, rss / 1024, gap, mapped, note))
 PY
             done
         done
@@ -323,36 +369,31 @@ PY
     echo
     echo "## Targets (issue 5)"
     echo
-    echo "Default build within 3% of the best allocator (wall), and sys under 5% of user:"
-    echo
-    echo "| kernel | threads | default vs best | default sys/user | met |"
-    echo "|---|---:|---:|---:|---|"
-    for kernel in "${RUN_KERNELS[@]}"; do
-        for t in $THREADS; do
-            key="$kernel|$t|default"
-            [ -n "${MED_WALL[$key]:-}" ] || continue
-            best=""
-            for cfg in $ALLOCATORS; do
-                w=${MED_WALL["$kernel|$t|$cfg"]}
-                if [ -z "$best" ] || python3 -c "import sys; sys.exit(0 if $w < $best else 1)"; then
-                    best=$w
-                fi
-            done
-            python3 - "$kernel" "$t" "${MED_WALL[$key]}" "${MED_USER[$key]}" "${MED_SYS[$key]}" \
-                "$best" <<'PY'
+    if [[ " $ALLOCATORS " == *" default "* ]]; then
+        echo "The default build within 3% of the best allocator (median wall), and its sys" \
+            "time under 5% of its user time:"
+        echo
+        echo "| kernel | threads | default vs best | default sys/user | met |"
+        echo "|---|---:|---:|---:|---|"
+        for kernel in "${RUN_KERNELS[@]}"; do
+            for t in $THREADS; do
+                key="$kernel|$t|default"
+                python3 - "$kernel" "$t" "${MED_WALL[$key]}" "${MED_USER[$key]}" \
+                    "${MED_SYS[$key]}" "$(best_wall "$kernel" "$t")" "$(nproc)" <<'PY'
 import sys
-k, t, w, u, s, best = sys.argv[1], sys.argv[2], *map(float, sys.argv[3:])
+k, t = sys.argv[1], sys.argv[2]
+w, u, s, best = map(float, sys.argv[3:7])
+cpus = int(sys.argv[7])
 gap = 100 * (w - best) / best if best > 0 else 0.0
 ratio = 100 * s / u if u > 0 else 0.0
-ok = gap <= 3.0 and ratio < 5.0
-note = "" if int(t) <= 2 else " (oversubscribed)"
-print("| %s | %s%s | +%.1f%% | %.1f%% | %s |" % (k, t, note, gap, ratio, "yes" if ok else "NO"))
+met = "yes" if gap <= 3.0 and ratio < 5.0 else "NO"
+note = " (oversubscribed)" if int(t) > cpus else ""
+print("| %s | %s%s | +%.1f%% | %.1f%% | %s |" % (k, t, note, gap, ratio, met))
 PY
+            done
         done
-    done
-    if [[ " $ALLOCATORS " != *" default "* ]]; then
-        echo
-        echo "(the default build was not in SS_BENCH_ALLOCATORS: no targets to check)"
+    else
+        echo "(the default build was not among SS_BENCH_ALLOCATORS: nothing to check)"
     fi
     echo
     echo "Every run: $(basename "$TSV")."

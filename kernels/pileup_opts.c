@@ -298,9 +298,14 @@ int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
             return -1;
         }
     }
-    for (int i = optind; i < argc; i++)
-        if (ss_common_add_input(co, argv[i]) < 0)
-            return SS_EXIT_USAGE;
+    /* as in samtools, a -b list replaces the positional inputs */
+    if (co->n_inputs > 0 && optind < argc)
+        fprintf(stderr, "seqshard pileup: -b given: ignoring %d input(s) on the command line, "
+                        "as samtools mpileup does\n", argc - optind);
+    else
+        for (int i = optind; i < argc; i++)
+            if (ss_common_add_input(co, argv[i]) < 0)
+                return SS_EXIT_USAGE;
     if (o->redo_baq && !o->baq) {
         fprintf(stderr, "seqshard pileup: -B cannot be combined with -E\n");
         return SS_EXIT_USAGE;
