@@ -14,13 +14,16 @@
  * thread's run() returns -1, it joins the workers and removes the temporary
  * output. No output file appears.
  *
- * Testing hook: SEQSHARD_FAIL_SHARD=<idx> makes the processing of shard idx
- * fail with an error message, as a kernel failure would; the integration
- * tests use it to check that a failed run leaves no output and exits 1.
+ * Testing hooks: SEQSHARD_FAIL_SHARD=<idx> makes the processing of shard idx
+ * fail with an error message, as a kernel failure would; SEQSHARD_KILL_SHARD
+ * =<idx> makes the process that takes shard idx die by SIGKILL, as a node
+ * crash would. The integration tests use them to check that a failed run
+ * leaves no output, exits non-zero and does not hang.
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +50,7 @@ typedef struct {
     ss_worker_stats_t *stats;  /* [n_workers] */
     atomic_ullong reads_done;
     int fail_shard;            /* SEQSHARD_FAIL_SHARD, or -1 */
+    int kill_shard;            /* SEQSHARD_KILL_SHARD, or -1 */
     int bgzf;                  /* compress text output into BGZF blocks per shard */
     ss_store_t *store;         /* multi-rank: outputs wait here for the merge */
     /* main thread only */
@@ -86,9 +90,9 @@ static const char *spill_dir(const ss_common_opts_t *o, char *buf, size_t size)
     return *buf ? buf : "/";
 }
 
-static int fail_shard_from_env(void)
+static int shard_from_env(const char *name)
 {
-    const char *s = getenv("SEQSHARD_FAIL_SHARD");
+    const char *s = getenv(name);
     if (!s || !*s)
         return -1;
     char *end;
@@ -106,6 +110,8 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, void *ws, in
     if (ss_reader_begin(rd) < 0)
         return -1;
     int r;
+    if (idx == e->kill_shard)
+        raise(SIGKILL);
     if (idx == e->fail_shard) {
         ss_error("shard %d (%s:%lld-%lld): failure injected by SEQSHARD_FAIL_SHARD (a testing "
                  "hook); unset SEQSHARD_FAIL_SHARD", idx, ctg, (long long)sh->beg + 1,
@@ -290,9 +296,10 @@ static int run_workers_parallel(engine_t *e, int n_workers, worker_t *w)
                                atomic_load_explicit(&e->reads_done, memory_order_relaxed));
         }
     }
+    int failed = ss_error_raised() || ss_comm_stop_raised();
     if (ss_error_raised())
         ss_comm_raise_stop();
-    ss_sched_par_stop(e->sched);
+    ss_sched_par_stop(e->sched, failed);
     join_workers(n_workers, w);
     if (ss_error_raised()) {
         ss_comm_raise_stop();
@@ -336,6 +343,11 @@ static int finish_parallel(engine_t *e, int rc, const kstring_t *header)
         ss_store_piece(e->store, k, &idx, &len);
         e->bytes_written += len;
     }
+    /* rank 0 creates the temporary file only now, so a rank killed while
+     * processing shards cannot leave one behind */
+    if (rc == 0 && ss_comm_rank() == 0 && !(e->out = ss_output_open(ss_job_opts(e->job)->output)))
+        rc = -1;
+    m.out = e->out;
     if (ss_comm_max_int(rc < 0) != 0)
         rc = -1;
     else
@@ -360,7 +372,8 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
     kstring_t header = KS_INITIALIZE;
     int n = 0, rc = -1, parallel = ss_comm_parallel(), rank0 = ss_comm_rank() == 0;
     atomic_init(&e.reads_done, 0);
-    e.fail_shard = fail_shard_from_env();
+    e.fail_shard = shard_from_env("SEQSHARD_FAIL_SHARD");
+    e.kill_shard = shard_from_env("SEQSHARD_KILL_SHARD");
     e.bgzf = kernel->out_kind == SS_OUT_TEXT && ss_bgzf_wanted(o->output);
     if (ss_plan_build(job, &shards, &n) < 0)
         return SS_EXIT_FAIL;
@@ -394,7 +407,8 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
             ss_error("under mpirun with %d ranks the output must be a file: add -o FILE",
                      ss_comm_size());
         setup_failed = 1;
-    } else if (build_header(&e, &header) < 0 || (rank0 && !(e.out = ss_output_open(o->output)))) {
+    } else if (build_header(&e, &header) < 0 ||
+               (rank0 && !parallel && !(e.out = ss_output_open(o->output)))) {
         setup_failed = 1;
     } else if (!parallel && header.l && ss_output_write(e.out, header.s, header.l) < 0) {
         setup_failed = 1;

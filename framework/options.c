@@ -192,7 +192,7 @@ void ss_common_usage(FILE *fp)
 
 /* ---- inputs ---- */
 
-int ss_common_add_input(ss_common_opts_t *o, const char *path)
+static int add_input(ss_common_opts_t *o, const char *path)
 {
     char **grown = realloc(o->inputs, (size_t)(o->n_inputs + 1) * sizeof(*grown));
     if (!grown) {
@@ -206,6 +206,26 @@ int ss_common_add_input(ss_common_opts_t *o, const char *path)
     }
     o->n_inputs++;
     return 0;
+}
+
+int ss_common_add_input(ss_common_opts_t *o, const char *path)
+{
+    if (o->input_list) {
+        /* samtools mpileup reads only the -b list when one is given */
+        if (o->input_list == 1)
+            ss_warn("file arguments are ignored when -b gives the inputs (as samtools does): "
+                    "'%s'", path);
+        o->input_list = 2;
+        return 0;
+    }
+    return add_input(o, path);
+}
+
+static void clear_inputs(ss_common_opts_t *o)
+{
+    for (int i = 0; i < o->n_inputs; i++)
+        free(o->inputs[i]);
+    o->n_inputs = 0;
 }
 
 /* Remote paths are for htslib to open; we cannot stat them. */
@@ -233,6 +253,9 @@ int ss_common_add_input_list(ss_common_opts_t *o, const char *list_path)
     size_t cap = 0;
     ssize_t len;
     int lineno = 0, added = 0, rc = 0;
+    /* samtools keeps only the last -b; inputs given before it are not read either */
+    clear_inputs(o);
+    o->input_list = 1;
     while ((len = getline(&line, &cap, fp)) >= 0) {
         lineno++;
         while (len > 0 && isspace((unsigned char)line[len - 1]))
@@ -246,7 +269,7 @@ int ss_common_add_input_list(ss_common_opts_t *o, const char *list_path)
             rc = -1;
             break;
         }
-        if (ss_common_add_input(o, line) < 0) {
+        if (add_input(o, line) < 0) {
             rc = -1;
             break;
         }

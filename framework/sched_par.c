@@ -99,12 +99,13 @@ int ss_sched_par_pump(ss_sched_t *s, double wait_s)
     return done;
 }
 
-void ss_sched_par_stop(ss_sched_t *s)
+void ss_sched_par_stop(ss_sched_t *s, int discard)
 {
     par_sched_t *ps = (par_sched_t *)s;
     pthread_mutex_lock(&ps->lock);
     ps->done = 1;
-    ps->n_ready = 0;
+    if (discard)
+        ps->n_ready = 0; /* the run failed: shards taken but not started are dropped */
     pthread_cond_broadcast(&ps->to_workers);
     pthread_mutex_unlock(&ps->lock);
 }

@@ -73,6 +73,7 @@ typedef struct {
     hts_pos_t shard_size;    /* --shard-size in bp-equivalents of work */
     int quiet;               /* --quiet */
     int all_contigs;         /* plan contigs with no reads too (pileup -aa) */
+    int input_list;          /* inputs came from -b: file arguments are ignored, as samtools does */
 } ss_common_opts_t;
 
 /* Counters a kernel fills per shard; summed per worker for --report. */
@@ -109,8 +110,13 @@ void ss_common_opts_free(ss_common_opts_t *o);
 int ss_common_opt(int c, const char *arg, ss_common_opts_t *o);
 /* Print the common options block of a kernel's --help. */
 void ss_common_usage(FILE *fp);
-/* Read a file of input paths (-b): appends to o->inputs. Returns 0 or -1 after ss_error. */
+/*
+ * Read a file of input paths (-b) into o->inputs. As in samtools mpileup, a
+ * later -b replaces an earlier one, and once a list was read, file arguments
+ * (ss_common_add_input) are ignored with a warning. Returns 0 or -1 after ss_error.
+ */
 int ss_common_add_input_list(ss_common_opts_t *o, const char *list_path);
+/* Add one input path. Returns 0 (also when ignored after -b) or -1 after ss_error. */
 int ss_common_add_input(ss_common_opts_t *o, const char *path);
 
 /* The one process-wide view of the inputs the plan and kernels share. */

@@ -29,7 +29,8 @@ ss_sched_t *ss_sched_local_init(int n_shards, ss_ordered_t *ow);
  */
 ss_sched_t *ss_sched_par_init(int n_workers);
 int ss_sched_par_pump(ss_sched_t *s, double wait_s);
-void ss_sched_par_stop(ss_sched_t *s);
+/* No more shards; discard: also drop those taken but not yet started (failure). */
+void ss_sched_par_stop(ss_sched_t *s, int discard);
 
 static inline int ss_sched_next(ss_sched_t *s)
 {

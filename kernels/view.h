@@ -34,6 +34,9 @@
 
 typedef enum { VW_SAM = 0, VW_BAM = 1, VW_CRAM = 2 } vw_format_t;
 
+/* CRAM output's default shard size, in multiples of SS_DEFAULT_SHARD_SIZE (view_opts.c). */
+#define VW_CRAM_SHARD_FACTOR 4
+
 /* The CRAM pieces every shard's bytes are cut against (view_cram.c). */
 typedef struct {
     kstring_t head;   /* file definition + header container(s): the file's first bytes */

@@ -65,6 +65,7 @@ void vw_usage(FILE *fp)
             "      --no-PG             do not add a @PG line to the header\n"
             "  -o, --output FILE       write to FILE (created only when the run succeeds)\n"
             "      --write-index       index the output (BAM: FILE.csi, CRAM: FILE.crai)\n"
+            "  (CRAM output: --shard-size defaults to %dx the value below)\n"
             "\n"
             "Input options:\n"
             "  -T, --reference FILE    FASTA (with .fai) for CRAM input or output\n"
@@ -87,7 +88,7 @@ void vw_usage(FILE *fp)
             "\n"
             "Not supported (samtools view options): -c, -U, -p, -P, -M, -X, -t, -r, -R, -N, -d,\n"
             "-D, -m, -e, -s, -x, -B, --library (our -l is the compression level), SAM.gz output.\n",
-            SS_DEFAULT_SHARD_SIZE);
+            VW_CRAM_SHARD_FACTOR, SS_DEFAULT_SHARD_SIZE);
 }
 
 enum { O_NOHEADER = 0x2001, O_NOPG, O_RF, O_WRITE_INDEX, O_REFERENCE };
@@ -289,7 +290,7 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         return SS_EXIT_USAGE;
     vw_opts_default(o);
     *kopts = o;
-    int c, fmt_given = 0, fast_or_u = 0;
+    int c, fmt_given = 0, fast_or_u = 0, shard_size_given = 0;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":O:bC1ul:hHo:T:L:q:f:F:G:@:", lopts, NULL)) >= 0) {
@@ -302,6 +303,7 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         int common = ss_common_opt(c, optarg, co);
         if (common < 0)
             return SS_EXIT_USAGE;
+        shard_size_given |= c == SS_OPT_SHARD_SIZE;
         if (common > 0)
             continue;
         int r = apply(o, co, c, optarg, &fmt_given, &fast_or_u);
@@ -319,6 +321,14 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         (co->output && !(o->output = strdup(co->output))))
         return SS_EXIT_USAGE;
     o->threads = co->threads;
+    /*
+     * Each shard's CRAM encoder starts by trying every codec on its first
+     * containers (htslib re-tries only every 70 blocks after that); at the
+     * default shard size that trial work would cost about half again the
+     * CPU of samtools' encoding. Larger shards amortise it.
+     */
+    if (o->fmt == VW_CRAM && !shard_size_given)
+        co->shard_size = VW_CRAM_SHARD_FACTOR * (hts_pos_t)SS_DEFAULT_SHARD_SIZE;
 #ifdef SS_KERNEL_HOOKS_V2
     co->unplaced = o->n_regions == 0; /* the unplaced unmapped reads end the file */
 #endif

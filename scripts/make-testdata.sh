@@ -14,7 +14,7 @@
 # See the end of this file (and `cat OUTDIR/MANIFEST`) for what is made.
 set -euo pipefail
 
-VERSION="seqshard-testdata 4"
+VERSION="seqshard-testdata 5"
 GENOME_GZ=${SS_ECOLI_FNA:-/usr/share/doc/bowtie/examples/genomes/NC_008253.fna.gz}
 
 die() { echo "make-testdata: $*" >&2; exit 1; }
@@ -376,6 +376,15 @@ cp s2.bam noindex.bam                               # valid BAM, no index
 # failure shows up while reading, not while opening.
 head -c $(( $(stat -c %s s1.bam) * 2 / 3 )) s1.bam >truncated.bam
 cp s1.bam.bai truncated.bam.bai
+# Damage that only reading finds: both pass quickcheck (EOF block present)
+# and keep s1's index. garbled.bam has 200 bytes overwritten in the middle
+# (a CRC error); cut.bam is the first 1.4 MB of s1.bam plus an EOF block.
+cp s1.bam garbled.bam
+cp s1.bam.bai garbled.bam.bai
+printf '%*s' 200 '' | tr ' ' '\377' | dd of=garbled.bam bs=1 seek=1000000 conv=notrunc status=none
+head -c 1400000 s1.bam >cut.bam
+tail -c 28 s1.bam >>cut.bam                         # the BGZF EOF block
+cp s1.bam.bai cut.bam.bai
 printf 'this is not a BAM file\n' >notbam.bam
 mkdir dir.bam                                       # a directory named like a BAM
 # Header claims SO:coordinate but the records are not in order. (No index:
@@ -434,6 +443,10 @@ for f in s1.bam s2.bam s1csi.bam s1.cram edge.bam edge.cram noindex.bam unsorted
     samtools quickcheck "$f" || die "$f fails samtools quickcheck"
 done
 samtools quickcheck truncated.bam 2>/dev/null && die "truncated.bam passes quickcheck"
+for f in garbled.bam cut.bam; do
+    samtools quickcheck "$f" || die "$f should pass quickcheck (damage is inside)"
+    samtools mpileup "$f" >/dev/null 2>&1 && die "samtools mpileup reads $f without error"
+done
 for f in s1.bam s2.bam edge.bam; do
     samtools view -c "$f" >/dev/null 2>err.log || { cat err.log >&2; die "$f unreadable"; }
     samtools mpileup -B -f ref.fa "$f" >/dev/null 2>err.log \
@@ -459,6 +472,8 @@ disorder.bam             SO:coordinate header but records out of order, no index
 nohd.bam(.bai)           s2.bam without an @HD line (sorted, indexed)
 noindex.bam              s2.bam without an index
 truncated.bam(.bai)      first 2/3 of s1.bam, with s1's index
+garbled.bam(.bai)        s1.bam with 200 bytes overwritten at offset 1000000 (CRC error)
+cut.bam(.bai)            first 1400000 bytes of s1.bam + EOF block, s1's index
 notbam.bam               a text file
 dir.bam/                 a directory
 regions.bed positions.txt  -l files (BED 0-based; positions 1-based)

@@ -95,13 +95,22 @@ static void test_input_list(void)
     const char *list = write_list(text);
     ss_common_opts_t o;
     ss_common_opts_init(&o);
-    SS_EQ(ss_common_add_input(&o, "first.bam"), 0);
     SS_EQ_FATAL(ss_common_add_input_list(&o, list), 0);
-    SS_EQ_FATAL(o.n_inputs, 4);
-    CU_ASSERT_STRING_EQUAL(o.inputs[0], "first.bam");
-    CU_ASSERT_STRING_EQUAL(o.inputs[1], a);
-    CU_ASSERT_STRING_EQUAL(o.inputs[2], b);
-    CU_ASSERT_STRING_EQUAL(o.inputs[3], "https://example.org/x.bam");
+    SS_EQ_FATAL(o.n_inputs, 3);
+    CU_ASSERT_STRING_EQUAL(o.inputs[0], a);
+    CU_ASSERT_STRING_EQUAL(o.inputs[1], b);
+    CU_ASSERT_STRING_EQUAL(o.inputs[2], "https://example.org/x.bam");
+    ss_common_opts_free(&o);
+
+    /* samtools: with -b, file arguments are ignored; the last -b wins */
+    ss_common_opts_init(&o);
+    SS_EQ(ss_common_add_input(&o, "before.bam"), 0);
+    SS_EQ_FATAL(ss_common_add_input_list(&o, list), 0);
+    SS_EQ(ss_common_add_input(&o, "after.bam"), 0);
+    SS_EQ(o.n_inputs, 3);
+    CU_ASSERT_STRING_EQUAL(o.inputs[0], a);
+    SS_EQ_FATAL(ss_common_add_input_list(&o, list), 0);
+    SS_EQ(o.n_inputs, 3);
     ss_common_opts_free(&o);
     unlink(list);
 

@@ -30,6 +30,13 @@ ss_fails "truncated BAM"            1 'truncated\.bam'   "$TD/truncated.bam"
 ss_fails "truncated BAM -@2 2k"     1 'truncated\.bam'   -@ 2 --shard-size 2k "$TD/truncated.bam"
 ss_fails "truncated BAM -@3 -r"     1 'truncated\.bam'   -@ 3 --shard-size 7k -r ctgA \
     "$TD/truncated.bam"
+# Damage found only while reading, in a worker, in the middle of the run.
+ss_fails "garbled BAM (CRC error)"  1 'garbled\.bam'     "$TD/garbled.bam"
+ss_fails "garbled BAM -@3 2k"       1 'garbled\.bam'     -@ 3 --shard-size 2k "$TD/garbled.bam"
+ss_fails "cut BAM (EOF block kept)" 1 'cut\.bam'         -@ 2 --shard-size 7k "$TD/cut.bam"
+ss_fails "cut BAM, -r past the cut" 1 'cut\.bam'         -@ 2 --shard-size 2k -r ctgB \
+    "$TD/cut.bam"
+ss_keeps_target "existing -o kept: garbled input"  -@ 2 --shard-size 2k "$TD/garbled.bam"
 printf '%s\n%s\n' "$S1" "$NOPE" >"$SS_WORK/list.txt"
 ss_fails "-b list names a missing file" 1 'nope\.bam'    -b "$SS_WORK/list.txt"
 ss_fails "-b list missing"          1 'nolist\.txt'      -b "$SS_WORK/nolist.txt"
