@@ -300,8 +300,9 @@ for kernel in $KERNELS; do
             MED_WALL[$key]=$mw MED_USER[$key]=$mu MED_SYS[$key]=$ms MED_RSS[$key]=$mr
             MAPPED[$key]=$seen NOTE[$key]=$note
             [ "$cfg" = default ] && base=$mw
-            say "$kernel -@$t $cfg: wall $mw s, user $mu s, sys $ms s," \
-                "RSS $((${mr%.*} / 1024)) MiB, mapped: $seen${note:+, $note}"
+            say "$(printf '%s -@%s %s: wall %.2f s, user %.2f s, sys %.2f s, RSS %.0f MiB' \
+                "$kernel" "$t" "$cfg" "$mw" "$mu" "$ms" "$(python3 -c "print($mr / 1024)")")," \
+                "mapped: $seen${note:+, $note}"
         done
     done
 done
@@ -359,9 +360,11 @@ t, cfg, w, u, s, rss, best, mapped, note = sys.argv[1:]
 w, u, s, rss, best = float(w), float(u), float(s), float(rss), float(best)
 ratio = "%.1f%%" % (100 * s / u) if u > 0 else "-"
 gap = "best" if w <= best else "+%.1f%%" % (100 * (w - best) / best)
-wall = ">%.0f" % w if note.startswith("stopped") else "%.2f" % w
-print("| %s | %s | %s | %.2f | %.2f | %s | %.0f | %s | %s | %s |"
-      % (t, cfg, wall, u, s, ratio, rss / 1024, gap, mapped, note))
+if note.startswith("stopped"):  # killed: its user/sys/RSS were never reported
+    print("| %s | %s | >%.0f | - | - | - | - | - | %s | %s |" % (t, cfg, w, mapped, note))
+else:
+    print("| %s | %s | %.2f | %.2f | %.2f | %s | %.0f | %s | %s | %s |"
+          % (t, cfg, w, u, s, ratio, rss / 1024, gap, mapped, note))
 PY
             done
         done

@@ -15,6 +15,23 @@
 void pl_usage(FILE *fp);
 int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts);
 
+/* -M: each read gets its base-modification state as it enters the pileup. */
+static int mods_create(void *data, const bam1_t *b, bam_pileup_cd *cd)
+{
+    (void)data;
+    hts_base_mod_state *m = hts_base_mod_state_alloc();
+    cd->p = m;
+    return m ? bam_parse_basemod(b, m) : -1;
+}
+
+static int mods_destroy(void *data, const bam1_t *b, bam_pileup_cd *cd)
+{
+    (void)data, (void)b;
+    hts_base_mod_state_free(cd->p);
+    cd->p = NULL;
+    return 0;
+}
+
 static void opts_free(void *kopts)
 {
     pl_opts_free(kopts);
@@ -63,6 +80,10 @@ static int worker_init(void **wstate, void *kopts, const ss_job_t *job, ss_reade
     w->mplp = bam_mplp_init(w->n, pl_read_filtered, w->data);
     if (!w->mplp)
         goto oom;
+    if (w->o->mods) {
+        bam_mplp_constructor(w->mplp, mods_create);
+        bam_mplp_destructor(w->mplp, mods_destroy);
+    }
     if (w->o->overlaps && bam_mplp_init_overlaps(w->mplp) < 0)
         goto oom;
     bam_mplp_set_maxcnt(w->mplp, w->o->max_depth);

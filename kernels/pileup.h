@@ -56,6 +56,8 @@ typedef struct {
     char sep, empty;     /* --output-sep, --output-empty */
     int no_ins, no_del;  /* counts: once drops the sequence, twice the marker */
     int no_ends;         /* --no-output-ends */
+    int mods;            /* -M: base modifications after each base */
+    int no_ins_mods;     /* --no-output-ins-mods */
     int rev_del;         /* --reverse-del */
     void *rg_exclude;    /* -G: khash_str2int set of read groups, or NULL */
 } pl_opts_t;

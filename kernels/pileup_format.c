@@ -24,7 +24,8 @@ static inline char ref_base(const char *ref, hts_pos_t ref_len, hts_pos_t pos)
 static int put_insertion(kstring_t *out, const bam_pileup1_t *p, const pl_opts_t *o,
                          kstring_t *ins, int *del_len)
 {
-    int len = bam_plp_insertion(p, ins, del_len);
+    hts_base_mod_state *m = o->mods && !o->no_ins_mods && !o->no_ins ? p->cd.p : NULL;
+    int len = bam_plp_insertion_mod(p, m, ins, del_len);
     if (len < 0)
         return -1;
     if (o->no_ins < 2) {
@@ -33,17 +34,43 @@ static int put_insertion(kstring_t *out, const bam_pileup1_t *p, const pl_opts_t
     }
     if (o->no_ins)
         return 0;
-    int rev = bam_is_rev(p->b);
+    int rev = bam_is_rev(p->b), in_mod = 0;
     char pad = (rev && o->rev_del) ? '#' : '*';
     for (size_t j = 0; j < ins->l; j++) {
         int c = ins->s[j];
+        if (c == '[')
+            in_mod = 1;
+        else if (c == ']')
+            in_mod = 0;
+        /* modification text inside [...] keeps its case */
         if (c == '*')
             c = rev ? pad : '*';
-        else
+        else if (!in_mod && c != ']')
             c = rev ? tolower(c) : toupper(c);
         kputc_(c, out);
     }
     return 0;
+}
+
+/* -M: "[+m90-h]" after a base, as samtools prints modifications at qpos. */
+static void put_mods(kstring_t *out, const bam_pileup1_t *p)
+{
+    hts_base_mod mod[256];
+    hts_base_mod_state *m = p->cd.p;
+    int nm = m ? bam_mods_at_qpos(p->b, p->qpos, m, mod, 256) : 0;
+    if (nm <= 0)
+        return;
+    kputc_('[', out);
+    for (int j = 0; j < nm && j < 256; j++) {
+        kputc_("+-"[mod[j].strand], out);
+        if (mod[j].modified_base < 0)
+            ksprintf(out, "(%d)", -mod[j].modified_base); /* a ChEBI number */
+        else
+            kputc_(mod[j].modified_base, out);
+        if (mod[j].qual >= 0)
+            kputw(mod[j].qual, out);
+    }
+    kputc_(']', out);
 }
 
 static void put_deletion(kstring_t *out, const bam_pileup1_t *p, const pl_opts_t *o,
@@ -206,8 +233,10 @@ static int put_bases(pl_fmt_buf_t *fb, const pl_opts_t *o, hts_pos_t pos, const 
         } else {
             *s++ = (rev && o->rev_del) ? '#' : '*';
         }
-        if (p->indel != 0) {
+        if (p->indel != 0 || (o->mods && !p->is_del)) {
             out->l = (size_t)(s - out->s);
+            if (o->mods && !p->is_del)
+                put_mods(out, p);
             int del_len = -p->indel;
             if (p->indel > 0 && put_insertion(out, p, o, &fb->ins, &del_len) < 0)
                 return -1;

@@ -69,6 +69,7 @@ void pl_usage(FILE *fp)
             "\n"
             "Output options:\n"
             "  -o, --output FILE       write output to FILE (atomically) [standard output]\n"
+            "  -M, --output-mods       output base modifications\n"
             "  -O, --output-BP         output base positions on reads, current orientation\n"
             "      --output-BP-5       output base positions on reads, 5' to 3' orientation\n"
             "  -s, --output-MQ         output mapping quality\n"
@@ -78,6 +79,7 @@ void pl_usage(FILE *fp)
             "      --output-sep CHAR   separator for tag lists [,]\n"
             "      --output-empty CHAR no-value character for tag lists [*]\n"
             "      --no-output-ins     skip insertion sequence after +NUM; twice: whole insertion\n"
+            "      --no-output-ins-mods  don't display base modifications within insertions\n"
             "      --no-output-del     skip deletion sequence after -NUM; twice: whole deletion\n"
             "      --no-output-ends    remove ^MQUAL and $ markup in sequence column\n"
             "      --reverse-del       use '#' character for deletions on the reverse strand\n"
@@ -88,7 +90,8 @@ void pl_usage(FILE *fp)
             d.max_depth, d.min_mq, d.min_baseq, ff);
     free(ff);
     ss_common_usage(fp);
-    fprintf(fp, "\nNot supported (samtools options): -M/--output-mods, -X, -b with -X.\n");
+    fprintf(fp, "\nNot supported (samtools options): -X (custom index names), "
+                "--input-fmt-option.\n");
 }
 
 /* Non-negative integer option value, or -1 after a message. */
@@ -189,6 +192,7 @@ static const struct option lopts[] = {
     {"min-bq", required_argument, NULL, 'Q'},
     {"ignore-overlaps-removal", no_argument, NULL, 'x'},
     {"disable-overlap-removal", no_argument, NULL, 'x'},
+    {"output-mods", no_argument, NULL, 'M'},
     {"output-BP", no_argument, NULL, 'O'},
     {"output-bp", no_argument, NULL, 'O'},
     {"output-BP-5", no_argument, NULL, O_BP5},
@@ -235,7 +239,8 @@ static int apply(pl_opts_t *o, ss_common_opts_t *co, int c, const char *arg, con
     case O_SEP: o->sep = arg[0]; return 0;
     case O_EMPTY: o->empty = arg[0]; return 0;
     case O_NOINS: o->no_ins++; return 0;
-    case O_NOINSMODS: return 0; /* only affects -M, which we do not support */
+    case O_NOINSMODS: o->no_ins_mods = 1; return 0;
+    case 'M': o->mods = 1; return 0;
     case O_NODEL: o->no_del++; return 0;
     case O_NOENDS: o->no_ends = 1; return 0;
     case 'f':
@@ -275,7 +280,7 @@ int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
     int c, r = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":Af:r:l:q:Q:RC:Bd:b:o:EG:6Osxah@:", lopts, NULL)) >= 0) {
+    while ((c = getopt_long(argc, argv, ":Af:r:l:q:Q:RC:Bd:b:o:EG:6OsxaMh@:", lopts, NULL)) >= 0) {
         const char *bad = argv[optind - 1];
         if (c == '?' || c == ':') {
             if (c == ':')

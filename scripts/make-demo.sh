@@ -48,10 +48,15 @@ samtools quickcheck demo.bam
 samtools mpileup -f ref.fa demo.bam >/dev/null 2>&1 || die "samtools mpileup fails on demo.bam"
 
 cp ref.fa ref.fa.fai demo.bam demo.bam.bai "$DEMO/"
+KIB=$(( ($(stat -c %s ref.fa) + $(stat -c %s demo.bam)) / 1024 ))
+NREADS=$(samtools view -c demo.bam)
+V_DWGSIM=$(dwgsim 2>&1 | awk '/^Version/{print $2}')
+V_BWA=$(bwa 2>&1 | awk '/^Version/{print $2}')
+V_SAMTOOLS=$(samtools --version | awk 'NR==1{print $2}')
 cat >"$DEMO/README.md" <<EOF
 # Demo data
 
-Small enough to commit (about $(( ( $(stat -c %s ref.fa) + $(stat -c %s demo.bam) ) / 1024 )) KiB), real enough to show what
+Small enough to commit (about $KIB KiB), real enough to show what
 \`seqshard pileup\` does:
 
     seqshard pileup -f demo/ref.fa -@ 2 --shard-size 5k demo/demo.bam | head
@@ -59,24 +64,29 @@ Small enough to commit (about $(( ( $(stat -c %s ref.fa) + $(stat -c %s demo.bam
 
 | file | what |
 |---|---|
-| ref.fa, ref.fa.fai | contig \`ecoli536\`: E. coli 536 (NC_008253.1) bases $((BEG + 1))-$((BEG + LEN)), $LEN bp |
-| demo.bam, demo.bam.bai | $(samtools view -c demo.bam) reads, ~20x 2x150 pairs, coordinate-sorted, BAI |
+| ref.fa, ref.fa.fai | contig \`ecoli536\`: E. coli 536 (NC_008253.1) bases $((BEG + 1))-$((BEG + LEN)) |
+| demo.bam, demo.bam.bai | $NREADS reads: ~20x 2x150 pairs, coordinate-sorted, BAI index |
 
 ## How it was made
 
-\`scripts/make-demo.sh\` made these files; run it again to rebuild them (the
-result is the same: seeded simulation, fixed bwa batch size):
+\`scripts/make-demo.sh\` made these files and rebuilds them identically
+(seeded simulation, fixed bwa batch size, no samtools @PG lines). Tools:
+Debian 12's dwgsim $V_DWGSIM, bwa $V_BWA, samtools $V_SAMTOOLS.
 
-1. Reference: \`$(basename "$GENOME_GZ")\` from Debian's \`bowtie-examples\`
-   package ($GENOME_GZ), 0-based slice [$BEG, $((BEG + LEN))), written as
-   \`ref.fa\`; \`samtools faidx ref.fa\`.
-2. Reads: \`dwgsim -z $SEED -1 150 -2 150 -C 20 -d 350 -s 50 -r 0.002 -R 0.2 -y 0
-   -e 0.001-0.01 -E 0.002-0.02 -o 1 ref.fa demo\` (dwgsim $(dwgsim 2>&1 | awk '/^Version/{print $2}'):
-   20x coverage, SNPs and indels at rate 0.002, 20% of them indels).
-3. Alignment: \`bwa index ref.fa\`; \`bwa mem -t 2 -K 10000000
-   -R '@RG\tID:demo\tSM:demo\tPL:ILLUMINA' ref.fa demo.bwa.read1.fastq.gz
-   demo.bwa.read2.fastq.gz | samtools sort --no-PG -o demo.bam -\`
-   ($(bwa 2>&1 | awk '/^Version/{print "bwa " $2}'), samtools $(samtools --version | awk 'NR==1{print $2}')).
-4. \`samtools index demo.bam\`.
+1. Reference: bases [$BEG, $((BEG + LEN))) (0-based) of
+   \`$GENOME_GZ\` (package \`bowtie-examples\`), written as
+   \`ref.fa\` with the name \`ecoli536\`, then \`samtools faidx ref.fa\`.
+2. Reads (20x, SNPs and indels at rate 0.002, 20% of them indels):
+
+       dwgsim -z $SEED -1 150 -2 150 -C 20 -d 350 -s 50 -r 0.002 -R 0.2 -y 0 \\
+           -e 0.001-0.01 -E 0.002-0.02 -o 1 ref.fa demo
+
+3. Alignment, sorting, index:
+
+       bwa index ref.fa
+       bwa mem -t 2 -K 10000000 -R '@RG\tID:demo\tSM:demo\tPL:ILLUMINA' ref.fa \\
+           demo.bwa.read1.fastq.gz demo.bwa.read2.fastq.gz \\
+           | samtools sort --no-PG -o demo.bam -
+       samtools index demo.bam
 EOF
 echo "make-demo: wrote $(du -sk "$DEMO" | cut -f1) KiB in $DEMO"

@@ -71,7 +71,9 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 cleanup() {
     local rc=$?
     # Every outcome: jobs cancelled, daemons stopped, state removed.
-    [ "$ss_failed" != 0 ] && [ -d "$SS_SLURM_DIR" ] && cp "$SS_SLURM_DIR"/*.log "$SS_WORK/" 2>/dev/null
+    if [ "$ss_failed" != 0 ] || [ "$rc" != 0 ]; then
+        cp "$SS_SLURM_DIR"/*.log "$SS_WORK/" 2>/dev/null
+    fi
     "$CLUSTER" stop
     if [ "$ss_failed" = 0 ] && [ "$rc" = 0 ]; then
         rm -rf "$SS_WORK"
