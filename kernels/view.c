@@ -51,6 +51,18 @@ static int prepare(void *kopts, const ss_job_t *job)
     const ss_common_opts_t *co = ss_job_opts(job);
     const char *in = ss_job_inputs(job)->paths[0];
 
+#ifndef SS_KERNEL_HOOKS_V2
+    /*
+     * Without the framework's kernel hooks (out_kind_of, trailer, finish) and
+     * the unplaced-reads shard, BAM/CRAM would lack their EOF and a whole-file
+     * view would miss the unplaced reads: refuse rather than write that.
+     */
+    if (o->fmt != VW_SAM || o->write_index || !ss_job_region(job)) {
+        ss_error("view: this build supports only SAM output of one region: the framework "
+                 "lacks the kernel hooks it needs (SS_KERNEL_HOOKS_V2)");
+        return -1;
+    }
+#endif
     o->in_is_cram = input_is_cram(in);
     if (o->in_is_cram || o->fmt == VW_CRAM)
         vw_no_network_references();

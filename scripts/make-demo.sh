@@ -50,8 +50,8 @@ samtools mpileup -f ref.fa demo.bam >/dev/null 2>&1 || die "samtools mpileup fai
 cp ref.fa ref.fa.fai demo.bam demo.bam.bai "$DEMO/"
 KIB=$(( ($(stat -c %s ref.fa) + $(stat -c %s demo.bam)) / 1024 ))
 NREADS=$(samtools view -c demo.bam)
-V_DWGSIM=$(dwgsim 2>&1 | awk '/^Version/{print $2}')
-V_BWA=$(bwa 2>&1 | awk '/^Version/{print $2}')
+V_DWGSIM=$({ dwgsim 2>&1 || true; } | awk '/^Version/{print $2}')
+V_BWA=$({ bwa 2>&1 || true; } | awk '/^Version/{print $2}')
 V_SAMTOOLS=$(samtools --version | awk 'NR==1{print $2}')
 cat >"$DEMO/README.md" <<EOF
 # Demo data

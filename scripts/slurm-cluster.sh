@@ -14,12 +14,14 @@
 # Needs root and Debian's packages `slurmctld slurmd slurm-client munge` (installed with
 # --no-install-recommends; slurm-wlm would pull dozens of packages nobody needs here).
 #
-# Everything lives in one folder, SS_SLURM_DIR [${TMPDIR:-/tmp}/seqshard-slurm]:
+# Everything lives in one folder, SS_SLURM_DIR [/tmp/seqshard-slurm; not under $TMPDIR,
+# which may differ between start and stop, or be too long for a socket path]:
 # slurm.conf, logs, state, spool, and a munged of our own on its own socket, so that a
 # Slurm or munge already on the machine is neither used nor disturbed. The daemons listen
 # on SS_SLURM_PORT and SS_SLURM_PORT+1 [16817, 16818], not on Slurm's 6817/6818.
-# Every process this script starts carries SS_SLURM_CLUSTER=<folder> in its environment;
-# `stop` uses that mark to find leftovers, so it never touches anything it did not start.
+# Every daemon this script starts carries SS_SLURM_CLUSTER=<folder> in its environment,
+# and step daemons run in the folder; `stop` finds leftovers by those marks (and their
+# children), so it never touches anything it did not start.
 #
 # The configuration follows what works on a machine without cgroups (containers, CI):
 #   - the node line is `slurmd -C`'s, so sockets/cores/memory are the machine's own;
@@ -27,8 +29,10 @@
 #     binding is enforced here: --cpu-bind is accepted and ignored);
 #   - EnforcePartLimits=ALL: a job asking for more than the node has is refused at
 #     submission instead of pending forever;
-#   - select/cons_tres, CR_Core: jobs can ask for more tasks than cores with
-#     --overcommit (the tests run 2 tasks of 2 CPUs on a 2-core machine that way);
+#   - select/cons_tres, CR_Core: a job gets whole cores; `--overcommit` (-O) runs more
+#     tasks than CPUs (`sbatch -n 2 -c 2 -O` on 2 cores), though not together with
+#     --ntasks-per-node: the tests give each of 2 ranks half the CPUs instead;
+#   - batch_sched_delay=0, sched_min_interval=0: the next job starts ~1 s after one ends;
 #   - MailProg=/bin/true (no mail on test machines; quiets slurmctld's warning).
 set -u
 
@@ -36,7 +40,7 @@ set -u
 # input variables would point our daemons and commands at the wrong job: drop them.
 while read -r v; do unset "$v"; done < <(compgen -e | grep -E '^(SLURM|SBATCH|SRUN|SALLOC)_')
 
-SS_SLURM_DIR=${SS_SLURM_DIR:-${TMPDIR:-/tmp}/seqshard-slurm}
+SS_SLURM_DIR=${SS_SLURM_DIR:-/tmp/seqshard-slurm}
 SS_SLURM_PORT=${SS_SLURM_PORT:-16817}
 SS_SLURM_START_TIMEOUT=${SS_SLURM_START_TIMEOUT:-30}
 D=$SS_SLURM_DIR
@@ -88,6 +92,11 @@ healthy() {
     local st
     st=$(sl 10 sinfo -h -N -o %t 2>/dev/null | head -1)
     case "$st" in idle | mix | alloc | comp) return 0 ;; *) return 1 ;; esac
+}
+
+# Something listens on 127.0.0.1:PORT (bash's /dev/tcp: no ss/netstat needed).
+port_busy() {
+    timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null
 }
 
 show_logs() {
@@ -196,6 +205,13 @@ cmd_start() {
     local t0=$SECONDS host node_line
     host=$(hostname -s) || die "hostname -s failed"
     ensure_host_resolves "$host"
+    local port
+    for port in "$SS_SLURM_PORT" "$((SS_SLURM_PORT + 1))"; do
+        if port_busy "$port"; then
+            die "port $port is in use (another cluster? scripts/slurm-cluster.sh stop," \
+                "with its SS_SLURM_DIR); or choose other ports with SS_SLURM_PORT"
+        fi
+    done
     node_line=$(slurmd -C 2>/dev/null | grep '^NodeName=') \
         || die "slurmd -C printed no NodeName line; is slurmd installed correctly?"
     node_line=$(printf '%s\n' "$node_line" | head -1)
@@ -210,6 +226,14 @@ cmd_start() {
         || { show_logs; cmd_stop quiet; die "slurmd did not start"; }
     local deadline=$((SECONDS + SS_SLURM_START_TIMEOUT))
     until healthy; do
+        local f
+        for f in "$D/slurmctld.pid" "$D/slurmd.pid"; do
+            if [ -f "$f" ] && ! pid_alive "$f"; then
+                show_logs
+                cmd_stop quiet
+                die "$(basename "$f" .pid) exited at start; see the log lines above"
+            fi
+        done
         if [ $SECONDS -ge $deadline ]; then
             say "the node did not come up within ${SS_SLURM_START_TIMEOUT}s:"
             sl 10 sinfo -N -l >&2 2>&1
@@ -223,8 +247,8 @@ cmd_start() {
 }
 
 # The processes left over from our cluster: the daemons we started (marked with
-# SS_SLURM_CLUSTER=$D in their environment), step daemons (they run in $D, slurmd's
-# folder, with an empty environment), and every descendant of those (job tasks).
+# SS_SLURM_CLUSTER=$D in their environment), step daemons (slurmstepd running in $D,
+# slurmd's folder, with an empty environment), and every descendant of those (tasks).
 # Never this script or its callers. Prints pids, one a line.
 leftovers() {
     local mine=" " q=$BASHPID p roots=" "
@@ -238,8 +262,12 @@ leftovers() {
         p=${p#/proc/}
         roots+="${p%/environ} "
     done < <(grep -lzxF "SS_SLURM_CLUSTER=$D" /proc/[0-9]*/environ 2>/dev/null)
+    # Step daemons only: a shell someone left in $D is not ours to end.
+    local comm
     for p in /proc/[0-9]*; do
-        [ "$p/cwd" -ef "$D" ] && roots+="${p#/proc/} "
+        [ "$p/cwd" -ef "$D" ] || continue
+        read -r comm <"$p/comm" 2>/dev/null || continue
+        [ "$comm" = slurmstepd ] && roots+="${p#/proc/} "
     done
     local r roots_kept=" "
     for r in $roots; do

@@ -60,7 +60,9 @@ SLURM_DIR_SRC=$SS_SRC/slurm
 
 # Our cluster only: no variables from a Slurm job this test may itself be running in.
 while read -r v; do unset "$v"; done < <(compgen -e | grep -E '^(SLURM|SBATCH|SRUN|SALLOC)_')
+# Its own folder and ports, apart from a cluster started by hand (16817/16818).
 export SS_SLURM_DIR=${SS_SLURM_DIR:-/tmp/seqshard-slurm-test}
+export SS_SLURM_PORT=${SS_SLURM_PORT:-16827}
 eval "$("$CLUSTER" env)"
 export SEQSHARD
 # mpirun as root, and more ranks than cores (ctest sets these; a run by hand may not).
