@@ -176,8 +176,8 @@ ss_topo_t *ss_topo_load(const char *synthetic, const char *restrict_cpuset)
     }
     if (synthetic != NULL) {
         if (hwloc_topology_set_synthetic(t->topo, synthetic) < 0) {
-            ss_error("topology: \"%s\" is not a valid hwloc synthetic topology; "
-                     "write it like \"pack:2 numa:2 core:8 pu:1\"", synthetic);
+            ss_error("topology: \"%s\" is not a valid hwloc synthetic topology; write "
+                     "levels down to PUs, like \"pack:2 numa:2 core:8 pu:1\"", synthetic);
             goto error;
         }
     } else {

@@ -384,7 +384,7 @@ case "${1:-}" in
     start) cmd_start ;;
     stop) cmd_stop ;;
     status) cmd_status ;;
-    env) printf 'export SLURM_CONF=%q SS_SLURM_CLUSTER=%q\n' "$CONF" "$D" ;;
+    env) printf 'export SLURM_CONF=%q\n' "$CONF" ;;
     *)
         echo "usage: $0 start|stop|status|env   (see the comment at the top)" >&2
         exit 2

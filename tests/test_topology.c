@@ -240,31 +240,46 @@ static void test_smt_one_pu_per_core(void)
     ss_topo_destroy(t);
 }
 
-/* Capture what is written to stderr (fd 2) between begin and end; end returns its lines. */
+/*
+ * Capture what is written to fd (stderr, or stdout) between begin and end; end returns
+ * the number of lines and copies up to size-1 bytes of the text into text (if not NULL).
+ */
 static FILE *cap_file;
-static int cap_saved = -1;
+static int cap_saved = -1, cap_fd = -1;
 
-static void capture_begin(void)
+static void capture_fd_begin(int fd)
 {
+    fflush(stdout);
     fflush(stderr);
+    cap_fd = fd;
     cap_file = tmpfile();
     CU_ASSERT_PTR_NOT_NULL_FATAL(cap_file);
-    cap_saved = dup(STDERR_FILENO);
-    CU_ASSERT_FATAL(cap_saved >= 0 && dup2(fileno(cap_file), STDERR_FILENO) >= 0);
+    cap_saved = dup(fd);
+    CU_ASSERT_FATAL(cap_saved >= 0 && dup2(fileno(cap_file), fd) >= 0);
 }
 
-static int capture_end(void)
+static int capture_fd_end(char *text, size_t size)
 {
+    fflush(stdout);
     fflush(stderr);
-    CU_ASSERT_FATAL(dup2(cap_saved, STDERR_FILENO) >= 0);
+    CU_ASSERT_FATAL(dup2(cap_saved, cap_fd) >= 0);
     close(cap_saved);
     int lines = 0, c;
+    size_t len = 0;
     rewind(cap_file);
-    while ((c = fgetc(cap_file)) != EOF)
+    while ((c = fgetc(cap_file)) != EOF) {
         lines += c == '\n';
+        if (text != NULL && len + 1 < size)
+            text[len++] = (char)c;
+    }
+    if (text != NULL && size > 0)
+        text[len] = '\0';
     fclose(cap_file);
     return lines;
 }
+
+static void capture_begin(void) { capture_fd_begin(STDERR_FILENO); }
+static int capture_end(void) { return capture_fd_end(NULL, 0); }
 
 /* Fewer cores than workers: AUTO does not pin, and warns once however often it plans. */
 static void test_auto_too_few_cores(void)
@@ -368,6 +383,48 @@ static void test_format(void)
     free(text);
     ss_topo_plan_free(p, 2);
     ss_topo_destroy(t);
+}
+
+/* `seqshard topology`: the plan for a synthetic machine, and usage errors. */
+static void test_topology_command(void)
+{
+    char out[4096];
+    char *ok_argv[] = {"topology", "--synthetic", SYNTH, "-@", "4", "--bind", "core", NULL};
+    capture_fd_begin(STDOUT_FILENO);
+    int rc = ss_topology_main(7, ok_argv);
+    int lines = capture_fd_end(out, sizeof(out));
+    CHECK_INT(rc, ==, 0);
+    CHECK_INT(lines, ==, 6); /* topology, plan summary, 4 workers */
+    CU_ASSERT(strstr(out, "rank 0 worker 3: core 24 (PU 24) numa 3 package 1\n") != NULL);
+    CU_ASSERT(strstr(out, "32 cores") != NULL);
+
+    char *numa_argv[] = {"topology", "--synthetic", SYNTH, "--restrict", "8-15", "--bind",
+                         "numa", NULL};
+    capture_fd_begin(STDOUT_FILENO);
+    rc = ss_topology_main(7, numa_argv);
+    lines = capture_fd_end(out, sizeof(out));
+    CHECK_INT(rc, ==, 0);
+    CHECK_INT(lines, ==, 10); /* -@ 0: one worker per usable core */
+    CU_ASSERT(strstr(out, "rank 0 worker 7: numa 1 (PUs 8-15) package 0\n") != NULL);
+
+    char *help_argv[] = {"topology", "--help", NULL};
+    capture_fd_begin(STDOUT_FILENO);
+    CHECK_INT(ss_topology_main(2, help_argv), ==, 0);
+    CU_ASSERT(capture_fd_end(out, sizeof(out)) > 5);
+    CU_ASSERT(strncmp(out, "Usage: seqshard topology", 24) == 0);
+
+    char *bad[][4] = {{"topology", "--bind", "socket", NULL},
+                      {"topology", "-@", "many", NULL},
+                      {"topology", "--check", "--synthetic", SYNTH},
+                      {"topology", "stray", NULL, NULL}};
+    int bad_argc[] = {3, 3, 4, 2};
+    for (int i = 0; i < 4; i++) {
+        capture_begin();
+        rc = ss_topology_main(bad_argc[i], bad[i]);
+        CHECK_INT(capture_end(), ==, 1); /* one line saying what is wrong */
+        CHECK_INT(rc, ==, 2);
+        ss_error_reset();
+    }
 }
 
 /* ---- the real machine ---- */
@@ -495,6 +552,7 @@ int main(void)
         !CU_add_test(s, "none_mode", test_none_mode) ||
         !CU_add_test(s, "bad_input", test_bad_input) ||
         !CU_add_test(s, "format", test_format) ||
+        !CU_add_test(s, "topology_command", test_topology_command) ||
         !CU_add_test(s, "machine_never_widens", test_machine_never_widens) ||
         !CU_add_test(s, "machine_bound_threads_run_inside",
                      test_machine_bound_threads_run_inside)) {

@@ -11,7 +11,8 @@
 # and checks: outputs byte-identical to a single-process `seqshard pileup` and to
 # `samtools mpileup`; reports beside the outputs; node-local scratch left empty; the
 # failing job and task have a non-zero exit code and their logs say why; the summary
-# names the failed task. The daemons are stopped in every outcome (trap).
+# names the failed task. The daemons are stopped in every outcome (trap). Runs from
+# several checkouts on one machine take turns (a lock beside SS_SLURM_DIR).
 #
 # Jobs run 2 MPI ranks when `srun --mpi=pmix -n 2 seqshard --version` works and reports
 # MPI, otherwise 1 (a build without MPI). On a machine with fewer sockets than ranks the
@@ -76,20 +77,30 @@ cleanup() {
     if [ "$ss_failed" != 0 ] || [ "$rc" != 0 ]; then
         cp "$SS_SLURM_DIR"/*.log "$SS_WORK/" 2>/dev/null
     fi
-    "$CLUSTER" stop
+    "$CLUSTER" stop 9>&-
     if [ "$ss_failed" = 0 ] && [ "$rc" = 0 ]; then
         rm -rf "$SS_WORK"
     else
         echo "(kept $SS_WORK: job logs, outputs and the daemons' logs)"
     fi
 }
-trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 cd "$SS_WORK" || exit 1
 mkdir -p scratch
+# One test cluster per machine at a time (several checkouts may run their tests at once):
+# the lock is held until this shell exits. Only then may this run stop a cluster.
+exec 9>"$SS_SLURM_DIR.lock"
+if ! flock -w 300 9; then
+    ss_bad "cluster start" "another slurm_jobs.sh has held $SS_SLURM_DIR.lock for 300 s"
+    ss_summary
+    exit 1
+fi
+trap cleanup EXIT
+# A fresh start each time: whatever a killed earlier run left behind goes first.
 T_START=$SECONDS
-if ! timeout 60 "$CLUSTER" start; then
+timeout 60 "$CLUSTER" stop >/dev/null 2>&1 9>&-
+if ! timeout 60 "$CLUSTER" start 9>&-; then
     ss_bad "cluster start" "scripts/slurm-cluster.sh start failed (messages above)"
     ss_summary
     exit 1
@@ -300,7 +311,7 @@ fi
 trap - EXIT
 [ "$ss_failed" != 0 ] && cp "$SS_SLURM_DIR"/*.log "$SS_WORK/" 2>/dev/null
 T_STOP0=$SECONDS
-if "$CLUSTER" stop && [ ! -e "$SS_SLURM_DIR" ]; then
+if "$CLUSTER" stop 9>&- && [ ! -e "$SS_SLURM_DIR" ]; then
     ss_ok "cluster stop"
 else
     ss_bad "cluster stop" "scripts/slurm-cluster.sh stop failed or left $SS_SLURM_DIR"
