@@ -345,7 +345,7 @@ MD=$OUT/alloc.md
         "time against the fastest allocator at that thread count."
     for kernel in "${RUN_KERNELS[@]}"; do
         echo
-        echo "## $kernel: $(kernel_args "$kernel" N | sed "s|$DATA/||g")"
+        echo "## $kernel: $(kernel_args "$kernel" N | sed "s|$DATA/||g" | tr -s " ")"
         echo
         echo "| threads | allocator | wall s | user s | sys s | sys/user | peak RSS MiB | vs best | mapped | note |"
         echo "|---:|---|---:|---:|---:|---:|---:|---:|---|---|"

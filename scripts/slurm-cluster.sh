@@ -276,7 +276,10 @@ leftovers() {
     roots=$roots_kept
     [ "$roots" = " " ] && return 0
     # Close the set over children, a few generations deep (srun -> task -> threads...).
-    ps -e -o pid=,ppid= 2>/dev/null | awk -v roots="$roots" -v mine="$mine" '
+    # (From /proc, not ps: slim images have no procps. cat, because it goes on past a
+    # process that ended while we read.)
+    cat /proc/[0-9]*/status 2>/dev/null | awk '/^Pid:/ {p = $2} /^PPid:/ {print p, $2}' \
+        | awk -v roots="$roots" -v mine="$mine" '
         { pid[NR] = $1; ppid[NR] = $2 }
         END {
             n = split(roots, r, " "); for (i = 1; i <= n; i++) set[r[i]] = 1

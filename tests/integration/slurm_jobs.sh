@@ -77,7 +77,7 @@ cleanup() {
     if [ "$ss_failed" != 0 ] || [ "$rc" != 0 ]; then
         cp "$SS_SLURM_DIR"/*.log "$SS_WORK/" 2>/dev/null
     fi
-    "$CLUSTER" stop 9>&-
+    timeout 120 "$CLUSTER" stop 9>&-
     if [ "$ss_failed" = 0 ] && [ "$rc" = 0 ]; then
         rm -rf "$SS_WORK"
     else
@@ -136,8 +136,8 @@ echo "slurm_jobs: node with $node_cpus CPUs, $node_sockets socket(s): jobs run" 
 # -B: BAQ is pileup_vs_samtools.sh's business; here it would only slow the jobs down
 # (several fold under ASan). Several shards per contig, so both ranks get work.
 ARGS=(-B -f "$REF" --shard-size 50k)
-"$SAMTOOLS" mpileup -B -f "$REF" "$TD/s1.bam" >exp.s1 2>/dev/null
-"$SAMTOOLS" mpileup -B -f "$REF" "$TD/s2.bam" >exp.s2 2>/dev/null
+timeout 120 "$SAMTOOLS" mpileup -B -f "$REF" "$TD/s1.bam" >exp.s1 2>/dev/null
+timeout 120 "$SAMTOOLS" mpileup -B -f "$REF" "$TD/s2.bam" >exp.s2 2>/dev/null
 ss_run_seqshard single.s1 single.err pileup "${ARGS[@]}" --quiet "$TD/s1.bam"
 if [ "$ss_rc" != 0 ]; then
     ss_bad "single-process run" "seqshard pileup failed outside Slurm (status $ss_rc)" \
@@ -150,7 +150,7 @@ else
 fi
 
 # ---- no cluster needed: usage errors of the scripts ----------------------------------
-out=$(bash "$SLURM_DIR_SRC/seqshard.sbatch" pileup "$TD/s1.bam" 2>&1)
+out=$(timeout 30 bash "$SLURM_DIR_SRC/seqshard.sbatch" pileup "$TD/s1.bam" 2>&1)
 rc=$?
 if [ $rc = 2 ] && printf '%s' "$out" | grep -q -- '-o FILE'; then
     ss_ok "sbatch script refuses a run without -o"
@@ -159,7 +159,8 @@ else
 fi
 
 if [ "$ntasks" = 1 ] && printf '%s\n' "$probe" | grep -qiE '^mpi: *none'; then
-    out=$(SLURM_NTASKS=2 bash "$SLURM_DIR_SRC/seqshard.sbatch" pileup -o x "$TD/s1.bam" 2>&1)
+    out=$(SLURM_NTASKS=2 timeout 30 bash "$SLURM_DIR_SRC/seqshard.sbatch" pileup -o x \
+        "$TD/s1.bam" 2>&1)
     rc=$?
     if [ $rc = 2 ] && printf '%s' "$out" | grep -q 'built without MPI'; then
         ss_ok "sbatch script refuses 2 tasks of a seqshard without MPI"
@@ -311,7 +312,7 @@ fi
 trap - EXIT
 [ "$ss_failed" != 0 ] && cp "$SS_SLURM_DIR"/*.log "$SS_WORK/" 2>/dev/null
 T_STOP0=$SECONDS
-if "$CLUSTER" stop 9>&- && [ ! -e "$SS_SLURM_DIR" ]; then
+if timeout 120 "$CLUSTER" stop 9>&- && [ ! -e "$SS_SLURM_DIR" ]; then
     ss_ok "cluster stop"
 else
     ss_bad "cluster stop" "scripts/slurm-cluster.sh stop failed or left $SS_SLURM_DIR"

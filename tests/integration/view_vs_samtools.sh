@@ -355,6 +355,13 @@ for line in open(sys.argv[1]):
 PY
 "$SAMTOOLS" faidx "$SS_WORK/wrong.fa"
 ss_view_fails "truncated BAM"           'truncated.bam.*(truncated|corrupt)' -b "$TD/truncated.bam"
+# Cut inside the records but with an EOF block appended: only reading finds it.
+head -c $(($(stat -c %s "$S1") * 2 / 3)) "$S1" >"$SS_WORK/cut.bam"
+eof='\037\213\010\004\000\000\000\000\000\377\006\000\102\103\002\000\033\000\003\000'
+printf '%b' "$eof"'\000\000\000\000\000\000\000\000' >>"$SS_WORK/cut.bam"
+cp "$S1.bai" "$SS_WORK/cut.bam.bai"
+ss_view_fails "BAM cut mid-file"        'cut.bam: read error in shard [0-9]+ \(ctg.*corrupt' -b \
+    "$SS_WORK/cut.bam"
 ss_view_fails "CRAM, wrong reference"   'not the reference the CRAM was made with.*@SQ SN:' \
     -T "$SS_WORK/wrong.fa" "$S1C"
 VIEW_ENV=(REF_PATH="$SS_WORK/no-such-cache/%s" REF_CACHE=)
