@@ -7,6 +7,7 @@
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <hwloc.h>
@@ -119,6 +120,10 @@ static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
     int rc;
     ss_common_opts_init(&co);
     ss_cli_set_command(k->name, argc, argv);
+    /* seqshard says what went wrong in one line of its own; htslib's own lines
+     * (several per failure, per thread) are shown only with SEQSHARD_HTS_LOG=1 */
+    if (!getenv("SEQSHARD_HTS_LOG"))
+        hts_set_log_level(HTS_LOG_OFF);
     int saved = quiet_stderr_off_rank0();
     int r = k->parse(argc - 1, argv + 1, &co, &kopts);
     restore_stderr(saved);

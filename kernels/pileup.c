@@ -145,8 +145,16 @@ void pl_scope(const pl_worker_t *w, int tid, hts_pos_t *beg, hts_pos_t *end)
 
 static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
 {
-    ss_error("%s: pileup failed in shard %d (%s:%lld-%lld): the input is unsorted or corrupt; "
-             "check it with samtools quickcheck and re-sort with samtools sort",
+    for (int i = 0; i < w->n; i++)
+        if (w->in[i].read_err) {
+            ss_error("%s: reading shard %d (%s:%lld-%lld) failed: the file is truncated or "
+                     "corrupt; check it with samtools quickcheck and regenerate it",
+                     w->in[i].path, sh->idx, sam_hdr_tid2name(w->hdr, sh->tid),
+                     (long long)sh->beg + 1, (long long)sh->end);
+            return -1;
+        }
+    ss_error("%s: pileup failed in shard %d (%s:%lld-%lld): the input is not coordinate-sorted; "
+             "sort it with samtools sort and index it with samtools index",
              w->n == 1 ? w->in[0].path : "one of the inputs", sh->idx,
              sam_hdr_tid2name(w->hdr, sh->tid), (long long)sh->beg + 1, (long long)sh->end);
     return -1;
@@ -170,6 +178,7 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
     for (int i = 0; i < w->n; i++) {
         w->in[i].baq_from = sh->beg;
         w->in[i].n_read = 0;
+        w->in[i].read_err = 0;
         if (pl_query(&w->in[i], sh->tid, start, sh->end) < 0)
             return -1;
     }
@@ -192,6 +201,13 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
             return -1;
         }
     }
+    /*
+     * htslib frees a read's -M state only when the read leaves the pileup, not
+     * on reset: run the pileup out so none is left behind.
+     */
+    if (ret > 0 && o->mods)
+        while ((ret = bam_mplp64_auto(w->mplp, &tid, &pos, w->n_plp, w->plp)) > 0)
+            ;
     if (ret < 0)
         return pileup_error(w, sh);
     for (int i = 0; i < w->n; i++)

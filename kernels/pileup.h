@@ -79,6 +79,7 @@ typedef struct pl_input_s {
     int do_baq;              /* BAQ applies (reference loaded and not -B) */
     hts_pos_t baq_from;      /* BAQ only reads ending past this (see pl_safe_start) */
     uint64_t n_read;         /* records read, for stats */
+    int read_err;            /* htslib's error code when a read failed, else 0 */
     int warned_beyond_ref;
 } pl_input_t;
 

@@ -75,6 +75,8 @@ int pl_read_filtered(void *data, bam1_t *b)
         if (keep_read(in, b, 1))
             return ret;
     }
+    if (ret < -1)
+        in->read_err = ret;
     return ret;
 }
 
