@@ -16,6 +16,7 @@
 #include "../alloc/ss_alloc.h"
 #include "ss_comm.h"
 #include "ss_internal.h"
+#include "ss_topology.h"
 
 void ss_mpi_version(char *buf, size_t size)
 {
@@ -82,6 +83,7 @@ static void usage(FILE *fp)
             "Kernels:\n",
             SS_VERSION);
     list_kernels(fp);
+    fprintf(fp, "  %-12s %s\n", "topology", "print where workers would run (pinning, NUMA)");
     fprintf(fp, "\nRun 'seqshard <kernel> --help' for a kernel's options.\n");
 }
 
@@ -167,6 +169,8 @@ int ss_main(int argc, char **argv)
         version(stdout);
         return SS_EXIT_OK;
     }
+    if (strcmp(cmd, "topology") == 0)
+        return ss_topology_main(argc - 1, argv + 1);
     const ss_kernel_t *k = ss_kernel_find(cmd);
     if (!k) {
         unknown_kernel(cmd);

@@ -34,6 +34,7 @@
 #include "ss_internal.h"
 #include "ss_sched.h"
 #include "ss_store.h"
+#include "ss_topology.h"
 
 #define TICK_S 0.25
 /* Multi-rank: finished outputs kept in memory per worker before spilling. */
@@ -53,6 +54,8 @@ typedef struct {
     int kill_shard;            /* SEQSHARD_KILL_SHARD, or -1 */
     int bgzf;                  /* compress text output into BGZF blocks per shard */
     ss_store_t *store;         /* multi-rank: outputs wait here for the merge */
+    const ss_topo_t *topo;     /* NULL with --bind none */
+    const ss_placement_t *place; /* [n_workers], read-only while workers run; or NULL */
     /* main thread only */
     ss_output_t *out;
     ss_progress_t *progress;
@@ -83,6 +86,9 @@ static const char *spill_dir(const ss_common_opts_t *o, char *buf, size_t size)
 {
     if (o->tmp_dir)
         return o->tmp_dir;
+    const char *scratch = ss_slurm_tmpdir();
+    if (scratch)
+        return scratch;
     const char *slash = o->output ? strrchr(o->output, '/') : NULL;
     if (!slash)
         return ".";
@@ -151,7 +157,11 @@ static void *worker_main(void *arg)
     worker_t *w = arg;
     engine_t *e = w->e;
     void *ws = NULL;
-    ss_reader_t *rd = ss_reader_init(ss_job_inputs(e->job));
+    ss_reader_t *rd = NULL;
+    /* Bind first: the reader's and kernel's buffers are then first touched on our node. */
+    if (e->place && ss_topo_bind_self(e->topo, &e->place[w->id]) < 0)
+        goto stop;
+    rd = ss_reader_init(ss_job_inputs(e->job));
     if (!rd) {
         ss_error("out of memory starting worker %d", w->id);
         goto stop;
@@ -379,7 +389,18 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
         return SS_EXIT_FAIL;
     e.shards = shards;
     e.n_shards = n;
-    int threads = o->threads > 0 ? o->threads : cpu_count();
+    ss_topo_t *topo = NULL;
+    ss_placement_t *place = NULL; /* [n_workers] */
+    if (o->bind != SS_BIND_NONE) {
+        if (!(topo = ss_topo_load(NULL, NULL)))
+            return SS_EXIT_FAIL;
+        ss_topo_set_quiet(topo, o->quiet || ss_comm_rank() != 0);
+    }
+    /* -@ unset: Slurm's CPUs per task, else one worker per core we may use */
+    int cores = topo ? ss_topo_ncores(topo) : cpu_count();
+    int threads = o->threads > 0 ? o->threads : ss_slurm_cpus(cores);
+    if (threads <= 0)
+        threads = cores;
     int n_workers = threads < n ? threads : n;
     int window = 4 * threads > 8 ? 4 * threads : 8;
     uint64_t total_work = 0;
@@ -399,7 +420,22 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
         e.sched = e.ow ? ss_sched_local_init(n, e.ow) : NULL;
     }
     int setup_failed = 0;
-    if (!e.stats || !w || !e.ow || !e.sched || (parallel && !e.store)) {
+    if (topo && n_workers > 0) {
+        if (!(place = calloc((size_t)n_workers, sizeof(*place))) ||
+            ss_topo_plan(topo, n_workers, (ss_bind_mode_t)o->bind, place) < 0) {
+            if (!ss_error_raised())
+                ss_error("cannot place %d workers on this machine's cores", n_workers);
+            setup_failed = 1;
+        } else {
+            if (o->print_binding)
+                ss_topo_print(stderr, ss_comm_rank(), place, n_workers);
+            e.topo = topo;
+            e.place = place;
+        }
+    }
+    if (setup_failed) {
+        /* reported above */
+    } else if (!e.stats || !w || !e.ow || !e.sched || (parallel && !e.store)) {
         ss_error("out of memory starting the run");
         setup_failed = 1;
     } else if (parallel && !o->output) {
@@ -419,6 +455,8 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
         goto out;
     }
     e.progress = ss_progress_start(n, total_work, o->quiet, rank0);
+    ss_count_t count0, count1;
+    int counted = ss_count_total(&count0) == 0;
     if (parallel) {
         rc = run_workers_parallel(&e, n_workers, w);
         ss_comm_counter_close();
@@ -427,12 +465,15 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
         rc = run_workers(&e, n_workers, w);
         rc = finish_output(&e, rc);
     }
+    counted = counted && ss_count_total(&count1) == 0;
     ss_progress_finish(e.progress, rc == 0);
     if (o->report) {
         ss_report_t r = { .kernel = kernel->name, .threads = threads, .n_shards = n,
                           .n_workers = n_workers, .workers = e.stats, .wall_s = ss_now() - t0,
                           .est_work_total = total_work };
         r.bytes_written = e.bytes_written;
+        r.count_before = counted ? &count0 : NULL;
+        r.count_after = counted ? &count1 : NULL;
         if (ss_report_write_all(o->report, &r, rc) < 0)
             rc = -1;
     }
@@ -443,6 +484,10 @@ out:
     ss_ordered_destroy(e.ow);
     ss_store_destroy(e.store);
     free(header.s);
+    if (place)
+        ss_topo_plan_free(place, n_workers);
+    free(place);
+    ss_topo_destroy(topo);
     free(e.stats);
     free(w);
     free(shards);

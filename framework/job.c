@@ -38,6 +38,22 @@ struct ss_job_s {
     int user_ref_env;             /* REF_PATH or REF_CACHE set by the user */
 };
 
+/*
+ * htslib 1.16 fills some process-wide tables on first use, without a lock:
+ * probaln_glocal (BAQ, probaln.c) sets g_qual2prob[0] before the rest of the
+ * table, so a second thread arriving meanwhile reads zeros and computes other
+ * base qualities (seen as rare, timing-dependent pileup differences under
+ * load). Fill it here, on the main thread, before any worker starts.
+ */
+static void warm_htslib_tables(void)
+{
+    uint8_t ref[4] = { 0, 1, 2, 3 }, query[4] = { 0, 1, 2, 3 }, qual[4] = { 30, 30, 30, 30 };
+    uint8_t q[4];
+    int state[4];
+    probaln_par_t par = { 0.001f, 0.1f, 10 };
+    (void)probaln_glocal(ref, 4, query, 4, qual, &par, state, q); /* only the side effect */
+}
+
 static int env_set(const char *name)
 {
     const char *v = getenv(name);
@@ -234,6 +250,7 @@ ss_job_t *ss_job_open(const ss_common_opts_t *opts, const char *kernel_name)
         free(job);
         return NULL;
     }
+    warm_htslib_tables();
     job->opts = opts;
     job->inputs.paths = opts->inputs;
     job->inputs.n = opts->n_inputs;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "ss_internal.h"
+#include "ss_topology.h"
 
 #define MAX_THREADS 4096
 #define MIN_SHARD_SIZE 1000
@@ -169,6 +170,16 @@ int ss_common_opt(int c, const char *arg, ss_common_opts_t *o)
     case SS_OPT_QUIET:
         o->quiet = 1;
         return 1;
+    case SS_OPT_BIND: {
+        ss_bind_mode_t m;
+        if (ss_bind_mode_parse(arg, &m) < 0)
+            return usage_error("--bind", arg, "need auto, core, numa or none");
+        o->bind = (int)m;
+        return 1;
+    }
+    case SS_OPT_PRINT_BINDING:
+        o->print_binding = 1;
+        return 1;
     default:
         return 0;
     }
@@ -184,6 +195,9 @@ void ss_common_usage(FILE *fp)
             "      --report FILE.json  write run statistics (threads, shards, times) as JSON\n"
             "      --tmp-dir DIR       directory for temporary files\n"
             "      --quiet             no progress line on stderr\n"
+            "      --bind MODE         pin workers: auto, core, numa or none [auto: one per\n"
+            "                          core when there are enough cores] (docs/locality.md)\n"
+            "      --print-binding     print each worker's core, NUMA node and package\n"
             "  -b, --bam-list FILE     list of input files, one per line\n"
             "  -o, --output FILE       write to FILE (created only when the run succeeds)\n"
             "                          [standard output]\n",

@@ -56,7 +56,8 @@ static void write_versions(FILE *fp)
             ai.heap_bytes, ai.allocated_bytes, ai.free_bytes, ai.thread_cache_bytes);
 }
 
-static void write_workers(FILE *fp, const ss_report_t *r)
+/* Returns the total reads. */
+static uint64_t write_workers(FILE *fp, const ss_report_t *r)
 {
     ss_worker_stats_t tot = { 0, 0, 0, 0 };
     double max_busy = 0;
@@ -79,6 +80,7 @@ static void write_workers(FILE *fp, const ss_report_t *r)
             (unsigned long long)tot.shards, (unsigned long long)tot.reads,
             (unsigned long long)tot.bases, tot.busy_s);
     fprintf(fp, "  \"load_imbalance\": %.4f,\n", mean > 0 ? max_busy / mean : 1.0);
+    return tot.reads;
 }
 
 /* Per rank, and imbalance over ranks (max/mean busy), when several ran. */
@@ -124,7 +126,10 @@ int ss_report_write(const char *path, const ss_report_t *r)
     json_str(fp, ss_cli_cmdline());
     fprintf(fp, ",\n  \"threads\": %d,\n  \"shards\": %d,\n  \"est_work_total\": %llu,\n",
             r->threads, r->n_shards, (unsigned long long)r->est_work_total);
-    write_workers(fp, r);
+    uint64_t reads = write_workers(fp, r);
+    char counts[256];
+    ss_count_json(counts, sizeof(counts), r->count_before, r->count_after, reads);
+    fprintf(fp, "  %s,\n", counts);
     write_ranks(fp, r);
     fprintf(fp, "  \"wall_s\": %.6f,\n  \"peak_rss_bytes\": %lld,\n  \"bytes_written\": %llu\n}\n",
             r->wall_s, max_rss_kb < 0 ? -1LL : (long long)max_rss_kb * 1024,

@@ -72,6 +72,8 @@ typedef struct {
     int threads;             /* -@; 0 = as many as the cores we may run on */
     hts_pos_t shard_size;    /* --shard-size in bp-equivalents of work */
     int quiet;               /* --quiet */
+    int bind;                /* --bind: an ss_bind_mode_t (ss_topology.h); 0 = auto */
+    int print_binding;       /* --print-binding: print each worker's placement on stderr */
     int all_contigs;         /* plan contigs with no reads too (pileup -aa) */
     int input_list;          /* inputs came from -b: file arguments are ignored, as samtools does */
 } ss_common_opts_t;
@@ -96,12 +98,16 @@ void ss_common_opts_free(ss_common_opts_t *o);
 #define SS_OPT_REPORT 0x1002
 #define SS_OPT_TMP_DIR 0x1003
 #define SS_OPT_QUIET 0x1004
+#define SS_OPT_BIND 0x1005
+#define SS_OPT_PRINT_BINDING 0x1006
 #define SS_COMMON_LONG_OPTS                                                \
     {"threads", required_argument, NULL, '@'},                             \
     {"shard-size", required_argument, NULL, SS_OPT_SHARD_SIZE},            \
     {"report", required_argument, NULL, SS_OPT_REPORT},                    \
     {"tmp-dir", required_argument, NULL, SS_OPT_TMP_DIR},                  \
-    {"quiet", no_argument, NULL, SS_OPT_QUIET}
+    {"quiet", no_argument, NULL, SS_OPT_QUIET},                            \
+    {"bind", required_argument, NULL, SS_OPT_BIND},                        \
+    {"print-binding", no_argument, NULL, SS_OPT_PRINT_BINDING}
 /*
  * Handle option c. Returns 1 if it was a common option (stored in *o), 0 if
  * not, -1 after printing a one-line error naming the option and the bad value.

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "../alloc/ss_count.h"
 #include "ss_framework.h"
 
 /* ---- CLI context (cli.c sets it, options.c and report.c read it) ---- */
@@ -65,6 +66,13 @@ int ss_output_index_tabix(ss_output_t *o, int csi);
  */
 void ss_error_defer(int on);
 void ss_error_flush(void);
+
+/* ---- Slurm defaults (slurm_env.c) ---- */
+
+/* Workers from SLURM_CPUS_PER_TASK, capped at cores; 0 when unset or malformed. */
+int ss_slurm_cpus(int cores);
+/* SLURM_TMPDIR, or TMPDIR inside a Slurm job, if a writable directory; else NULL. */
+const char *ss_slurm_tmpdir(void);
 
 /* ---- BGZF text output (compress.c) ---- */
 
@@ -135,6 +143,8 @@ typedef struct {
     uint64_t bytes_written;
     uint64_t est_work_total;
     const ss_rank_stats_t *ranks; /* [n_ranks] when more than one rank, else NULL */
+    /* Allocator calls around the workers' run (libsscount.so); NULL: not measured. */
+    const ss_count_t *count_before, *count_after;
     int n_ranks;
 } ss_report_t;
 

@@ -182,6 +182,16 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
         if (pl_query(&w->in[i], sh->tid, start, sh->end) < 0)
             return -1;
     }
+    /*
+     * Size the output once for the shard (about a line per base at the depth
+     * seen so far) instead of letting it double its way up: steady state
+     * should not allocate per read (issue 5).
+     */
+    size_t want = (size_t)(sh->end - sh->beg) * (w->bytes_per_base ? w->bytes_per_base : 64);
+    if (out->m < want && ks_resize(out, want) < 0) {
+        ss_error("out of memory for shard %d's output", sh->idx);
+        return -1;
+    }
     bam_mplp_reset(w->mplp);
     while ((ret = bam_mplp64_auto(w->mplp, &tid, &pos, w->n_plp, w->plp)) > 0) {
         if (pos < sh->beg)
@@ -212,6 +222,8 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
         return pileup_error(w, sh);
     for (int i = 0; i < w->n; i++)
         st->reads += w->in[i].n_read;
+    if (out->l > 0 && sh->end > sh->beg)
+        w->bytes_per_base = out->l / (size_t)(sh->end - sh->beg) + 8;
     if (o->all && cursor < sh->end && pl_emit_uncovered(w, sh->tid, cursor, sh->end, 0, covered, out) < 0)
         return -1;
     return 0;

@@ -133,6 +133,7 @@ typedef struct {
     signed char *cov;        /* per contig: -1 unknown, 0 no reads, 1 reads (in scope) */
     bam1_t *scratch;
     pl_fmt_buf_t fmt;
+    size_t bytes_per_base;   /* output per position in the last shard, to size the next */
 } pl_worker_t;
 
 /* The region the reference run reads on tid: -r, or the whole contig. */

@@ -87,7 +87,7 @@ void vw_usage(FILE *fp)
             "      --quiet             no progress line on stderr\n"
             "\n"
             "Not supported (samtools view options): -c, -U, -p, -P, -M, -X, -t, -r, -R, -N, -d,\n"
-            "-D, -m, -e, -s, -x, -B, --library (our -l is the compression level).\n",
+            "-D, -m, -e, -s, -x, -B, --library (our -l is the compression level), SAM.gz output.\n",
             VW_CRAM_SHARD_FACTOR, SS_DEFAULT_SHARD_SIZE);
 }
 
@@ -209,8 +209,12 @@ static int resolve_format(vw_opts_t *o, const ss_common_opts_t *co, int fmt_give
             o->fmt = VW_CRAM;
         else if (fast_or_u && !(out && has_ext(out, ".sam")))
             o->fmt = VW_BAM;
+        else if (out && (has_ext(out, ".gz") || has_ext(out, ".bgz")))
+            /* the framework would bgzip the text and index it as pileup: not SAM */
+            return bad_value("-o", out, "compressed SAM output is not supported yet; write "
+                                        ".sam, .bam or .cram, or give -O");
         else
-            o->fmt = VW_SAM; /* FILE.sam.gz: the framework writes BGZF-compressed text */
+            o->fmt = VW_SAM;
     }
     if (o->write_index && (!out || !strcmp(out, "-")))
         return bad_value("--write-index", out ? out : "", "needs an output file (-o FILE)");

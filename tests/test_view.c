@@ -361,7 +361,8 @@ static void test_options(void)
     char *bad[][4] = {{"view", "--write-index", "in.bam", NULL},      /* needs -o */
                       {"view", "-l", "10", "in.bam"},                /* level 0-9 */
                       {"view", "-O", "fastq", "in.bam"},
-                      {"view", "-f", "BOGUS", "in.bam"}};
+                      {"view", "-f", "BOGUS", "in.bam"},
+                      {"view", "-o", "x.sam.gz", "in.bam"}};           /* bgzipped SAM */
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         int n = bad[i][3] ? 4 : 3;
         CU_ASSERT_EQUAL(parse(&o, &co, n, bad[i]), SS_EXIT_USAGE);
