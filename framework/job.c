@@ -161,10 +161,8 @@ static int check_input(ss_job_t *job, int i)
         goto fail;
     if (i > 0 && check_contigs(path, h, job->inputs.paths[0], job->h) < 0)
         goto fail;
-    if (!(idx = sam_index_load(fp, path))) {
-        ss_error("%s: no index found; run 'samtools index %s'", path, path);
+    if (!(idx = ss_io_load_index(&job->inputs, i, fp)))
         goto fail;
-    }
     if (i == 0) {
         job->fp = fp, job->h = h, job->idx = idx;
         return 0;
@@ -255,6 +253,9 @@ ss_job_t *ss_job_open(const ss_common_opts_t *opts, const char *kernel_name)
     job->inputs.paths = opts->inputs;
     job->inputs.n = opts->n_inputs;
     job->inputs.reference = opts->reference;
+    job->inputs.index_paths = opts->index_paths;
+    job->inputs.fmt_opts = opts->fmt_opts;
+    job->inputs.n_fmt_opts = opts->n_fmt_opts;
     if (opts->n_inputs < 1) {
         ss_error("no input files; give BAM/CRAM paths or -b LIST");
         goto fail;

@@ -66,9 +66,16 @@ void ss_common_opts_free(ss_common_opts_t *o)
 {
     if (!o)
         return;
-    for (int i = 0; i < o->n_inputs; i++)
+    for (int i = 0; i < o->n_inputs; i++) {
         free(o->inputs[i]);
+        if (o->index_paths)
+            free(o->index_paths[i]);
+    }
     free(o->inputs);
+    free(o->index_paths);
+    for (int i = 0; i < o->n_fmt_opts; i++)
+        free(o->fmt_opts[i]);
+    free(o->fmt_opts);
     free(o->reference);
     free(o->region);
     free(o->bed);

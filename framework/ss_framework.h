@@ -63,6 +63,9 @@ typedef struct {
 typedef struct {
     char **inputs;           /* BAM/CRAM paths, owned */
     int n_inputs;
+    char **index_paths;      /* -X: index file of each input, owned; NULL = beside it */
+    char **fmt_opts;         /* --input-fmt-option values (hts_opt syntax), owned */
+    int n_fmt_opts;
     char *reference;         /* -f / -T / --reference, owned, may be NULL */
     char *region;            /* -r, owned, may be NULL */
     char *bed;               /* -l, owned, may be NULL */

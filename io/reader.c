@@ -62,36 +62,71 @@ static void close_all(ss_reader_t *r)
     r->is_open = 0;
 }
 
+samFile *ss_io_open_input(const ss_io_inputs_t *in, int i)
+{
+    const char *path = in->paths[i];
+    samFile *fp = sam_open(path, "r");
+    if (!fp) {
+        ss_error("%s: cannot open: %s; check the file still exists and is readable", path,
+                 strerror(errno));
+        return NULL;
+    }
+    if (fp->format.format == cram) {
+        /* pileup-like kernels never need MD/NM rebuilt; skipping it saves reference work */
+        if (hts_set_opt(fp, CRAM_OPT_DECODE_MD, 0) != 0) {
+            ss_error("%s: cannot set CRAM decoding options", path);
+            goto fail;
+        }
+        if (in->reference && hts_set_fai_filename(fp, in->reference) != 0) {
+            ss_error("%s: cannot use reference %s for this CRAM; check it is the FASTA the "
+                     "CRAM was made against, with a .fai index", path, in->reference);
+            goto fail;
+        }
+    }
+    for (int k = 0; k < in->n_fmt_opts; k++) {
+        hts_opt *opts = NULL;
+        int bad = hts_opt_add(&opts, in->fmt_opts[k]) < 0 || hts_opt_apply(fp, opts) < 0;
+        hts_opt_free(opts);
+        if (bad) {
+            ss_error("%s: --input-fmt-option '%s' is not an option htslib knows for this file",
+                     path, in->fmt_opts[k]);
+            goto fail;
+        }
+    }
+    return fp;
+fail:
+    sam_close(fp);
+    return NULL;
+}
+
+hts_idx_t *ss_io_load_index(const ss_io_inputs_t *in, int i, samFile *fp)
+{
+    const char *path = in->paths[i];
+    const char *idx_path = in->index_paths ? in->index_paths[i] : NULL;
+    hts_idx_t *idx = idx_path ? sam_index_load2(fp, path, idx_path) : sam_index_load(fp, path);
+    if (!idx) {
+        if (idx_path)
+            ss_error("%s: cannot load its index %s (-X); check that file is the index of this "
+                     "input", path, idx_path);
+        else
+            ss_error("%s: no index found; run 'samtools index %s'", path, path);
+    }
+    return idx;
+}
+
 static int open_one(ss_reader_t *r, int i, int *is_cram)
 {
     rd_file_t *f = &r->f[i];
     const char *path = r->in.paths[i];
-    if (!(f->fp = sam_open(path, "r"))) {
-        ss_error("%s: cannot open: %s; check the file still exists and is readable", path,
-                 strerror(errno));
+    if (!(f->fp = ss_io_open_input(&r->in, i)))
         return -1;
-    }
     *is_cram = f->fp->format.format == cram;
-    if (*is_cram) {
-        /* pileup-like kernels never need MD/NM rebuilt; skipping it saves reference work */
-        if (hts_set_opt(f->fp, CRAM_OPT_DECODE_MD, 0) != 0) {
-            ss_error("%s: cannot set CRAM decoding options", path);
-            return -1;
-        }
-        if (r->in.reference && hts_set_fai_filename(f->fp, r->in.reference) != 0) {
-            ss_error("%s: cannot use reference %s for this CRAM; check it is the FASTA the "
-                     "CRAM was made against, with a .fai index", path, r->in.reference);
-            return -1;
-        }
-    }
     if (!(f->h = sam_hdr_read(f->fp))) {
         ss_error("%s: cannot read the header; check the file with samtools quickcheck", path);
         return -1;
     }
-    if (!(f->idx = sam_index_load(f->fp, path))) {
-        ss_error("%s: cannot load the index; run 'samtools index %s'", path, path);
+    if (!(f->idx = ss_io_load_index(&r->in, i, f->fp)))
         return -1;
-    }
     return 0;
 }
 

@@ -20,7 +20,18 @@ typedef struct {
     char **paths;
     int n;
     const char *reference; /* FASTA with .fai, or NULL */
+    char **index_paths;    /* index of each input, or NULL: found beside the input */
+    char **fmt_opts;       /* --input-fmt-option strings applied to every input */
+    int n_fmt_opts;
 } ss_io_inputs_t;
+
+/*
+ * Open input i of in the way every reader does: CRAM MD rebuilding off, the
+ * reference, --input-fmt-option. Returns NULL after ss_error() naming the file.
+ */
+samFile *ss_io_open_input(const ss_io_inputs_t *in, int i);
+/* Its index (-X path or beside the file). NULL after ss_error() saying how to make one. */
+hts_idx_t *ss_io_load_index(const ss_io_inputs_t *in, int i, samFile *fp);
 
 /* ---- descriptor budget (process-wide) ---- */
 

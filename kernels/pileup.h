@@ -58,6 +58,7 @@ typedef struct {
     int no_ends;         /* --no-output-ends */
     int mods;            /* -M: base modifications after each base */
     int no_ins_mods;     /* --no-output-ins-mods */
+    int custom_index;    /* -X: index files follow the inputs */
     int rev_del;         /* --reverse-del */
     void *rg_exclude;    /* -G: khash_str2int set of read groups, or NULL */
 } pl_opts_t;

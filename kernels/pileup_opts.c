@@ -90,8 +90,9 @@ void pl_usage(FILE *fp)
             d.max_depth, d.min_mq, d.min_baseq, ff);
     free(ff);
     ss_common_usage(fp);
-    fprintf(fp, "\nNot supported (samtools options): -X (custom index names), "
-                "--input-fmt-option.\n");
+    fprintf(fp, "Generic options:\n"
+                "  -X, --customized-index  inputs are followed by their index files\n"
+                "      --input-fmt-option OPT[=VAL]  htslib input option (e.g. decode_md=0)\n");
 }
 
 /* Non-negative integer option value, or -1 after a message. */
@@ -156,7 +157,7 @@ static int read_rg_list(pl_opts_t *o, const char *path)
 
 enum {
     O_RF = 1, O_FF, O_QNAME, O_REVDEL, O_EXTRA, O_SEP, O_EMPTY, O_NOINS, O_NOINSMODS,
-    O_NODEL, O_NOENDS, O_BP5, O_REFERENCE
+    O_NODEL, O_NOENDS, O_BP5, O_REFERENCE, O_FMTOPT
 };
 
 static const struct option lopts[] = {
@@ -180,6 +181,8 @@ static const struct option lopts[] = {
     {"redo-baq", no_argument, NULL, 'E'},
     {"fasta-ref", required_argument, NULL, 'f'},
     {"reference", required_argument, NULL, O_REFERENCE},
+    {"input-fmt-option", required_argument, NULL, O_FMTOPT},
+    {"customized-index", no_argument, NULL, 'X'},
     {"exclude-RG", required_argument, NULL, 'G'},
     {"exclude-rg", required_argument, NULL, 'G'},
     {"positions", required_argument, NULL, 'l'},
@@ -263,6 +266,15 @@ static int apply(pl_opts_t *o, ss_common_opts_t *co, int c, const char *arg, con
     case 'G': return read_rg_list(o, arg);
     case 'a': o->all++; return 0;
     case 'h': return 1;
+    case 'X': o->custom_index = 1; return 0;
+    case O_FMTOPT: {
+        char **a = realloc(co->fmt_opts, (size_t)(co->n_fmt_opts + 1) * sizeof(*a));
+        if (!a || !(a[co->n_fmt_opts] = strdup(arg)))
+            return -1;
+        co->fmt_opts = a;
+        co->n_fmt_opts++;
+        return 0;
+    }
     default:
         fprintf(stderr, "seqshard pileup: unknown or unsupported option '%s'; see 'seqshard "
                         "pileup --help'\n", bad);
@@ -280,7 +292,7 @@ int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
     int c, r = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":Af:r:l:q:Q:RC:Bd:b:o:EG:6OsxaMh@:", lopts, NULL)) >= 0) {
+    while ((c = getopt_long(argc, argv, ":Af:r:l:q:Q:RC:Bd:b:o:EG:6OsxaMXh@:", lopts, NULL)) >= 0) {
         const char *bad = argv[optind - 1];
         if (c == '?' || c == ':') {
             if (c == ':')
@@ -302,6 +314,28 @@ int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
             pl_usage(stdout);
             return -1;
         }
+    }
+    if (o->custom_index && co->n_inputs > 0) {
+        fprintf(stderr, "seqshard pileup: the -b option cannot be combined with -X\n");
+        return SS_EXIT_USAGE;
+    }
+    if (o->custom_index) {
+        /* samtools' -X: the inputs, then their index files in the same order */
+        int n = argc - optind;
+        if (n % 2) {
+            fprintf(stderr, "seqshard pileup: -X needs each input followed, after all "
+                            "inputs, by its index file: odd number of file names\n");
+            return SS_EXIT_USAGE;
+        }
+        for (int i = 0; i < n / 2; i++)
+            if (ss_common_add_input(co, argv[optind + i]) < 0)
+                return SS_EXIT_USAGE;
+        if (!(co->index_paths = calloc((size_t)(n / 2 + 1), sizeof(char *))))
+            return SS_EXIT_USAGE;
+        for (int i = 0; i < n / 2; i++)
+            if (!(co->index_paths[i] = strdup(argv[optind + n / 2 + i])))
+                return SS_EXIT_USAGE;
+        optind = argc;
     }
     /* as in samtools, a -b list replaces the positional inputs */
     if (co->n_inputs > 0 && optind < argc)

@@ -87,7 +87,6 @@ static int prepare(void *kopts, const ss_job_t *job)
         ss_error("%s: cannot format the header", in);
         return -1;
     }
-    o->prepared = 1;
     return 0;
 }
 

@@ -45,7 +45,7 @@ typedef struct {
 
 /*
  * Options of `seqshard view`: samtools view's names and defaults. Filled by
- * vw_parse (main thread); the fields after `prepared` are set by prepare and
+ * vw_parse (main thread); the fields from `targets` on are set by prepare and
  * read-only afterwards, except what hdr_lock guards.
  */
 typedef struct {
@@ -67,7 +67,6 @@ typedef struct {
     char *output;         /* -o copy (for messages and the CRAM file id), owned */
     int threads;          /* -@ copy, for building the index */
 
-    int prepared;
     ss_bed_t *targets;    /* -L parsed, or NULL */
     sam_hdr_t *out_hdr;   /* output header: input + @PG (+ M5/UR for CRAM) */
     pthread_mutex_t hdr_lock; /* serialises sam_hdr_dup(out_hdr) in worker_init */

@@ -145,9 +145,7 @@ ss_pileup "CSI index -r"                "$SMALL" -r ctgA:30000-45000 "$TD/s1csi.
 
 # ---- rarely used input options ---------------------------------------------------
 ss_pileup "-6 (Illumina 1.3+ quals)"    "$SMALL" -6 "$EDGE"
-ss_pileup "-X custom index"             "$SMALL" -X -r ctgA:1000-9000 "$S1" "$TD/s1csi.bam.csi"
-ss_pileup "--input-fmt-option"          "$SMALL" -f "$REF" --input-fmt-option decode_md=0 \
-    "$TD/s1.cram"
+# -X and --input-fmt-option are deliberately not supported: pileup_errors.sh.
 
 # ---- combinations ---------------------------------------------------------------
 ss_pileup "combo filters"               "$FULL"  -f "$REF" -C 50 -q 20 -Q 20 -d 100 -A "$EDGE"
