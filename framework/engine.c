@@ -36,6 +36,10 @@
 #include "ss_store.h"
 #include "ss_topology.h"
 
+/* A kernel may choose its output kind from its options (view -O bam|sam|cram). */
+#define KIND_K(k, o) ((k)->out_kind_of ? (k)->out_kind_of(o) : (k)->out_kind)
+#define KIND(e) KIND_K((e)->k, (e)->kopts)
+
 #define TICK_S 0.25
 /* Multi-rank: finished outputs kept in memory per worker before spilling. */
 #define STORE_MEM_PER_WORKER ((size_t)128 << 20)
@@ -110,7 +114,7 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, void *ws, in
                          kstring_t *buf)
 {
     const ss_shard_t *sh = &e->shards[idx];
-    const char *ctg = sam_hdr_tid2name(ss_job_header(e->job), sh->tid);
+    const char *ctg = sh->tid >= 0 ? sam_hdr_tid2name(ss_job_header(e->job), sh->tid) : "*";
     ss_shard_stats_t st = { 0, 0 };
     double t0 = ss_now();
     if (ss_reader_begin(rd) < 0)
@@ -328,15 +332,36 @@ static int needs_csi(const ss_job_t *job)
     return 0;
 }
 
+static int trailer(engine_t *e, kstring_t *t)
+{
+    return e->k->trailer ? e->k->trailer(e->kopts, e->job, t) : 0;
+}
+
+/* The kernel's after-rename step (an index, say); not for standard output. */
+static int finish_hook(engine_t *e, int rc)
+{
+    const char *path = ss_job_opts(e->job)->output;
+    if (rc == 0 && e->k->finish && path && strcmp(path, "-") != 0)
+        rc = e->k->finish(e->kopts, e->job, path);
+    return rc;
+}
+
 static int finish_output(engine_t *e, int rc)
 {
-    if (rc == 0 && (e->k->out_kind == SS_OUT_BGZF || e->k->out_kind == SS_OUT_BAM || e->bgzf))
+    if (rc == 0) {
+        kstring_t t = KS_INITIALIZE;
+        rc = trailer(e, &t);
+        if (rc == 0 && t.l)
+            rc = ss_output_write(e->out, t.s, t.l);
+        free(t.s);
+    }
+    if (rc == 0 && (KIND(e) == SS_OUT_BGZF || KIND(e) == SS_OUT_BAM || e->bgzf))
         rc = ss_output_write(e->out, ss_bgzf_eof, sizeof(ss_bgzf_eof));
     e->bytes_written = ss_output_bytes(e->out);
-    if (rc == 0 && e->bgzf && e->k->out_kind == SS_OUT_TEXT)
+    if (rc == 0 && e->bgzf && KIND(e) == SS_OUT_TEXT)
         rc = ss_output_index_tabix(e->out, needs_csi(e->job));
     if (rc == 0)
-        return ss_output_commit(e->out);
+        return finish_hook(e, ss_output_commit(e->out));
     ss_output_abort(e->out);
     return -1;
 }
@@ -344,9 +369,14 @@ static int finish_output(engine_t *e, int rc)
 /* The multi-rank tail: merge collectively, then rank 0 indexes and renames. */
 static int finish_parallel(engine_t *e, int rc, const kstring_t *header)
 {
-    int bgzf = e->k->out_kind != SS_OUT_TEXT || e->bgzf;
+    int bgzf = KIND(e) != SS_OUT_TEXT || e->bgzf;
+    kstring_t tail = KS_INITIALIZE;
+    if (rc == 0 && trailer(e, &tail) < 0)
+        rc = -1;
+    if (bgzf)
+        kputsn((const char *)ss_bgzf_eof, sizeof(ss_bgzf_eof), &tail);
     ss_merge_t m = {e->store, e->n_shards, header->s, header->l,
-                    bgzf ? ss_bgzf_eof : NULL, bgzf ? sizeof(ss_bgzf_eof) : 0, e->out};
+                    (const unsigned char *)tail.s, tail.l, e->out};
     for (size_t k = 0; k < ss_store_count(e->store); k++) {
         int idx;
         uint64_t len;
@@ -362,12 +392,13 @@ static int finish_parallel(engine_t *e, int rc, const kstring_t *header)
         rc = -1;
     else
         rc = ss_merge_collective(&m);
+    free(tail.s);
     if (ss_comm_rank() != 0)
         return rc;
-    if (rc == 0 && e->bgzf && e->k->out_kind == SS_OUT_TEXT)
+    if (rc == 0 && e->bgzf && KIND(e) == SS_OUT_TEXT)
         rc = ss_output_index_tabix(e->out, needs_csi(e->job));
     if (rc == 0)
-        return ss_output_commit(e->out);
+        return finish_hook(e, ss_output_commit(e->out));
     ss_output_abort(e->out);
     return -1;
 }
@@ -384,7 +415,7 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
     atomic_init(&e.reads_done, 0);
     e.fail_shard = shard_from_env("SEQSHARD_FAIL_SHARD");
     e.kill_shard = shard_from_env("SEQSHARD_KILL_SHARD");
-    e.bgzf = kernel->out_kind == SS_OUT_TEXT && ss_bgzf_wanted(o->output);
+    e.bgzf = KIND_K(kernel, kopts) == SS_OUT_TEXT && ss_bgzf_wanted(o->output);
     if (ss_plan_build(job, &shards, &n) < 0)
         return SS_EXIT_FAIL;
     e.shards = shards;

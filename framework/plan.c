@@ -342,6 +342,17 @@ int ss_plan_build(const ss_job_t *job, ss_shard_t **shards, int *n)
         r = estimate(&p);
     if (r == 0)
         r = cut(&p);
+    /* the unplaced unmapped reads come last in the file, so last in the plan */
+    if (r == 0 && o->unplaced && !ss_job_region(job)) {
+        ss_shard_t *a = realloc(p.out.a, (size_t)(p.out.n + 1) * sizeof(*a));
+        if (!a) {
+            r = -1;
+        } else {
+            p.out.a = a;
+            a[p.out.n] = (ss_shard_t){ .idx = p.out.n, .tid = SS_TID_UNPLACED };
+            p.out.n++;
+        }
+    }
     if (r < 0 && !ss_error_raised())
         ss_error("out of memory planning shards");
     free(p.spans.a);

@@ -35,6 +35,9 @@ typedef enum {
     SS_OUT_BAM = 2   /* BAM: header blocks first, EOF block last */
 } ss_out_kind_t;
 
+/* A shard with this tid holds the unplaced unmapped reads (the file's end). */
+#define SS_TID_UNPLACED (-1)
+
 /* One genomic interval of one region list entry: [beg, end) 0-based. */
 typedef struct {
     int tid;
@@ -78,6 +81,7 @@ typedef struct {
     int bind;                /* --bind: an ss_bind_mode_t (ss_topology.h); 0 = auto */
     int print_binding;       /* --print-binding: print each worker's placement on stderr */
     int all_contigs;         /* plan contigs with no reads too (pileup -aa) */
+    int unplaced;            /* plan a last shard (tid SS_TID_UNPLACED) when no region is given */
     int input_list;          /* inputs came from -b: file arguments are ignored, as samtools does */
 } ss_common_opts_t;
 
@@ -176,7 +180,15 @@ typedef struct ss_kernel_s {
      */
     int (*process)(void *wstate, const ss_shard_t *shard, kstring_t *out, ss_shard_stats_t *stats);
     void (*worker_destroy)(void *wstate);
+
+    /* Optional. The output kind given the options; NULL: out_kind. Main thread. */
+    ss_out_kind_t (*out_kind_of)(const void *kopts);
+    /* Optional. Bytes after the last shard, before the BGZF EOF if any. Main thread. */
+    int (*trailer)(void *kopts, const ss_job_t *job, kstring_t *out);
+    /* Optional. After the output was renamed into place (not stdout); printing rank. */
+    int (*finish)(void *kopts, const ss_job_t *job, const char *final_path);
 } ss_kernel_t;
+#define SS_KERNEL_HOOKS_V2 1
 
 /* Registry: kernels/registry.c. */
 const ss_kernel_t *ss_kernel_find(const char *name);

@@ -9,9 +9,11 @@
 #include "../framework/ss_framework.h"
 
 extern const ss_kernel_t ss_kernel_pileup;
+extern const ss_kernel_t ss_kernel_view;
 
 static const ss_kernel_t *const kernels[] = {
     &ss_kernel_pileup,
+    &ss_kernel_view,
 };
 
 #define N_KERNELS ((int)(sizeof(kernels) / sizeof(kernels[0])))
