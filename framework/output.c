@@ -140,7 +140,8 @@ int ss_output_write(ss_output_t *o, const void *buf, size_t len)
             continue;
         if (w <= 0) {
             ss_error("%s: write failed: %s; check free space on its file system",
-                     o->path ? o->path : "standard output", w < 0 ? strerror(errno) : "no progress");
+                     o->path ? o->path : "standard output",
+                     w < 0 ? strerror(errno) : "no progress");
             return -1;
         }
         p += w;

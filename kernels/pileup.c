@@ -147,10 +147,14 @@ static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
 {
     for (int i = 0; i < w->n; i++)
         if (w->in[i].read_err) {
-            ss_error("%s: reading shard %d (%s:%lld-%lld) failed: the file is truncated or "
-                     "corrupt; check it with samtools quickcheck and regenerate it",
-                     w->in[i].path, sh->idx, sam_hdr_tid2name(w->hdr, sh->tid),
-                     (long long)sh->beg + 1, (long long)sh->end);
+            int cram = w->in[i].fp && w->in[i].fp->format.format == cram;
+            ss_error("%s: reading shard %d (%s:%lld-%lld) failed: %s", w->in[i].path, sh->idx,
+                     sam_hdr_tid2name(w->hdr, sh->tid), (long long)sh->beg + 1,
+                     (long long)sh->end,
+                     cram ? "CRAM decoding needs the reference it was made with; give it with "
+                            "-f ref.fa (or REF_PATH), or check the file with samtools quickcheck"
+                          : "the file is truncated or corrupt; check it with samtools "
+                            "quickcheck and regenerate it");
             return -1;
         }
     ss_error("%s: pileup failed in shard %d (%s:%lld-%lld): the input is not coordinate-sorted; "

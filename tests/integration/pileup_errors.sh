@@ -65,10 +65,8 @@ ss_fails "bad --shard-size"         2 '12x'              --shard-size 12x "$S1"
 ss_fails "bad -d value"             2 'lots'             -d lots "$S1"
 ss_fails "option without value"     2 'shard-size'       "$S1" --shard-size
 ss_fails "no input"                 2 '.'
-# samtools options seqshard documents as not supported must say so, not misparse.
-ss_fails "-X (not supported)"       2 '-X'               -X "$S1" "$S1.bai"
-ss_fails "--input-fmt-option (not supported)" 2 'input-fmt-option' \
-    --input-fmt-option decode_md=0 -f "$REF" "$TD/s1.cram"
+ss_fails "-X with an odd file count" 2 '-X'              -X "$S1"
+ss_fails "-X index file missing"    1 'nope\.bai'         -X "$S1" "$SS_WORK/nope.bai"
 
 # ---- output side -------------------------------------------------------------------
 ss_case_no=$((ss_case_no + 1))

@@ -145,7 +145,12 @@ ss_pileup "CSI index -r"                "$SMALL" -r ctgA:30000-45000 "$TD/s1csi.
 
 # ---- rarely used input options ---------------------------------------------------
 ss_pileup "-6 (Illumina 1.3+ quals)"    "$SMALL" -6 "$EDGE"
-# -X and --input-fmt-option are deliberately not supported: pileup_errors.sh.
+ss_pileup "-X custom index"             "$SMALL" -X -r ctgA:1000-9000 "$S1" "$TD/s1csi.bam.csi"
+# -X: all inputs first, then their index files in the same order.
+ss_pileup "-X two files"                "$SMALL" -X "$S1" "$TD/edge.bam" "$TD/s1csi.bam.csi" \
+    "$TD/edge.bam.bai"
+ss_pileup "--input-fmt-option"          "$SMALL" -f "$REF" --input-fmt-option decode_md=0 \
+    "$TD/s1.cram"
 
 # ---- combinations ---------------------------------------------------------------
 ss_pileup "combo filters"               "$FULL"  -f "$REF" -C 50 -q 20 -Q 20 -d 100 -A "$EDGE"
