@@ -147,11 +147,11 @@ static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
 {
     for (int i = 0; i < w->n; i++)
         if (w->in[i].read_err) {
-            int cram = w->in[i].fp && w->in[i].fp->format.format == cram;
+            int is_cram = w->in[i].fp && w->in[i].fp->format.format == cram;
             ss_error("%s: reading shard %d (%s:%lld-%lld) failed: %s", w->in[i].path, sh->idx,
                      sam_hdr_tid2name(w->hdr, sh->tid), (long long)sh->beg + 1,
                      (long long)sh->end,
-                     cram ? "CRAM decoding needs the reference it was made with; give it with "
+                     is_cram ? "CRAM decoding needs the reference it was made with; give it with "
                             "-f ref.fa (or REF_PATH), or check the file with samtools quickcheck"
                           : "the file is truncated or corrupt; check it with samtools "
                             "quickcheck and regenerate it");
