@@ -6,13 +6,16 @@
 #
 # For each RxT in SS_BENCH_CONFIGS (default "1x1 1x2 2x1"):
 #   mpirun --oversubscribe --bind-to none [--allow-run-as-root] -np R \
-#       seqshard pileup -B -@ T --quiet -o OUT --report REPORT.json ecoli30x.bam
+#       seqshard pileup -B -@ T --bind none --quiet -o OUT --report REPORT.json ecoli30x.bam
 # timed by hyperfine (--warmup 1 --runs SS_BENCH_RUNS; without hyperfine, by the shell
 # clock), plus, for reference, the same 1x1 run without mpirun. Every configuration is
 # launched the same way (1x1 included), so the speedups compare like with like; the
 # row without mpirun shows what the launcher itself costs.
 # --bind-to none: Open MPI binds each rank to one core when np <= 2, which would put
-# both threads of a 1x2 run on one core.
+# both threads of a 1x2 run on one core. --bind none (seqshard): ranks the launcher did
+# not bind all see the whole machine, and seqshard's default placement would pin every
+# rank's worker 0 to the same core 0; the OS places the threads instead
+# (SS_BENCH_BIND=auto measures the default placement).
 #
 # Output goes to a file (several ranks need -o FILE) in a scratch directory on local
 # disk, so the numbers include writing it. Before the summary, every configuration's
@@ -25,7 +28,8 @@
 #
 # Environment: SEQSHARD [<repo>/build/seqshard], SS_BENCH_RUNS [3],
 # SS_BENCH_CONFIGS ["1x1 1x2 2x1"], SS_BENCH_DATA [bench/data], SS_BENCH_OUT
-# [bench/results], SS_BENCH_SHARD_SIZE [seqshard's default], SS_BENCH_CHECK_SAMTOOLS [1],
+# [bench/results], SS_BENCH_SHARD_SIZE [seqshard's default], SS_BENCH_BIND [none],
+# SS_BENCH_CHECK_SAMTOOLS [1],
 # MPIRUN [mpirun], TMPDIR (scratch space: a few output copies of ~400 MB each).
 # The machine should be otherwise idle: the script prints the load average first and
 # records it in mpi-env.json.
@@ -40,6 +44,7 @@ RUNS=${SS_BENCH_RUNS:-3}
 CONFIGS=${SS_BENCH_CONFIGS:-1x1 1x2 2x1}
 SHARD_SIZE=${SS_BENCH_SHARD_SIZE:-}
 CHECK_SAMTOOLS=${SS_BENCH_CHECK_SAMTOOLS:-1}
+BIND=${SS_BENCH_BIND:-none}
 
 die() { echo "bench-mpi: $*" >&2; exit 1; }
 
@@ -94,10 +99,12 @@ add() { # name out command...
 for c in $CONFIGS; do
     r=${c%x*} t=${c#*x}
     add "$c" "$WORK/out.$c.txt" "${MPIRUN[@]}" -np "$r" "$SEQSHARD" pileup -B -@ "$t" \
-        "${size[@]}" --quiet --report "$OUT/mpi-reports/$c.json" -o "$WORK/out.$c.txt" "$BAM"
+        --bind "$BIND" "${size[@]}" --quiet --report "$OUT/mpi-reports/$c.json" \
+        -o "$WORK/out.$c.txt" "$BAM"
 done
-add "1x1 (no mpirun)" "$WORK/out.plain.txt" "$SEQSHARD" pileup -B -@ 1 "${size[@]}" --quiet \
-    --report "$OUT/mpi-reports/plain-1x1.json" -o "$WORK/out.plain.txt" "$BAM"
+add "1x1 (no mpirun)" "$WORK/out.plain.txt" "$SEQSHARD" pileup -B -@ 1 --bind "$BIND" \
+    "${size[@]}" --quiet --report "$OUT/mpi-reports/plain-1x1.json" -o "$WORK/out.plain.txt" \
+    "$BAM"
 
 # ---- timing --------------------------------------------------------------------------
 if [ -n "$HYPERFINE" ]; then
@@ -153,6 +160,7 @@ cat >"$OUT/mpi-env.json" <<EOF
   "timer": "$([ -n "$HYPERFINE" ] && "$HYPERFINE" --version || echo 'shell clock')",
   "runs": $RUNS,
   "shard_size": "${SHARD_SIZE:-default}",
+  "bind": "$BIND",
   "output_bytes": $(stat -c %s "${OUTS[0]}"),
   "outputs_identical": "yes",
   "equals_samtools": "$SAMTOOLS_SAME",

@@ -77,12 +77,12 @@ def table(rows, env):
             x['ranks'], label, x['threads'], x['median'], x['min'], x['max'], x['speedup'],
             eff, x['shards'] if x['shards'] is not None else '-', imb))
     out.append('')
-    out.append('`seqshard pileup -B -@ T -o FILE ecoli30x.bam` under `%s -np R`, median of %s '
-               'timed runs (%s) after one warm-up. Efficiency = speed-up / (ranks x threads). '
-               'Load imbalance: max/mean busy time over ranks (over worker threads for one '
-               'rank), from `--report` of the last run.' % (
-                   env.get('launcher', 'mpirun').strip(), env.get('runs', '?'),
-                   env.get('timer', '?')))
+    out.append('`seqshard pileup -B -@ T --bind %s -o FILE ecoli30x.bam` under `%s -np R`, '
+               'median of %s timed runs (%s) after one warm-up. Efficiency = speed-up / '
+               '(ranks x threads). Load imbalance: max/mean busy time over ranks (over worker '
+               'threads for one rank), from `--report` of the last run.' % (
+                   env.get('bind', 'auto'), env.get('launcher', 'mpirun').strip(),
+                   env.get('runs', '?'), env.get('timer', '?')))
     out.append('')
     out.append('Outputs identical across configurations: %s; equal to `samtools mpileup -B`: '
                '%s; output %.0f MB.' % (env.get('outputs_identical', '?'),

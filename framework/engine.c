@@ -100,6 +100,25 @@ static const char *spill_dir(const ss_common_opts_t *o, char *buf, size_t size)
     return *buf ? buf : "/";
 }
 
+/*
+ * Several ranks on this node that the launcher did not bind (mpirun
+ * --bind-to none, or oversubscribed) all see every core: pinning each rank's
+ * workers to cores 0..N-1 would stack them on the same cores, so --bind auto
+ * then leaves placement to the kernel.
+ */
+static int shared_node_unbound(void)
+{
+    const char *v = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    if (!v)
+        v = getenv("MPI_LOCALNRANKS");
+    if (!v)
+        v = getenv("SLURM_NTASKS_PER_NODE");
+    if (!v || atoi(v) < 2)
+        return 0;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 && cpu_count() >= online;
+}
+
 static int shard_from_env(const char *name)
 {
     const char *s = getenv(name);
@@ -416,16 +435,19 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
     e.fail_shard = shard_from_env("SEQSHARD_FAIL_SHARD");
     e.kill_shard = shard_from_env("SEQSHARD_KILL_SHARD");
     e.bgzf = KIND_K(kernel, kopts) == SS_OUT_TEXT && ss_bgzf_wanted(o->output);
-    if (ss_plan_build(job, &shards, &n) < 0)
-        return SS_EXIT_FAIL;
+    /* failures before the agreement below only mark setup_failed: returning
+     * early would leave the other ranks waiting in a collective */
+    int setup_failed = ss_plan_build(job, &shards, &n) < 0;
     e.shards = shards;
     e.n_shards = n;
     ss_topo_t *topo = NULL;
     ss_placement_t *place = NULL; /* [n_workers] */
-    if (o->bind != SS_BIND_NONE) {
+    int bind = shared_node_unbound() && o->bind == SS_BIND_AUTO ? SS_BIND_NONE : o->bind;
+    if (bind != SS_BIND_NONE && !setup_failed) {
         if (!(topo = ss_topo_load(NULL, NULL)))
-            return SS_EXIT_FAIL;
-        ss_topo_set_quiet(topo, o->quiet || ss_comm_rank() != 0);
+            setup_failed = 1;
+        else
+            ss_topo_set_quiet(topo, o->quiet || ss_comm_rank() != 0);
     }
     /* -@ unset: Slurm's CPUs per task, else one worker per core we may use */
     int cores = topo ? ss_topo_ncores(topo) : cpu_count();
@@ -450,10 +472,9 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
     } else {
         e.sched = e.ow ? ss_sched_local_init(n, e.ow) : NULL;
     }
-    int setup_failed = 0;
-    if (topo && n_workers > 0) {
+    if (topo && n_workers > 0 && !setup_failed) {
         if (!(place = calloc((size_t)n_workers, sizeof(*place))) ||
-            ss_topo_plan(topo, n_workers, (ss_bind_mode_t)o->bind, place) < 0) {
+            ss_topo_plan(topo, n_workers, (ss_bind_mode_t)bind, place) < 0) {
             if (!ss_error_raised())
                 ss_error("cannot place %d workers on this machine's cores", n_workers);
             setup_failed = 1;

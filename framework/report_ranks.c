@@ -26,11 +26,10 @@ int ss_report_write_all(const char *path, ss_report_t *r, int run_rc)
     me.wall_s = r->wall_s;
     me.threads = r->n_workers;
     me.bytes_out = r->bytes_written;
-    ss_rank_stats_t *all = ss_comm_rank() == 0 ? calloc((size_t)n, sizeof(*all)) : NULL;
-    /* every rank takes part in the gather, even if rank 0 could not allocate */
-    ss_rank_stats_t dummy[1];
-    int rc = ss_comm_gather(&me, sizeof(me), all ? all : dummy);
-    if (ss_comm_rank() != 0 || run_rc != 0 || rc < 0 || !all) {
+    ss_rank_stats_t *all = calloc((size_t)n, sizeof(*all));
+    /* every rank takes part in the gather, so each allocates room for it */
+    int rc = all ? ss_comm_gather(&me, sizeof(me), all) : -1;
+    if (ss_comm_rank() != 0 || run_rc != 0 || rc < 0) {
         free(all);
         return 0;
     }
