@@ -196,7 +196,7 @@ void ss_common_usage(FILE *fp)
 {
     fprintf(fp,
             "Framework options:\n"
-            "  -@, --threads INT       worker threads [one per core we may use, or SLURM_CPUS_PER_TASK]\n"
+            "  -@, --threads INT       worker threads [one per core, or SLURM_CPUS_PER_TASK]\n"
             "      --shard-size SIZE   target work per shard in bases of average depth,\n"
             "                          k/m/g suffixes allowed [%d]\n"
             "      --report FILE.json  write run statistics (threads, shards, times) as JSON\n"
