@@ -64,6 +64,7 @@ typedef struct {
     ss_output_t *out;
     ss_progress_t *progress;
     uint64_t work_done;
+    int work_counted;          /* multi-rank progress: shards whose work is in work_done */
     uint64_t bytes_written;
 } engine_t;
 
@@ -325,7 +326,11 @@ static int run_workers_parallel(engine_t *e, int n_workers, worker_t *w)
             last_check = ss_now();
             if (ss_comm_stop_raised())
                 break; /* another rank failed: stop taking shards */
-            ss_progress_update(e->progress, ss_comm_counter_peek(), 0,
+            /* all ranks' shards handed out so far, and their estimated work */
+            int taken = ss_comm_counter_peek();
+            while (e->work_counted < taken && e->work_counted < e->n_shards)
+                e->work_done += e->shards[e->work_counted++].est_work;
+            ss_progress_update(e->progress, taken, e->work_done,
                                atomic_load_explicit(&e->reads_done, memory_order_relaxed));
         }
     }

@@ -88,7 +88,9 @@ static void write_ranks(FILE *fp, const ss_report_t *r)
 {
     if (!r->ranks || r->n_ranks < 2)
         return;
-    double tot = 0, max = 0;
+    double tot = 0, max = 0, idle_tot = 0;
+    ss_rank_stats_t sum = {0};
+    int64_t rss_max = 0;
     fprintf(fp, "  \"ranks\": [");
     for (int i = 0; i < r->n_ranks; i++) {
         const ss_rank_stats_t *k = &r->ranks[i];
@@ -103,8 +105,19 @@ static void write_ranks(FILE *fp, const ss_report_t *r)
         tot += k->busy_s;
         if (k->busy_s > max)
             max = k->busy_s;
+        sum.shards += k->shards, sum.reads += k->reads, sum.bases += k->bases;
+        sum.bytes_out += k->bytes_out;
+        idle_tot += idle > 0 ? idle : 0;
+        if (k->peak_rss_bytes > rss_max)
+            rss_max = k->peak_rss_bytes;
     }
-    fprintf(fp, "\n  ],\n  \"rank_load_imbalance\": %.4f,\n",
+    fprintf(fp, "\n  ],\n  \"all_ranks\": {\"ranks\": %d, \"shards\": %llu, \"reads\": %llu, "
+                "\"bases\": %llu, \"busy_s\": %.6f, \"idle_s\": %.6f, \"bytes_out\": %llu, "
+                "\"max_peak_rss_bytes\": %lld}",
+            r->n_ranks, (unsigned long long)sum.shards, (unsigned long long)sum.reads,
+            (unsigned long long)sum.bases, tot, idle_tot, (unsigned long long)sum.bytes_out,
+            (long long)rss_max);
+    fprintf(fp, ",\n  \"rank_load_imbalance\": %.4f,\n",
             tot > 0 ? max / (tot / r->n_ranks) : 1.0);
 }
 
