@@ -233,12 +233,6 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
     return 0;
 }
 
-static int pl_header(void *kopts, const ss_job_t *job, kstring_t *out)
-{
-    (void)kopts, (void)job, (void)out;
-    return 0;
-}
-
 const ss_kernel_t ss_kernel_pileup = {
     .name = "pileup",
     .summary = "text pileup, byte-identical to samtools mpileup",
@@ -247,7 +241,6 @@ const ss_kernel_t ss_kernel_pileup = {
     .parse = pl_parse,
     .opts_free = opts_free,
     .prepare = prepare,
-    .header = pl_header,
     .worker_init = worker_init,
     .process = process,
     .worker_destroy = worker_destroy,

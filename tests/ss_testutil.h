@@ -35,6 +35,30 @@
         CU_ASSERT(a_ <= b_);                                                                 \
     } while (0)
 
+/* got OP want for integers (signed, or unsigned with SS_CMP_U); prints both on failure. */
+#define SS_CMP_(T, fmt, got, op, want)                                                       \
+    do {                                                                                     \
+        T got_ = (T)(got), want_ = (T)(want);                                                \
+        int ok_ = got_ op want_;                                                             \
+        if (!ok_)                                                                            \
+            fprintf(stderr, "\n%s:%d: %s is " fmt ", expected %s " fmt "\n", __FILE__,        \
+                    __LINE__, #got, got_, #op, want_);                                       \
+        CU_ASSERT(ok_);                                                                      \
+    } while (0)
+#define SS_CMP(got, op, want) SS_CMP_(long long, "%lld", got, op, want)
+#define SS_CMP_U(got, op, want) SS_CMP_(unsigned long long, "%llu", got, op, want)
+
+/* String equality (NULL never equals); prints both on failure. */
+#define SS_STR_EQ(got, want)                                                                 \
+    do {                                                                                     \
+        const char *got_ = (got), *want_ = (want);                                           \
+        int ok_ = got_ != NULL && want_ != NULL && strcmp(got_, want_) == 0;                 \
+        if (!ok_)                                                                            \
+            fprintf(stderr, "\n%s:%d: %s is \"%s\", expected \"%s\"\n", __FILE__, __LINE__,  \
+                    #got, got_ ? got_ : "(null)", want_ ? want_ : "(null)");                 \
+        CU_ASSERT(ok_);                                                                      \
+    } while (0)
+
 /* String contains; prints the string on failure. */
 #define SS_CONTAINS(s, sub)                                                                  \
     do {                                                                                     \

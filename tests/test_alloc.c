@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "alloc/ss_alloc.h"
+#include "ss_testutil.h"
 
 #ifndef SS_EXPECTED_ALLOCATOR
 #error "build with -DSS_EXPECTED_ALLOCATOR=\"tcmalloc|glibc|jemalloc\" (CMake sets it)"
@@ -22,25 +23,6 @@
 
 #define MIB ((size_t)1 << 20)
 
-/* Assertions that print both values when they fail. */
-#define CHECK_STR_EQ(got, want)                                                                 \
-    do {                                                                                        \
-        const char *got_ = (got), *want_ = (want);                                              \
-        int ok_ = got_ != NULL && want_ != NULL && strcmp(got_, want_) == 0;                    \
-        if (!ok_)                                                                               \
-            fprintf(stderr, "\n    %s:%d: %s is \"%s\", expected \"%s\"\n", __FILE__, __LINE__, \
-                    #got, got_ ? got_ : "(null)", want_ ? want_ : "(null)");                    \
-        CU_ASSERT(ok_);                                                                         \
-    } while (0)
-#define CHECK_SIZE(got, op, want)                                                                  \
-    do {                                                                                           \
-        size_t got_ = (got), want_ = (want);                                                       \
-        int ok_ = got_ op want_;                                                                   \
-        if (!ok_)                                                                                  \
-            fprintf(stderr, "\n    %s:%d: %s is %zu, expected %s %zu\n", __FILE__, __LINE__, #got, \
-                    got_, #op, want_);                                                             \
-        CU_ASSERT(ok_);                                                                            \
-    } while (0)
 
 static int running_under_asan(void)
 {
@@ -91,18 +73,18 @@ static void test_name_same_in_threads(void)
     for (int i = 0; i < 4; i++)
         CU_ASSERT_EQUAL(pthread_join(th[i], NULL), 0);
     for (int i = 0; i < 4; i++)
-        CHECK_STR_EQ(names[i], ss_alloc_name());
+        SS_STR_EQ(names[i], ss_alloc_name());
 }
 
 static void test_name_matches_build(void)
 {
-    CHECK_STR_EQ(ss_alloc_name(), SS_EXPECTED_ALLOCATOR);
+    SS_STR_EQ(ss_alloc_name(), SS_EXPECTED_ALLOCATOR);
     ss_alloc_info_t info;
     ss_alloc_info(&info);
-    CHECK_STR_EQ(info.name, SS_EXPECTED_ALLOCATOR);
+    SS_STR_EQ(info.name, SS_EXPECTED_ALLOCATOR);
     CU_ASSERT_PTR_NOT_NULL(info.version);
     if (info.version != NULL)
-        CHECK_SIZE(strlen(info.version), >, (size_t)0);
+        SS_CMP_U(strlen(info.version), >, (size_t)0);
 }
 
 static void test_figures_after_allocating(void)
@@ -120,11 +102,11 @@ static void test_figures_after_allocating(void)
     }
     ss_alloc_info(&after);
 
-    CHECK_SIZE(after.heap_bytes, >, (size_t)0);
-    CHECK_SIZE(after.allocated_bytes, >=, (size_t)N * block);
-    CHECK_SIZE(after.heap_bytes, >=, after.allocated_bytes / 2);
+    SS_CMP_U(after.heap_bytes, >, (size_t)0);
+    SS_CMP_U(after.allocated_bytes, >=, (size_t)N * block);
+    SS_CMP_U(after.heap_bytes, >=, after.allocated_bytes / 2);
     /* 4 MiB was allocated; allow some slack for the allocator's own bookkeeping. */
-    CHECK_SIZE(after.allocated_bytes, >=, before.allocated_bytes + 3 * MIB);
+    SS_CMP_U(after.allocated_bytes, >=, before.allocated_bytes + 3 * MIB);
 
     for (int i = 0; i < N; i++)
         free(blocks[i]);
@@ -137,7 +119,7 @@ static void test_figures_after_allocating(void)
         for (int i = 0; i < 256; i++)
             free(small[i]);
         ss_alloc_info(&after);
-        CHECK_SIZE(after.thread_cache_bytes, >, (size_t)0);
+        SS_CMP_U(after.thread_cache_bytes, >, (size_t)0);
     }
 }
 
@@ -148,10 +130,10 @@ static void test_tune_respects_user_env(void)
         const char *var = "TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES";
         char *user = getenv(var) ? strdup(getenv(var)) : NULL;
         size_t before = tc_max_thread_cache();
-        CHECK_SIZE(before, >, (size_t)0);
+        SS_CMP_U(before, >, (size_t)0);
         CU_ASSERT_EQUAL_FATAL(setenv(var, "33554432", 1), 0);
         ss_alloc_tune(64);
-        CHECK_SIZE(tc_max_thread_cache(), ==, before);
+        SS_CMP_U(tc_max_thread_cache(), ==, before);
         /* Braces: CUnit's assertion macros are blocks, which break a bare if/else. */
         if (user != NULL) {
             CU_ASSERT_EQUAL(setenv(var, user, 1), 0);
@@ -177,11 +159,11 @@ static void test_tune_applies_without_env(void)
         if (getenv("TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES") != NULL)
             return; /* set for the whole test run by the user: tune rightly leaves it */
         ss_alloc_tune(4);
-        CHECK_SIZE(tc_max_thread_cache(), ==, 4 * 16 * MIB);
+        SS_CMP_U(tc_max_thread_cache(), ==, 4 * 16 * MIB);
         ss_alloc_tune(1);
-        CHECK_SIZE(tc_max_thread_cache(), ==, 32 * MIB);
+        SS_CMP_U(tc_max_thread_cache(), ==, 32 * MIB);
         ss_alloc_tune(0);
-        CHECK_SIZE(tc_max_thread_cache(), ==, 32 * MIB);
+        SS_CMP_U(tc_max_thread_cache(), ==, 32 * MIB);
     } else if (strcmp(name, "glibc") == 0 && !running_under_asan()) {
         const char *knobs[] = {"MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_", "MALLOC_TRIM_THRESHOLD_",
                                "MALLOC_MMAP_THRESHOLD_", "GLIBC_TUNABLES"};
@@ -216,9 +198,5 @@ int main(void)
         CU_cleanup_registry();
         return 1;
     }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    return failed == 0 ? 0 : 1;
+    return ss_test_run();
 }

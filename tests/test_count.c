@@ -19,25 +19,8 @@
 #include <unistd.h>
 
 #include "alloc/ss_count.h"
+#include "ss_testutil.h"
 
-#define CHECK_U64(got, op, want)                                                             \
-    do {                                                                                     \
-        unsigned long long got_ = (got), want_ = (want);                                     \
-        int ok_ = got_ op want_;                                                             \
-        if (!ok_)                                                                            \
-            fprintf(stderr, "\n    %s:%d: %s is %llu, expected %s %llu\n", __FILE__,         \
-                    __LINE__, #got, got_, #op, want_);                                       \
-        CU_ASSERT(ok_);                                                                      \
-    } while (0)
-#define CHECK_STR(got, want)                                                                 \
-    do {                                                                                     \
-        const char *got_ = (got), *want_ = (want);                                           \
-        int ok_ = strcmp(got_, want_) == 0;                                                  \
-        if (!ok_)                                                                            \
-            fprintf(stderr, "\n    %s:%d: %s is\n      \"%s\", expected\n      \"%s\"\n",    \
-                    __FILE__, __LINE__, #got, got_, want_);                                  \
-        CU_ASSERT(ok_);                                                                      \
-    } while (0)
 
 /* Called through volatile pointers so the compiler cannot pair up and drop the calls. */
 static void *(*volatile v_malloc)(size_t) = malloc;
@@ -143,13 +126,13 @@ static void *exact_sequence(void *arg)
 static void check_exact(const exact_run_t *r)
 {
     CU_ASSERT(r->ok);
-    CHECK_U64(r->kinds[SS_COUNT_MALLOC], ==, 6);
-    CHECK_U64(r->kinds[SS_COUNT_CALLOC], ==, 3);
-    CHECK_U64(r->kinds[SS_COUNT_REALLOC], ==, 5);
-    CHECK_U64(r->kinds[SS_COUNT_ALIGNED], ==, 3);
-    CHECK_U64(r->kinds[SS_COUNT_FREE], ==, 13);
-    CHECK_U64(r->thread.allocs, ==, 17);
-    CHECK_U64(r->thread.frees, ==, 13);
+    SS_CMP_U(r->kinds[SS_COUNT_MALLOC], ==, 6);
+    SS_CMP_U(r->kinds[SS_COUNT_CALLOC], ==, 3);
+    SS_CMP_U(r->kinds[SS_COUNT_REALLOC], ==, 5);
+    SS_CMP_U(r->kinds[SS_COUNT_ALIGNED], ==, 3);
+    SS_CMP_U(r->kinds[SS_COUNT_FREE], ==, 13);
+    SS_CMP_U(r->thread.allocs, ==, 17);
+    SS_CMP_U(r->thread.frees, ==, 13);
 }
 
 static void test_exact_in_main_thread(void)
@@ -198,10 +181,10 @@ static void test_totals_across_threads(void)
     CU_ASSERT_FATAL(ss_count_total(&after) == 0);
     /* Thread start-up and exit may allocate a little (TLS, stacks): allow some slack. */
     uint64_t want = (uint64_t)N_THREADS * N_PER_THREAD;
-    CHECK_U64(after.allocs - before.allocs, >=, want);
-    CHECK_U64(after.allocs - before.allocs, <=, want + 100);
-    CHECK_U64(after.frees - before.frees, >=, want);
-    CHECK_U64(after.frees - before.frees, <=, want + 100);
+    SS_CMP_U(after.allocs - before.allocs, >=, want);
+    SS_CMP_U(after.allocs - before.allocs, <=, want + 100);
+    SS_CMP_U(after.frees - before.frees, >=, want);
+    SS_CMP_U(after.frees - before.frees, <=, want + 100);
 }
 
 /* Other programs run under the shim too (children inherit LD_PRELOAD): none breaks. */
@@ -228,11 +211,11 @@ static void test_not_measured_without_shim(void)
     ss_count_t c = {1, 1};
     uint64_t k[SS_COUNT_KINDS] = {1, 1, 1, 1, 1};
     CU_ASSERT(ss_count_total(&c) == -1);
-    CHECK_U64(c.allocs, ==, 0);
-    CHECK_U64(c.frees, ==, 0);
+    SS_CMP_U(c.allocs, ==, 0);
+    SS_CMP_U(c.frees, ==, 0);
     CU_ASSERT(ss_count_thread(&c) == -1);
     CU_ASSERT(ss_count_kinds(k, 0) == -1);
-    CHECK_U64(k[SS_COUNT_FREE], ==, 0);
+    SS_CMP_U(k[SS_COUNT_FREE], ==, 0);
 }
 
 static void test_per_read_and_json(void)
@@ -242,15 +225,15 @@ static void test_per_read_and_json(void)
     CU_ASSERT(ss_count_per_read(&before, &after, 1000) == 0.25);
     CU_ASSERT(ss_count_per_read(&before, &after, 0) < 0);
     ss_count_json(buf, sizeof(buf), &before, &after, 1000);
-    CHECK_STR(buf, "\"alloc_counting\": \"libsscount\", \"malloc_calls\": 250, "
+    SS_STR_EQ(buf, "\"alloc_counting\": \"libsscount\", \"malloc_calls\": 250, "
                    "\"free_calls\": 290, \"allocs_per_read\": 0.25");
     ss_count_json(buf, sizeof(buf), &before, &after, 0);
-    CHECK_STR(buf, "\"alloc_counting\": \"libsscount\", \"malloc_calls\": 250, "
+    SS_STR_EQ(buf, "\"alloc_counting\": \"libsscount\", \"malloc_calls\": 250, "
                    "\"free_calls\": 290, \"allocs_per_read\": null");
     int n = ss_count_json(buf, sizeof(buf), NULL, NULL, 1000);
-    CHECK_STR(buf, "\"alloc_counting\": \"not measured\", \"malloc_calls\": null, "
+    SS_STR_EQ(buf, "\"alloc_counting\": \"not measured\", \"malloc_calls\": null, "
                    "\"free_calls\": null, \"allocs_per_read\": null");
-    CHECK_U64((unsigned long long)n, ==, strlen(buf));
+    SS_CMP_U((unsigned long long)n, ==, strlen(buf));
 }
 
 int main(int argc, char **argv)
@@ -275,9 +258,5 @@ int main(int argc, char **argv)
         CU_cleanup_registry();
         return 1;
     }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    return ss_test_run();
 }

@@ -51,9 +51,7 @@ static void test_format_basic(void)
     memcpy(ref + 100, "AC", 3);
     /* reference base at 100 is 'A': both reads match, '.' forward and ',' reverse */
     SS_EQ(pl_format_line(&out, &o, NULL, "chr", 100, ref, 102, 1, n_plp, plp, &fb), 0);
-    CU_ASSERT_STRING_EQUAL(out.s, "chr\t101\tA\t2\t^].,$\tII\n");
-    if (strcmp(out.s, "chr\t101\tA\t2\t^].,$\tII\n"))
-        fprintf(stderr, "\ngot: %s", out.s);
+    SS_STR_EQ(out.s, "chr\t101\tA\t2\t^].,$\tII\n");
 
     /* without a reference: bases upper (forward) and lower (reverse) case, ref N */
     out.l = 0;
@@ -187,9 +185,5 @@ int main(void)
     CU_add_test(s, "format: zero-depth line", test_format_empty);
     CU_add_test(s, "options: samtools defaults and rules", test_options);
     CU_add_test(s, "safe start before a pile deeper than -d", test_safe_start);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    int failed = (int)CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    return ss_test_run();
 }

@@ -17,27 +17,10 @@
 
 #include "framework/ss_framework.h"
 #include "framework/ss_topology.h"
+#include "ss_testutil.h"
 
 #define SYNTH "pack:2 numa:2 core:8 pu:1"
 
-#define CHECK_INT(got, op, want)                                                             \
-    do {                                                                                     \
-        long long got_ = (got), want_ = (want);                                              \
-        int ok_ = got_ op want_;                                                             \
-        if (!ok_)                                                                            \
-            fprintf(stderr, "\n    %s:%d: %s is %lld, expected %s %lld\n", __FILE__,         \
-                    __LINE__, #got, got_, #op, want_);                                       \
-        CU_ASSERT(ok_);                                                                      \
-    } while (0)
-#define CHECK_STR(got, want)                                                                 \
-    do {                                                                                     \
-        const char *got_ = (got), *want_ = (want);                                           \
-        int ok_ = strcmp(got_, want_) == 0;                                                  \
-        if (!ok_)                                                                            \
-            fprintf(stderr, "\n    %s:%d: %s is \"%s\", expected \"%s\"\n", __FILE__,        \
-                    __LINE__, #got, got_, want_);                                            \
-        CU_ASSERT(ok_);                                                                      \
-    } while (0)
 /* The bitmap as a list string, e.g. "8-15", in a static buffer (one use per statement). */
 #define SET_EQ_LIST(set, list)                                                               \
     do {                                                                                     \
@@ -71,10 +54,10 @@ static void check_distinct_single(const ss_placement_t *p, int n)
 {
     for (int i = 0; i < n; i++) {
         CU_ASSERT_FATAL(p[i].cpuset != NULL);
-        CHECK_INT(hwloc_bitmap_weight(p[i].cpuset), ==, 1);
-        CHECK_INT(hwloc_bitmap_first(p[i].cpuset), ==, p[i].pu_os);
+        SS_CMP(hwloc_bitmap_weight(p[i].cpuset), ==, 1);
+        SS_CMP(hwloc_bitmap_first(p[i].cpuset), ==, p[i].pu_os);
         for (int j = 0; j < i; j++)
-            CHECK_INT(p[i].core_logical, !=, p[j].core_logical);
+            SS_CMP(p[i].core_logical, !=, p[j].core_logical);
     }
 }
 
@@ -82,10 +65,10 @@ static void test_synthetic_counts(void)
 {
     ss_topo_t *t = load(SYNTH, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CHECK_INT(ss_topo_ncores(t), ==, 32);
-    CHECK_INT(ss_topo_npus(t), ==, 32);
-    CHECK_INT(ss_topo_nnuma(t), ==, 4);
-    CHECK_INT(ss_topo_is_this_system(t), ==, 0);
+    SS_CMP(ss_topo_ncores(t), ==, 32);
+    SS_CMP(ss_topo_npus(t), ==, 32);
+    SS_CMP(ss_topo_nnuma(t), ==, 4);
+    SS_CMP(ss_topo_is_this_system(t), ==, 0);
     ss_topo_destroy(t);
 }
 
@@ -95,22 +78,22 @@ static void test_core_grouped_per_numa(void)
     ss_topo_t *t = load(SYNTH, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     ss_placement_t p[8];
-    CHECK_INT(ss_topo_plan(t, 8, SS_BIND_CORE, p), ==, SS_TOPO_PINNED);
+    SS_CMP(ss_topo_plan(t, 8, SS_BIND_CORE, p), ==, SS_TOPO_PINNED);
     check_distinct_single(p, 8);
     for (int w = 0; w < 8; w++) {
-        CHECK_INT(p[w].worker, ==, w);
-        CHECK_INT(p[w].pinned, ==, 1);
-        CHECK_INT(p[w].numa_os, ==, w / 2);
-        CHECK_INT(p[w].group, ==, w / 2);
-        CHECK_INT(p[w].package_os, ==, w / 4);
-        CHECK_INT(p[w].pu_os, ==, (w / 2) * 8 + w % 2);
-        CHECK_INT(p[w].core_logical, ==, (w / 2) * 8 + w % 2);
+        SS_CMP(p[w].worker, ==, w);
+        SS_CMP(p[w].pinned, ==, 1);
+        SS_CMP(p[w].numa_os, ==, w / 2);
+        SS_CMP(p[w].group, ==, w / 2);
+        SS_CMP(p[w].package_os, ==, w / 4);
+        SS_CMP(p[w].pu_os, ==, (w / 2) * 8 + w % 2);
+        SS_CMP(p[w].core_logical, ==, (w / 2) * 8 + w % 2);
         CU_ASSERT_FATAL(p[w].nodeset != NULL);
-        CHECK_INT(hwloc_bitmap_weight(p[w].nodeset), ==, 1);
-        CHECK_INT(hwloc_bitmap_first(p[w].nodeset), ==, w / 2);
+        SS_CMP(hwloc_bitmap_weight(p[w].nodeset), ==, 1);
+        SS_CMP(hwloc_bitmap_first(p[w].nodeset), ==, w / 2);
     }
     ss_topo_plan_free(p, 8);
-    CHECK_INT(ss_topo_warnings(t), ==, 0);
+    SS_CMP(ss_topo_warnings(t), ==, 0);
     ss_topo_destroy(t);
 }
 
@@ -120,12 +103,12 @@ static void test_auto_pins_when_enough_cores(void)
     ss_topo_t *t = load(SYNTH, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     ss_placement_t p[32];
-    CHECK_INT(ss_topo_plan(t, 32, SS_BIND_AUTO, p), ==, SS_TOPO_PINNED);
+    SS_CMP(ss_topo_plan(t, 32, SS_BIND_AUTO, p), ==, SS_TOPO_PINNED);
     check_distinct_single(p, 32);
     for (int w = 0; w < 32; w++)
-        CHECK_INT(p[w].pu_os, ==, w);
+        SS_CMP(p[w].pu_os, ==, w);
     ss_topo_plan_free(p, 32);
-    CHECK_INT(ss_topo_warnings(t), ==, 0);
+    SS_CMP(ss_topo_warnings(t), ==, 0);
     ss_topo_destroy(t);
 }
 
@@ -135,14 +118,14 @@ static void test_numa_mode_cpuset_is_node(void)
     ss_topo_t *t = load(SYNTH, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     ss_placement_t p[8];
-    CHECK_INT(ss_topo_plan(t, 8, SS_BIND_NUMA, p), ==, SS_TOPO_PINNED);
+    SS_CMP(ss_topo_plan(t, 8, SS_BIND_NUMA, p), ==, SS_TOPO_PINNED);
     for (int w = 0; w < 8; w++) {
-        CHECK_INT(p[w].pinned, ==, 1);
-        CHECK_INT(p[w].numa_os, ==, w / 2);
-        CHECK_INT(p[w].core_logical, ==, -1);
-        CHECK_INT(p[w].pu_os, ==, -1);
+        SS_CMP(p[w].pinned, ==, 1);
+        SS_CMP(p[w].numa_os, ==, w / 2);
+        SS_CMP(p[w].core_logical, ==, -1);
+        SS_CMP(p[w].pu_os, ==, -1);
         SET_EQ_LIST(p[w].cpuset, nodes[w / 2]);
-        CHECK_INT(hwloc_bitmap_first(p[w].nodeset), ==, w / 2);
+        SS_CMP(hwloc_bitmap_first(p[w].nodeset), ==, w / 2);
     }
     ss_topo_plan_free(p, 8);
     ss_topo_destroy(t);
@@ -153,29 +136,29 @@ static void test_restricted_never_outside(void)
 {
     ss_topo_t *t = load(SYNTH, "8-15");
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CHECK_INT(ss_topo_ncores(t), ==, 8);
-    CHECK_INT(ss_topo_nnuma(t), ==, 1);
+    SS_CMP(ss_topo_ncores(t), ==, 8);
+    SS_CMP(ss_topo_nnuma(t), ==, 1);
     hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
     CU_ASSERT_FATAL(allowed != NULL && hwloc_bitmap_list_sscanf(allowed, "8-15") == 0);
 
     ss_placement_t p[16];
-    CHECK_INT(ss_topo_plan(t, 8, SS_BIND_AUTO, p), ==, SS_TOPO_PINNED);
+    SS_CMP(ss_topo_plan(t, 8, SS_BIND_AUTO, p), ==, SS_TOPO_PINNED);
     check_distinct_single(p, 8);
     for (int w = 0; w < 8; w++) {
         CU_ASSERT(hwloc_bitmap_isincluded(p[w].cpuset, allowed));
-        CHECK_INT(p[w].numa_os, ==, 1);
-        CHECK_INT(p[w].pu_os, ==, 8 + w);
+        SS_CMP(p[w].numa_os, ==, 1);
+        SS_CMP(p[w].pu_os, ==, 8 + w);
     }
     ss_topo_plan_free(p, 8);
 
     /* More workers than cores, core binding asked for: shared, still inside. */
-    CHECK_INT(ss_topo_plan(t, 16, SS_BIND_CORE, p), ==, SS_TOPO_SHARED);
+    SS_CMP(ss_topo_plan(t, 16, SS_BIND_CORE, p), ==, SS_TOPO_SHARED);
     for (int w = 0; w < 16; w++)
         CU_ASSERT(hwloc_bitmap_isincluded(p[w].cpuset, allowed));
     ss_topo_plan_free(p, 16);
-    CHECK_INT(ss_topo_warnings(t), ==, 1);
+    SS_CMP(ss_topo_warnings(t), ==, 1);
 
-    CHECK_INT(ss_topo_plan(t, 3, SS_BIND_NUMA, p), ==, SS_TOPO_PINNED);
+    SS_CMP(ss_topo_plan(t, 3, SS_BIND_NUMA, p), ==, SS_TOPO_PINNED);
     for (int w = 0; w < 3; w++)
         SET_EQ_LIST(p[w].cpuset, "8-15");
     ss_topo_plan_free(p, 3);
@@ -188,18 +171,18 @@ static void test_restricted_across_nodes(void)
 {
     ss_topo_t *t = load(SYNTH, "4-11");
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CHECK_INT(ss_topo_ncores(t), ==, 8);
-    CHECK_INT(ss_topo_nnuma(t), ==, 2);
+    SS_CMP(ss_topo_ncores(t), ==, 8);
+    SS_CMP(ss_topo_nnuma(t), ==, 2);
     ss_placement_t p[4];
-    CHECK_INT(ss_topo_plan(t, 4, SS_BIND_CORE, p), ==, SS_TOPO_PINNED);
+    SS_CMP(ss_topo_plan(t, 4, SS_BIND_CORE, p), ==, SS_TOPO_PINNED);
     static const int want_pu[] = {4, 5, 8, 9}, want_node[] = {0, 0, 1, 1};
     for (int w = 0; w < 4; w++) {
-        CHECK_INT(p[w].pu_os, ==, want_pu[w]);
-        CHECK_INT(p[w].numa_os, ==, want_node[w]);
-        CHECK_INT(p[w].group, ==, want_node[w]);
+        SS_CMP(p[w].pu_os, ==, want_pu[w]);
+        SS_CMP(p[w].numa_os, ==, want_node[w]);
+        SS_CMP(p[w].group, ==, want_node[w]);
     }
     ss_topo_plan_free(p, 4);
-    CHECK_INT(ss_topo_plan(t, 2, SS_BIND_NUMA, p), ==, SS_TOPO_PINNED);
+    SS_CMP(ss_topo_plan(t, 2, SS_BIND_NUMA, p), ==, SS_TOPO_PINNED);
     SET_EQ_LIST(p[0].cpuset, "4-7");
     SET_EQ_LIST(p[1].cpuset, "8-11");
     ss_topo_plan_free(p, 2);
@@ -213,10 +196,10 @@ static void test_uneven_nodes(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     ss_placement_t p[5];
     for (int n = 1; n <= 5; n++) {
-        CHECK_INT(ss_topo_plan(t, n, SS_BIND_CORE, p), ==, SS_TOPO_PINNED);
+        SS_CMP(ss_topo_plan(t, n, SS_BIND_CORE, p), ==, SS_TOPO_PINNED);
         check_distinct_single(p, n);
         for (int w = 1; w < n; w++) /* groups are contiguous and in node order */
-            CHECK_INT(p[w].group, >=, p[w - 1].group);
+            SS_CMP(p[w].group, >=, p[w - 1].group);
         ss_topo_plan_free(p, n);
     }
     ss_topo_destroy(t);
@@ -227,15 +210,15 @@ static void test_smt_one_pu_per_core(void)
 {
     ss_topo_t *t = load("pack:1 numa:1 core:2 pu:2", NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CHECK_INT(ss_topo_ncores(t), ==, 2);
-    CHECK_INT(ss_topo_npus(t), ==, 4);
+    SS_CMP(ss_topo_ncores(t), ==, 2);
+    SS_CMP(ss_topo_npus(t), ==, 4);
     ss_placement_t p[3];
-    CHECK_INT(ss_topo_plan(t, 2, SS_BIND_AUTO, p), ==, SS_TOPO_PINNED);
-    CHECK_INT(p[0].pu_os, ==, 0);
-    CHECK_INT(p[1].pu_os, ==, 2);
+    SS_CMP(ss_topo_plan(t, 2, SS_BIND_AUTO, p), ==, SS_TOPO_PINNED);
+    SS_CMP(p[0].pu_os, ==, 0);
+    SS_CMP(p[1].pu_os, ==, 2);
     ss_topo_plan_free(p, 2);
     /* 3 workers > 2 cores: AUTO does not pin, even though there are 4 PUs. */
-    CHECK_INT(ss_topo_plan(t, 3, SS_BIND_AUTO, p), ==, SS_TOPO_UNPINNED);
+    SS_CMP(ss_topo_plan(t, 3, SS_BIND_AUTO, p), ==, SS_TOPO_UNPINNED);
     ss_topo_plan_free(p, 3);
     ss_topo_destroy(t);
 }
@@ -289,17 +272,17 @@ static void test_auto_too_few_cores(void)
     ss_placement_t p[8];
     capture_begin();
     for (int round = 0; round < 3; round++) {
-        CHECK_INT(ss_topo_plan(t, 8, SS_BIND_AUTO, p), ==, SS_TOPO_UNPINNED);
+        SS_CMP(ss_topo_plan(t, 8, SS_BIND_AUTO, p), ==, SS_TOPO_UNPINNED);
         for (int w = 0; w < 8; w++) {
-            CHECK_INT(p[w].pinned, ==, 0);
+            SS_CMP(p[w].pinned, ==, 0);
             CU_ASSERT_PTR_NULL(p[w].cpuset);
             CU_ASSERT_PTR_NULL(p[w].nodeset);
-            CHECK_INT(ss_topo_bind_self(t, &p[w]), ==, 1);
+            SS_CMP(ss_topo_bind_self(t, &p[w]), ==, 1);
         }
         ss_topo_plan_free(p, 8);
-        CHECK_INT(ss_topo_warnings(t), ==, 1);
+        SS_CMP(ss_topo_warnings(t), ==, 1);
     }
-    CHECK_INT(capture_end(), ==, 1);
+    SS_CMP(capture_end(), ==, 1);
     ss_topo_destroy(t);
 
     /* Quiet (--quiet): counted, not printed. */
@@ -307,10 +290,10 @@ static void test_auto_too_few_cores(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     ss_topo_set_quiet(t, 1);
     capture_begin();
-    CHECK_INT(ss_topo_plan(t, 8, SS_BIND_AUTO, p), ==, SS_TOPO_UNPINNED);
-    CHECK_INT(capture_end(), ==, 0);
+    SS_CMP(ss_topo_plan(t, 8, SS_BIND_AUTO, p), ==, SS_TOPO_UNPINNED);
+    SS_CMP(capture_end(), ==, 0);
     ss_topo_plan_free(p, 8);
-    CHECK_INT(ss_topo_warnings(t), ==, 1);
+    SS_CMP(ss_topo_warnings(t), ==, 1);
     ss_topo_destroy(t);
 }
 
@@ -319,11 +302,11 @@ static void test_none_mode(void)
     ss_topo_t *t = load(SYNTH, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     ss_placement_t p[64];
-    CHECK_INT(ss_topo_plan(t, 64, SS_BIND_NONE, p), ==, SS_TOPO_PINNED);
+    SS_CMP(ss_topo_plan(t, 64, SS_BIND_NONE, p), ==, SS_TOPO_PINNED);
     for (int w = 0; w < 64; w++)
-        CHECK_INT(p[w].pinned, ==, 0);
+        SS_CMP(p[w].pinned, ==, 0);
     ss_topo_plan_free(p, 64);
-    CHECK_INT(ss_topo_warnings(t), ==, 0);
+    SS_CMP(ss_topo_warnings(t), ==, 0);
     ss_topo_destroy(t);
 }
 
@@ -338,16 +321,16 @@ static void test_bad_input(void)
     ss_topo_t *t = load(SYNTH, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     ss_placement_t p[1];
-    CHECK_INT(ss_topo_plan(t, 0, SS_BIND_AUTO, p), ==, -1);
+    SS_CMP(ss_topo_plan(t, 0, SS_BIND_AUTO, p), ==, -1);
     ss_error_reset();
     ss_topo_destroy(t);
     ss_topo_destroy(NULL);
 
     ss_bind_mode_t m = SS_BIND_NONE;
-    CHECK_INT(ss_bind_mode_parse("numa", &m), ==, 0);
-    CHECK_INT(m, ==, SS_BIND_NUMA);
-    CHECK_INT(ss_bind_mode_parse("socket", &m), ==, -1);
-    CHECK_STR(ss_bind_mode_name(SS_BIND_AUTO), "auto");
+    SS_CMP(ss_bind_mode_parse("numa", &m), ==, 0);
+    SS_CMP(m, ==, SS_BIND_NUMA);
+    SS_CMP(ss_bind_mode_parse("socket", &m), ==, -1);
+    SS_STR_EQ(ss_bind_mode_name(SS_BIND_AUTO), "auto");
 }
 
 static void test_format(void)
@@ -356,29 +339,29 @@ static void test_format(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     ss_placement_t p[8];
     char buf[128];
-    CHECK_INT(ss_topo_plan(t, 8, SS_BIND_CORE, p), ==, SS_TOPO_PINNED);
+    SS_CMP(ss_topo_plan(t, 8, SS_BIND_CORE, p), ==, SS_TOPO_PINNED);
     ss_topo_format(&p[1], buf, sizeof(buf));
-    CHECK_STR(buf, "core 1 (PU 1) numa 0 package 0");
+    SS_STR_EQ(buf, "core 1 (PU 1) numa 0 package 0");
     ss_topo_format(&p[7], buf, sizeof(buf));
-    CHECK_STR(buf, "core 25 (PU 25) numa 3 package 1");
+    SS_STR_EQ(buf, "core 25 (PU 25) numa 3 package 1");
     ss_topo_plan_free(p, 8);
-    CHECK_INT(ss_topo_plan(t, 4, SS_BIND_NUMA, p), ==, SS_TOPO_PINNED);
+    SS_CMP(ss_topo_plan(t, 4, SS_BIND_NUMA, p), ==, SS_TOPO_PINNED);
     ss_topo_format(&p[1], buf, sizeof(buf));
-    CHECK_STR(buf, "numa 1 (PUs 8-15) package 0");
+    SS_STR_EQ(buf, "numa 1 (PUs 8-15) package 0");
     ss_topo_plan_free(p, 4);
-    CHECK_INT(ss_topo_plan(t, 4, SS_BIND_NONE, p), ==, SS_TOPO_PINNED);
+    SS_CMP(ss_topo_plan(t, 4, SS_BIND_NONE, p), ==, SS_TOPO_PINNED);
     ss_topo_format(&p[0], buf, sizeof(buf));
-    CHECK_STR(buf, "not bound");
+    SS_STR_EQ(buf, "not bound");
     ss_topo_plan_free(p, 4);
 
     char *text = NULL;
     size_t len = 0;
     FILE *fp = open_memstream(&text, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
-    CHECK_INT(ss_topo_plan(t, 2, SS_BIND_CORE, p), ==, SS_TOPO_PINNED);
+    SS_CMP(ss_topo_plan(t, 2, SS_BIND_CORE, p), ==, SS_TOPO_PINNED);
     ss_topo_print(fp, 3, p, 2);
     fclose(fp);
-    CHECK_STR(text, "rank 3 worker 0: core 0 (PU 0) numa 0 package 0\n"
+    SS_STR_EQ(text, "rank 3 worker 0: core 0 (PU 0) numa 0 package 0\n"
                     "rank 3 worker 1: core 8 (PU 8) numa 1 package 0\n");
     free(text);
     ss_topo_plan_free(p, 2);
@@ -393,8 +376,8 @@ static void test_topology_command(void)
     capture_fd_begin(STDOUT_FILENO);
     int rc = ss_topology_main(7, ok_argv);
     int lines = capture_fd_end(out, sizeof(out));
-    CHECK_INT(rc, ==, 0);
-    CHECK_INT(lines, ==, 6); /* topology, plan summary, 4 workers */
+    SS_CMP(rc, ==, 0);
+    SS_CMP(lines, ==, 6); /* topology, plan summary, 4 workers */
     CU_ASSERT(strstr(out, "rank 0 worker 3: core 24 (PU 24) numa 3 package 1\n") != NULL);
     CU_ASSERT(strstr(out, "32 cores") != NULL);
 
@@ -403,13 +386,13 @@ static void test_topology_command(void)
     capture_fd_begin(STDOUT_FILENO);
     rc = ss_topology_main(7, numa_argv);
     lines = capture_fd_end(out, sizeof(out));
-    CHECK_INT(rc, ==, 0);
-    CHECK_INT(lines, ==, 10); /* -@ 0: one worker per usable core */
+    SS_CMP(rc, ==, 0);
+    SS_CMP(lines, ==, 10); /* -@ 0: one worker per usable core */
     CU_ASSERT(strstr(out, "rank 0 worker 7: numa 1 (PUs 8-15) package 0\n") != NULL);
 
     char *help_argv[] = {"topology", "--help", NULL};
     capture_fd_begin(STDOUT_FILENO);
-    CHECK_INT(ss_topology_main(2, help_argv), ==, 0);
+    SS_CMP(ss_topology_main(2, help_argv), ==, 0);
     CU_ASSERT(capture_fd_end(out, sizeof(out)) > 5);
     CU_ASSERT(strncmp(out, "Usage: seqshard topology", 24) == 0);
 
@@ -421,8 +404,8 @@ static void test_topology_command(void)
     for (int i = 0; i < 4; i++) {
         capture_begin();
         rc = ss_topology_main(bad_argc[i], bad[i]);
-        CHECK_INT(capture_end(), ==, 1); /* one line saying what is wrong */
-        CHECK_INT(rc, ==, 2);
+        SS_CMP(capture_end(), ==, 1); /* one line saying what is wrong */
+        SS_CMP(rc, ==, 2);
         ss_error_reset();
     }
 }
@@ -436,8 +419,8 @@ static void test_machine_never_widens(void)
     CU_ASSERT_FATAL(sched_getaffinity(0, sizeof(orig), &orig) == 0);
     ss_topo_t *t = load(NULL, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CHECK_INT(ss_topo_is_this_system(t), ==, 1);
-    CHECK_INT(ss_topo_npus(t), ==, CPU_COUNT(&orig));
+    SS_CMP(ss_topo_is_this_system(t), ==, 1);
+    SS_CMP(ss_topo_npus(t), ==, CPU_COUNT(&orig));
     ss_topo_destroy(t);
     if (CPU_COUNT(&orig) < 2) {
         printf("\n    (one CPU only: narrowing the binding not tested) ");
@@ -453,13 +436,13 @@ static void test_machine_never_widens(void)
     t = load(NULL, NULL);
     CU_ASSERT(sched_setaffinity(0, sizeof(orig), &orig) == 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CHECK_INT(ss_topo_npus(t), ==, 1);
-    CHECK_INT(ss_topo_ncores(t), ==, 1);
+    SS_CMP(ss_topo_npus(t), ==, 1);
+    SS_CMP(ss_topo_ncores(t), ==, 1);
     ss_placement_t p[2];
-    CHECK_INT(ss_topo_plan(t, 2, SS_BIND_AUTO, p), ==, SS_TOPO_UNPINNED);
+    SS_CMP(ss_topo_plan(t, 2, SS_BIND_AUTO, p), ==, SS_TOPO_UNPINNED);
     ss_topo_plan_free(p, 2);
-    CHECK_INT(ss_topo_plan(t, 1, SS_BIND_CORE, p), ==, SS_TOPO_PINNED);
-    CHECK_INT(p[0].pu_os, ==, cpu);
+    SS_CMP(ss_topo_plan(t, 1, SS_BIND_CORE, p), ==, SS_TOPO_PINNED);
+    SS_CMP(p[0].pu_os, ==, cpu);
     ss_topo_plan_free(p, 1);
     ss_topo_destroy(t);
 }
@@ -499,7 +482,7 @@ static void test_machine_bound_threads_run_inside(void)
         bind_run_t *r = calloc((size_t)n, sizeof(*r));
         pthread_t *th = calloc((size_t)n, sizeof(*th));
         CU_ASSERT_FATAL(p != NULL && r != NULL && th != NULL);
-        CHECK_INT(ss_topo_plan(t, n, (ss_bind_mode_t)mode, p), ==, SS_TOPO_PINNED);
+        SS_CMP(ss_topo_plan(t, n, (ss_bind_mode_t)mode, p), ==, SS_TOPO_PINNED);
         for (int w = 0; w < n; w++) {
             r[w] = (bind_run_t){.t = t, .p = &p[w], .pu = -1, .inside = -1};
             CU_ASSERT_FATAL(pthread_create(&th[w], NULL, bind_and_report, &r[w]) == 0);
@@ -513,13 +496,13 @@ static void test_machine_bound_threads_run_inside(void)
                 ss_error_reset();
                 continue;
             }
-            CHECK_INT(r[w].bound, ==, 0);
+            SS_CMP(r[w].bound, ==, 0);
             if (r[w].pu < 0 || r[w].inside < 0) {
                 printf("\n    (the system cannot tell where threads run: skipped) ");
                 continue;
             }
             CU_ASSERT(hwloc_bitmap_isset(p[w].cpuset, (unsigned)r[w].pu));
-            CHECK_INT(r[w].inside, ==, 1);
+            SS_CMP(r[w].inside, ==, 1);
         }
         ss_topo_plan_free(p, n);
         free(p);
@@ -529,7 +512,7 @@ static void test_machine_bound_threads_run_inside(void)
     /* Binding only ever touched the workers: this thread keeps its binding. */
     cpu_set_t now;
     CU_ASSERT(sched_getaffinity(0, sizeof(now), &now) == 0);
-    CHECK_INT(CPU_COUNT(&now), ==, ss_topo_npus(t));
+    SS_CMP(CPU_COUNT(&now), ==, ss_topo_npus(t));
     ss_topo_destroy(t);
 }
 
@@ -560,9 +543,5 @@ int main(void)
         CU_cleanup_registry();
         return 1;
     }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    return ss_test_run();
 }
