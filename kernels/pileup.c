@@ -1,8 +1,9 @@
 /*
  * pileup.c -- the `pileup` kernel: samtools mpileup 1.16, one shard at a time.
  *
- * A worker keeps one htslib multi-pileup iterator, its inputs' read state
- * and a two-contig reference cache across shards. For each shard it starts
+ * A worker keeps one pileup engine per input (pileup_engine.c: htslib's
+ * pileup semantics, laid out for speed), its inputs' read state and a
+ * two-contig reference cache across shards. For each shard it starts
  * the pileup at a safe point (pileup_read.c), prints the positions the shard
  * owns, and fills zero-depth lines for -a/-aa (pileup_empty.c).
  */
@@ -11,26 +12,10 @@
 #include <string.h>
 
 #include "pileup.h"
+#include "pileup_engine.h"
 
 void pl_usage(FILE *fp);
 int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts);
-
-/* -M: each read gets its base-modification state as it enters the pileup. */
-static int mods_create(void *data, const bam1_t *b, bam_pileup_cd *cd)
-{
-    (void)data;
-    hts_base_mod_state *m = hts_base_mod_state_alloc();
-    cd->p = m;
-    return m ? bam_parse_basemod(b, m) : -1;
-}
-
-static int mods_destroy(void *data, const bam1_t *b, bam_pileup_cd *cd)
-{
-    (void)data, (void)b;
-    hts_base_mod_state_free(cd->p);
-    cd->p = NULL;
-    return 0;
-}
 
 static void opts_free(void *kopts)
 {
@@ -60,14 +45,14 @@ static int worker_init(void **wstate, void *kopts, const ss_job_t *job, ss_reade
     w->hdr = ss_job_header(job);
     w->n = ss_job_inputs(job)->n;
     w->in = calloc(w->n, sizeof(*w->in));
-    w->data = calloc(w->n, sizeof(*w->data));
-    w->n_plp = calloc(w->n, sizeof(*w->n_plp));
-    w->plp = calloc(w->n, sizeof(*w->plp));
+    w->eng = calloc(w->n, sizeof(*w->eng));
+    w->has_col = calloc(w->n, sizeof(*w->has_col));
+    w->at = calloc(w->n, sizeof(*w->at));
     w->cov = malloc(sam_hdr_nref(w->hdr) + 1);
     w->scratch = bam_init1();
     w->ref = ss_ref_init(ss_job_opts(job)->reference);
     w->ref_aux = ss_ref_init(ss_job_opts(job)->reference);
-    if (!w->in || !w->data || !w->n_plp || !w->plp || !w->cov || !w->scratch || !w->ref ||
+    if (!w->in || !w->eng || !w->has_col || !w->at || !w->cov || !w->scratch || !w->ref ||
         !w->ref_aux)
         goto oom;
     memset(w->cov, -1, sam_hdr_nref(w->hdr) + 1);
@@ -75,18 +60,11 @@ static int worker_init(void **wstate, void *kopts, const ss_job_t *job, ss_reade
         w->in[i].opts = w->o;
         w->in[i].bed = ss_job_bed(job);
         w->in[i].path = ss_job_inputs(job)->paths[i];
-        w->data[i] = &w->in[i];
+        w->eng[i] = pe_init(pl_read_filtered, &w->in[i], w->o->max_depth, w->o->overlaps,
+                            w->o->mods);
+        if (!w->eng[i])
+            goto oom;
     }
-    w->mplp = bam_mplp_init(w->n, pl_read_filtered, w->data);
-    if (!w->mplp)
-        goto oom;
-    if (w->o->mods) {
-        bam_mplp_constructor(w->mplp, mods_create);
-        bam_mplp_destructor(w->mplp, mods_destroy);
-    }
-    if (w->o->overlaps && bam_mplp_init_overlaps(w->mplp) < 0)
-        goto oom;
-    bam_mplp_set_maxcnt(w->mplp, w->o->max_depth);
     *wstate = w;
     return 0;
 oom:
@@ -100,14 +78,14 @@ static void worker_destroy(void *wstate)
     pl_worker_t *w = wstate;
     if (!w)
         return;
-    if (w->mplp)
-        bam_mplp_destroy(w->mplp);
+    for (int i = 0; w->eng && i < w->n; i++)
+        pe_destroy(w->eng[i]);
     for (int i = 0; w->in && i < w->n; i++)
         hts_itr_destroy(w->in[i].itr);
     free(w->in);
-    free(w->data);
-    free(w->n_plp);
-    free(w->plp);
+    free(w->eng);
+    free(w->has_col);
+    free(w->at);
     free(w->cov);
     if (w->scratch)
         bam_destroy1(w->scratch);
@@ -116,6 +94,7 @@ static void worker_destroy(void *wstate)
     free(w->fmt.ins.s);
     free(w->fmt.bases.s);
     free(w->fmt.quals.s);
+    free(w->fmt.head.s);
     free(w);
 }
 
@@ -145,23 +124,85 @@ void pl_scope(const pl_worker_t *w, int tid, hts_pos_t *beg, hts_pos_t *end)
 
 static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
 {
-    for (int i = 0; i < w->n; i++)
-        if (w->in[i].read_err) {
-            int is_cram = w->in[i].fp && w->in[i].fp->format.format == cram;
-            ss_error("%s: reading shard %d (%s:%lld-%lld) failed: %s", w->in[i].path, sh->idx,
-                     sam_hdr_tid2name(w->hdr, sh->tid), (long long)sh->beg + 1,
-                     (long long)sh->end,
+    const char *ctg = sam_hdr_tid2name(w->hdr, sh->tid);
+    for (int i = 0; i < w->n; i++) {
+        const pl_input_t *in = &w->in[i];
+        int err = w->eng[i]->error;
+        if (in->read_err) {
+            int is_cram = in->fp && in->fp->format.format == cram;
+            ss_error("%s: reading shard %d (%s:%lld-%lld) failed: %s", in->path, sh->idx, ctg,
+                     (long long)sh->beg + 1, (long long)sh->end,
                      is_cram ? "CRAM decoding needs the reference it was made with; give it with "
                             "-f ref.fa (or REF_PATH), or check the file with samtools quickcheck"
                           : "the file is truncated or corrupt; check it with samtools "
                             "quickcheck and regenerate it");
             return -1;
         }
-    ss_error("%s: pileup failed in shard %d (%s:%lld-%lld): the input is not coordinate-sorted; "
-             "sort it with samtools sort and index it with samtools index",
-             w->n == 1 ? w->in[0].path : "one of the inputs", sh->idx,
-             sam_hdr_tid2name(w->hdr, sh->tid), (long long)sh->beg + 1, (long long)sh->end);
+        if (err == PE_ERR_NOMEM) {
+            ss_error("out of memory in the pileup of shard %d (%s:%lld-%lld); lower -@ or -d",
+                     sh->idx, ctg, (long long)sh->beg + 1, (long long)sh->end);
+            return -1;
+        }
+        if (err == PE_ERR_CIGAR) {
+            ss_error("%s: in shard %d (%s:%lld-%lld) a read's CIGAR runs past its sequence; "
+                     "check the file with samtools view and fix or drop that read",
+                     in->path, sh->idx, ctg, (long long)sh->beg + 1, (long long)sh->end);
+            return -1;
+        }
+        if (err == PE_ERR_UNSORTED) {
+            ss_error("%s: pileup failed in shard %d (%s:%lld-%lld): the input is not "
+                     "coordinate-sorted; sort it with samtools sort and index it with samtools "
+                     "index",
+                     in->path, sh->idx, ctg, (long long)sh->beg + 1, (long long)sh->end);
+            return -1;
+        }
+    }
+    ss_error("pileup failed in shard %d (%s:%lld-%lld)", sh->idx, ctg, (long long)sh->beg + 1,
+             (long long)sh->end);
     return -1;
+}
+
+/*
+ * The next line's position: the smallest next column over the inputs, as
+ * htslib's multi-pileup picks it; at[i] marks the inputs that have it.
+ * Returns 1, 0 when every input is done, -1 on error.
+ */
+static int next_line(pl_worker_t *w, hts_pos_t *pos)
+{
+    hts_pos_t min = HTS_POS_MAX;
+    for (int i = 0; i < w->n; i++) {
+        if (!w->has_col[i]) {
+            int r = pe_next_pos(w->eng[i]);
+            if (r < 0)
+                return -1;
+            w->has_col[i] = (unsigned char)r;
+        }
+        if (w->has_col[i] && w->eng[i]->pos < min)
+            min = w->eng[i]->pos;
+    }
+    for (int i = 0; i < w->n; i++)
+        w->at[i] = w->has_col[i] && w->eng[i]->pos == min;
+    *pos = min;
+    return min != HTS_POS_MAX;
+}
+
+/* The inputs that had a column at the line just handled move on. */
+static void line_done(pl_worker_t *w)
+{
+    for (int i = 0; i < w->n; i++)
+        if (w->at[i]) {
+            pe_done_pos(w->eng[i]);
+            w->has_col[i] = 0;
+        }
+}
+
+/* A line that is not printed still moves every read's CIGAR cursor. */
+static void skip_line(pl_worker_t *w)
+{
+    for (int i = 0; i < w->n; i++)
+        if (w->at[i])
+            pe_skip_column(w->eng[i]);
+    line_done(w);
 }
 
 static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_stats_t *st)
@@ -171,7 +212,7 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
     const char *ctg = sam_hdr_tid2name(w->hdr, sh->tid);
     const ss_bed_t *bed = ss_job_bed(w->job);
     hts_pos_t scope_beg, scope_end, pos, cursor = sh->beg;
-    int tid, ret, covered = 0;
+    int ret, covered = 0;
 
     pl_scope(w, sh->tid, &scope_beg, &scope_end);
     bind_inputs(w, sh->tid);
@@ -185,6 +226,8 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
         w->in[i].read_err = 0;
         if (pl_query(&w->in[i], sh->tid, start, sh->end) < 0)
             return -1;
+        pe_reset(w->eng[i], sh->tid);
+        w->has_col[i] = 0;
     }
     /*
      * Size the output once for the shard (about a line per base at the depth
@@ -196,32 +239,28 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
         ss_error("out of memory for shard %d's output", sh->idx);
         return -1;
     }
-    bam_mplp_reset(w->mplp);
-    while ((ret = bam_mplp64_auto(w->mplp, &tid, &pos, w->n_plp, w->plp)) > 0) {
-        if (pos < sh->beg)
+    while ((ret = next_line(w, &pos)) > 0 && pos < sh->end) {
+        if (pos < sh->beg) {
+            /* before the shard: the pileup runs only to reach the reference run's state */
+            skip_line(w);
             continue;
-        if (pos >= sh->end || tid != sh->tid)
-            break;
+        }
         covered = 1;
-        if (o->all && cursor < pos && pl_emit_uncovered(w, tid, cursor, pos, 1, 1, out) < 0)
+        if (o->all && cursor < pos && pl_emit_uncovered(w, sh->tid, cursor, pos, 1, 1, out) < 0)
             return -1;
         cursor = pos + 1;
         st->bases++;
-        if (bed && !ss_bed_overlap(bed, ctg, pos, pos + 1))
+        if (bed && !ss_bed_overlap(bed, ctg, pos, pos + 1)) {
+            skip_line(w);
             continue;
-        if (pl_format_line(out, o, w->hdr, ctg, pos, w->ctg_ref, w->ctg_ref_len, w->n, w->n_plp,
-                           w->plp, &w->fmt) < 0) {
+        }
+        if (pl_format_engine_line(out, o, w->hdr, ctg, pos, w->ctg_ref, w->ctg_ref_len, w->n,
+                                  w->eng, w->at, &w->fmt) < 0) {
             ss_error("out of memory formatting shard %d", sh->idx);
             return -1;
         }
+        line_done(w);
     }
-    /*
-     * htslib frees a read's -M state only when the read leaves the pileup, not
-     * on reset: run the pileup out so none is left behind.
-     */
-    if (ret > 0 && o->mods)
-        while ((ret = bam_mplp64_auto(w->mplp, &tid, &pos, w->n_plp, w->plp)) > 0)
-            ;
     if (ret < 0)
         return pileup_error(w, sh);
     for (int i = 0; i < w->n; i++)

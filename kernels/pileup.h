@@ -3,7 +3,8 @@
  *
  * The kernel reproduces `samtools mpileup` 1.16 byte for byte on any shard
  * of the genome. Three things make a shard's bytes equal the whole-file run:
- *   - the read filter and the pileup engine are htslib's, driven the same way;
+ *   - the read filter is samtools', and the pileup engine (pileup_engine.c)
+ *     has htslib's semantics, checked against htslib's own on random reads;
  *   - a shard starts its pileup at a "safe point" where the reference run's
  *     state (depth cap, mate overlaps) is known to equal a fresh start
  *     (pileup_read.c explains why);
@@ -87,7 +88,7 @@ typedef struct pl_input_s {
 /*
  * Read the next record that passes samtools' mpileup filters (unmapped,
  * --rf/--ff, -l, -G, -6, reads past the reference end, BAQ, -C, -q, orphans),
- * modifying qualities and MAPQ as samtools does. bam_plp_auto_f signature.
+ * modifying qualities and MAPQ as samtools does. The engine's read callback.
  * Returns >= 0 for a record, -1 at the end, < -1 on a read error.
  */
 int pl_read_filtered(void *data, bam1_t *b);
@@ -110,9 +111,16 @@ int pl_query(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end);
  */
 int pl_has_reads(pl_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t end, bam1_t *scratch);
 
-/* Buffers the formatter reuses across lines: insertion text, one column. */
+/*
+ * Buffers the formatter reuses across lines: insertion text, one column,
+ * and the last line's "CONTIG\tPOS\t", which the next position edits.
+ */
 typedef struct {
     kstring_t ins, bases, quals;
+    kstring_t head;
+    const char *head_ctg;
+    hts_pos_t head_pos;
+    size_t head_digits;      /* where POS starts in head */
 } pl_fmt_buf_t;
 
 /* A worker's state, reused across shards (pileup.c). */
@@ -123,10 +131,9 @@ typedef struct {
     sam_hdr_t *hdr;          /* first input's header: names contigs, as samtools does */
     int n;                   /* inputs */
     pl_input_t *in;
-    void **data;             /* &in[i], for htslib's callback */
-    int *n_plp;
-    const bam_pileup1_t **plp;
-    bam_mplp_t mplp;
+    struct pe_s **eng;       /* per input: its pileup */
+    unsigned char *has_col;  /* per input: eng[i]->pos holds its next column */
+    unsigned char *at;       /* per input: has a column at the line being printed */
     ss_ref_t *ref;           /* the shard's contig */
     ss_ref_t *ref_aux;       /* other contigs, for -a/-aa look-ups */
     const char *ctg_ref;
@@ -152,6 +159,15 @@ int pl_emit_uncovered(pl_worker_t *w, int tid, hts_pos_t from, hts_pos_t to, int
 int pl_format_line(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h, const char *ctg,
                    hts_pos_t pos, const char *ref, hts_pos_t ref_len, int n,
                    const int *n_plp, const bam_pileup1_t **plp, pl_fmt_buf_t *buf);
+/*
+ * The same line from the pileup engines of the n inputs (pileup_engine.h):
+ * at[i] says whether input i has a column at pos.
+ */
+struct pe_s;
+int pl_format_engine_line(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h,
+                          const char *ctg, hts_pos_t pos, const char *ref, hts_pos_t ref_len,
+                          int n, struct pe_s *const *eng, const unsigned char *at,
+                          pl_fmt_buf_t *fb);
 /* Append the line samtools prints for a position with no reads. */
 int pl_format_empty(kstring_t *out, const pl_opts_t *o, const char *ctg, hts_pos_t pos,
                     const char *ref, hts_pos_t ref_len, int n);
