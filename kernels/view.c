@@ -7,8 +7,10 @@
  * samtools region query returns; the last shard of a whole contig takes
  * everything to the end of the contig's records. A shard of tid
  * VW_TID_UNPLACED reads the unplaced unmapped records (HTS_IDX_NOCOOR).
- * Since records are coordinate-sorted, the shards' outputs in shard order
- * are the records in file order, each exactly once.
+ * Since records are coordinate-sorted, the outputs of a scope's shards, in
+ * shard order, are the scope's records in file order, each exactly once; the
+ * plan puts the scopes in the order given, which is samtools' order for a
+ * list of regions (each queried in turn).
  */
 #include <errno.h>
 #include <limits.h>

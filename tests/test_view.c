@@ -342,7 +342,7 @@ static void test_options(void)
     char *a1[] = {"view", "-o", "x.bam", "in.bam", "ctgA:1-100"};
     CU_ASSERT_EQUAL(parse(&o, &co, 5, a1), 0);
     CU_ASSERT_EQUAL(o->fmt, VW_BAM);
-    CU_ASSERT_EQUAL(o->n_regions, 1);
+    CU_ASSERT_EQUAL(co.n_regions, 1);
     CU_ASSERT_STRING_EQUAL(co.inputs[0], "in.bam");
     CU_ASSERT_STRING_EQUAL(o->cmdline, "seqshard view -o x.bam in.bam ctgA:1-100");
     done(o, &co);
@@ -368,6 +368,17 @@ static void test_options(void)
         CU_ASSERT_EQUAL(parse(&o, &co, n, bad[i]), SS_EXIT_USAGE);
         done(o, &co);
     }
+    /* several regions, kept in argument order for the planner, "*" among them */
+    char *a5[] = {"view", "in.bam", "ctgB", "*", "ctgA:1-10", "ctgB"};
+    CU_ASSERT_EQUAL(parse(&o, &co, 6, a5), 0);
+    CU_ASSERT_EQUAL_FATAL(co.n_regions, 4);
+    CU_ASSERT_STRING_EQUAL(co.regions[0], "ctgB");
+    CU_ASSERT_STRING_EQUAL(co.regions[1], "*");
+    CU_ASSERT_STRING_EQUAL(co.regions[2], "ctgA:1-10");
+    CU_ASSERT_STRING_EQUAL(co.regions[3], "ctgB");
+    CU_ASSERT_EQUAL(co.unplaced, 1);
+    done(o, &co);
+
     char *a4[] = {"view", "-1", "in.bam"};
     CU_ASSERT_EQUAL(parse(&o, &co, 3, a4), 0);
     CU_ASSERT(o->fmt == VW_BAM && o->level == 1);
