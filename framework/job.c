@@ -230,12 +230,12 @@ static int region_add(ss_job_t *job, int tid, hts_pos_t beg, hts_pos_t end)
 static int region_add_whole_file(ss_job_t *job)
 {
     for (int tid = 0; tid < sam_hdr_nref(job->h); tid++)
-        if (region_add(job, tid, 0, sam_hdr_tid2len(job->h, tid)) < 0)
+        if (region_add(job, tid, 0, HTS_POS_MAX) < 0)
             return -1;
     return region_add(job, SS_TID_UNPLACED, 0, 0);
 }
 
-/* Append one region of the user's list, clipped to its contig. */
+/* Append one region of the user's list. */
 static int parse_region(ss_job_t *job, const char *reg)
 {
     int tid = -1;
@@ -246,12 +246,12 @@ static int parse_region(ss_job_t *job, const char *reg)
     if (job->opts->unplaced && strcmp(reg, ".") == 0)
         return region_add_whole_file(job);
     if (sam_parse_region(job->h, reg, &tid, &beg, &end, HTS_PARSE_THOUSANDS_SEP)) {
-        hts_pos_t len = sam_hdr_tid2len(job->h, tid);
-        beg = beg < 0 ? 0 : beg; /* htslib reads "chr:0-5" as from the start */
-        end = end < len ? end : len;
-        if (beg > end)
-            beg = end; /* past the contig end: an empty region */
-        return region_add(job, tid, beg, end);
+        /*
+         * htslib reads "chr:0-5" as from the start. END stays as given (very
+         * large for CONTIG and CONTIG:BEG): a region query returns records
+         * placed past the contig's end when END reaches them.
+         */
+        return region_add(job, tid, beg < 0 ? 0 : beg, end);
     }
     char *name = region_contig(reg);
     if (!name) {

@@ -95,16 +95,20 @@ static int span_add_unplaced(plan_t *p)
     return span_push(&p->spans, (span_t){ .tid = SS_TID_UNPLACED });
 }
 
-/* BED intervals of tid clipped to [lo, hi), neighbours closer than a shard bridged. */
+/*
+ * BED intervals of tid clipped to the scope [lo, hi) and the contig, neighbours
+ * closer than a shard bridged.
+ */
 static int spans_from_bed(plan_t *p, int tid, hts_pos_t lo, hts_pos_t hi)
 {
     sam_hdr_t *h = ss_job_header(p->job);
     int n;
     const hts_pair_pos_t *iv = ss_bed_intervals(ss_job_bed(p->job), sam_hdr_tid2name(h, tid), &n);
+    hts_pos_t len = sam_hdr_tid2len(h, tid), clip = hi < len ? hi : len;
     hts_pos_t cur_beg = -1, cur_end = -1;
     for (int i = 0; i < n; i++) {
         hts_pos_t b = iv[i].beg > lo ? iv[i].beg : lo;
-        hts_pos_t e = iv[i].end < hi ? iv[i].end : hi;
+        hts_pos_t e = iv[i].end < clip ? iv[i].end : clip;
         if (e <= b)
             continue; /* outside the scope, or an empty interval: no position to print */
         if (cur_beg >= 0 && b - cur_end <= p->shard_size) {
@@ -121,13 +125,16 @@ static int spans_from_bed(plan_t *p, int tid, hts_pos_t lo, hts_pos_t hi)
     return 0;
 }
 
-/* The scope [lo, hi) of tid: the -l intervals within it, or all of it. */
+/*
+ * The scope [lo, hi) of tid: the -l intervals within it, or all of it; hi
+ * may pass the contig's end (a region's END as given), the spans never do.
+ */
 static int spans_from_scope(plan_t *p, int tid, hts_pos_t lo, hts_pos_t hi)
 {
     if (ss_job_bed(p->job))
         return spans_from_bed(p, tid, lo, hi);
-    hts_pos_t len = sam_hdr_tid2len(ss_job_header(p->job), tid);
-    return span_add(p, tid, lo, hi, lo, hi, lo == 0 && hi == len);
+    hts_pos_t len = sam_hdr_tid2len(ss_job_header(p->job), tid), end = hi < len ? hi : len;
+    return span_add(p, tid, lo, end, lo, hi, lo == 0 && end == len);
 }
 
 static int build_spans(plan_t *p)
@@ -146,7 +153,7 @@ static int build_spans(plan_t *p)
     if (n_reg > 0)
         return 0;
     for (int tid = 0; tid < sam_hdr_nref(h); tid++)
-        if (spans_from_scope(p, tid, 0, sam_hdr_tid2len(h, tid)) < 0)
+        if (spans_from_scope(p, tid, 0, HTS_POS_MAX) < 0)
             return -1;
     /* the unplaced unmapped reads come last in the file, so last in the plan */
     if (ss_job_opts(p->job)->unplaced && span_add_unplaced(p) < 0)

@@ -39,9 +39,12 @@ typedef enum {
 #define SS_TID_UNPLACED (-1)
 
 /*
- * One region of the user's region list: [beg, end) 0-based on contig tid,
- * clipped to the contig. tid SS_TID_UNPLACED is the region "*" (the unplaced
- * unmapped reads; beg = end = 0).
+ * One region of the user's region list: [beg, end) 0-based on contig tid.
+ * end is the END given, which may lie past the contig's length (HTS_POS_MAX
+ * for CONTIG or CONTIG:BEG): records placed past the end of a contig belong
+ * to a region whose END reaches them, as in an htslib region query; clip to
+ * the contig for positions. tid SS_TID_UNPLACED is the region "*" (the
+ * unplaced unmapped reads; beg = end = 0).
  */
 typedef struct {
     int tid;
@@ -61,7 +64,8 @@ typedef struct {
     int tid;              /* contig id in the first input's header, or SS_TID_UNPLACED */
     hts_pos_t beg, end;   /* positions this shard owns */
     hts_pos_t scope_beg;  /* start of the shard's region (or 0 for a whole contig) */
-    hts_pos_t scope_end;  /* end of the shard's region (or the contig length) */
+    hts_pos_t scope_end;  /* end of the region as given (HTS_POS_MAX for a whole contig):
+                           * may pass the contig's length, unlike end */
     uint64_t est_work;    /* planner's estimate (compressed bytes), for progress */
 } ss_shard_t;
 
@@ -227,8 +231,8 @@ const ss_io_inputs_t *ss_job_inputs(const ss_job_t *job);
 /* The parsed -l file, or NULL. */
 const ss_bed_t *ss_job_bed(const ss_job_t *job);
 /*
- * The regions in the order given, each parsed and clipped to its contig ("."
- * expanded to every contig and "*"); *n receives the count. NULL and 0 when
+ * The regions in the order given, each parsed ("." expanded to every contig
+ * and "*"); *n receives the count. NULL and 0 when
  * none was given (the whole genome). Owned by the job; any thread may read.
  */
 const ss_interval_t *ss_job_regions(const ss_job_t *job, int *n);

@@ -4,8 +4,9 @@
  * Which shard emits a record: the one whose [beg, end) holds the record's
  * POS. The first shard of a scope (a region, or a whole contig) also emits
  * the records that start before the scope and overlap it, which is what a
- * samtools region query returns; the last shard of a whole contig takes
- * everything to the end of the contig's records. A shard of tid
+ * samtools region query returns; the last shard of a scope takes everything
+ * up to the scope's END as given, which for a whole contig includes records
+ * placed past the contig's end. A shard of tid
  * VW_TID_UNPLACED reads the unplaced unmapped records (HTS_IDX_NOCOOR).
  * Since records are coordinate-sorted, the outputs of a scope's shards, in
  * shard order, are the scope's records in file order, each exactly once; the
@@ -244,10 +245,14 @@ static hts_itr_t *shard_query(vw_worker_t *w, hts_idx_t *idx, const ss_shard_t *
         qbeg = sh->scope_beg;
         *lo = HTS_POS_MIN;
     }
-    if (sh->end >= sh->scope_end && sh->scope_end >= sam_hdr_tid2len(w->hdr, sh->tid)) {
-        /* as "samtools view in ctg" does: records placed past the contig end too */
-        qend = HTS_POS_MAX;
-        *hi = HTS_POS_MAX;
+    if (sh->end >= sh->scope_end || sh->end >= sam_hdr_tid2len(w->hdr, sh->tid)) {
+        /*
+         * The region's last shard reads to the region's END as given, as
+         * samtools' query does: "ctg" and "ctg:100" take records placed past
+         * the contig's end too, "ctg:100-LEN" does not.
+         */
+        qend = sh->scope_end;
+        *hi = sh->scope_end;
     }
     return sam_itr_queryi(idx, sh->tid, qbeg, qend);
 }

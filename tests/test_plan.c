@@ -121,7 +121,7 @@ static void test_whole_genome(void)
         next[s[i].tid] = s[i].end;
         per_tid[s[i].tid]++;
         SS_EQ(s[i].scope_beg, 0);
-        SS_EQ(s[i].scope_end, lens[s[i].tid]);
+        SS_EQ(s[i].scope_end, HTS_POS_MAX); /* a whole contig: records past its end too */
         if (s[i].end - s[i].beg < 1000)
             SS_EQ(s[i].end - s[i].beg, lens[s[i].tid]); /* only a whole tiny span */
     }
@@ -208,8 +208,16 @@ static void test_region(void)
     SS_EQ(s[n - 1].end, SMALL_LEN);
     for (int i = 0; i < n; i++) {
         SS_EQ(s[i].tid, 2);
-        SS_EQ(s[i].scope_end, SMALL_LEN);
+        SS_EQ(s[i].scope_end, HTS_POS_MAX);
     }
+    free(s);
+    /* an END past the contig's end: shards stop at the contig end, the scope keeps the END */
+    n = plan("small:101-40000", NULL, 0, 0, &s);
+    CU_ASSERT_FATAL(n >= 1);
+    SS_EQ(s[0].beg, 100);
+    SS_EQ(s[n - 1].end, SMALL_LEN);
+    for (int i = 0; i < n; i++)
+        SS_EQ(s[i].scope_end, 40000);
     free(s);
     n = plan("dense:3000000-", NULL, 0, 0, &s); /* past the end: nothing to do */
     SS_EQ(n, 0);
@@ -218,10 +226,12 @@ static void test_region(void)
 
 /*
  * The run of shards planned for one region of a list, starting at shard i0:
- * consecutive, tiling [beg, end) of tid, each with the region as its scope.
+ * consecutive, tiling [beg, end) of tid, each with the region [beg, scope_end)
+ * as its scope (scope_end: the END given, HTS_POS_MAX for a whole contig).
  * Returns the index after the run.
  */
-static int check_run(const ss_shard_t *s, int n, int i0, int tid, hts_pos_t beg, hts_pos_t end)
+static int check_run_to(const ss_shard_t *s, int n, int i0, int tid, hts_pos_t beg,
+                        hts_pos_t end, hts_pos_t scope_end)
 {
     CU_ASSERT_FATAL(i0 < n);
     hts_pos_t next = beg;
@@ -232,11 +242,16 @@ static int check_run(const ss_shard_t *s, int n, int i0, int tid, hts_pos_t beg,
         SS_EQ_FATAL(s[i].beg, next);
         CU_ASSERT(s[i].beg < s[i].end);
         SS_EQ(s[i].scope_beg, beg);
-        SS_EQ(s[i].scope_end, end);
+        SS_EQ(s[i].scope_end, scope_end);
         next = s[i].end;
     }
     SS_EQ(next, end);
     return i;
+}
+
+static int check_run(const ss_shard_t *s, int n, int i0, int tid, hts_pos_t beg, hts_pos_t end)
+{
+    return check_run_to(s, n, i0, tid, beg, end, end);
 }
 
 static void check_unplaced(const ss_shard_t *s, int i)
@@ -263,7 +278,8 @@ static void test_region_list(void)
     int i = 0, run1 = 0, run1_len = 0;
     for (int r = 0; r < 6; r++) {
         int start = i;
-        i = check_run(s, n, i, (int)want[r][0], want[r][1], want[r][2]);
+        hts_pos_t scope_end = r == 4 ? HTS_POS_MAX : want[r][2]; /* "small": all of it */
+        i = check_run_to(s, n, i, (int)want[r][0], want[r][1], want[r][2], scope_end);
         if (r == 1)
             run1 = start, run1_len = i - start;
         if (r == 5) { /* a repeated region is cut the same way each time */
@@ -448,7 +464,7 @@ static void test_region_list_bed(void)
     SS_EQ(s[0].tid, 2);
     SS_EQ(s[0].beg, 10);
     SS_EQ(s[0].end, 20);
-    SS_EQ(s[0].scope_end, SMALL_LEN);
+    SS_EQ(s[0].scope_end, HTS_POS_MAX);
     SS_EQ(s[1].beg, 1500);
     SS_EQ(s[n - 1].end, 550000);
     for (int i = 1; i < n; i++) {

@@ -270,6 +270,17 @@ ss_view "regions CRAM"                  "$SMALL" cram -T "$REF" "$S1" ctgB:5000-
 ss_view "regions from CRAM"             "$SMALL" sam -T "$REF" "$EDGEC" ctgB:1-300 '*' \
     ctgA:1-300 ctgA:100-200
 ss_view "regions -h"                    "$SMALL" sam -h "$S1" ctgB:1-500 ctgA:1-500
+# Records placed past their contig's end (c1 is 100 bp; r3 at 150): a region query
+# returns them when the region's END reaches them ("c1", "c1:90", "c1:40-200"), not for
+# "c1:40-100", whose END is the contig's end.
+PAST=$SS_WORK/past.bam
+printf '@HD\tVN:1.6\tSO:coordinate\n@SQ\tSN:c1\tLN:100\n@SQ\tSN:c2\tLN:100\n%s' \
+    "$(printf 'r%s\t0\t%s\t%s\t60\t10M\t*\t0\t0\tACGTACGTAC\t*\n' 1 c1 50 2 c1 95 3 c1 150 \
+        4 c2 10)"$'\n'"$(printf 'u5\t4\t*\t0\t0\t*\t*\t0\t0\tACGT\t*')"$'\n' |
+    "$SAMTOOLS" view -b -o "$PAST" - && "$SAMTOOLS" index "$PAST"
+ss_view "past the contig end, whole file" "$SMALL" sam "$PAST"
+ss_view "past the contig end, regions" "$MULTI" sam "$PAST" c1:40-100 c1:90 c1 c1:40-200 \
+    c1:1-100 '*' c2:5-300
 # A region samtools cannot parse: it warns, skips it and exits 0; seqshard stops with
 # one line naming the region (a deliberate difference, docs/user-guide.md).
 ss_view_fails "regions with a bad one"  "unknown contig 'bogus' in region 'bogus'" \
