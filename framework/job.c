@@ -235,6 +235,41 @@ static int region_add_whole_file(ss_job_t *job)
     return region_add(job, SS_TID_UNPLACED, 0, 0);
 }
 
+/* Header order, the unplaced reads ("*", tid -1) after every contig. */
+static int region_cmp(const void *pa, const void *pb)
+{
+    const ss_interval_t *a = pa, *b = pb;
+    unsigned ta = (unsigned)a->tid, tb = (unsigned)b->tid; /* -1 sorts last */
+    if (ta != tb)
+        return ta < tb ? -1 : 1;
+    if (a->beg != b->beg)
+        return a->beg < b->beg ? -1 : 1;
+    return (a->end > b->end) - (a->end < b->end);
+}
+
+/*
+ * samtools view -M: the regions as one set. Sorted, and merged where they
+ * overlap or touch (a record overlapping either of two touching regions
+ * overlaps their union), so each record belongs to one region.
+ */
+static void merge_regions(ss_job_t *job)
+{
+    ss_interval_t *r = job->regions;
+    int n = 0;
+    if (job->n_regions < 2)
+        return;
+    qsort(r, (size_t)job->n_regions, sizeof(*r), region_cmp);
+    for (int i = 0; i < job->n_regions; i++) {
+        if (n > 0 && r[i].tid == r[n - 1].tid && r[i].beg <= r[n - 1].end) {
+            if (r[i].end > r[n - 1].end)
+                r[n - 1].end = r[i].end;
+            continue;
+        }
+        r[n++] = r[i];
+    }
+    job->n_regions = n;
+}
+
 /* Append one region of the user's list. */
 static int parse_region(ss_job_t *job, const char *reg)
 {
@@ -305,6 +340,8 @@ ss_job_t *ss_job_open(const ss_common_opts_t *opts, const char *kernel_name)
         ok = check_input(job, i) == 0;
     for (int i = 0; ok && i < opts->n_regions; i++)
         ok = parse_region(job, opts->regions[i]) == 0;
+    if (ok && opts->merge_regions)
+        merge_regions(job);
     hts_set_log_level(saved);
     if (!ok)
         goto fail;

@@ -82,6 +82,8 @@ typedef struct {
     char *reference;         /* -f / -T / --reference, owned, may be NULL */
     char **regions;          /* regions in the order given (-r, view's arguments), owned */
     int n_regions;           /* 0: the whole genome */
+    int merge_regions;       /* read the regions as one set: in header order ("*" last),
+                              * overlapping and touching ones merged (samtools view -M) */
     char *bed;               /* -l, owned, may be NULL */
     char *output;            /* -o, owned, NULL means stdout */
     char *report;            /* --report FILE.json, owned, may be NULL */
@@ -232,8 +234,10 @@ const ss_io_inputs_t *ss_job_inputs(const ss_job_t *job);
 const ss_bed_t *ss_job_bed(const ss_job_t *job);
 /*
  * The regions in the order given, each parsed ("." expanded to every contig
- * and "*"); *n receives the count. NULL and 0 when
- * none was given (the whole genome). Owned by the job; any thread may read.
+ * and "*"); with merge_regions, sorted (header order, "*" last) and merged
+ * instead, so no two share a position or touch. *n receives the count. NULL
+ * and 0 when none was given (the whole genome). Owned by the job; any thread
+ * may read.
  */
 const ss_interval_t *ss_job_regions(const ss_job_t *job, int *n);
 /* The region when exactly one was given (pileup's -r), else NULL. */

@@ -53,6 +53,9 @@ void vw_usage(FILE *fp)
             "region's records are printed in the order the regions are given; a record in two\n"
             "regions is printed twice, as samtools view does without -M. An unknown or\n"
             "malformed region is an error (samtools warns and skips it).\n"
+            "  -M, --use-index         take the regions as one set, as samtools view -M does:\n"
+            "                          in header order ('*' last), overlaps merged, each\n"
+            "                          record once (needs regions or -L; not both)\n"
             "\n"
             "Output options:\n"
             "  -O, --output-fmt FMT    sam, bam or cram [from the -o extension, else sam]\n"
@@ -88,7 +91,7 @@ void vw_usage(FILE *fp)
             "      --tmp-dir DIR       directory for temporary files\n"
             "      --quiet             no progress line on stderr\n"
             "\n"
-            "Not supported (samtools view options): -c, -U, -p, -P, -M, -X, -t, -r, -R, -N, -d,\n"
+            "Not supported (samtools view options): -c, -U, -p, -P, -X, -t, -r, -R, -N, -d,\n"
             "-D, -m, -e, -s, -x, -B, --library (our -l is the compression level), SAM.gz output.\n",
             VW_CRAM_SHARD_FACTOR, SS_DEFAULT_SHARD_SIZE);
 }
@@ -109,6 +112,7 @@ static const struct option lopts[] = {
     {"no-PG", no_argument, NULL, O_NOPG},
     {"output", required_argument, NULL, 'o'},
     {"write-index", no_argument, NULL, O_WRITE_INDEX},
+    {"use-index", no_argument, NULL, 'M'},
     {"reference", required_argument, NULL, 'T'},
     {"target-file", required_argument, NULL, 'L'},
     {"targets-file", required_argument, NULL, 'L'},
@@ -245,6 +249,7 @@ static int apply(vw_opts_t *o, ss_common_opts_t *co, int c, const char *arg, int
     case O_WRITE_INDEX: o->write_index = 1; return 0;
     case 'T': return set_string(&co->reference, arg);
     case 'L': return set_string(&o->target_path, arg);
+    case 'M': o->multi_region = 1; return 0;
     case 'q': return int_arg("-q", arg, 0, INT_MAX, &o->min_mapq);
     case 'f': return flag_arg("-f", arg, &o->flag_on);
     case 'F': return flag_arg("-F", arg, &o->flag_off);
@@ -282,7 +287,7 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
     int c, fmt_given = 0, fast_or_u = 0, shard_size_given = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":O:bC1ul:hHo:T:L:q:f:F:G:@:", lopts, NULL)) >= 0) {
+    while ((c = getopt_long(argc, argv, ":O:bC1ul:hHo:T:L:Mq:f:F:G:@:", lopts, NULL)) >= 0) {
         const char *bad = argv[optind - 1];
         if (c == '?' || c == ':') {
             fprintf(stderr, "seqshard view: %s '%s'; see 'seqshard view --help'\n",
@@ -305,6 +310,13 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
     }
     if (positionals(co, argc, argv, optind) < 0 || resolve_format(o, co, fmt_given, fast_or_u) < 0)
         return SS_EXIT_USAGE;
+    if (o->multi_region && o->target_path && co->n_regions > 0) {
+        /* samtools then reads the BED intervals cut down to the regions: not done here */
+        fprintf(stderr, "seqshard view: -M with both -L and regions is not supported yet; "
+                        "drop -M, or give the regions or the -L file alone\n");
+        return SS_EXIT_USAGE;
+    }
+    co->merge_regions = o->multi_region;
     if (!(o->cmdline = command_line(argc, argv)) ||
         (co->output && !(o->output = strdup(co->output))))
         return SS_EXIT_USAGE;

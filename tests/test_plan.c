@@ -344,6 +344,41 @@ static void test_region_unplaced(void)
     ss_common_opts_free(&o);
 }
 
+/* merge_regions (view -M): one set, in header order, overlapping and touching merged. */
+static void test_region_merge(void)
+{
+    const char *regs[] = { "*", "small:3001-4000", "dense:190001-200000", "small:1001-5000",
+                           "dense:150001-180000", "*", "dense:180001-185000", "small:4500-6000",
+                           "dense:185002-186000" };
+    const hts_pos_t want[][3] = { { 0, 150000, 185000 }, { 0, 185001, 186000 },
+                                  { 0, 190000, 200000 }, { 2, 1000, 6000 } };
+    ss_common_opts_t o;
+    opts_for(&o, regs, 9, NULL, 1);
+    o.merge_regions = 1;
+    ss_job_t *job = ss_job_open(&o, "test");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+    int nr = -1;
+    const ss_interval_t *r = ss_job_regions(job, &nr);
+    SS_EQ_FATAL(nr, 5);
+    for (int k = 0; k < 4; k++) {
+        SS_EQ(r[k].tid, want[k][0]);
+        SS_EQ(r[k].beg, want[k][1]);
+        SS_EQ(r[k].end, want[k][2]);
+    }
+    SS_EQ(r[4].tid, SS_TID_UNPLACED); /* once, last */
+    ss_shard_t *s;
+    int n = -1;
+    SS_EQ_FATAL(ss_plan_build(job, &s, &n), 0);
+    int i = 0;
+    for (int k = 0; k < 4; k++)
+        i = check_run(s, n, i, (int)want[k][0], want[k][1], want[k][2]);
+    SS_EQ_FATAL(n, i + 1);
+    check_unplaced(s, i);
+    free(s);
+    ss_job_close(job);
+    ss_common_opts_free(&o);
+}
+
 /* An empty region plans nothing; a bad one fails the job, naming it. */
 static void test_region_list_errors(void)
 {
@@ -491,6 +526,7 @@ int main(void)
         !CU_add_test(s, "bed", test_bed) ||
         !CU_add_test(s, "region_list", test_region_list) ||
         !CU_add_test(s, "region_unplaced", test_region_unplaced) ||
+        !CU_add_test(s, "region_merge", test_region_merge) ||
         !CU_add_test(s, "region_list_errors", test_region_list_errors) ||
         !CU_add_test(s, "region_list_bed", test_region_list_bed))
         return 1;

@@ -377,6 +377,19 @@ static void test_options(void)
     CU_ASSERT_STRING_EQUAL(co.regions[2], "ctgA:1-10");
     CU_ASSERT_STRING_EQUAL(co.regions[3], "ctgB");
     CU_ASSERT_EQUAL(co.unplaced, 1);
+    CU_ASSERT_EQUAL(co.merge_regions, 0);
+    done(o, &co);
+
+    char *a6[] = {"view", "-M", "in.bam", "ctgB", "ctgA"};
+    CU_ASSERT_EQUAL(parse(&o, &co, 5, a6), 0);
+    CU_ASSERT(o->multi_region && co.merge_regions && co.n_regions == 2);
+    done(o, &co);
+    char *a7[] = {"view", "--use-index", "-L", "t.bed", "in.bam"}; /* -M -L: the BED's regions */
+    CU_ASSERT_EQUAL(parse(&o, &co, 5, a7), 0);
+    CU_ASSERT(o->multi_region && co.n_regions == 0);
+    done(o, &co);
+    char *a8[] = {"view", "-M", "-L", "t.bed", "in.bam", "ctgA"}; /* not yet */
+    CU_ASSERT_EQUAL(parse(&o, &co, 6, a8), SS_EXIT_USAGE);
     done(o, &co);
 
     char *a4[] = {"view", "-1", "in.bam"};

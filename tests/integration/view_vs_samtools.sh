@@ -288,6 +288,28 @@ ss_view_fails "regions with a bad one"  "unknown contig 'bogus' in region 'bogus
 ss_view_fails "regions with a malformed one" "malformed region 'ctgA:20-10'" \
     "$S1" ctgA:1-1000 ctgA:20-10
 
+# ---- -M: the regions as one set ------------------------------------------------------------
+# samtools view -M sorts the regions (header order, "*" last), merges those that overlap
+# and prints each record once, in file order.
+ss_view "-M overlapping"                "$MULTI" sam -M "$S1" ctgA:1-1000 ctgA:500-1500
+ss_view "-M out of order, short gaps"   "$MULTI" sam -M "$S1" ctgA:1250-1300 ctgA:1000-1100 \
+    ctgA:1150-1200 ctgB:1-300
+ss_view "-M touching, nested, repeated" "$MULTI" sam -M "$EDGE" ctgA:1-10 ctgA:11-20 ctgA:5-8 \
+    ctgA:1-10
+ss_view "-M with *"                     "$MULTI" sam -M "$EDGE" '*' ctgA:1900-2100 ctgTiny '*' \
+    ctgA:1-100
+ss_view "-M to the contig end"          "$SMALL" sam -M "$EDGE" ctgA:17000-17200 ctgA:1951 \
+    ctgA:13990-14100
+ss_view "-M ."                          "$SMALL" sam -M "$EDGE" ctgA:1-100 .
+ss_view "-M past the contig end"        "$SMALL" sam -M "$PAST" c1:40-100 c1:90 c2:5-300 c1:40-60
+ss_view "-M BAM"                        "$SMALL" bam -M "$S1" ctgB:5000-15000 '*' ctgA:100-9000 \
+    ctgB:1-6000
+ss_view "-M CRAM in and out"            "$SMALL" cram -M -T "$REF" "$S1C" ctgB:5000-15000 '*' \
+    ctgA:100-9000 ctgB:1-6000
+ss_view "-M -L (the BED's regions)"     "$SMALL" sam -M -L "$TD/regions.bed" "$S1"
+# samtools: "No regions or BED file have been provided. Aborting." (status 1)
+ss_view_fails "-M without regions"      'view -M: no regions' -M "$S1"
+
 # ---- empty input -----------------------------------------------------------------------
 "$SAMTOOLS" view -b --no-PG -H -o "$SS_WORK/empty.bam" "$S1" &&
     "$SAMTOOLS" index "$SS_WORK/empty.bam"
@@ -423,6 +445,7 @@ if [ "${SS_MPI:-0}" = 1 ] && command -v mpirun >/dev/null; then
         ctgA:500-1500
     ss_view_samfile "mpirun -np 2 regions SAM" out.sam "$EDGE" ctgA:1900-2100 '*' ctgTiny \
         ctgA:1-2000
+    ss_view "mpirun -np 2 -M BAM" "2:2k" bam -M "$S1" ctgB:1-3000 '*' ctgA:1-1000 ctgA:500-1500
     VIEW_LAUNCH=()
 fi
 
