@@ -33,8 +33,8 @@ struct ss_job_s {
     sam_hdr_t *h;
     hts_idx_t *idx;
     ss_bed_t *bed;
-    ss_interval_t region;
-    int has_region;
+    ss_interval_t *regions;       /* the regions in the order given, parsed */
+    int n_regions, m_regions;
     int user_ref_env;             /* REF_PATH or REF_CACHE set by the user */
 };
 
@@ -208,19 +208,85 @@ static char *region_contig(const char *reg)
     return e ? strndup(s, (size_t)(e - s)) : strdup(s);
 }
 
+static int region_add(ss_job_t *job, int tid, hts_pos_t beg, hts_pos_t end)
+{
+    if (job->n_regions == job->m_regions) {
+        int m = job->m_regions ? 2 * job->m_regions : 8;
+        ss_interval_t *a = realloc(job->regions, (size_t)m * sizeof(*a));
+        if (!a) {
+            ss_error("out of memory parsing the regions");
+            return -1;
+        }
+        job->regions = a, job->m_regions = m;
+    }
+    job->regions[job->n_regions++] = (ss_interval_t){ .tid = tid, .beg = beg, .end = end };
+    return 0;
+}
+
+/*
+ * "." reads the whole file, as htslib's HTS_IDX_START iterator does: in a
+ * sorted file that is every contig in header order, then the unplaced reads.
+ */
+static int region_add_whole_file(ss_job_t *job)
+{
+    for (int tid = 0; tid < sam_hdr_nref(job->h); tid++)
+        if (region_add(job, tid, 0, HTS_POS_MAX) < 0)
+            return -1;
+    return region_add(job, SS_TID_UNPLACED, 0, 0);
+}
+
+/* Header order, the unplaced reads ("*", tid -1) after every contig. */
+static int region_cmp(const void *pa, const void *pb)
+{
+    const ss_interval_t *a = pa, *b = pb;
+    unsigned ta = (unsigned)a->tid, tb = (unsigned)b->tid; /* -1 sorts last */
+    if (ta != tb)
+        return ta < tb ? -1 : 1;
+    if (a->beg != b->beg)
+        return a->beg < b->beg ? -1 : 1;
+    return (a->end > b->end) - (a->end < b->end);
+}
+
+/*
+ * samtools view -M: the regions as one set. Sorted, and merged where they
+ * overlap or touch (a record overlapping either of two touching regions
+ * overlaps their union), so each record belongs to one region.
+ */
+static void merge_regions(ss_job_t *job)
+{
+    ss_interval_t *r = job->regions;
+    int n = 0;
+    if (job->n_regions < 2)
+        return;
+    qsort(r, (size_t)job->n_regions, sizeof(*r), region_cmp);
+    for (int i = 0; i < job->n_regions; i++) {
+        if (n > 0 && r[i].tid == r[n - 1].tid && r[i].beg <= r[n - 1].end) {
+            if (r[i].end > r[n - 1].end)
+                r[n - 1].end = r[i].end;
+            continue;
+        }
+        r[n++] = r[i];
+    }
+    job->n_regions = n;
+}
+
+/* Append one region of the user's list. */
 static int parse_region(ss_job_t *job, const char *reg)
 {
     int tid = -1;
     hts_pos_t beg = 0, end = 0;
+    /* htslib's region queries treat these two names before any contig name */
+    if (job->opts->unplaced && strcmp(reg, "*") == 0)
+        return region_add(job, SS_TID_UNPLACED, 0, 0);
+    if (job->opts->unplaced && strcmp(reg, ".") == 0)
+        return region_add_whole_file(job);
     if (sam_parse_region(job->h, reg, &tid, &beg, &end, HTS_PARSE_THOUSANDS_SEP)) {
-        hts_pos_t len = sam_hdr_tid2len(job->h, tid);
-        job->region.tid = tid;
-        job->region.beg = beg < 0 ? 0 : beg; /* htslib reads "chr:0-5" as from the start */
-        job->region.end = end < len ? end : len;
-        if (job->region.beg > job->region.end)
-            job->region.beg = job->region.end; /* past the contig end: an empty region */
-        job->has_region = 1;
-        return 0;
+        /*
+         * htslib reads "chr:0-5" as from the start. END stays as given (very
+         * large for CONTIG and CONTIG:BEG): a region query returns records
+         * placed past the contig's end when END reaches them.
+         */
+        return region_add(job, tid, beg < 0 ? 0 : beg, end);
     }
     char *name = region_contig(reg);
     if (!name) {
@@ -272,8 +338,10 @@ ss_job_t *ss_job_open(const ss_common_opts_t *opts, const char *kernel_name)
     int ok = !opts->reference || check_reference(opts->reference) == 0;
     for (int i = 0; ok && i < opts->n_inputs; i++)
         ok = check_input(job, i) == 0;
-    if (ok && opts->region)
-        ok = parse_region(job, opts->region) == 0;
+    for (int i = 0; ok && i < opts->n_regions; i++)
+        ok = parse_region(job, opts->regions[i]) == 0;
+    if (ok && opts->merge_regions)
+        merge_regions(job);
     hts_set_log_level(saved);
     if (!ok)
         goto fail;
@@ -304,6 +372,7 @@ void ss_job_close(ss_job_t *job)
     if (job->fp)
         hts_close(job->fp);
     ss_bed_destroy(job->bed);
+    free(job->regions);
     free(job->kernel_name);
     free(job);
 }
@@ -328,9 +397,15 @@ const ss_bed_t *ss_job_bed(const ss_job_t *job)
     return job->bed;
 }
 
+const ss_interval_t *ss_job_regions(const ss_job_t *job, int *n)
+{
+    *n = job->n_regions;
+    return job->n_regions ? job->regions : NULL;
+}
+
 const ss_interval_t *ss_job_region(const ss_job_t *job)
 {
-    return job->has_region ? &job->region : NULL;
+    return job->n_regions == 1 ? &job->regions[0] : NULL;
 }
 
 samFile *ss_job_file(const ss_job_t *job)

@@ -77,7 +77,9 @@ void ss_common_opts_free(ss_common_opts_t *o)
         free(o->fmt_opts[i]);
     free(o->fmt_opts);
     free(o->reference);
-    free(o->region);
+    for (int i = 0; i < o->n_regions; i++)
+        free(o->regions[i]);
+    free(o->regions);
     free(o->bed);
     free(o->output);
     free(o->report);
@@ -209,6 +211,32 @@ void ss_common_usage(FILE *fp)
             "  -o, --output FILE       write to FILE (created only when the run succeeds)\n"
             "                          [standard output]\n",
             SS_DEFAULT_SHARD_SIZE);
+}
+
+/* ---- regions ---- */
+
+int ss_common_add_region(ss_common_opts_t *o, const char *region)
+{
+    char **grown = realloc(o->regions, (size_t)(o->n_regions + 1) * sizeof(*grown));
+    if (!grown) {
+        ss_error("out of memory adding region '%s'", region);
+        return -1;
+    }
+    o->regions = grown;
+    if (!(o->regions[o->n_regions] = strdup(region))) {
+        ss_error("out of memory adding region '%s'", region);
+        return -1;
+    }
+    o->n_regions++;
+    return 0;
+}
+
+int ss_common_set_region(ss_common_opts_t *o, const char *region)
+{
+    for (int i = 0; i < o->n_regions; i++)
+        free(o->regions[i]);
+    o->n_regions = 0;
+    return ss_common_add_region(o, region);
 }
 
 /* ---- inputs ---- */

@@ -1,11 +1,15 @@
 /*
  * plan.c -- cut the job's scope into shards of balanced estimated work.
  *
- * 1. Spans: the parts of the genome to read, in header order. The -r region,
- *    or the -l intervals (merged; neighbours closer than one shard are
- *    bridged so an exome does not become 200,000 tiny shards, while larger
- *    gaps are skipped so a BED plan reads only what it needs), or every
- *    contig whole. No span crosses a contig.
+ * 1. Spans: the parts of the genome to read, in plan order. The regions in
+ *    the order the user gave them (overlapping or repeated regions are read
+ *    once per mention, as samtools view reads them), or every contig whole
+ *    in header order; either intersected with the -l intervals (merged;
+ *    neighbours closer than one shard are bridged so an exome does not
+ *    become 200,000 tiny shards, while larger gaps are skipped so a BED plan
+ *    reads only what it needs). No span crosses a contig. The region "*",
+ *    and the end of a whole-genome plan of a kernel that asks for it, is a
+ *    span of the unplaced unmapped reads, which becomes one shard.
  * 2. Work: every span is cut on a fixed 16 kb grid (aligned to the BAI linear
  *    index) and each cell's work is estimated from the indexes of the first
  *    few inputs (ss_io_estimate: compressed bytes).
@@ -33,8 +37,9 @@
 #define MAX_EST_INPUTS 8             /* more inputs change the shape of the work little */
 
 typedef struct {
-    int tid;
+    int tid;                         /* SS_TID_UNPLACED: the unplaced reads, no cells */
     hts_pos_t beg, end;
+    hts_pos_t scope_beg, scope_end;  /* the region (or contig) the span was cut from */
     int whole_contig;
     size_t cell0;                    /* index of its first cell in the cell array */
     size_t n_cells;
@@ -62,10 +67,8 @@ typedef struct {
     shards_t out;
 } plan_t;
 
-static int span_add(spans_t *s, int tid, hts_pos_t beg, hts_pos_t end, int whole)
+static int span_push(spans_t *s, span_t sp)
 {
-    if (end <= beg)
-        return 0;
     if (s->n == s->m) {
         size_t m = s->m ? 2 * s->m : 64;
         span_t *a = realloc(s->a, m * sizeof(*a));
@@ -73,20 +76,39 @@ static int span_add(spans_t *s, int tid, hts_pos_t beg, hts_pos_t end, int whole
             return -1;
         s->a = a, s->m = m;
     }
-    s->a[s->n++] = (span_t){ .tid = tid, .beg = beg, .end = end, .whole_contig = whole };
+    s->a[s->n++] = sp;
     return 0;
 }
 
-/* BED intervals of tid clipped to [lo, hi), neighbours closer than a shard bridged. */
+/* [beg, end) of tid, cut from the scope [lo, hi); an empty range reads nothing. */
+static int span_add(plan_t *p, int tid, hts_pos_t beg, hts_pos_t end, hts_pos_t lo, hts_pos_t hi,
+                    int whole)
+{
+    if (end <= beg)
+        return 0;
+    return span_push(&p->spans, (span_t){ .tid = tid, .beg = beg, .end = end, .scope_beg = lo,
+                                          .scope_end = hi, .whole_contig = whole });
+}
+
+static int span_add_unplaced(plan_t *p)
+{
+    return span_push(&p->spans, (span_t){ .tid = SS_TID_UNPLACED });
+}
+
+/*
+ * BED intervals of tid clipped to the scope [lo, hi) and the contig, neighbours
+ * closer than a shard bridged.
+ */
 static int spans_from_bed(plan_t *p, int tid, hts_pos_t lo, hts_pos_t hi)
 {
     sam_hdr_t *h = ss_job_header(p->job);
     int n;
     const hts_pair_pos_t *iv = ss_bed_intervals(ss_job_bed(p->job), sam_hdr_tid2name(h, tid), &n);
+    hts_pos_t len = sam_hdr_tid2len(h, tid), clip = hi < len ? hi : len;
     hts_pos_t cur_beg = -1, cur_end = -1;
     for (int i = 0; i < n; i++) {
         hts_pos_t b = iv[i].beg > lo ? iv[i].beg : lo;
-        hts_pos_t e = iv[i].end < hi ? iv[i].end : hi;
+        hts_pos_t e = iv[i].end < clip ? iv[i].end : clip;
         if (e <= b)
             continue; /* outside the scope, or an empty interval: no position to print */
         if (cur_beg >= 0 && b - cur_end <= p->shard_size) {
@@ -94,29 +116,48 @@ static int spans_from_bed(plan_t *p, int tid, hts_pos_t lo, hts_pos_t hi)
                 cur_end = e;
             continue;
         }
-        if (cur_beg >= 0 && span_add(&p->spans, tid, cur_beg, cur_end, 0) < 0)
+        if (cur_beg >= 0 && span_add(p, tid, cur_beg, cur_end, lo, hi, 0) < 0)
             return -1;
         cur_beg = b, cur_end = e;
     }
-    if (cur_beg >= 0 && span_add(&p->spans, tid, cur_beg, cur_end, 0) < 0)
+    if (cur_beg >= 0 && span_add(p, tid, cur_beg, cur_end, lo, hi, 0) < 0)
         return -1;
     return 0;
+}
+
+/*
+ * The scope [lo, hi) of tid: the -l intervals within it, or all of it; hi
+ * may pass the contig's end (a region's END as given), the spans never do.
+ */
+static int spans_from_scope(plan_t *p, int tid, hts_pos_t lo, hts_pos_t hi)
+{
+    if (ss_job_bed(p->job))
+        return spans_from_bed(p, tid, lo, hi);
+    hts_pos_t len = sam_hdr_tid2len(ss_job_header(p->job), tid), end = hi < len ? hi : len;
+    return span_add(p, tid, lo, end, lo, hi, lo == 0 && end == len);
 }
 
 static int build_spans(plan_t *p)
 {
     sam_hdr_t *h = ss_job_header(p->job);
-    const ss_interval_t *reg = ss_job_region(p->job);
-    int has_bed = ss_job_bed(p->job) != NULL;
-    int first = reg ? reg->tid : 0, last = reg ? reg->tid : sam_hdr_nref(h) - 1;
-    for (int tid = first; tid <= last; tid++) {
-        hts_pos_t len = sam_hdr_tid2len(h, tid);
-        hts_pos_t lo = reg ? reg->beg : 0, hi = reg && reg->end < len ? reg->end : len;
-        int r = has_bed ? spans_from_bed(p, tid, lo, hi)
-                        : span_add(&p->spans, tid, lo, hi, !reg || (lo == 0 && hi == len));
+    int n_reg;
+    const ss_interval_t *reg = ss_job_regions(p->job, &n_reg);
+    /* each region in the order given, each time it is given */
+    for (int i = 0; i < n_reg; i++) {
+        int r = reg[i].tid == SS_TID_UNPLACED
+                    ? span_add_unplaced(p)
+                    : spans_from_scope(p, reg[i].tid, reg[i].beg, reg[i].end);
         if (r < 0)
             return -1;
     }
+    if (n_reg > 0)
+        return 0;
+    for (int tid = 0; tid < sam_hdr_nref(h); tid++)
+        if (spans_from_scope(p, tid, 0, HTS_POS_MAX) < 0)
+            return -1;
+    /* the unplaced unmapped reads come last in the file, so last in the plan */
+    if (ss_job_opts(p->job)->unplaced && span_add_unplaced(p) < 0)
+        return -1;
     return 0;
 }
 
@@ -143,6 +184,8 @@ static int estimate_input(plan_t *p, samFile *fp, sam_hdr_t *h, hts_idx_t *idx)
     int r = est ? 0 : -1;
     for (size_t i = 0; r == 0 && i < p->spans.n; i++) {
         const span_t *s = &p->spans.a[i];
+        if (s->tid == SS_TID_UNPLACED)
+            continue; /* not on the grid: the index has no positions for them */
         if (s->n_cells + 1 > cap) {
             cap = s->n_cells + 1;
             free(pos);
@@ -193,6 +236,8 @@ static int estimate(plan_t *p)
     for (size_t i = 0; i < p->spans.n; i++) {
         span_t *s = &p->spans.a[i];
         s->cell0 = p->n_cells;
+        if (s->tid == SS_TID_UNPLACED)
+            continue; /* n_cells stays 0 */
         s->n_cells = (size_t)(((s->end - 1) >> GRID_SHIFT) - (s->beg >> GRID_SHIFT) + 1);
         p->n_cells += s->n_cells;
     }
@@ -218,14 +263,13 @@ static int shard_add(plan_t *p, const span_t *s, hts_pos_t beg, hts_pos_t end, d
             return -1;
         o->a = a, o->m = m;
     }
-    const ss_interval_t *reg = ss_job_region(p->job);
     ss_shard_t *sh = &o->a[o->n];
     sh->idx = o->n;
     sh->tid = s->tid;
     sh->beg = beg;
     sh->end = end;
-    sh->scope_beg = reg ? reg->beg : 0;
-    sh->scope_end = reg ? reg->end : sam_hdr_tid2len(ss_job_header(p->job), s->tid);
+    sh->scope_beg = s->scope_beg;
+    sh->scope_end = s->scope_end;
     sh->est_work = p->by_bp ? (uint64_t)(end - beg) : (uint64_t)llround(work);
     o->n++;
     return 0;
@@ -316,7 +360,9 @@ static int cut(plan_t *p)
         for (size_t k = 0; !p->by_bp && k < s->n_cells; k++)
             w += (double)p->cell_work[s->cell0 + k];
         int r;
-        if (!p->by_bp && w > 0)
+        if (s->tid == SS_TID_UNPLACED)
+            r = shard_add(p, s, 0, 0, 0); /* one shard: the index cannot cut them */
+        else if (!p->by_bp && w > 0)
             r = cut_by_work(p, s);
         else if (s->whole_contig && !p->all_contigs && !p->by_bp)
             r = shard_add(p, s, s->beg, s->end, 0); /* no reads: the kernel prints little */
@@ -342,17 +388,6 @@ int ss_plan_build(const ss_job_t *job, ss_shard_t **shards, int *n)
         r = estimate(&p);
     if (r == 0)
         r = cut(&p);
-    /* the unplaced unmapped reads come last in the file, so last in the plan */
-    if (r == 0 && o->unplaced && !ss_job_region(job)) {
-        ss_shard_t *a = realloc(p.out.a, (size_t)(p.out.n + 1) * sizeof(*a));
-        if (!a) {
-            r = -1;
-        } else {
-            p.out.a = a;
-            a[p.out.n] = (ss_shard_t){ .idx = p.out.n, .tid = SS_TID_UNPLACED };
-            p.out.n++;
-        }
-    }
     if (r < 0 && !ss_error_raised())
         ss_error("out of memory planning shards");
     free(p.spans.a);

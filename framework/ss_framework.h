@@ -38,7 +38,14 @@ typedef enum {
 /* A shard with this tid holds the unplaced unmapped reads (the file's end). */
 #define SS_TID_UNPLACED (-1)
 
-/* One genomic interval of one region list entry: [beg, end) 0-based. */
+/*
+ * One region of the user's region list: [beg, end) 0-based on contig tid.
+ * end is the END given, which may lie past the contig's length (HTS_POS_MAX
+ * for CONTIG or CONTIG:BEG): records placed past the end of a contig belong
+ * to a region whose END reaches them, as in an htslib region query; clip to
+ * the contig for positions. tid SS_TID_UNPLACED is the region "*" (the
+ * unplaced unmapped reads; beg = end = 0).
+ */
 typedef struct {
     int tid;
     hts_pos_t beg, end;
@@ -46,16 +53,19 @@ typedef struct {
 
 /*
  * A shard: a half-open range [beg, end) on contig tid. Shards are numbered
- * in genomic order; shard i's output precedes shard i+1's in the file.
- * scope_beg/scope_end bound the user's region (-r) or the contig, so a kernel
- * knows where the reference tool would have started reading.
+ * in plan order: the regions in the order the user gave them (each region's
+ * shards in genomic order), or, without regions, the contigs in header
+ * order; shard i's output precedes shard i+1's in the file. scope_beg and
+ * scope_end bound the shard's own region (or its contig), so a kernel knows
+ * where the reference tool would have started reading for that region.
  */
 typedef struct {
-    int idx;              /* 0-based position in genomic order */
-    int tid;              /* contig id in the first input's header */
+    int idx;              /* 0-based position in plan order */
+    int tid;              /* contig id in the first input's header, or SS_TID_UNPLACED */
     hts_pos_t beg, end;   /* positions this shard owns */
-    hts_pos_t scope_beg;  /* start of the region (or 0 for a whole contig) */
-    hts_pos_t scope_end;  /* end of the region (or the contig length) */
+    hts_pos_t scope_beg;  /* start of the shard's region (or 0 for a whole contig) */
+    hts_pos_t scope_end;  /* end of the region as given (HTS_POS_MAX for a whole contig):
+                           * may pass the contig's length, unlike end */
     uint64_t est_work;    /* planner's estimate (compressed bytes), for progress */
 } ss_shard_t;
 
@@ -70,7 +80,10 @@ typedef struct {
     char **fmt_opts;         /* --input-fmt-option values (hts_opt syntax), owned */
     int n_fmt_opts;
     char *reference;         /* -f / -T / --reference, owned, may be NULL */
-    char *region;            /* -r, owned, may be NULL */
+    char **regions;          /* regions in the order given (-r, view's arguments), owned */
+    int n_regions;           /* 0: the whole genome */
+    int merge_regions;       /* read the regions as one set: in header order ("*" last),
+                              * overlapping and touching ones merged (samtools view -M) */
     char *bed;               /* -l, owned, may be NULL */
     char *output;            /* -o, owned, NULL means stdout */
     char *report;            /* --report FILE.json, owned, may be NULL */
@@ -81,7 +94,9 @@ typedef struct {
     int bind;                /* --bind: an ss_bind_mode_t (ss_topology.h); 0 = auto */
     int print_binding;       /* --print-binding: print each worker's placement on stderr */
     int all_contigs;         /* plan contigs with no reads too (pileup -aa) */
-    int unplaced;            /* plan a last shard (tid SS_TID_UNPLACED) when no region is given */
+    int unplaced;            /* kernel reads the unplaced unmapped reads: a whole-genome plan
+                              * ends with their shard (tid SS_TID_UNPLACED), and the regions
+                              * "*" (them) and "." (the whole file) are allowed */
     int input_list;          /* inputs came from -b: file arguments are ignored, as samtools does */
 } ss_common_opts_t;
 
@@ -131,6 +146,14 @@ void ss_common_usage(FILE *fp);
 int ss_common_add_input_list(ss_common_opts_t *o, const char *list_path);
 /* Add one input path. Returns 0 (also when ignored after -b) or -1 after ss_error. */
 int ss_common_add_input(ss_common_opts_t *o, const char *path);
+/*
+ * Append a region to the ordered list (view's "in.bam r1 r2 ..."). The text is
+ * checked against the header when the job opens. Returns 0 or -1 after ss_error.
+ * Main thread.
+ */
+int ss_common_add_region(ss_common_opts_t *o, const char *region);
+/* Make region the only one (-r: a later -r replaces an earlier one). 0 or -1 after ss_error. */
+int ss_common_set_region(ss_common_opts_t *o, const char *region);
 
 /* The one process-wide view of the inputs the plan and kernels share. */
 typedef struct ss_job_s ss_job_t;
@@ -209,16 +232,25 @@ sam_hdr_t *ss_job_header(const ss_job_t *job); /* first input's header; do not f
 const ss_io_inputs_t *ss_job_inputs(const ss_job_t *job);
 /* The parsed -l file, or NULL. */
 const ss_bed_t *ss_job_bed(const ss_job_t *job);
-/* The -r region as an interval, or NULL when no -r was given. */
+/*
+ * The regions in the order given, each parsed ("." expanded to every contig
+ * and "*"); with merge_regions, sorted (header order, "*" last) and merged
+ * instead, so no two share a position or touch. *n receives the count. NULL
+ * and 0 when none was given (the whole genome). Owned by the job; any thread
+ * may read.
+ */
+const ss_interval_t *ss_job_regions(const ss_job_t *job, int *n);
+/* The region when exactly one was given (pileup's -r), else NULL. */
 const ss_interval_t *ss_job_region(const ss_job_t *job);
 
 /* ---- the plan ---- */
 
 /*
- * Cut the job's scope (-r region, -l BED intervals, or whole contigs, in
- * header order) into shards of balanced estimated work, numbered in genomic
- * order. The plan depends only on the inputs and options, never on threads
- * or ranks. Returns 0 and a malloc'ed array in *shards (caller frees; may be
+ * Cut the job's scope (the regions in the order given, or whole contigs in
+ * header order; either intersected with the -l BED intervals) into shards of
+ * balanced estimated work, numbered in that order. A region "*" is one shard
+ * of tid SS_TID_UNPLACED. The plan depends only on the inputs and options,
+ * never on threads or ranks. Returns 0 and a malloc'ed array in *shards (caller frees; may be
  * NULL when *n is 0), or -1 after ss_error(). Main thread.
  */
 int ss_plan_build(const ss_job_t *job, ss_shard_t **shards, int *n);

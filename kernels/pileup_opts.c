@@ -249,7 +249,7 @@ static int apply(pl_opts_t *o, ss_common_opts_t *co, int c, const char *arg, con
     case 'f':
     case O_REFERENCE: return set_string(&co->reference, arg);
     case 'd': return int_arg("-d", arg, &o->max_depth);
-    case 'r': return set_string(&co->region, arg);
+    case 'r': return ss_common_set_region(co, arg);
     case 'l': return set_string(&co->bed, arg);
     case 'B': o->baq = 0; return 0;
     case 'E': o->redo_baq = 1; return 0;

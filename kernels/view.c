@@ -4,11 +4,14 @@
  * Which shard emits a record: the one whose [beg, end) holds the record's
  * POS. The first shard of a scope (a region, or a whole contig) also emits
  * the records that start before the scope and overlap it, which is what a
- * samtools region query returns; the last shard of a whole contig takes
- * everything to the end of the contig's records. A shard of tid
+ * samtools region query returns; the last shard of a scope takes everything
+ * up to the scope's END as given, which for a whole contig includes records
+ * placed past the contig's end. A shard of tid
  * VW_TID_UNPLACED reads the unplaced unmapped records (HTS_IDX_NOCOOR).
- * Since records are coordinate-sorted, the shards' outputs in shard order
- * are the records in file order, each exactly once.
+ * Since records are coordinate-sorted, the outputs of a scope's shards, in
+ * shard order, are the scope's records in file order, each exactly once; the
+ * plan puts the scopes in the order given, which is samtools' order for a
+ * list of regions (each queried in turn).
  */
 #include <errno.h>
 #include <limits.h>
@@ -26,6 +29,8 @@ typedef struct {
     vw_bgzf_t z;             /* BAM block being filled */
     vw_cram_writer_t *cram;
     const char *reference;   /* -T, or NULL */
+    const ss_interval_t *merged; /* -M: the job's sorted, merged regions; NULL without -M */
+    int n_merged;
 } vw_worker_t;
 
 static void opts_free(void *kopts)
@@ -63,6 +68,12 @@ static int prepare(void *kopts, const ss_job_t *job)
         return -1;
     }
 #endif
+    if (o->multi_region && co->n_regions == 0 && !o->target_path) {
+        /* samtools view -M aborts too (status 1) */
+        ss_error("view -M: no regions and no -L file given; give regions after the input "
+                 "file, or drop -M");
+        return -1;
+    }
     o->in_is_cram = input_is_cram(in);
     if (o->in_is_cram || o->fmt == VW_CRAM)
         vw_no_network_references();
@@ -147,6 +158,8 @@ static int worker_init(void **wstate, void *kopts, const ss_job_t *job, ss_reade
     w->o = o;
     w->rd = rd;
     w->reference = ss_job_opts(job)->reference;
+    if (o->multi_region)
+        w->merged = ss_job_regions(job, &w->n_merged);
     /* sam_hdr_dup may touch its source's lazily built state: one copy at a time */
     pthread_mutex_lock(&o->hdr_lock);
     w->hdr = sam_hdr_dup(o->out_hdr);
@@ -226,6 +239,28 @@ static int read_error(vw_worker_t *w, const ss_shard_t *sh, int is_cram)
     return -1;
 }
 
+/*
+ * Where the first shard of a region starts emitting. Without -M: every record
+ * the region's query returns. With -M a record that overlaps two merged
+ * regions belongs to the first, so the records that start before the end of
+ * the previous region on the same contig were emitted there.
+ */
+static hts_pos_t region_first_pos(const vw_worker_t *w, const ss_shard_t *sh)
+{
+    int lo = 0, hi = w->n_merged;
+    while (lo < hi) { /* the first region at or after the shard's, in (tid, beg) order */
+        int mid = lo + (hi - lo) / 2;
+        const ss_interval_t *r = &w->merged[mid];
+        if ((unsigned)r->tid < (unsigned)sh->tid || (r->tid == sh->tid && r->beg < sh->scope_beg))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && w->merged[lo - 1].tid == sh->tid)
+        return w->merged[lo - 1].end; /* merged regions do not touch: < scope_beg */
+    return HTS_POS_MIN;
+}
+
 /* The query and the POS range [*lo, *hi) this shard emits. */
 static hts_itr_t *shard_query(vw_worker_t *w, hts_idx_t *idx, const ss_shard_t *sh,
                               hts_pos_t *lo, hts_pos_t *hi)
@@ -240,12 +275,16 @@ static hts_itr_t *shard_query(vw_worker_t *w, hts_idx_t *idx, const ss_shard_t *
     *hi = sh->end;
     if (sh->beg <= sh->scope_beg) {
         qbeg = sh->scope_beg;
-        *lo = HTS_POS_MIN;
+        *lo = region_first_pos(w, sh);
     }
-    if (sh->end >= sh->scope_end && sh->scope_end >= sam_hdr_tid2len(w->hdr, sh->tid)) {
-        /* as "samtools view in ctg" does: records placed past the contig end too */
-        qend = HTS_POS_MAX;
-        *hi = HTS_POS_MAX;
+    if (sh->end >= sh->scope_end || sh->end >= sam_hdr_tid2len(w->hdr, sh->tid)) {
+        /*
+         * The region's last shard reads to the region's END as given, as
+         * samtools' query does: "ctg" and "ctg:100" take records placed past
+         * the contig's end too, "ctg:100-LEN" does not.
+         */
+        qend = sh->scope_end;
+        *hi = sh->scope_end;
     }
     return sam_itr_queryi(idx, sh->tid, qbeg, qend);
 }

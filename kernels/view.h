@@ -7,7 +7,12 @@
  * emitted once, by the shard where it starts; the first shard of a region
  * also emits the reads that start before the region and overlap it, as the
  * region query of samtools does. A shard with tid VW_TID_UNPLACED carries
- * the unplaced unmapped reads that end the file.
+ * the unplaced unmapped reads that end the file (or the region "*").
+ * Several regions are planned one after the other, in the order given, and
+ * each is cut and emitted as if it were the only one: samtools view without
+ * -M queries them in turn, so a record in two regions appears twice. With
+ * -M the framework sorts and merges them first, and the first shard of a
+ * region leaves out the records the previous region on its contig emitted.
  *
  * Output bytes per shard:
  *   SAM  - text lines (view.c, sam_format1);
@@ -60,9 +65,8 @@ typedef struct {
     int flag_anyon;       /* --rf: keep if any of these is set */
     int flag_alloff;      /* -G: drop if all of these are set */
     char *target_path;    /* -L, owned */
+    int multi_region;     /* -M: the regions as one set (sorted, merged), each record once */
     int write_index;      /* --write-index */
-    char **regions;       /* positional regions, in argument order, owned */
-    int n_regions;
     char *cmdline;        /* "seqshard view ..." for the @PG CL field, owned */
     char *output;         /* -o copy (for messages and the CRAM file id), owned */
     int threads;          /* -@ copy, for building the index */

@@ -29,9 +29,6 @@ void vw_opts_free(vw_opts_t *o)
     if (!o)
         return;
     free(o->target_path);
-    for (int i = 0; i < o->n_regions; i++)
-        free(o->regions[i]);
-    free(o->regions);
     free(o->cmdline);
     free(o->output);
     ss_bed_destroy(o->targets);
@@ -49,8 +46,16 @@ void vw_usage(FILE *fp)
             "\n"
             "Prints or converts records as samtools view 1.16 does (same records, same order),\n"
             "decoding and encoding genomic shards in parallel. The input must be\n"
-            "coordinate-sorted and indexed. Regions are printed in the order given; a record\n"
-            "overlapping two regions is printed twice, as samtools view does without -M.\n"
+            "coordinate-sorted and indexed.\n"
+            "\n"
+            "Regions: CONTIG, CONTIG:BEG or CONTIG:BEG-END (1-based, inclusive), '*' for the\n"
+            "unplaced unmapped reads at the end of the file, '.' for the whole file. Each\n"
+            "region's records are printed in the order the regions are given; a record in two\n"
+            "regions is printed twice, as samtools view does without -M. An unknown or\n"
+            "malformed region is an error (samtools warns and skips it).\n"
+            "  -M, --use-index         take the regions as one set, as samtools view -M does:\n"
+            "                          in header order ('*' last), overlaps merged, each\n"
+            "                          record once (needs regions or -L; not both)\n"
             "\n"
             "Output options:\n"
             "  -O, --output-fmt FMT    sam, bam or cram [from the -o extension, else sam]\n"
@@ -86,7 +91,7 @@ void vw_usage(FILE *fp)
             "      --tmp-dir DIR       directory for temporary files\n"
             "      --quiet             no progress line on stderr\n"
             "\n"
-            "Not supported (samtools view options): -c, -U, -p, -P, -M, -X, -t, -r, -R, -N, -d,\n"
+            "Not supported (samtools view options): -c, -U, -p, -P, -X, -t, -r, -R, -N, -d,\n"
             "-D, -m, -e, -s, -x, -B, --library (our -l is the compression level), SAM.gz output.\n",
             VW_CRAM_SHARD_FACTOR, SS_DEFAULT_SHARD_SIZE);
 }
@@ -107,6 +112,7 @@ static const struct option lopts[] = {
     {"no-PG", no_argument, NULL, O_NOPG},
     {"output", required_argument, NULL, 'o'},
     {"write-index", no_argument, NULL, O_WRITE_INDEX},
+    {"use-index", no_argument, NULL, 'M'},
     {"reference", required_argument, NULL, 'T'},
     {"target-file", required_argument, NULL, 'L'},
     {"targets-file", required_argument, NULL, 'L'},
@@ -243,6 +249,7 @@ static int apply(vw_opts_t *o, ss_common_opts_t *co, int c, const char *arg, int
     case O_WRITE_INDEX: o->write_index = 1; return 0;
     case 'T': return set_string(&co->reference, arg);
     case 'L': return set_string(&o->target_path, arg);
+    case 'M': o->multi_region = 1; return 0;
     case 'q': return int_arg("-q", arg, 0, INT_MAX, &o->min_mapq);
     case 'f': return flag_arg("-f", arg, &o->flag_on);
     case 'F': return flag_arg("-F", arg, &o->flag_off);
@@ -255,8 +262,8 @@ static int apply(vw_opts_t *o, ss_common_opts_t *co, int c, const char *arg, int
     }
 }
 
-/* Positional arguments: the input, then regions in order. */
-static int positionals(vw_opts_t *o, ss_common_opts_t *co, int argc, char **argv, int first)
+/* Positional arguments: the input, then the regions, kept in argument order. */
+static int positionals(ss_common_opts_t *co, int argc, char **argv, int first)
 {
     if (first >= argc) {
         fprintf(stderr, "seqshard view: no input file; see 'seqshard view --help'\n");
@@ -264,23 +271,9 @@ static int positionals(vw_opts_t *o, ss_common_opts_t *co, int argc, char **argv
     }
     if (ss_common_add_input(co, argv[first]) < 0)
         return -1;
-    o->n_regions = argc - first - 1;
-    if (o->n_regions > 0 && !(o->regions = calloc(o->n_regions, sizeof(*o->regions))))
-        return -1;
-    for (int i = 0; i < o->n_regions; i++)
-        if (!(o->regions[i] = strdup(argv[first + 1 + i])))
+    for (int i = first + 1; i < argc; i++)
+        if (ss_common_add_region(co, argv[i]) < 0)
             return -1;
-    /*
-     * Until the planner takes an ordered region list (see the kernel's
-     * report), one region goes through the framework's -r.
-     */
-    if (o->n_regions == 1 && set_string(&co->region, o->regions[0]) < 0)
-        return -1;
-    if (o->n_regions > 1) {
-        fprintf(stderr, "seqshard view: more than one region is not supported yet; run one "
-                        "region per command\n");
-        return -1;
-    }
     return 0;
 }
 
@@ -294,7 +287,7 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
     int c, fmt_given = 0, fast_or_u = 0, shard_size_given = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":O:bC1ul:hHo:T:L:q:f:F:G:@:", lopts, NULL)) >= 0) {
+    while ((c = getopt_long(argc, argv, ":O:bC1ul:hHo:T:L:Mq:f:F:G:@:", lopts, NULL)) >= 0) {
         const char *bad = argv[optind - 1];
         if (c == '?' || c == ':') {
             fprintf(stderr, "seqshard view: %s '%s'; see 'seqshard view --help'\n",
@@ -315,9 +308,15 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
             return -1;
         }
     }
-    if (positionals(o, co, argc, argv, optind) < 0 ||
-        resolve_format(o, co, fmt_given, fast_or_u) < 0)
+    if (positionals(co, argc, argv, optind) < 0 || resolve_format(o, co, fmt_given, fast_or_u) < 0)
         return SS_EXIT_USAGE;
+    if (o->multi_region && o->target_path && co->n_regions > 0) {
+        /* samtools then reads the BED intervals cut down to the regions: not done here */
+        fprintf(stderr, "seqshard view: -M with both -L and regions is not supported yet; "
+                        "drop -M, or give the regions or the -L file alone\n");
+        return SS_EXIT_USAGE;
+    }
+    co->merge_regions = o->multi_region;
     if (!(o->cmdline = command_line(argc, argv)) ||
         (co->output && !(o->output = strdup(co->output))))
         return SS_EXIT_USAGE;
@@ -331,7 +330,8 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
     if (o->fmt == VW_CRAM && !shard_size_given)
         co->shard_size = VW_CRAM_SHARD_FACTOR * (hts_pos_t)SS_DEFAULT_SHARD_SIZE;
 #ifdef SS_KERNEL_HOOKS_V2
-    co->unplaced = o->n_regions == 0; /* the unplaced unmapped reads end the file */
+    /* the unplaced unmapped reads end a whole-file view; "*" and "." name them as regions */
+    co->unplaced = 1;
 #endif
     /*
      * all_contigs stays 0: the planner still gives every contig at least one

@@ -1,7 +1,8 @@
 /*
  * test_plan.c -- the planner on a small BAM made here: deterministic, covers
  * its scope exactly once without crossing contigs, balanced on skewed data,
- * restricted by -r and -l.
+ * restricted by -r and -l, and cut from an ordered region list (view's
+ * "in.bam r1 r2 ...", "*" the unplaced reads) in the order given.
  */
 #include "../framework/ss_framework.h"
 #include "ss_testutil.h"
@@ -43,18 +44,42 @@ static int teardown(void)
     return 0;
 }
 
+/* Options over the test BAM: regions in order, a BED file, the unplaced-reads flag. */
+static void opts_for(ss_common_opts_t *o, const char *const *regions, int n_regions,
+                     const char *bed, int unplaced)
+{
+    ss_common_opts_init(o);
+    ss_common_add_input(o, bam_path);
+    o->shard_size = SHARD;
+    o->unplaced = unplaced;
+    for (int i = 0; i < n_regions; i++)
+        SS_EQ_FATAL(ss_common_add_region(o, regions[i]), 0);
+    o->bed = bed ? strdup(bed) : NULL;
+}
+
+/* Plan a region list; returns the shard count (aborts the test on failure). */
+static int plan_list(const char *const *regions, int n_regions, const char *bed, int unplaced,
+                     ss_shard_t **shards)
+{
+    ss_common_opts_t o;
+    opts_for(&o, regions, n_regions, bed, unplaced);
+    ss_job_t *job = ss_job_open(&o, "test");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+    int n = -1;
+    SS_EQ_FATAL(ss_plan_build(job, shards, &n), 0);
+    ss_job_close(job);
+    ss_common_opts_free(&o);
+    return n;
+}
+
 /* Plan with the given options; returns the shard count (aborts the test on failure). */
 static int plan(const char *region, const char *bed, int all_contigs, int threads,
                 ss_shard_t **shards)
 {
     ss_common_opts_t o;
-    ss_common_opts_init(&o);
-    ss_common_add_input(&o, bam_path);
-    o.shard_size = SHARD;
+    opts_for(&o, &region, region ? 1 : 0, bed, 0);
     o.threads = threads;
     o.all_contigs = all_contigs;
-    o.region = region ? strdup(region) : NULL;
-    o.bed = bed ? strdup(bed) : NULL;
     ss_job_t *job = ss_job_open(&o, "test");
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
     int n = -1;
@@ -96,7 +121,7 @@ static void test_whole_genome(void)
         next[s[i].tid] = s[i].end;
         per_tid[s[i].tid]++;
         SS_EQ(s[i].scope_beg, 0);
-        SS_EQ(s[i].scope_end, lens[s[i].tid]);
+        SS_EQ(s[i].scope_end, HTS_POS_MAX); /* a whole contig: records past its end too */
         if (s[i].end - s[i].beg < 1000)
             SS_EQ(s[i].end - s[i].beg, lens[s[i].tid]); /* only a whole tiny span */
     }
@@ -183,12 +208,218 @@ static void test_region(void)
     SS_EQ(s[n - 1].end, SMALL_LEN);
     for (int i = 0; i < n; i++) {
         SS_EQ(s[i].tid, 2);
-        SS_EQ(s[i].scope_end, SMALL_LEN);
+        SS_EQ(s[i].scope_end, HTS_POS_MAX);
     }
+    free(s);
+    /* an END past the contig's end: shards stop at the contig end, the scope keeps the END */
+    n = plan("small:101-40000", NULL, 0, 0, &s);
+    CU_ASSERT_FATAL(n >= 1);
+    SS_EQ(s[0].beg, 100);
+    SS_EQ(s[n - 1].end, SMALL_LEN);
+    for (int i = 0; i < n; i++)
+        SS_EQ(s[i].scope_end, 40000);
     free(s);
     n = plan("dense:3000000-", NULL, 0, 0, &s); /* past the end: nothing to do */
     SS_EQ(n, 0);
     free(s);
+}
+
+/*
+ * The run of shards planned for one region of a list, starting at shard i0:
+ * consecutive, tiling [beg, end) of tid, each with the region [beg, scope_end)
+ * as its scope (scope_end: the END given, HTS_POS_MAX for a whole contig).
+ * Returns the index after the run.
+ */
+static int check_run_to(const ss_shard_t *s, int n, int i0, int tid, hts_pos_t beg,
+                        hts_pos_t end, hts_pos_t scope_end)
+{
+    CU_ASSERT_FATAL(i0 < n);
+    hts_pos_t next = beg;
+    int i = i0;
+    for (; i < n && next < end; i++) {
+        SS_EQ(s[i].idx, i);
+        SS_EQ_FATAL(s[i].tid, tid);
+        SS_EQ_FATAL(s[i].beg, next);
+        CU_ASSERT(s[i].beg < s[i].end);
+        SS_EQ(s[i].scope_beg, beg);
+        SS_EQ(s[i].scope_end, scope_end);
+        next = s[i].end;
+    }
+    SS_EQ(next, end);
+    return i;
+}
+
+static int check_run(const ss_shard_t *s, int n, int i0, int tid, hts_pos_t beg, hts_pos_t end)
+{
+    return check_run_to(s, n, i0, tid, beg, end, end);
+}
+
+static void check_unplaced(const ss_shard_t *s, int i)
+{
+    SS_EQ(s[i].idx, i);
+    SS_EQ(s[i].tid, SS_TID_UNPLACED);
+    SS_EQ(s[i].beg, 0);
+    SS_EQ(s[i].end, 0);
+    SS_EQ(s[i].scope_beg, 0);
+    SS_EQ(s[i].scope_end, 0);
+    SS_EQ(s[i].est_work, 0);
+}
+
+/* Regions are planned in the order given: out of genomic order, overlapping, repeated. */
+static void test_region_list(void)
+{
+    const char *regs[] = { "small:1,001-5000", "dense:150001-250000", "small:3001-4000",
+                           "dense:190001-200000", "small", "dense:150001-250000" };
+    const hts_pos_t want[][3] = { { 2, 1000, 5000 }, { 0, 150000, 250000 }, { 2, 3000, 4000 },
+                                  { 0, 190000, 200000 }, { 2, 0, SMALL_LEN },
+                                  { 0, 150000, 250000 } };
+    ss_shard_t *s, *again;
+    int n = plan_list(regs, 6, NULL, 0, &s);
+    int i = 0, run1 = 0, run1_len = 0;
+    for (int r = 0; r < 6; r++) {
+        int start = i;
+        hts_pos_t scope_end = r == 4 ? HTS_POS_MAX : want[r][2]; /* "small": all of it */
+        i = check_run_to(s, n, i, (int)want[r][0], want[r][1], want[r][2], scope_end);
+        if (r == 1)
+            run1 = start, run1_len = i - start;
+        if (r == 5) { /* a repeated region is cut the same way each time */
+            SS_EQ_FATAL(i - start, run1_len);
+            for (int k = 0; k < run1_len; k++) {
+                SS_EQ(s[start + k].beg, s[run1 + k].beg);
+                SS_EQ(s[start + k].end, s[run1 + k].end);
+                SS_EQ(s[start + k].est_work, s[run1 + k].est_work);
+            }
+        }
+    }
+    SS_EQ(i, n);
+    CU_ASSERT(run1_len > 1); /* the dense region is cut into several shards */
+    /* a pure function of the inputs and options */
+    SS_EQ_FATAL(plan_list(regs, 6, NULL, 0, &again), n);
+    CU_ASSERT(memcmp(s, again, (size_t)n * sizeof(*s)) == 0);
+    free(s);
+    free(again);
+}
+
+/* "*" is one unplaced shard where it is given; "." is the whole file; both only for view. */
+static void test_region_unplaced(void)
+{
+    ss_shard_t *whole, *s;
+    int nw = plan_list(NULL, 0, NULL, 1, &whole);
+    CU_ASSERT_FATAL(nw > 1);
+    check_unplaced(whole, nw - 1); /* a whole-file plan ends with the unplaced reads */
+    int n = plan(NULL, NULL, 0, 0, &s);
+    SS_EQ_FATAL(n, nw - 1);
+    CU_ASSERT(memcmp(s, whole, (size_t)n * sizeof(*s)) == 0);
+    free(s);
+
+    const char *dot[] = { "." };
+    n = plan_list(dot, 1, NULL, 1, &s);
+    SS_EQ_FATAL(n, nw);
+    CU_ASSERT(memcmp(s, whole, (size_t)n * sizeof(*s)) == 0);
+    free(s);
+    free(whole);
+
+    const char *star[] = { "*" };
+    n = plan_list(star, 1, NULL, 1, &s);
+    SS_EQ_FATAL(n, 1);
+    check_unplaced(s, 0);
+    free(s);
+
+    const char *mixed[] = { "small:1-100", "*", "dense:1-1000", "*" };
+    n = plan_list(mixed, 4, NULL, 1, &s);
+    SS_EQ_FATAL(n, 4);
+    SS_EQ(check_run(s, n, 0, 2, 0, 100), 1);
+    check_unplaced(s, 1);
+    SS_EQ(check_run(s, n, 2, 0, 0, 1000), 3);
+    check_unplaced(s, 3);
+    free(s);
+
+    /* a kernel without unplaced reads (pileup -r) keeps refusing "*" */
+    ss_common_opts_t o;
+    opts_for(&o, star, 1, NULL, 0);
+    ss_error_reset();
+    CU_ASSERT_PTR_NULL(ss_job_open(&o, "test"));
+    SS_CONTAINS(ss_error_message(), "unknown contig '*' in region '*'");
+    ss_error_reset();
+    ss_common_opts_free(&o);
+}
+
+/* merge_regions (view -M): one set, in header order, overlapping and touching merged. */
+static void test_region_merge(void)
+{
+    const char *regs[] = { "*", "small:3001-4000", "dense:190001-200000", "small:1001-5000",
+                           "dense:150001-180000", "*", "dense:180001-185000", "small:4500-6000",
+                           "dense:185002-186000" };
+    const hts_pos_t want[][3] = { { 0, 150000, 185000 }, { 0, 185001, 186000 },
+                                  { 0, 190000, 200000 }, { 2, 1000, 6000 } };
+    ss_common_opts_t o;
+    opts_for(&o, regs, 9, NULL, 1);
+    o.merge_regions = 1;
+    ss_job_t *job = ss_job_open(&o, "test");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+    int nr = -1;
+    const ss_interval_t *r = ss_job_regions(job, &nr);
+    SS_EQ_FATAL(nr, 5);
+    for (int k = 0; k < 4; k++) {
+        SS_EQ(r[k].tid, want[k][0]);
+        SS_EQ(r[k].beg, want[k][1]);
+        SS_EQ(r[k].end, want[k][2]);
+    }
+    SS_EQ(r[4].tid, SS_TID_UNPLACED); /* once, last */
+    ss_shard_t *s;
+    int n = -1;
+    SS_EQ_FATAL(ss_plan_build(job, &s, &n), 0);
+    int i = 0;
+    for (int k = 0; k < 4; k++)
+        i = check_run(s, n, i, (int)want[k][0], want[k][1], want[k][2]);
+    SS_EQ_FATAL(n, i + 1);
+    check_unplaced(s, i);
+    free(s);
+    ss_job_close(job);
+    ss_common_opts_free(&o);
+}
+
+/* An empty region plans nothing; a bad one fails the job, naming it. */
+static void test_region_list_errors(void)
+{
+    const char *regs[] = { "dense:3000000-", "small:1-100", "empty:10-20" };
+    ss_shard_t *s;
+    int n = plan_list(regs, 3, NULL, 0, &s);
+    SS_EQ_FATAL(n, 2);
+    check_run(s, n, 0, 2, 0, 100);
+    check_run(s, n, 1, 1, 9, 20);
+    free(s);
+
+    const char *bad[][3] = { { "small:1-100", "bogus", "dense" },
+                             { "small:1-100", "small:200-100", "dense" } };
+    const char *why[] = { "unknown contig 'bogus' in region 'bogus'",
+                          "malformed region 'small:200-100'" };
+    for (int k = 0; k < 2; k++) {
+        ss_common_opts_t o;
+        opts_for(&o, bad[k], 3, NULL, 1);
+        ss_error_reset();
+        CU_ASSERT_PTR_NULL(ss_job_open(&o, "test"));
+        SS_CONTAINS(ss_error_message(), why[k]);
+        ss_error_reset();
+        ss_common_opts_free(&o);
+    }
+
+    /* ss_job_region is the one region (pileup's -r), NULL for a list */
+    for (int k = 1; k <= 2; k++) {
+        ss_common_opts_t o;
+        opts_for(&o, regs + 1, k, NULL, 0);
+        ss_job_t *job = ss_job_open(&o, "test");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+        int nr = -1;
+        const ss_interval_t *r = ss_job_regions(job, &nr);
+        SS_EQ(nr, k);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        SS_EQ(r[k - 1].tid, k == 1 ? 2 : 1);
+        const ss_interval_t *one = ss_job_region(job);
+        CU_ASSERT(k == 1 ? one == r : one == NULL);
+        ss_job_close(job);
+        ss_common_opts_free(&o);
+    }
 }
 
 static const char *write_bed(const char *text)
@@ -255,6 +486,34 @@ static void test_bed(void)
     unlink(bed);
 }
 
+/* A region list with -l: each region intersected with the intervals, in the order given. */
+static void test_region_list_bed(void)
+{
+    const char *bed = write_bed("dense 1000 2000\n"
+                                "dense 500000 600000\n"
+                                "small 10 20\n");
+    const char *regs[] = { "small", "dense:1501-550000" };
+    ss_shard_t *s;
+    int n = plan_list(regs, 2, bed, 0, &s);
+    CU_ASSERT_FATAL(n >= 3);
+    SS_EQ(s[0].tid, 2);
+    SS_EQ(s[0].beg, 10);
+    SS_EQ(s[0].end, 20);
+    SS_EQ(s[0].scope_end, HTS_POS_MAX);
+    SS_EQ(s[1].beg, 1500);
+    SS_EQ(s[n - 1].end, 550000);
+    for (int i = 1; i < n; i++) {
+        SS_EQ(s[i].tid, 0);
+        SS_EQ(s[i].scope_beg, 1500);
+        SS_EQ(s[i].scope_end, 550000);
+    }
+    SS_EQ(covered(s, n, 0, 1999), 1);
+    SS_EQ(covered(s, n, 0, 100000), 0);
+    SS_EQ(covered(s, n, 0, 520000), 1);
+    free(s);
+    unlink(bed);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -264,7 +523,12 @@ int main(void)
         !CU_add_test(s, "deterministic", test_deterministic) ||
         !CU_add_test(s, "balanced", test_balanced) ||
         !CU_add_test(s, "region", test_region) ||
-        !CU_add_test(s, "bed", test_bed))
+        !CU_add_test(s, "bed", test_bed) ||
+        !CU_add_test(s, "region_list", test_region_list) ||
+        !CU_add_test(s, "region_unplaced", test_region_unplaced) ||
+        !CU_add_test(s, "region_merge", test_region_merge) ||
+        !CU_add_test(s, "region_list_errors", test_region_list_errors) ||
+        !CU_add_test(s, "region_list_bed", test_region_list_bed))
         return 1;
     return ss_test_run();
 }

@@ -342,7 +342,7 @@ static void test_options(void)
     char *a1[] = {"view", "-o", "x.bam", "in.bam", "ctgA:1-100"};
     CU_ASSERT_EQUAL(parse(&o, &co, 5, a1), 0);
     CU_ASSERT_EQUAL(o->fmt, VW_BAM);
-    CU_ASSERT_EQUAL(o->n_regions, 1);
+    CU_ASSERT_EQUAL(co.n_regions, 1);
     CU_ASSERT_STRING_EQUAL(co.inputs[0], "in.bam");
     CU_ASSERT_STRING_EQUAL(o->cmdline, "seqshard view -o x.bam in.bam ctgA:1-100");
     done(o, &co);
@@ -368,6 +368,30 @@ static void test_options(void)
         CU_ASSERT_EQUAL(parse(&o, &co, n, bad[i]), SS_EXIT_USAGE);
         done(o, &co);
     }
+    /* several regions, kept in argument order for the planner, "*" among them */
+    char *a5[] = {"view", "in.bam", "ctgB", "*", "ctgA:1-10", "ctgB"};
+    CU_ASSERT_EQUAL(parse(&o, &co, 6, a5), 0);
+    CU_ASSERT_EQUAL_FATAL(co.n_regions, 4);
+    CU_ASSERT_STRING_EQUAL(co.regions[0], "ctgB");
+    CU_ASSERT_STRING_EQUAL(co.regions[1], "*");
+    CU_ASSERT_STRING_EQUAL(co.regions[2], "ctgA:1-10");
+    CU_ASSERT_STRING_EQUAL(co.regions[3], "ctgB");
+    CU_ASSERT_EQUAL(co.unplaced, 1);
+    CU_ASSERT_EQUAL(co.merge_regions, 0);
+    done(o, &co);
+
+    char *a6[] = {"view", "-M", "in.bam", "ctgB", "ctgA"};
+    CU_ASSERT_EQUAL(parse(&o, &co, 5, a6), 0);
+    CU_ASSERT(o->multi_region && co.merge_regions && co.n_regions == 2);
+    done(o, &co);
+    char *a7[] = {"view", "--use-index", "-L", "t.bed", "in.bam"}; /* -M -L: the BED's regions */
+    CU_ASSERT_EQUAL(parse(&o, &co, 5, a7), 0);
+    CU_ASSERT(o->multi_region && co.n_regions == 0);
+    done(o, &co);
+    char *a8[] = {"view", "-M", "-L", "t.bed", "in.bam", "ctgA"}; /* not yet */
+    CU_ASSERT_EQUAL(parse(&o, &co, 6, a8), SS_EXIT_USAGE);
+    done(o, &co);
+
     char *a4[] = {"view", "-1", "in.bam"};
     CU_ASSERT_EQUAL(parse(&o, &co, 3, a4), 0);
     CU_ASSERT(o->fmt == VW_BAM && o->level == 1);

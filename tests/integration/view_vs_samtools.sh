@@ -244,19 +244,71 @@ ss_view "region ctgEmpty"               "$SMALL" sam "$EDGE" ctgEmpty
 ss_view "region CRAM"                   "$SMALL" cram -T "$REF" "$S1C" ctgB:5000-15000
 ss_view "region + -L + -q"              "$SMALL" sam -L "$TD/regions.bed" -q 20 "$S1" ctgA
 
-# Several regions: samtools (without -M) prints each region's records in
-# argument order, duplicates included; "*" is the unplaced reads. Needs the
-# planner's ordered region list (skipped until the framework has it).
-if run_view "$SS_WORK/multi.out" "$SS_WORK/multi.err" "$S1" ctgA:1-10 ctgA:5-20 &&
-    grep -q 'not supported yet' "$SS_WORK/multi.err"; then
-    echo "SKIP several regions: $(head -1 "$SS_WORK/multi.err")"
-else
-    ss_view "region * (unplaced)"       "$SMALL" sam "$EDGE" '*'
-    ss_view "regions overlapping"       "$SMALL" sam "$S1" ctgA:1-1000 ctgA:500-1500
-    ss_view "regions out of order"      "$SMALL" sam "$S1" ctgB:1-300 ctgA:1-300
-    ss_view "regions with a bad one"    "$SMALL" sam "$S1" ctgA:1-1000 bogus ctgA:500-1500
-    ss_view "regions BAM"               "$SMALL" bam "$EDGE" ctgA:1900-2100 ctgTiny '*' ctgA:1-100
-fi
+# ---- several regions ---------------------------------------------------------------------
+# samtools view (without -M) queries each region in the order given and prints its
+# records, so a record in two regions is printed twice; "*" is the unplaced unmapped
+# reads, "." the whole file. -@ 1 to 3 at two shard sizes (2k cuts inside the regions).
+MULTI="1:2k 2:7k 3:2k 3:7k"
+ss_view "regions overlapping"           "$MULTI" sam "$S1" ctgA:1-1000 ctgA:500-1500
+ss_view "regions nested, repeated"      "$MULTI" sam "$S1" ctgA:1000-20000 ctgA:5000-6000 \
+    ctgA:1000-20000
+ss_view "regions out of order"          "$MULTI" sam "$S1" ctgB:1-300 ctgA:1-300
+ss_view "regions on three contigs"      "$MULTI" sam "$S1" ctgTiny ctgB:20000-30000 ctgA
+ss_view "region * (unplaced)"           "$MULTI" sam "$EDGE" '*'
+ss_view "regions with * first and twice" "$MULTI" sam "$EDGE" '*' ctgA:1900-2100 '*'
+ss_view "regions * mixed"               "$MULTI" sam "$S1" ctgB:39000-40000 '*' ctgA:1-5000
+ss_view "regions without reads"         "$MULTI" sam "$EDGE" ctgEmpty ctgA:1-100 \
+    ctgB:30000-30010 ctgA:70000-80000 ctgTiny
+ss_view "regions to the contig end"     "$MULTI" sam "$EDGE" ctgA:1951 ctgA:13990-14100 \
+    ctgA:17000-17200
+ss_view "region . (whole file) mixed"   "$SMALL" sam "$EDGE" ctgTiny . ctgA:1-100
+ss_view "regions + filters"             "$SMALL" sam -q 20 -F 0x10 -L "$TD/regions.bed" "$S1" \
+    ctgB ctgA:1-20000 ctgA:10000-30000
+ss_view "regions BAM"                   "$SMALL" bam "$EDGE" ctgA:1900-2100 ctgTiny '*' ctgA:1-100
+ss_view "regions CRAM"                  "$SMALL" cram -T "$REF" "$S1" ctgB:5000-15000 '*' \
+    ctgA:100-9000 ctgB:1-6000
+ss_view "regions from CRAM"             "$SMALL" sam -T "$REF" "$EDGEC" ctgB:1-300 '*' \
+    ctgA:1-300 ctgA:100-200
+ss_view "regions -h"                    "$SMALL" sam -h "$S1" ctgB:1-500 ctgA:1-500
+# Records placed past their contig's end (c1 is 100 bp; r3 at 150): a region query
+# returns them when the region's END reaches them ("c1", "c1:90", "c1:40-200"), not for
+# "c1:40-100", whose END is the contig's end.
+PAST=$SS_WORK/past.bam
+printf '@HD\tVN:1.6\tSO:coordinate\n@SQ\tSN:c1\tLN:100\n@SQ\tSN:c2\tLN:100\n%s' \
+    "$(printf 'r%s\t0\t%s\t%s\t60\t10M\t*\t0\t0\tACGTACGTAC\t*\n' 1 c1 50 2 c1 95 3 c1 150 \
+        4 c2 10)"$'\n'"$(printf 'u5\t4\t*\t0\t0\t*\t*\t0\t0\tACGT\t*')"$'\n' |
+    "$SAMTOOLS" view -b -o "$PAST" - && "$SAMTOOLS" index "$PAST"
+ss_view "past the contig end, whole file" "$SMALL" sam "$PAST"
+ss_view "past the contig end, regions" "$MULTI" sam "$PAST" c1:40-100 c1:90 c1 c1:40-200 \
+    c1:1-100 '*' c2:5-300
+# A region samtools cannot parse: it warns, skips it and exits 0; seqshard stops with
+# one line naming the region (a deliberate difference, docs/user-guide.md).
+ss_view_fails "regions with a bad one"  "unknown contig 'bogus' in region 'bogus'" \
+    "$S1" ctgA:1-1000 bogus ctgA:500-1500
+ss_view_fails "regions with a malformed one" "malformed region 'ctgA:20-10'" \
+    "$S1" ctgA:1-1000 ctgA:20-10
+
+# ---- -M: the regions as one set ------------------------------------------------------------
+# samtools view -M sorts the regions (header order, "*" last), merges those that overlap
+# and prints each record once, in file order.
+ss_view "-M overlapping"                "$MULTI" sam -M "$S1" ctgA:1-1000 ctgA:500-1500
+ss_view "-M out of order, short gaps"   "$MULTI" sam -M "$S1" ctgA:1250-1300 ctgA:1000-1100 \
+    ctgA:1150-1200 ctgB:1-300
+ss_view "-M touching, nested, repeated" "$MULTI" sam -M "$EDGE" ctgA:1-10 ctgA:11-20 ctgA:5-8 \
+    ctgA:1-10
+ss_view "-M with *"                     "$MULTI" sam -M "$EDGE" '*' ctgA:1900-2100 ctgTiny '*' \
+    ctgA:1-100
+ss_view "-M to the contig end"          "$SMALL" sam -M "$EDGE" ctgA:17000-17200 ctgA:1951 \
+    ctgA:13990-14100
+ss_view "-M ."                          "$SMALL" sam -M "$EDGE" ctgA:1-100 .
+ss_view "-M past the contig end"        "$SMALL" sam -M "$PAST" c1:40-100 c1:90 c2:5-300 c1:40-60
+ss_view "-M BAM"                        "$SMALL" bam -M "$S1" ctgB:5000-15000 '*' ctgA:100-9000 \
+    ctgB:1-6000
+ss_view "-M CRAM in and out"            "$SMALL" cram -M -T "$REF" "$S1C" ctgB:5000-15000 '*' \
+    ctgA:100-9000 ctgB:1-6000
+ss_view "-M -L (the BED's regions)"     "$SMALL" sam -M -L "$TD/regions.bed" "$S1"
+# samtools: "No regions or BED file have been provided. Aborting." (status 1)
+ss_view_fails "-M without regions"      'view -M: no regions' -M "$S1"
 
 # ---- empty input -----------------------------------------------------------------------
 "$SAMTOOLS" view -b --no-PG -H -o "$SS_WORK/empty.bam" "$S1" &&
@@ -388,6 +440,12 @@ if [ "${SS_MPI:-0}" = 1 ] && command -v mpirun >/dev/null; then
         ss_view_samfile "mpirun -np $np SAM" out.sam -h "$EDGE"
         ss_view "mpirun -np $np CRAM"   "1:7k" cram -T "$REF" "$S1"
     done
+    VIEW_LAUNCH=(mpirun --oversubscribe -np 2)
+    ss_view "mpirun -np 2 regions BAM" "1:2k 2:7k" bam "$S1" ctgB:1-3000 '*' ctgA:1-1000 \
+        ctgA:500-1500
+    ss_view_samfile "mpirun -np 2 regions SAM" out.sam "$EDGE" ctgA:1900-2100 '*' ctgTiny \
+        ctgA:1-2000
+    ss_view "mpirun -np 2 -M BAM" "2:2k" bam -M "$S1" ctgB:1-3000 '*' ctgA:1-1000 ctgA:500-1500
     VIEW_LAUNCH=()
 fi
 
