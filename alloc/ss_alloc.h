@@ -26,6 +26,12 @@ typedef struct {
  * the trim/re-fault cycle unless MALLOC_* / GLIBC_TUNABLES say otherwise.
  */
 void ss_alloc_tune(int n_workers);
+/*
+ * Give libdeflate (which htslib calls for every BGZF block) a per-thread
+ * cache of its working memory (deflate_pool.c). Once, on the main thread,
+ * before any file is opened. Returns 0, or -1 when not available.
+ */
+int ss_alloc_pool_deflate(void);
 /* Fill *info from the allocator in effect. Any thread. */
 void ss_alloc_info(ss_alloc_info_t *info);
 /* Name of the allocator in effect ("tcmalloc", ...). */

@@ -178,6 +178,8 @@ int ss_main(int argc, char **argv)
     }
     if (ss_comm_init(&argc, &argv) < 0)
         return SS_EXIT_FAIL;
+    /* before any BGZF block is read: htslib's per-block deflate state then comes from a pool */
+    ss_alloc_pool_deflate();
     int rc = run_kernel(k, argc, argv);
     ss_comm_finalize();
     return rc;

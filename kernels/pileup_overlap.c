@@ -11,34 +11,114 @@
  * one mate's deletion; the walk below takes the same steps.
  */
 #include <stdlib.h>
+#include <string.h>
 
-#include <htslib/khash.h>
+#include <htslib/khash.h> /* __ac_X31_hash_string, __ac_Wang_hash: htslib's choice of mate */
 
 #include "pileup_engine.h"
 
-KHASH_MAP_INIT_STR(pe_olap, bam1_t *)
+/*
+ * The mates waiting, by read name: open addressing with linear probing and
+ * backward-shift deletion, so no tombstones pile up and, once the table has
+ * grown to the most mates ever waiting at once, nothing is allocated
+ * (khash, which htslib uses, re-allocates to clear its deleted slots).
+ */
+typedef struct {
+    uint32_t hash;
+    bam1_t *b;                /* NULL: free slot */
+} slot_t;
+
+typedef struct {
+    slot_t *slot;
+    uint32_t mask, n;
+} olap_t;
+
+#define OLAP_MIN_SLOTS 256
+
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
 
 void *pe_overlap_init(void)
 {
-    return kh_init(pe_olap);
+    olap_t *t = calloc(1, sizeof(*t));
+    if (t && !(t->slot = calloc(OLAP_MIN_SLOTS, sizeof(*t->slot)))) {
+        free(t);
+        return NULL;
+    }
+    if (t)
+        t->mask = OLAP_MIN_SLOTS - 1;
+    return t;
 }
 
 void pe_overlap_destroy(void *olap)
 {
-    kh_destroy(pe_olap, olap);
+    olap_t *t = olap;
+    if (t)
+        free(t->slot);
+    free(t);
 }
 
 void pe_overlap_clear(void *olap)
 {
-    kh_clear(pe_olap, (khash_t(pe_olap) *)olap);
+    olap_t *t = olap;
+    memset(t->slot, 0, ((size_t)t->mask + 1) * sizeof(*t->slot));
+    t->n = 0;
+}
+
+/* Slot of name, or of the free slot where it would go. */
+static uint32_t find(const olap_t *t, const char *name, uint32_t h)
+{
+    uint32_t i = h & t->mask;
+    while (t->slot[i].b &&
+           (t->slot[i].hash != h || strcmp(bam_get_qname(t->slot[i].b), name) != 0))
+        i = (i + 1) & t->mask;
+    return i;
+}
+
+static void remove_at(olap_t *t, uint32_t i)
+{
+    /* pull back later entries whose home is at or before the hole */
+    for (uint32_t j = (i + 1) & t->mask; t->slot[j].b; j = (j + 1) & t->mask) {
+        uint32_t home = t->slot[j].hash & t->mask;
+        int movable = i <= j ? (home <= i || home > j) : (home <= i && home > j);
+        if (movable) {
+            t->slot[i] = t->slot[j];
+            i = j;
+        }
+    }
+    t->slot[i].b = NULL;
+    t->n--;
+}
+
+static int grow(olap_t *t)
+{
+    uint32_t old_n = t->mask + 1, n = 2 * old_n;
+    slot_t *old = t->slot, *s = calloc(n, sizeof(*s));
+    if (!s)
+        return -1;
+    t->slot = s;
+    t->mask = n - 1;
+    for (uint32_t i = 0; i < old_n; i++)
+        if (old[i].b)
+            t->slot[find(t, bam_get_qname(old[i].b), old[i].hash)] = old[i];
+    free(old);
+    return 0;
 }
 
 void pe_overlap_forget(void *olap, const bam1_t *b)
 {
-    khash_t(pe_olap) *h = olap;
-    khiter_t it = kh_get(pe_olap, h, bam_get_qname(b));
-    if (it != kh_end(h))
-        kh_del(pe_olap, h, it);
+    olap_t *t = olap;
+    if (t->n == 0)
+        return;
+    const char *name = bam_get_qname(b);
+    uint32_t i = find(t, name, name_hash(name));
+    if (t->slot[i].b)
+        remove_at(t, i);
 }
 
 /* A walk over the aligned (M/=/X) bases of one read. */
@@ -193,7 +273,7 @@ static int tweak_pair(bam1_t *a, bam1_t *b)
 
 int pe_overlap_push(void *olap, bam1_t *b, hts_pos_t end)
 {
-    khash_t(pe_olap) *h = olap;
+    olap_t *t = olap;
     const bam1_core_t *c = &b->core;
     if ((c->flag & BAM_FMUNMAP) || !(c->flag & BAM_FPROPER_PAIR))
         return 0;
@@ -201,19 +281,22 @@ int pe_overlap_push(void *olap, bam1_t *b, hts_pos_t end)
     if ((c->mtid >= 0 && c->tid != c->mtid) ||
         (llabs(c->isize) >= 2 * c->l_qseq && c->mpos >= end))
         return 0;
-    khiter_t it = kh_get(pe_olap, h, bam_get_qname(b));
-    if (it == kh_end(h)) {
+    const char *name = bam_get_qname(b);
+    uint32_t h = name_hash(name), i = find(t, name, h);
+    if (!t->slot[i].b) {
         /* only a mate still to come is worth waiting for */
         if (c->mpos >= c->pos || ((c->flag & BAM_FPAIRED) && c->mpos == -1)) {
-            int ret;
-            it = kh_put(pe_olap, h, bam_get_qname(b), &ret);
-            if (ret < 0)
-                return -2;
-            kh_value(h, it) = b;
+            if (2 * (t->n + 1) > t->mask + 1) {
+                if (grow(t) < 0)
+                    return -2;
+                i = find(t, name, h);
+            }
+            t->slot[i] = (slot_t){ h, b };
+            t->n++;
         }
         return 0;
     }
-    bam1_t *a = kh_value(h, it);
-    kh_del(pe_olap, h, it);
+    bam1_t *a = t->slot[i].b;
+    remove_at(t, i);
     return tweak_pair(a, b);
 }

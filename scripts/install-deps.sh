@@ -6,7 +6,7 @@
 # Exit status: 0 when everything is installed afterwards, 1 otherwise, 2 on bad usage.
 set -euo pipefail
 
-build_pkgs=(build-essential cmake pkg-config libhts-dev libhwloc-dev libopenmpi-dev openmpi-bin
+build_pkgs=(build-essential cmake pkg-config libhts-dev libdeflate-dev libhwloc-dev libopenmpi-dev openmpi-bin
     libgoogle-perftools-dev libcunit1-dev zlib1g-dev libjemalloc-dev)
 test_pkgs=(samtools bcftools bwa dwgsim tabix hyperfine bowtie-examples sambamba time
     slurmctld slurmd slurm-client munge
