@@ -184,13 +184,62 @@ static int format_arg(vw_opts_t *o, const char *arg)
 }
 
 /* "seqshard view ..." with control characters blanked, for @PG CL. */
+/* Options that change how the work is run, never what is written. */
+static int run_only_long(const char *a, int *takes_value)
+{
+    static const char *const with_value[] = { "--threads", "--shard-size", "--report",
+                                              "--tmp-dir", "--bind" };
+    static const char *const flags[] = { "--quiet", "--print-binding" };
+    for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++) {
+        size_t n = strlen(with_value[i]);
+        if (strncmp(a, with_value[i], n) == 0 && (a[n] == '\0' || a[n] == '=')) {
+            *takes_value = a[n] == '\0';
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+        if (strcmp(a, flags[i]) == 0) {
+            *takes_value = 0;
+            return 1;
+        }
+    return 0;
+}
+
+/*
+ * The @PG CL text: the command line without the options that only say how
+ * the work is run (-@, --shard-size, --report, ...), so that the header,
+ * like the records, is the same at any thread count, shard size or number
+ * of ranks (DESIGN.md, determinism). samtools writes its whole command line.
+ */
 static char *command_line(int argc, char **argv)
 {
+    static const char with_arg[] = "OloTLqfFG@"; /* short options that take a value */
     kstring_t s = KS_INITIALIZE;
     kputs("seqshard", &s);
     for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int takes_value = 0;
+        if (i > 0 && run_only_long(a, &takes_value)) {
+            i += takes_value;
+            continue;
+        }
+        if (i > 0 && a[0] == '-' && a[1] != '-' && a[1] != '\0') {
+            /* a cluster like -b@2 or -bh@: keep what comes before -@ */
+            const char *c = a + 1;
+            while (*c && *c != '@' && !strchr(with_arg, *c))
+                c++;
+            if (*c == '@') {
+                if (c[1] == '\0')
+                    i++; /* the value is the next argument */
+                if (c == a + 1)
+                    continue;
+                kputc(' ', &s);
+                kputsn(a, (size_t)(c - a), &s);
+                continue;
+            }
+        }
         kputc(' ', &s);
-        kputs(argv[i], &s);
+        kputs(a, &s);
     }
     for (size_t i = 0; s.s && i < s.l; i++)
         if ((unsigned char)s.s[i] < ' ')

@@ -347,6 +347,29 @@ pg_check bam-edge bam "$EDGE"
 pg_check cram-s1 cram "$S1C"
 pg_check sam-s1 sam "$S1"
 
+# With its @PG line, the whole output (decompressed) is the same at any -@ and shard size:
+# the CL text leaves out the options that only say how the work is run.
+pg_same() { # FMT
+    local fmt=$1 d=$SS_WORK/pgsame.$1 k=0 ok=1 t
+    mkdir -p "$d"
+    for t in "-@ 1 --shard-size 3k" "-@3 --shard-size=50k --quiet" "--threads 2 --report $d/r.json"; do
+        k=$((k + 1))
+        # shellcheck disable=SC2086
+        run_view "$d/stdout" "$d/err" $t -h -O "$fmt" -T "$REF" -o "$d/out.$fmt" "$S1"
+        [ $ss_rc = 0 ] || ok=0
+        "$SAMTOOLS" view -h --no-PG -T "$REF" "$d/out.$fmt" >"$d/text.$k" 2>/dev/null || ok=0
+    done
+    if [ $ok = 1 ] && cmp -s "$d/text.1" "$d/text.2" && cmp -s "$d/text.1" "$d/text.3"; then
+        ss_ok "@PG and all: same at any -@ and shard size ($fmt)"
+        rm -rf "$d"
+    else
+        ss_bad "@PG and all: same at any -@ and shard size ($fmt)" "outputs differ or failed" \
+            "$(grep -h '^@PG' "$d"/text.* | head -3)"
+    fi
+}
+pg_same bam
+pg_same sam
+
 # ---- --write-index ------------------------------------------------------------------------
 index_check() { # NAME FMT SUFFIX INPUT
     local name=$1 fmt=$2 suffix=$3 in=$4 d=$SS_WORK/idx.$1
