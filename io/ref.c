@@ -1,30 +1,46 @@
 /*
- * ref.c -- a worker's reference sequences: whole contigs, the last two kept.
+ * ref.c -- a worker's reference sequences, by window.
  *
- * samtools mpileup (mplp_get_ref) fetches whole contigs and keeps the current
- * and the previous one, so reads and zero-depth lines near a contig switch
- * do not refetch. We do the same, per worker, with the worker's own faidx
- * handle (faidx_t is not thread-safe). The tid is only a cache key; the
- * sequence is looked up by name, so a FASTA in a different order works.
+ * samtools mpileup (mplp_get_ref) holds whole contigs, the current and the
+ * previous one; a worker here would then hold up to two of the largest
+ * contigs (chr1: 250 MB each), and memory would follow the genome instead
+ * of the shard (DESIGN.md, bounded memory). So each contig gets its length
+ * in reserved address space (no memory behind it), and only the window a
+ * shard uses is read in: ss_ref_cover() loads the positions asked for and
+ * ss_ref_release() gives the pages back. htslib's BAQ and MAPQ-cap code
+ * index the sequence by contig position, which stays valid: the pointer is
+ * to the whole contig's address range. Outside the window the pages are
+ * inaccessible, so a position used without being covered fails loudly in
+ * the tests instead of reading as a wrong base.
  *
- * Memory: two contigs per cache (chr1 is 250 MB), so a cache per worker costs
- * up to twice the largest contig.
+ * As in samtools, the last two contigs are kept, the tid is only a cache key
+ * and the sequence is looked up by name, with the worker's own faidx handle
+ * (faidx_t is not thread-safe).
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "../framework/ss_framework.h"
 #include "ss_io.h"
 
+/* Windows grow by at least this much, so reads moving along a shard rarely fetch. */
+#define GROW_BP ((hts_pos_t)1 << 20)
+
 typedef struct {
-    int tid;         /* -1: empty slot */
-    char *seq;       /* NULL with tid >= 0: the contig is not in the FASTA */
+    int tid;            /* -1: empty slot */
+    char *map;          /* len + 1 bytes of address space; NULL: contig not in the FASTA */
+    size_t map_size;
     hts_pos_t len;
+    hts_pos_t wb, we;   /* the readable window, whole pages (we may stop at len) */
+    char *name;
 } ref_slot_t;
 
 struct ss_ref_s {
     faidx_t *fai;       /* NULL: no reference */
     char *path;
+    size_t page;
     ref_slot_t slot[2]; /* slot[0] most recently used */
 };
 
@@ -34,6 +50,8 @@ ss_ref_t *ss_ref_init(const char *fasta)
     if (!r)
         return NULL;
     r->slot[0].tid = r->slot[1].tid = -1;
+    long page = sysconf(_SC_PAGESIZE);
+    r->page = page > 0 ? (size_t)page : 4096;
     /* no FAI_CREATE: ss_job_open checked the .fai exists, and workers must not write one */
     if (fasta && (!(r->path = strdup(fasta)) || !(r->fai = fai_load3(fasta, NULL, NULL, 0)))) {
         ss_error("%s: cannot load the reference index; run 'samtools faidx %s'", fasta, fasta);
@@ -44,47 +62,134 @@ ss_ref_t *ss_ref_init(const char *fasta)
     return r;
 }
 
+static void slot_clear(ref_slot_t *s)
+{
+    if (s->map)
+        munmap(s->map, s->map_size);
+    free(s->name);
+    *s = (ref_slot_t){ .tid = -1 };
+}
+
+/* Reserve the address range of contig `name` in slot s. */
+static void slot_open(ss_ref_t *ref, ref_slot_t *s, int tid, const char *name)
+{
+    slot_clear(s);
+    s->tid = tid;
+    /* faidx_has_seq first: a missing contig is an answer, not an htslib error line */
+    if (!faidx_has_seq(ref->fai, name))
+        return;
+    /* htslib 1.16 has no 64-bit length call: contigs must stay under 2^31 bp here */
+    hts_pos_t len = faidx_seq_len(ref->fai, name);
+    if (len < 0 || !(s->name = strdup(name))) {
+        ss_warn("%s: cannot read contig '%s'; its bases print as N", ref->path, name);
+        return;
+    }
+    s->map_size = (size_t)len + 1; /* one more byte: an empty contig still has an address */
+    void *m = mmap(NULL, s->map_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (m == MAP_FAILED) {
+        ss_warn("%s: no address space for contig '%s' (%lld bp); its bases print as N",
+                ref->path, name, (long long)len);
+        return;
+    }
+    s->map = m;
+    s->len = len;
+}
+
 const char *ss_ref_get(ss_ref_t *ref, int tid, const char *name, hts_pos_t *len)
 {
     *len = 0;
-    if (!ref || !ref->fai || !name)
+    if (!ref || !ref->fai || !name || tid < 0)
         return NULL;
-    if (ref->slot[0].tid != tid || tid < 0) {
-        if (ref->slot[1].tid == tid && tid >= 0) {
-            ref_slot_t t = ref->slot[0];
-            ref->slot[0] = ref->slot[1];
-            ref->slot[1] = t;
-        } else {
-            free(ref->slot[1].seq);
-            ref->slot[1] = ref->slot[0];
-            ref->slot[0].tid = tid;
-            ref->slot[0].seq = NULL;
-            ref->slot[0].len = 0;
-            /* faidx_has_seq first: a missing contig is an answer, not an htslib error line */
-            if (faidx_has_seq(ref->fai, name)) {
-                hts_pos_t l = 0;
-                char *s = faidx_fetch_seq64(ref->fai, name, 0, HTS_POS_MAX, &l);
-                if (s && l >= 0) {
-                    ref->slot[0].seq = s;
-                    ref->slot[0].len = l;
-                } else {
-                    free(s);
-                    ss_warn("%s: cannot read contig '%s'; its bases print as N", ref->path,
-                            name);
-                }
-            }
-        }
+    if (ref->slot[0].tid != tid) {
+        ref_slot_t t = ref->slot[1];
+        ref->slot[1] = ref->slot[0];
+        ref->slot[0] = t;
+        if (ref->slot[0].tid != tid)
+            slot_open(ref, &ref->slot[0], tid, name);
     }
-    *len = ref->slot[0].seq ? ref->slot[0].len : 0;
-    return ref->slot[0].seq;
+    *len = ref->slot[0].map ? ref->slot[0].len : 0;
+    return ref->slot[0].map;
+}
+
+static ref_slot_t *slot_of(ss_ref_t *ref, int tid)
+{
+    for (int i = 0; ref && i < 2; i++)
+        if (ref->slot[i].tid == tid && tid >= 0 && ref->slot[i].map)
+            return &ref->slot[i];
+    return NULL;
+}
+
+/* Read [b, e) of the contig into its place. 0 or -1. */
+static int fetch(ss_ref_t *ref, ref_slot_t *s, hts_pos_t b, hts_pos_t e)
+{
+    if (b >= e)
+        return 0;
+    hts_pos_t got = 0;
+    char *seq = faidx_fetch_seq64(ref->fai, s->name, b, e - 1, &got);
+    int ok = seq && got == e - b;
+    if (ok)
+        memcpy(s->map + b, seq, (size_t)got);
+    free(seq);
+    if (!ok)
+        ss_error("%s: cannot read %s:%lld-%lld; check the FASTA and its .fai (samtools faidx)",
+                 ref->path, s->name, (long long)b + 1, (long long)e);
+    return ok ? 0 : -1;
+}
+
+int ss_ref_cover(ss_ref_t *ref, int tid, hts_pos_t lo, hts_pos_t hi)
+{
+    ref_slot_t *s = slot_of(ref, tid);
+    if (!s)
+        return 0;
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > s->len ? s->len : hi;
+    if (lo >= hi || (lo >= s->wb && hi <= s->we))
+        return 0;
+    hts_pos_t pg = (hts_pos_t)ref->page;
+    hts_pos_t nb = lo, ne = hi + GROW_BP;
+    if (s->we > s->wb) { /* one window: fill any gap too, it stays within the shard */
+        nb = nb < s->wb ? nb : s->wb;
+        ne = ne > s->we ? ne : s->we;
+    }
+    nb -= nb % pg;
+    ne = ne % pg ? ne + pg - ne % pg : ne;
+    hts_pos_t map_end = (hts_pos_t)s->map_size;
+    ne = ne > map_end ? map_end : ne;
+    if (mprotect(s->map + nb, (size_t)(ne - nb), PROT_READ | PROT_WRITE) != 0) {
+        ss_error("%s: cannot map %s:%lld-%lld (out of memory?)", ref->path, s->name,
+                 (long long)nb + 1, (long long)ne);
+        return -1;
+    }
+    hts_pos_t fe = ne < s->len ? ne : s->len;
+    int r = s->we > s->wb ? fetch(ref, s, nb, s->wb) | fetch(ref, s, s->we, fe)
+                          : fetch(ref, s, nb, fe);
+    if (r != 0)
+        return -1;
+    s->wb = nb;
+    s->we = ne;
+    return 0;
+}
+
+void ss_ref_release(ss_ref_t *ref)
+{
+    for (int i = 0; ref && i < 2; i++) {
+        ref_slot_t *s = &ref->slot[i];
+        if (!s->map || s->we <= s->wb)
+            continue;
+        /* the pages go back to the system; touching them again needs a new cover */
+        madvise(s->map + s->wb, (size_t)(s->we - s->wb), MADV_DONTNEED);
+        mprotect(s->map + s->wb, (size_t)(s->we - s->wb), PROT_NONE);
+        s->wb = s->we = 0;
+    }
 }
 
 void ss_ref_destroy(ss_ref_t *ref)
 {
     if (!ref)
         return;
-    free(ref->slot[0].seq);
-    free(ref->slot[1].seq);
+    slot_clear(&ref->slot[0]);
+    slot_clear(&ref->slot[1]);
     if (ref->fai)
         fai_destroy(ref->fai);
     free(ref->path);

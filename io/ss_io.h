@@ -76,19 +76,27 @@ int ss_reader_holds(const ss_reader_t *r);
 int ss_reader_opens(const ss_reader_t *r);
 void ss_reader_destroy(ss_reader_t *r);
 
-/* ---- reference: whole contigs, cached per worker ---- */
+/* ---- reference: windows of contigs, per worker (ref.c) ---- */
 
 typedef struct ss_ref_s ss_ref_t;
 
 /* NULL path gives a cache that always answers "no reference". */
 ss_ref_t *ss_ref_init(const char *fasta);
 /*
- * The sequence of contig `name` (as stored in the FASTA: case kept), its
- * length in *len. Keeps the last two contigs. Returns NULL if there is no
- * reference or the contig is missing from it. Pointer valid until the next
- * call for a third contig.
+ * Contig `name` (as stored in the FASTA: case kept), indexed by position, its
+ * length in *len; only positions covered by ss_ref_cover() may be read.
+ * Keeps the last two contigs. Returns NULL if there is no reference or the
+ * contig is missing from it. Pointer valid until the next call for a third
+ * contig.
  */
 const char *ss_ref_get(ss_ref_t *ref, int tid, const char *name, hts_pos_t *len);
+/*
+ * Make positions [lo, hi) of contig tid (one of the last two got) readable,
+ * clipped to the contig. Returns 0, or -1 after ss_error().
+ */
+int ss_ref_cover(ss_ref_t *ref, int tid, hts_pos_t lo, hts_pos_t hi);
+/* Give back every covered window (between shards): memory follows the shard. */
+void ss_ref_release(ss_ref_t *ref);
 void ss_ref_destroy(ss_ref_t *ref);
 
 /* ---- BED / positions lists (-l), samtools' bed_read semantics ---- */

@@ -110,6 +110,8 @@ static void bind_inputs(pl_worker_t *w, int tid)
         in->hdr = ss_reader_header(w->rd, i);
         in->ref = w->ctg_ref;
         in->ref_len = w->ctg_ref_len;
+        in->ref_src = w->ref;
+        in->ref_tid = tid;
         in->do_baq = w->o->baq && w->ctg_ref;
     }
 }
@@ -125,6 +127,8 @@ void pl_scope(const pl_worker_t *w, int tid, hts_pos_t *beg, hts_pos_t *end)
 static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
 {
     const char *ctg = sam_hdr_tid2name(w->hdr, sh->tid);
+    if (ss_error_raised())
+        return -1; /* said already (the reference could not be read, say) */
     for (int i = 0; i < w->n; i++) {
         const pl_input_t *in = &w->in[i];
         int err = w->eng[i]->error;
@@ -215,7 +219,12 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
     int ret, covered = 0;
 
     pl_scope(w, sh->tid, &scope_beg, &scope_end);
+    /* the reference is read by window: what this shard prints, then what its reads need */
+    ss_ref_release(w->ref);
+    ss_ref_release(w->ref_aux);
     bind_inputs(w, sh->tid);
+    if (ss_ref_cover(w->ref, sh->tid, sh->beg, sh->end) < 0)
+        return -1;
     hts_pos_t start = pl_safe_start(w->in, w->n, sh->tid, sh->beg, scope_beg, o->max_depth,
                                     w->scratch);
     if (start < 0)

@@ -78,6 +78,8 @@ typedef struct pl_input_s {
     const ss_bed_t *bed;     /* read filter when -l and not -a */
     const char *ref;         /* current contig's sequence, or NULL */
     hts_pos_t ref_len;
+    ss_ref_t *ref_src;       /* where ref comes from: reads cover their span in it */
+    int ref_tid;
     int do_baq;              /* BAQ applies (reference loaded and not -B) */
     hts_pos_t baq_from;      /* BAQ only reads ending past this (see pl_safe_start) */
     uint64_t n_read;         /* records read, for stats */

@@ -20,17 +20,24 @@ static int has_reads_on(pl_worker_t *w, int tid, hts_pos_t beg, hts_pos_t end)
     const char *ref = NULL;
     if (tid != -1 && ss_job_opts(w->job)->reference)
         ref = ss_ref_get(w->ref_aux, tid, sam_hdr_tid2name(w->hdr, tid), &len);
+    pl_input_t saved = w->in[0];
     for (int i = 0; i < w->n; i++) {
         w->in[i].ref = ref;
         w->in[i].ref_len = len;
+        w->in[i].ref_src = w->ref_aux;
+        w->in[i].ref_tid = tid;
         w->in[i].do_baq = w->o->baq && ref;
     }
     int r = pl_has_reads(w->in, w->n, tid, beg, end, w->scratch);
     for (int i = 0; i < w->n; i++) {
-        w->in[i].ref = w->ctg_ref;
-        w->in[i].ref_len = w->ctg_ref_len;
-        w->in[i].do_baq = w->o->baq && w->ctg_ref;
+        w->in[i].ref = saved.ref;
+        w->in[i].ref_len = saved.ref_len;
+        w->in[i].ref_src = saved.ref_src;
+        w->in[i].ref_tid = saved.ref_tid;
+        w->in[i].do_baq = saved.do_baq;
     }
+    /* the other contig's window is not needed after the question */
+    ss_ref_release(w->ref_aux);
     return r;
 }
 
@@ -108,8 +115,12 @@ int pl_emit_uncovered(pl_worker_t *w, int tid, hts_pos_t from, hts_pos_t to, int
             ref = NULL, ref_len = 0;
             if (ss_job_opts(w->job)->reference)
                 ref = ss_ref_get(w->ref_aux, label, sam_hdr_tid2name(w->hdr, label), &ref_len);
+            if (ss_ref_cover(w->ref_aux, label, from, to) < 0)
+                return -1;
         }
     }
+    if (ref == w->ctg_ref && ss_ref_cover(w->ref, tid, from, to) < 0)
+        return -1;
     const ss_bed_t *bed = ss_job_bed(w->job);
     const char *ctg = sam_hdr_tid2name(w->hdr, tid);
     for (hts_pos_t p = from; p < to; p++) {

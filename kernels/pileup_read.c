@@ -11,7 +11,10 @@
 
 #include "pileup.h"
 
-/* Apply samtools' filters to b; returns 1 to keep it. May rewrite b. */
+/*
+ * Apply samtools' filters to b: 1 keeps it, 0 drops it, -1 when the
+ * reference could not be read (reported). May rewrite b.
+ */
 static int keep_read(pl_input_t *in, bam1_t *b, int may_baq)
 {
     const pl_opts_t *o = in->opts;
@@ -37,6 +40,16 @@ static int keep_read(pl_input_t *in, bam1_t *b, int may_baq)
             q[i] = q[i] > 31 ? q[i] - 31 : 0;
     }
     if (in->ref) {
+        /*
+         * The reference window must hold what BAQ and -C read (the read's
+         * span and a band of up to its length on each side) and the deleted
+         * bases the formatter prints.
+         */
+        hts_pos_t rlen = bam_cigar2rlen(c->n_cigar, bam_get_cigar(b)), m = c->l_qseq + rlen + 64;
+        if (ss_ref_cover(in->ref_src, in->ref_tid, c->pos - m, c->pos + rlen + m) < 0) {
+            in->read_err = -4;
+            return -1;
+        }
         if (in->ref_len <= c->pos) {
             if (!in->warned_beyond_ref++)
                 ss_warn("%s: reads on %s start past the end of the reference; skipped, as "
@@ -72,7 +85,10 @@ int pl_read_filtered(void *data, bam1_t *b)
     int ret;
     while ((ret = sam_itr_next(in->fp, in->itr, b)) >= 0) {
         in->n_read++;
-        if (keep_read(in, b, 1))
+        int keep = keep_read(in, b, 1);
+        if (keep < 0)
+            return -4; /* the reference could not be read: reported */
+        if (keep)
             return ret;
     }
     if (ret < -1)
@@ -109,9 +125,11 @@ int pl_has_reads(pl_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t end, b
         int ret;
         if (pl_query(&in[i], tid, beg, end) < 0)
             return -1;
-        while ((ret = sam_itr_next(in[i].fp, in[i].itr, b)) >= 0)
-            if (keep_read(&in[i], b, 0))
-                return 1;
+        while ((ret = sam_itr_next(in[i].fp, in[i].itr, b)) >= 0) {
+            int keep = keep_read(&in[i], b, 0);
+            if (keep)
+                return keep;
+        }
         if (ret < -1)
             return read_error(&in[i], ret);
     }
@@ -177,12 +195,16 @@ static int safe_point(pl_input_t *in, int tid, hts_pos_t q, hts_pos_t scope_beg,
     int ret;
     if (pl_query(in, tid, q - 1, q) < 0)
         return -1;
-    while ((ret = sam_itr_next(in->fp, in->itr, b)) >= 0)
-        if (keep_read(in, b, 0)) {
+    while ((ret = sam_itr_next(in->fp, in->itr, b)) >= 0) {
+        int keep = keep_read(in, b, 0);
+        if (keep < 0)
+            return -1;
+        if (keep) {
             if (b->core.pos < from)
                 from = b->core.pos;
             break; /* sorted: the first kept read starts earliest */
         }
+    }
     if (ret < -1)
         return read_error(in, ret);
     if (from < scope_beg)
@@ -191,7 +213,10 @@ static int safe_point(pl_input_t *in, int tid, hts_pos_t q, hts_pos_t scope_beg,
         return -1;
     heap->n = 0;
     while ((ret = sam_itr_next(in->fp, in->itr, b)) >= 0) {
-        if (!keep_read(in, b, 0))
+        int keep = keep_read(in, b, 0);
+        if (keep < 0)
+            return -1;
+        if (!keep)
             continue;
         hts_pos_t p = b->core.pos;
         while (heap->n && heap->a[0] < p)

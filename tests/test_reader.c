@@ -147,6 +147,7 @@ static void test_ref_cache(void)
     const char *s = ss_ref_get(r, 0, "c1", &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     SS_EQ(len, 12);
+    SS_EQ(ss_ref_cover(r, 0, 0, 12), 0); /* positions are readable once covered */
     CU_ASSERT_NSTRING_EQUAL(s, "ACGTacgtNNAC", 12); /* case kept */
     const char *s2 = ss_ref_get(r, 1, "c2", &len);
     SS_EQ(len, 4);
