@@ -44,7 +44,7 @@ static void progress_parallel(engine_t *e)
 int ss_engine_par_run(engine_t *e, int n_workers, worker_t *w)
 {
     int rc = ss_engine_start_workers(e, n_workers, w);
-    double last_check = ss_now(), wait = TICK_S;
+    double last_check = ss_now(), wait = 0; /* no sleep before the first look */
     while (rc == 0) {
         ss_sched_par_pump(e->sched, wait);
         /* read before the step: no worker left + nothing waiting = all written */

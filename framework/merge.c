@@ -31,7 +31,7 @@
  * missing), doubled while whole chunks come back known (catching up). */
 #define READ_MIN 64
 #define READ_MAX 8192
-/* Largest single write: between two, the main thread serves workers' requests. */
+/* Largest single write: between two, the main thread serves workers and publishes sizes. */
 #define WRITE_CHUNK ((size_t)4 << 20)
 
 typedef struct {
@@ -183,22 +183,30 @@ static int advance(ss_merge_t *m)
 }
 
 typedef struct {
-    ss_comm_file_t *f;
+    ss_merge_t *m;
     uint64_t base;
     void (*between)(void *);
     void *ctx;
 } write_ctx_t;
 
+/*
+ * Between two chunks: serve workers' requests, and publish what they put
+ * meanwhile, so other ranks waiting for those sizes wait one chunk's write,
+ * not the whole backlog's. publish_new only appends after the placed prefix
+ * (new shards are >= known), so write_placed's indexes stay valid.
+ */
 static int write_chunk(void *ctx, uint64_t off, const char *buf, size_t len)
 {
     write_ctx_t *w = ctx;
     while (len > 0) {
         size_t n = len < WRITE_CHUNK ? len : WRITE_CHUNK;
-        if (ss_comm_file_write_at(w->f, w->base + off, buf, n) < 0)
+        if (ss_comm_file_write_at(w->m->f, w->base + off, buf, n) < 0)
             return -1;
         buf += n, off += n, len -= n;
         if (w->between)
             w->between(w->ctx);
+        if (publish_new(w->m) < 0)
+            return -1;
     }
     return 0;
 }
@@ -208,12 +216,12 @@ static int write_placed(ss_merge_t *m, void (*between)(void *), void *ctx)
 {
     size_t w;
     for (w = 0; w < m->n_placed; w++) {
-        const pending_t *p = &m->p[w];
-        write_ctx_t wc = {m->f, p->off, between, ctx};
-        if (ss_store_each_chunk(m->store, p->k, write_chunk, &wc) < 0)
+        pending_t p = m->p[w]; /* a copy: publishing between chunks may move the array */
+        write_ctx_t wc = {m, p.off, between, ctx};
+        if (ss_store_each_chunk(m->store, p.k, write_chunk, &wc) < 0)
             return -1;
-        ss_store_release(m->store, p->k);
-        m->bytes_out += p->len;
+        ss_store_release(m->store, p.k);
+        m->bytes_out += p.len;
     }
     memmove(m->p, m->p + w, (m->np - w) * sizeof(*m->p));
     m->np -= w;

@@ -83,15 +83,20 @@ int ss_sched_par_pump(ss_sched_t *s, double wait_s)
     par_sched_t *ps = (par_sched_t *)s;
     pthread_mutex_lock(&ps->lock);
     int unserved = !ps->done && ps->want > ps->n_ready;
-    if (!ps->kicked && !unserved && wait_s > 0) {
-        struct timespec t;
-        clock_gettime(CLOCK_REALTIME, &t);
-        long ns = t.tv_nsec + (long)(wait_s * 1e9);
-        t.tv_sec += ns / 1000000000L;
-        t.tv_nsec = ns % 1000000000L;
-        pthread_cond_timedwait(&ps->to_main, &ps->lock, &t);
+    /* Only a call that may sleep consumes the kick: one made between two write
+     * chunks (wait_s <= 0) must leave it for the main loop, which has yet to
+     * publish the piece put just before the request it serves here. */
+    if (wait_s > 0) {
+        if (!ps->kicked && !unserved) {
+            struct timespec t;
+            clock_gettime(CLOCK_REALTIME, &t);
+            long ns = t.tv_nsec + (long)(wait_s * 1e9);
+            t.tv_sec += ns / 1000000000L;
+            t.tv_nsec = ns % 1000000000L;
+            pthread_cond_timedwait(&ps->to_main, &ps->lock, &t);
+        }
+        ps->kicked = 0;
     }
-    ps->kicked = 0;
     while (!ps->done && ps->want > ps->n_ready && ps->n_ready < ps->cap) {
         pthread_mutex_unlock(&ps->lock);
         /* a local failure stops this rank's workers and, through the flag, every rank */

@@ -30,9 +30,10 @@ ss_merge_t *ss_merge_open(ss_store_t *store, int n_shards, const char *header, s
  * the sizes other ranks published, and write each piece whose offset (header
  * + sizes of all earlier shards) is now known, then release it from the
  * store. between(ctx) runs between write chunks, so workers asking for
- * shards are not kept waiting by a long write. Returns 1 while some of this
- * rank's pieces wait for other ranks' sizes, 0 when none wait, -1 after
- * ss_error() (a write or an MPI call failed).
+ * shards are not kept waiting by a long write; pieces put meanwhile are
+ * published between chunks too. Returns 1 while some of this rank's pieces
+ * wait for other ranks' sizes, 0 when none wait, -1 after ss_error() (a
+ * write or an MPI call failed).
  */
 int ss_merge_step(ss_merge_t *m, void (*between)(void *), void *ctx);
 /*

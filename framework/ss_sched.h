@@ -24,10 +24,11 @@ ss_sched_t *ss_sched_local_init(int n_shards, ss_ordered_t *ow);
 /*
  * Multi-rank: shards come from the counter all ranks share (comm.c). Workers
  * block in next() until the main thread, in ss_sched_par_pump(), takes a
- * shard for them. pump sleeps up to wait_s (not at all when wait_s <= 0)
- * unless a worker asked or a kick came since it last woke, then serves every
- * waiting worker; it returns 1 once no shard is left (or the run stopped),
- * and still sleeps then, so the main thread can wait on it for the merge.
+ * shard for them. pump sleeps up to wait_s unless a worker asked or a kick
+ * came since it last slept, then serves every waiting worker; it returns 1
+ * once no shard is left (or the run stopped), and still sleeps then, so the
+ * main thread can wait on it for the merge. With wait_s <= 0 it only serves,
+ * and leaves the kick for the next call that may sleep.
  * Main thread only.
  */
 ss_sched_t *ss_sched_par_init(int n_workers);
