@@ -1,14 +1,26 @@
 /*
  * comm.c -- the one compilation unit that calls MPI (see ss_comm.h).
  *
- * Shard hand-out is a pair of 64-bit words in an RMA window on rank 0:
- * word 0 counts shards handed out, word 1 is the stop flag (failing rank + 1).
- * Ranks advance the counter with MPI_Fetch_and_op under a shared lock, so a
- * rank that finishes early simply takes more; no rank is a master.
+ * One RMA window on rank 0 holds 2 + n_shards 64-bit words: word 0 counts
+ * shards handed out, word 1 is the stop flag (failing rank + 1), and word
+ * 2 + i is shard i's output size once its rank published it (SIZE_UNKNOWN
+ * before). Ranks advance the counter with MPI_Fetch_and_op under a shared
+ * lock, so a rank that finishes early simply takes more; no rank is a master.
+ * Sizes are written with MPI_Accumulate(MPI_REPLACE) and read with
+ * MPI_Get_accumulate(MPI_NO_OP), which are atomic per element, so a reader
+ * sees a size either unknown or whole.
+ *
+ * Collectives never wait inside a blocking MPI call: Open MPI's blocking
+ * waits spin at 100% CPU, and a rank that finished early would take the core
+ * another rank (or this rank's own workers) still computes on. Every
+ * collective is started non-blocking and completed by MPI_Test + nanosleep
+ * (wait_quietly).
  */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ss_comm.h"
 #include "ss_internal.h"
@@ -16,10 +28,35 @@
 #if SS_HAVE_MPI
 #include <mpi.h>
 
+#define WORD_COUNTER 0
+#define WORD_STOP 1
+#define WORD_SIZES 2 /* shard i's size is word WORD_SIZES + i */
+
 static int inited, rank_, size_ = 1;
 static MPI_Win win = MPI_WIN_NULL;
 static int64_t *win_mem;
 static int n_shards_, local_next, local_stop;
+
+/*
+ * Complete a non-blocking call without spinning: test, then sleep, backing
+ * off from 50 us to 2 ms (short enough that a collective's few rounds stay
+ * cheap, long enough that a rank waiting for minutes uses no CPU to speak of).
+ */
+static int wait_quietly(MPI_Request *req)
+{
+    long ns = 50000;
+    for (;;) {
+        int done = 0;
+        if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return -1;
+        if (done)
+            return 0;
+        struct timespec t = {0, ns};
+        nanosleep(&t, NULL);
+        if (ns < 2000000)
+            ns *= 2;
+    }
+}
 
 /* Launched by an MPI launcher? Singleton MPI_Init is slow and noisy, so skip it. */
 static int under_launcher(void)
@@ -81,15 +118,24 @@ int ss_comm_counter_open(int n_shards)
     local_next = local_stop = 0;
     if (!inited)
         return 0;
-    MPI_Aint bytes = rank_ == 0 ? 2 * sizeof(int64_t) : 0;
+    MPI_Aint bytes = rank_ == 0 ? (MPI_Aint)(WORD_SIZES + (size_t)n_shards) * sizeof(int64_t) : 0;
     if (MPI_Win_allocate(bytes, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &win_mem, &win) !=
         MPI_SUCCESS) {
-        ss_error("rank %d: cannot create the MPI shard counter (MPI_Win_allocate)", rank_);
+        ss_error("rank %d: cannot create the MPI shard counter (MPI_Win_allocate of %lld bytes); "
+                 "use a larger --shard-size", rank_, (long long)bytes);
         return -1;
     }
-    if (rank_ == 0)
-        win_mem[0] = win_mem[1] = 0;
-    MPI_Barrier(MPI_COMM_WORLD); /* the counter is zero before anyone takes from it */
+    if (rank_ == 0) {
+        win_mem[WORD_COUNTER] = win_mem[WORD_STOP] = 0;
+        for (int i = 0; i < n_shards; i++)
+            win_mem[WORD_SIZES + i] = SS_COMM_SIZE_UNKNOWN;
+    }
+    /* the words are initialised before anyone reads them */
+    MPI_Request req;
+    if (MPI_Ibarrier(MPI_COMM_WORLD, &req) != MPI_SUCCESS || wait_quietly(&req) < 0) {
+        ss_error("rank %d: MPI barrier failed creating the shard counter", rank_);
+        return -1;
+    }
     MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
     return 0;
 }
@@ -109,9 +155,9 @@ int ss_comm_counter_next(void)
             return -1;
         return local_next++;
     }
-    if (fetch_add(1, 0))
+    if (fetch_add(WORD_STOP, 0))
         return -1;
-    int64_t idx = fetch_add(0, 1);
+    int64_t idx = fetch_add(WORD_COUNTER, 1);
     return idx < n_shards_ ? (int)idx : -1;
 }
 
@@ -121,7 +167,7 @@ void ss_comm_raise_stop(void)
     if (!inited || win == MPI_WIN_NULL)
         return;
     int64_t me = rank_ + 1, old;
-    MPI_Fetch_and_op(&me, &old, MPI_INT64_T, 0, 1, MPI_REPLACE, win);
+    MPI_Fetch_and_op(&me, &old, MPI_INT64_T, 0, WORD_STOP, MPI_REPLACE, win);
     MPI_Win_flush(0, win);
 }
 
@@ -129,15 +175,48 @@ int ss_comm_stop_raised(void)
 {
     if (!inited || win == MPI_WIN_NULL)
         return local_stop;
-    return fetch_add(1, 0) != 0;
+    return fetch_add(WORD_STOP, 0) != 0;
 }
 
 int ss_comm_counter_peek(void)
 {
     if (!inited || win == MPI_WIN_NULL)
         return local_next;
-    int64_t v = fetch_add(0, 0);
+    int64_t v = fetch_add(WORD_COUNTER, 0);
     return v < n_shards_ ? (int)v : n_shards_;
+}
+
+int ss_comm_size_publish(int idx, uint64_t len)
+{
+    if (!inited || win == MPI_WIN_NULL)
+        return 0;
+    int64_t v = (int64_t)len;
+    /* flushed, so any rank that reads after this returns sees it */
+    if (MPI_Accumulate(&v, 1, MPI_INT64_T, 0, WORD_SIZES + (MPI_Aint)idx, 1, MPI_INT64_T,
+                       MPI_REPLACE, win) != MPI_SUCCESS ||
+        MPI_Win_flush(0, win) != MPI_SUCCESS) {
+        ss_error("rank %d: publishing the size of shard %d failed (MPI_Accumulate)", rank_, idx);
+        return -1;
+    }
+    return 0;
+}
+
+int ss_comm_sizes_read(int from, int n, int64_t *out)
+{
+    if (!inited || win == MPI_WIN_NULL) {
+        for (int i = 0; i < n; i++)
+            out[i] = SS_COMM_SIZE_UNKNOWN;
+        return 0;
+    }
+    if (MPI_Get_accumulate(NULL, 0, MPI_INT64_T, out, n, MPI_INT64_T, 0,
+                           WORD_SIZES + (MPI_Aint)from, n, MPI_INT64_T, MPI_NO_OP,
+                           win) != MPI_SUCCESS ||
+        MPI_Win_flush(0, win) != MPI_SUCCESS) {
+        ss_error("rank %d: reading shard sizes %d-%d failed (MPI_Get_accumulate)", rank_, from,
+                 from + n - 1);
+        return -1;
+    }
+    return 0;
 }
 
 void ss_comm_counter_close(void)
@@ -156,8 +235,10 @@ int ss_comm_sum_u64(uint64_t *v, size_t n)
     /* in chunks: counts are int */
     for (size_t off = 0; off < n; off += 1 << 24) {
         int c = (int)(n - off < (1u << 24) ? n - off : 1u << 24);
-        if (MPI_Allreduce(MPI_IN_PLACE, v + off, c, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD) !=
-            MPI_SUCCESS)
+        MPI_Request req;
+        if (MPI_Iallreduce(MPI_IN_PLACE, v + off, c, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD,
+                           &req) != MPI_SUCCESS ||
+            wait_quietly(&req) < 0)
             return -1;
     }
     return 0;
@@ -166,7 +247,10 @@ int ss_comm_sum_u64(uint64_t *v, size_t n)
 int ss_comm_max_int(int v)
 {
     int out = v;
-    if (inited && MPI_Allreduce(&v, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+    MPI_Request req;
+    if (inited && (MPI_Iallreduce(&v, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req) !=
+                       MPI_SUCCESS ||
+                   wait_quietly(&req) < 0))
         return v > 0 ? v : 1;
     return out;
 }
@@ -177,23 +261,21 @@ int ss_comm_gather(const void *in, size_t size, void *out)
         memcpy(out, in, size);
         return 0;
     }
-    return MPI_Gather(in, (int)size, MPI_BYTE, out, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD) ==
-                   MPI_SUCCESS
-               ? 0
-               : -1;
+    MPI_Request req;
+    if (MPI_Igather(in, (int)size, MPI_BYTE, out, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD, &req) !=
+        MPI_SUCCESS)
+        return -1;
+    return wait_quietly(&req);
 }
 
 int ss_comm_bcast_str(char *buf, size_t cap)
 {
     if (!inited)
         return 0;
-    return MPI_Bcast(buf, (int)cap, MPI_CHAR, 0, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
-}
-
-void ss_comm_barrier(void)
-{
-    if (inited)
-        MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Request req;
+    if (MPI_Ibcast(buf, (int)cap, MPI_CHAR, 0, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
+        return -1;
+    return wait_quietly(&req);
 }
 
 struct ss_comm_file_s {
@@ -308,6 +390,18 @@ int ss_comm_counter_peek(void)
     return local_next;
 }
 void ss_comm_counter_close(void) {}
+int ss_comm_size_publish(int idx, uint64_t len)
+{
+    (void)idx, (void)len;
+    return 0;
+}
+int ss_comm_sizes_read(int from, int n, int64_t *out)
+{
+    (void)from;
+    for (int i = 0; i < n; i++)
+        out[i] = SS_COMM_SIZE_UNKNOWN;
+    return 0;
+}
 int ss_comm_sum_u64(uint64_t *v, size_t n)
 {
     (void)v, (void)n;
@@ -327,7 +421,6 @@ int ss_comm_bcast_str(char *buf, size_t cap)
     (void)buf, (void)cap;
     return 0;
 }
-void ss_comm_barrier(void) {}
 ss_comm_file_t *ss_comm_file_open(const char *path)
 {
     ss_error("%s: parallel output needs an MPI build", path);

@@ -1,14 +1,19 @@
 /*
  * engine.c -- run a kernel over the plan: N worker threads process shards,
- * the main thread writes their bytes in shard order.
+ * the main thread writes their bytes in shard order: through the ordered
+ * writer with one rank; with several, into the store, from which the main
+ * thread writes each shard at its offset once every earlier shard's size is
+ * known (merge.c), while the workers go on.
  *
  * Threads and ownership:
  *   - each worker owns its reader, its kernel state and the buffer of the
  *     shard it is processing; stats[id] is written only by worker id and
  *     read by the main thread after join;
- *   - shared: the scheduler (atomic counter), the ordered writer (its lock),
- *     reads_done (atomic, for progress), the error state (error.c);
- *   - the main thread owns the output file, the progress line and the report.
+ *   - shared: the scheduler (atomic counter, or sched_par.c's lock), the
+ *     ordered writer (its lock), the store (its lock), reads_done and
+ *     workers_live (atomics), the error state (error.c);
+ *   - the main thread owns the output file, the merge, every MPI call, the
+ *     progress line and the report.
  * Stopping: a failing worker calls ss_error() and stops the ordered writer;
  * every other worker sees -1 from the scheduler and drains out; the main
  * thread's run() returns -1, it joins the workers and removes the temporary
@@ -17,8 +22,11 @@
  * Testing hooks: SEQSHARD_FAIL_SHARD=<idx> makes the processing of shard idx
  * fail with an error message, as a kernel failure would; SEQSHARD_KILL_SHARD
  * =<idx> makes the process that takes shard idx die by SIGKILL, as a node
- * crash would. The integration tests use them to check that a failed run
- * leaves no output, exits non-zero and does not hang.
+ * crash would; with SEQSHARD_KILL_RANK=<r> as well, rank r dies instead, at
+ * the first shard >= idx it takes, or once its workers are done if it takes
+ * none (so the test can kill rank 0 whatever the scheduling). The integration
+ * tests use them to check that a failed run leaves no output, exits non-zero
+ * and does not hang.
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <pthread.h>
@@ -31,50 +39,10 @@
 
 #include "../alloc/ss_alloc.h"
 #include "ss_comm.h"
-#include "ss_internal.h"
-#include "ss_sched.h"
-#include "ss_store.h"
-#include "ss_topology.h"
+#include "ss_engine.h"
 
-/* A kernel may choose its output kind from its options (view -O bam|sam|cram). */
-#define KIND_K(k, o) ((k)->out_kind_of ? (k)->out_kind_of(o) : (k)->out_kind)
-#define KIND(e) KIND_K((e)->k, (e)->kopts)
-
-#define TICK_S 0.25
 /* Multi-rank: finished outputs kept in memory per worker before spilling. */
 #define STORE_MEM_PER_WORKER ((size_t)128 << 20)
-
-typedef struct {
-    const ss_kernel_t *k;
-    void *kopts;
-    ss_job_t *job;
-    const ss_shard_t *shards;
-    int n_shards;
-    ss_sched_t *sched;
-    ss_ordered_t *ow;
-    ss_worker_stats_t *stats;  /* [n_workers] */
-    atomic_ullong reads_done;
-    int fail_shard;            /* SEQSHARD_FAIL_SHARD, or -1 */
-    int kill_shard;            /* SEQSHARD_KILL_SHARD, or -1 */
-    int bgzf;                  /* compress text output into BGZF blocks per shard */
-    ss_store_t *store;         /* multi-rank: outputs wait here for the merge */
-    const ss_topo_t *topo;     /* NULL with --bind none */
-    const ss_placement_t *place; /* [n_workers], read-only while workers run; or NULL */
-    /* main thread only */
-    ss_output_t *out;
-    ss_progress_t *progress;
-    uint64_t work_done;
-    int work_counted;          /* multi-rank progress: shards whose work is in work_done */
-    uint64_t bytes_written;
-} engine_t;
-
-typedef struct {
-    engine_t *e;
-    int id;
-    pthread_t thread;
-    int started;
-    kstring_t z;               /* BGZF scratch, swapped with the shard buffer */
-} worker_t;
 
 static int cpu_count(void)
 {
@@ -120,6 +88,20 @@ static int shared_node_unbound(void)
     return online > 0 && cpu_count() >= online;
 }
 
+/*
+ * The multi-rank store's memory cap: 128 MiB per worker, plus 128 MiB, then
+ * pieces spill to --tmp-dir. SEQSHARD_STORE_MEM=<bytes> (k/m/g) overrides it,
+ * for tuning and for tests (0 spills every piece).
+ */
+static size_t store_mem_cap(int n_workers)
+{
+    const char *s = getenv("SEQSHARD_STORE_MEM");
+    hts_pos_t v;
+    if (s && *s && ss_parse_size(s, &v) == 0)
+        return (size_t)v;
+    return STORE_MEM_PER_WORKER * (size_t)(n_workers + 1);
+}
+
 static int shard_from_env(const char *name)
 {
     const char *s = getenv(name);
@@ -140,7 +122,9 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, void *ws, in
     if (ss_reader_begin(rd) < 0)
         return -1;
     int r;
-    if (idx == e->kill_shard)
+    if (e->kill_shard >= 0 &&
+        (e->kill_rank < 0 ? idx == e->kill_shard
+                          : e->kill_rank == ss_comm_rank() && idx >= e->kill_shard))
         raise(SIGKILL);
     if (idx == e->fail_shard) {
         ss_error("shard %d (%s:%lld-%lld): failure injected by SEQSHARD_FAIL_SHARD (a testing "
@@ -224,6 +208,11 @@ done:
         e->k->worker_destroy(ws);
     ss_reader_destroy(rd);
     free(w->z.s);
+    if (e->store) {
+        /* after our last put: the main thread may now find every piece in the store */
+        atomic_fetch_sub(&e->workers_live, 1);
+        ss_sched_par_kick(e->sched);
+    }
     return NULL;
 }
 
@@ -270,14 +259,17 @@ static int build_header(engine_t *e, kstring_t *h)
     return 0;
 }
 
-static int start_workers(engine_t *e, int n_workers, worker_t *w)
+int ss_engine_start_workers(engine_t *e, int n_workers, worker_t *w)
 {
     int started = 0;
     for (int i = 0; i < n_workers; i++) {
         w[i].e = e;
         w[i].id = i;
-        if (pthread_create(&w[i].thread, NULL, worker_main, &w[i]) != 0)
+        atomic_fetch_add(&e->workers_live, 1); /* before it can run, and leave */
+        if (pthread_create(&w[i].thread, NULL, worker_main, &w[i]) != 0) {
+            atomic_fetch_sub(&e->workers_live, 1);
             break; /* run with the workers we have */
+        }
         w[i].started = 1;
         started++;
     }
@@ -291,7 +283,7 @@ static int start_workers(engine_t *e, int n_workers, worker_t *w)
     return 0;
 }
 
-static void join_workers(int n_workers, worker_t *w)
+void ss_engine_join_workers(int n_workers, worker_t *w)
 {
     for (int i = 0; i < n_workers; i++)
         if (w[i].started)
@@ -301,53 +293,17 @@ static void join_workers(int n_workers, worker_t *w)
 /* One rank: start the workers, write everything in order, join. Returns 0 or -1. */
 static int run_workers(engine_t *e, int n_workers, worker_t *w)
 {
-    int rc = start_workers(e, n_workers, w);
+    int rc = ss_engine_start_workers(e, n_workers, w);
     if (rc == 0)
         rc = ss_ordered_run(e->ow, sink, tick, e, TICK_S);
     if (rc < 0)
         ss_ordered_stop(e->ow);
-    join_workers(n_workers, w);
+    ss_engine_join_workers(n_workers, w);
     return rc < 0 || ss_error_raised() ? -1 : 0;
 }
 
-/*
- * Several ranks: hand shards to the workers from the shared counter until
- * none is left, noticing another rank's failure on the way; the outputs wait
- * in the store for the collective merge. Returns 0 or -1 (this rank only).
- */
-static int run_workers_parallel(engine_t *e, int n_workers, worker_t *w)
-{
-    int rc = start_workers(e, n_workers, w);
-    double last_check = ss_now();
-    while (rc == 0 && !ss_sched_par_pump(e->sched, TICK_S)) {
-        if (ss_error_raised())
-            break;
-        if (ss_now() - last_check > TICK_S) {
-            last_check = ss_now();
-            if (ss_comm_stop_raised())
-                break; /* another rank failed: stop taking shards */
-            /* all ranks' shards handed out so far, and their estimated work */
-            int taken = ss_comm_counter_peek();
-            while (e->work_counted < taken && e->work_counted < e->n_shards)
-                e->work_done += e->shards[e->work_counted++].est_work;
-            ss_progress_update(e->progress, taken, e->work_done,
-                               atomic_load_explicit(&e->reads_done, memory_order_relaxed));
-        }
-    }
-    int failed = ss_error_raised() || ss_comm_stop_raised();
-    if (ss_error_raised())
-        ss_comm_raise_stop();
-    ss_sched_par_stop(e->sched, failed);
-    join_workers(n_workers, w);
-    if (ss_error_raised()) {
-        ss_comm_raise_stop();
-        return -1;
-    }
-    return rc;
-}
-
 /* Largest contig length: tabix needs CSI past 2^29 - 1. */
-static int needs_csi(const ss_job_t *job)
+int ss_engine_needs_csi(const ss_job_t *job)
 {
     sam_hdr_t *h = ss_job_header(job);
     for (int i = 0; i < sam_hdr_nref(h); i++)
@@ -356,13 +312,13 @@ static int needs_csi(const ss_job_t *job)
     return 0;
 }
 
-static int trailer(engine_t *e, kstring_t *t)
+int ss_engine_trailer(engine_t *e, kstring_t *t)
 {
     return e->k->trailer ? e->k->trailer(e->kopts, e->job, t) : 0;
 }
 
 /* The kernel's after-rename step (an index, say); not for standard output. */
-static int finish_hook(engine_t *e, int rc)
+int ss_engine_finish_hook(engine_t *e, int rc)
 {
     const char *path = ss_job_opts(e->job)->output;
     if (rc == 0 && e->k->finish && path && strcmp(path, "-") != 0)
@@ -374,7 +330,7 @@ static int finish_output(engine_t *e, int rc)
 {
     if (rc == 0) {
         kstring_t t = KS_INITIALIZE;
-        rc = trailer(e, &t);
+        rc = ss_engine_trailer(e, &t);
         if (rc == 0 && t.l)
             rc = ss_output_write(e->out, t.s, t.l);
         free(t.s);
@@ -383,46 +339,9 @@ static int finish_output(engine_t *e, int rc)
         rc = ss_output_write(e->out, ss_bgzf_eof, sizeof(ss_bgzf_eof));
     e->bytes_written = ss_output_bytes(e->out);
     if (rc == 0 && e->bgzf && KIND(e) == SS_OUT_TEXT)
-        rc = ss_output_index_tabix(e->out, needs_csi(e->job));
+        rc = ss_output_index_tabix(e->out, ss_engine_needs_csi(e->job));
     if (rc == 0)
-        return finish_hook(e, ss_output_commit(e->out));
-    ss_output_abort(e->out);
-    return -1;
-}
-
-/* The multi-rank tail: merge collectively, then rank 0 indexes and renames. */
-static int finish_parallel(engine_t *e, int rc, const kstring_t *header)
-{
-    int bgzf = KIND(e) != SS_OUT_TEXT || e->bgzf;
-    kstring_t tail = KS_INITIALIZE;
-    if (rc == 0 && trailer(e, &tail) < 0)
-        rc = -1;
-    if (bgzf)
-        kputsn((const char *)ss_bgzf_eof, sizeof(ss_bgzf_eof), &tail);
-    ss_merge_t m = {e->store, e->n_shards, header->s, header->l,
-                    (const unsigned char *)tail.s, tail.l, e->out};
-    for (size_t k = 0; k < ss_store_count(e->store); k++) {
-        int idx;
-        uint64_t len;
-        ss_store_piece(e->store, k, &idx, &len);
-        e->bytes_written += len;
-    }
-    /* rank 0 creates the temporary file only now, so a rank killed while
-     * processing shards cannot leave one behind */
-    if (rc == 0 && ss_comm_rank() == 0 && !(e->out = ss_output_open(ss_job_opts(e->job)->output)))
-        rc = -1;
-    m.out = e->out;
-    if (ss_comm_max_int(rc < 0) != 0)
-        rc = -1;
-    else
-        rc = ss_merge_collective(&m);
-    free(tail.s);
-    if (ss_comm_rank() != 0)
-        return rc;
-    if (rc == 0 && e->bgzf && KIND(e) == SS_OUT_TEXT)
-        rc = ss_output_index_tabix(e->out, needs_csi(e->job));
-    if (rc == 0)
-        return finish_hook(e, ss_output_commit(e->out));
+        return ss_engine_finish_hook(e, ss_output_commit(e->out));
     ss_output_abort(e->out);
     return -1;
 }
@@ -437,8 +356,10 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
     kstring_t header = KS_INITIALIZE;
     int n = 0, rc = -1, parallel = ss_comm_parallel(), rank0 = ss_comm_rank() == 0;
     atomic_init(&e.reads_done, 0);
+    atomic_init(&e.workers_live, 0);
     e.fail_shard = shard_from_env("SEQSHARD_FAIL_SHARD");
     e.kill_shard = shard_from_env("SEQSHARD_KILL_SHARD");
+    e.kill_rank = shard_from_env("SEQSHARD_KILL_RANK");
     e.bgzf = KIND_K(kernel, kopts) == SS_OUT_TEXT && ss_bgzf_wanted(o->output);
     /* failures before the agreement below only mark setup_failed: returning
      * early would leave the other ranks waiting in a collective */
@@ -472,8 +393,7 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
     if (parallel) {
         e.sched = ss_sched_par_init(n_workers > 0 ? n_workers : 1);
         char dir[4096];
-        e.store = ss_store_init(spill_dir(o, dir, sizeof(dir)),
-                                STORE_MEM_PER_WORKER * (size_t)(n_workers + 1));
+        e.store = ss_store_init(spill_dir(o, dir, sizeof(dir)), store_mem_cap(n_workers));
     } else {
         e.sched = e.ow ? ss_sched_local_init(n, e.ow) : NULL;
     }
@@ -511,13 +431,18 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
         ss_output_abort(e.out);
         goto out;
     }
+    if (parallel && ss_engine_par_open(&e, &header) < 0) {
+        ss_comm_counter_close();
+        goto out;
+    }
     e.progress = ss_progress_start(n, total_work, o->quiet, rank0);
     ss_count_t count0, count1;
     int counted = ss_count_total(&count0) == 0;
     if (parallel) {
-        rc = run_workers_parallel(&e, n_workers, w);
-        ss_comm_counter_close();
-        rc = finish_parallel(&e, rc, &header);
+        rc = ss_engine_par_run(&e, n_workers, w);
+        if (e.kill_shard >= 0 && e.kill_rank == ss_comm_rank())
+            raise(SIGKILL); /* the testing hook's rank took no shard >= kill_shard */
+        rc = ss_engine_par_finish(&e, rc);
     } else {
         rc = run_workers(&e, n_workers, w);
         rc = finish_output(&e, rc);
@@ -534,11 +459,20 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
         if (ss_report_write_all(o->report, &r, rc) < 0)
             rc = -1;
     }
+    if (parallel) {
+        /* rank 0 has indexed, renamed and reported: every rank exits with its
+         * status, and the others keep guarding the temporary name until then */
+        if (ss_comm_max_int(rc < 0) != 0)
+            rc = -1;
+        if (!rank0)
+            ss_output_unguard();
+    }
 out:
     if (rc < 0 && !ss_error_raised() && !parallel)
         ss_error("the run failed");
     ss_sched_destroy(e.sched);
     ss_ordered_destroy(e.ow);
+    ss_merge_destroy(e.merge);
     ss_store_destroy(e.store);
     free(header.s);
     if (place)

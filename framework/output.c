@@ -6,9 +6,12 @@
  * file (/dev/stdout, a FIFO), bytes go straight there: there is nothing to
  * rename, and renaming over a device would replace it.
  *
- * SIGINT/SIGTERM while a temporary file exists: the handler unlinks it (its
- * path was stored before the handler was armed; unlink and _exit are
- * async-signal-safe) and exits with status 1.
+ * SIGINT/SIGTERM while a temporary file exists: the handler unlinks it and
+ * the index that may be being built beside it (the paths were stored before
+ * the handler was armed; unlink and _exit are async-signal-safe) and exits
+ * with status 1. In a multi-rank run the other ranks guard rank 0's
+ * temporary file the same way (ss_output_guard): when one rank dies, mpirun
+ * sends SIGTERM to the rest, and the dead one may be rank 0.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,55 +38,76 @@ struct ss_output_s {
     const char *index_ext; /* ".tbi"/".csi" once an index of tmp exists */
 };
 
-/* Signal state: one temporary file per process at a time. */
-static char sig_tmp_path[PATH_MAX];
+/* Signal state: one temporary file per process at a time, and its possible indexes. */
+#define SIG_N_PATHS 3
+static char sig_paths[SIG_N_PATHS][PATH_MAX + 8]; /* tmp, tmp.tbi, tmp.csi */
 static volatile sig_atomic_t sig_armed;
+static int sig_installed;
 static struct sigaction old_int, old_term;
 
 static void on_signal(int sig)
 {
     (void)sig;
     if (sig_armed)
-        unlink(sig_tmp_path);
+        for (int i = 0; i < SIG_N_PATHS; i++)
+            unlink(sig_paths[i]);
     _exit(SS_EXIT_FAIL);
+}
+
+/* Store the paths the handler removes. 0, or -1 when tmp is too long. Not while armed. */
+static int set_signal_paths(const char *tmp)
+{
+    static const char *ext[SIG_N_PATHS] = { "", ".tbi", ".csi" };
+    if (strlen(tmp) >= PATH_MAX)
+        return -1;
+    for (int i = 0; i < SIG_N_PATHS; i++)
+        snprintf(sig_paths[i], sizeof(sig_paths[i]), "%s%s", tmp, ext[i]);
+    return 0;
 }
 
 static void arm_signals(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    if (!sig_installed) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &old_int);
+        sigaction(SIGTERM, &sa, &old_term);
+        sig_installed = 1;
+    }
     sig_armed = 1;
 }
 
 static void disarm_signals(void)
 {
     sig_armed = 0;
+    if (!sig_installed)
+        return;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    sig_installed = 0;
 }
 
 static int open_tmp(ss_output_t *o, const char *path)
 {
-    int len = snprintf(sig_tmp_path, sizeof(sig_tmp_path), "%s.tmp.%ld.XXXXXX", path,
-                       (long)getpid());
-    if (len < 0 || (size_t)len >= sizeof(sig_tmp_path)) {
+    char tmp[PATH_MAX];
+    int len = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.XXXXXX", path, (long)getpid());
+    if (len < 0 || (size_t)len >= sizeof(tmp)) {
         ss_error("%s: output path too long", path);
         return -1;
     }
-    if ((o->fd = mkstemp(sig_tmp_path)) < 0) {
+    if ((o->fd = mkstemp(tmp)) < 0) {
         ss_error("%s: cannot create a temporary file next to it: %s; check the -o directory "
                  "exists and is writable", path, strerror(errno));
         return -1;
     }
-    if (!(o->tmp = strdup(sig_tmp_path))) {
-        unlink(sig_tmp_path);
+    if (!(o->tmp = strdup(tmp))) {
+        unlink(tmp);
         ss_error("out of memory opening the output");
         return -1;
     }
+    set_signal_paths(tmp);
     arm_signals();
     /* mkstemp makes 0600; the final file gets what open(..., 0666) would under the umask */
     mode_t mask = umask(0);
@@ -237,6 +261,19 @@ int ss_output_commit(ss_output_t *o)
     }
     output_free(o);
     return rc;
+}
+
+int ss_output_guard(const char *tmp_path)
+{
+    if (sig_armed || set_signal_paths(tmp_path) < 0)
+        return -1;
+    arm_signals();
+    return 0;
+}
+
+void ss_output_unguard(void)
+{
+    disarm_signals();
 }
 
 void ss_output_abort(ss_output_t *o)

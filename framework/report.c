@@ -56,7 +56,11 @@ static void write_versions(FILE *fp)
             ai.heap_bytes, ai.allocated_bytes, ai.free_bytes, ai.thread_cache_bytes);
 }
 
-/* Returns the total reads. */
+/*
+ * Returns this process's reads (what its allocation counts are divided by).
+ * With several ranks, "workers" lists this rank's (rank 0's) workers, but
+ * "totals" covers every rank, from the gathered rank records.
+ */
 static uint64_t write_workers(FILE *fp, const ss_report_t *r)
 {
     ss_worker_stats_t tot = { 0, 0, 0, 0 };
@@ -74,13 +78,21 @@ static uint64_t write_workers(FILE *fp, const ss_report_t *r)
             max_busy = w->busy_s;
     }
     double mean = r->n_workers ? tot.busy_s / r->n_workers : 0;
+    uint64_t own_reads = tot.reads;
+    if (r->ranks && r->n_ranks > 1) {
+        memset(&tot, 0, sizeof(tot));
+        for (int i = 0; i < r->n_ranks; i++) {
+            tot.shards += r->ranks[i].shards, tot.reads += r->ranks[i].reads;
+            tot.bases += r->ranks[i].bases, tot.busy_s += r->ranks[i].busy_s;
+        }
+    }
     fprintf(fp, "%s],\n", r->n_workers ? "\n  " : "");
     fprintf(fp, "  \"totals\": {\"shards\": %llu, \"reads\": %llu, \"bases\": %llu, "
                 "\"busy_s\": %.6f},\n",
             (unsigned long long)tot.shards, (unsigned long long)tot.reads,
             (unsigned long long)tot.bases, tot.busy_s);
     fprintf(fp, "  \"load_imbalance\": %.4f,\n", mean > 0 ? max_busy / mean : 1.0);
-    return tot.reads;
+    return own_reads;
 }
 
 /* Per rank, and imbalance over ranks (max/mean busy), when several ran. */

@@ -1,7 +1,8 @@
 /*
  * report_ranks.c -- the --report of a multi-rank run: every rank's summary
  * is gathered to rank 0 (one fixed-size record per rank), which writes the
- * JSON. In a single rank this is just ss_report_write.
+ * JSON with "totals" and "bytes_written" over all ranks. In a single rank
+ * this is just ss_report_write.
  */
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -35,6 +36,10 @@ int ss_report_write_all(const char *path, ss_report_t *r, int run_rc)
     }
     r->ranks = all;
     r->n_ranks = n;
+    /* each rank wrote its own pieces (rank 0 also header and tail): together, the file */
+    r->bytes_written = 0;
+    for (int i = 0; i < n; i++)
+        r->bytes_written += all[i].bytes_out;
     rc = ss_report_write(path, r);
     r->ranks = NULL;
     free(all);

@@ -6,9 +6,15 @@
  * request; a rank therefore never holds shards no worker is ready for, and
  * ranks that finish early take more.
  *
+ * The same condition variable wakes the main thread for the merge: a
+ * worker's request follows its store put, and ss_sched_par_kick covers the
+ * rest (a worker leaving), so between events the main thread sleeps here
+ * instead of polling.
+ *
  * Locking: everything below is under `lock`. `want` counts workers waiting;
  * `ready` holds shard indexes taken for them; `done` is set when the counter
- * is exhausted or the run stopped.
+ * is exhausted or the run stopped; `kicked` records an event since the main
+ * thread last woke, so no wake-up is lost.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -26,6 +32,7 @@ typedef struct {
     int n_ready, cap;
     int want;
     int done;
+    int kicked;
 } par_sched_t;
 
 static int par_next(ss_sched_t *s)
@@ -34,6 +41,7 @@ static int par_next(ss_sched_t *s)
     int idx = -1;
     pthread_mutex_lock(&ps->lock);
     ps->want++;
+    ps->kicked = 1;
     pthread_cond_signal(&ps->to_main);
     while (!ps->done && ps->n_ready == 0)
         pthread_cond_wait(&ps->to_workers, &ps->lock);
@@ -74,13 +82,20 @@ int ss_sched_par_pump(ss_sched_t *s, double wait_s)
 {
     par_sched_t *ps = (par_sched_t *)s;
     pthread_mutex_lock(&ps->lock);
-    if (!ps->done && ps->want <= ps->n_ready) {
-        struct timespec t;
-        clock_gettime(CLOCK_REALTIME, &t);
-        long ns = t.tv_nsec + (long)(wait_s * 1e9);
-        t.tv_sec += ns / 1000000000L;
-        t.tv_nsec = ns % 1000000000L;
-        pthread_cond_timedwait(&ps->to_main, &ps->lock, &t);
+    int unserved = !ps->done && ps->want > ps->n_ready;
+    /* Only a call that may sleep consumes the kick: one made between two write
+     * chunks (wait_s <= 0) must leave it for the main loop, which has yet to
+     * publish the piece put just before the request it serves here. */
+    if (wait_s > 0) {
+        if (!ps->kicked && !unserved) {
+            struct timespec t;
+            clock_gettime(CLOCK_REALTIME, &t);
+            long ns = t.tv_nsec + (long)(wait_s * 1e9);
+            t.tv_sec += ns / 1000000000L;
+            t.tv_nsec = ns % 1000000000L;
+            pthread_cond_timedwait(&ps->to_main, &ps->lock, &t);
+        }
+        ps->kicked = 0;
     }
     while (!ps->done && ps->want > ps->n_ready && ps->n_ready < ps->cap) {
         pthread_mutex_unlock(&ps->lock);
@@ -97,6 +112,15 @@ int ss_sched_par_pump(ss_sched_t *s, double wait_s)
     int done = ps->done;
     pthread_mutex_unlock(&ps->lock);
     return done;
+}
+
+void ss_sched_par_kick(ss_sched_t *s)
+{
+    par_sched_t *ps = (par_sched_t *)s;
+    pthread_mutex_lock(&ps->lock);
+    ps->kicked = 1;
+    pthread_cond_signal(&ps->to_main);
+    pthread_mutex_unlock(&ps->lock);
 }
 
 void ss_sched_par_stop(ss_sched_t *s, int discard)

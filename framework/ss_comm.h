@@ -34,10 +34,11 @@ static inline int ss_comm_parallel(void)
     return ss_comm_size() > 1;
 }
 
-/* ---- dynamic shard hand-out: a counter and a stop flag on rank 0 ---- */
+/* ---- dynamic shard hand-out: a counter, a stop flag and shard sizes on rank 0 ---- */
 
 /*
- * Collective: create the shared counter for shards 0..n-1. Returns 0 or -1.
+ * Collective: create the shared counter for shards 0..n-1, and n size slots
+ * all SS_COMM_SIZE_UNKNOWN. Returns 0 or -1 after ss_error().
  */
 int ss_comm_counter_open(int n_shards);
 /*
@@ -51,10 +52,25 @@ void ss_comm_raise_stop(void);
 int ss_comm_stop_raised(void);
 /* How many shards were handed out (all ranks), for progress on rank 0. */
 int ss_comm_counter_peek(void);
-/* Collective: free the counter. */
+/*
+ * Collective: free the counter. Call only once every rank is past its last
+ * counter, stop-flag or size access (after an agreement), since it waits.
+ */
 void ss_comm_counter_close(void);
 
-/* ---- collectives ---- */
+/* A size slot no rank has published yet. */
+#define SS_COMM_SIZE_UNKNOWN ((int64_t)-1)
+/* Publish shard idx's output size to every rank. Returns 0 or -1 after ss_error(). */
+int ss_comm_size_publish(int idx, uint64_t len);
+/*
+ * Read the size slots of shards from..from+n-1 into out (SS_COMM_SIZE_UNKNOWN
+ * where not published yet). Returns 0 or -1 after ss_error().
+ */
+int ss_comm_sizes_read(int from, int n, int64_t *out);
+
+/* ---- collectives ----
+ * Each waits by MPI_Test + nanosleep, never in a blocking MPI call, so a rank
+ * that arrives early sleeps instead of spinning on a core others need. */
 
 /* Collective: element-wise sum of v[0..n-1] into every rank. Returns 0 or -1. */
 int ss_comm_sum_u64(uint64_t *v, size_t n);
@@ -64,13 +80,16 @@ int ss_comm_max_int(int v);
 int ss_comm_gather(const void *in, size_t size, void *out);
 /* Collective: rank 0's string to all ranks (buf of cap bytes). */
 int ss_comm_bcast_str(char *buf, size_t cap);
-void ss_comm_barrier(void);
 
 /* ---- shared output file (MPI-IO) ---- */
 
 typedef struct ss_comm_file_s ss_comm_file_t;
 
-/* Collective: open (create) path for writing by all ranks. NULL after ss_error(). */
+/*
+ * Collective: open (create) path for writing by all ranks. NULL after
+ * ss_error(). Open and close wait inside MPI: call them right after an
+ * agreement, when every rank arrives at once.
+ */
 ss_comm_file_t *ss_comm_file_open(const char *path);
 /* Write len bytes at offset (independent). Returns 0 or -1 after ss_error(). */
 int ss_comm_file_write_at(ss_comm_file_t *f, uint64_t offset, const void *buf, size_t len);

@@ -54,6 +54,17 @@ extern const unsigned char ss_bgzf_eof[28];
 /* The temporary path being written (NULL for stdout or in-place output). */
 const char *ss_output_tmp_path(const ss_output_t *o);
 /*
+ * Multi-rank, on every rank but the one that opened it: make this process's
+ * SIGINT/SIGTERM remove tmp_path (and an index beside it) and exit 1, as
+ * the owner's do, so a run whose rank 0 was killed leaves nothing behind.
+ * Returns 0, or -1 (path too long, or a file is already guarded here). Main
+ * thread; the path is stored before the handler is armed, so a signal never
+ * sees half of it.
+ */
+int ss_output_guard(const char *tmp_path);
+/* Stop guarding: the owner renamed or removed the file. No-op when nothing is guarded. */
+void ss_output_unguard(void);
+/*
  * Build a tabix index (.tbi, or .csi when csi) of the finished temporary
  * file; commit then renames it beside FILE, abort removes it. Main thread.
  * Returns 0 or -1 after ss_error().
@@ -82,26 +93,6 @@ int ss_bgzf_wanted(const char *path);
 int ss_bgzf_compress_ks(const char *in, size_t len, kstring_t *out, int level);
 /* `tabix -s1 -b2 -e2 [--csi]` on path. 0 or -1 after ss_error naming final_path. */
 int ss_tabix_index(const char *path, const char *final_path, int csi);
-
-/* ---- multi-rank merge (merge.c) ---- */
-
-struct ss_store_s;
-typedef struct {
-    struct ss_store_s *store;   /* this rank's shard outputs */
-    int n_shards;
-    const char *header;         /* file's first bytes (every rank has them) */
-    uint64_t header_len;
-    const unsigned char *eof;   /* last bytes (BGZF EOF), may be NULL */
-    uint64_t eof_len;
-    ss_output_t *out;           /* rank 0: the temporary output; NULL elsewhere */
-} ss_merge_t;
-
-/*
- * Collective: write every rank's pieces at their final offsets in rank 0's
- * temporary file. Returns 0 on every rank when all succeeded, -1 on every
- * rank otherwise (after ss_error() on the rank that failed).
- */
-int ss_merge_collective(const ss_merge_t *m);
 
 /* ---- progress line on stderr (progress.c) ---- */
 

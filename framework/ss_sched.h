@@ -4,7 +4,7 @@
  * The single-process scheduler (sched.c) hands out shard indexes in order
  * from one atomic counter, and holds a worker back while its shard is too
  * far ahead of the writer (ss_ordered_admit), which bounds buffered output.
- * An MPI scheduler (ranks ask rank 0 for batches) fills the same struct.
+ * The multi-rank scheduler (sched_par.c) fills the same struct.
  */
 #ifndef SS_SCHED_H
 #define SS_SCHED_H
@@ -24,11 +24,17 @@ ss_sched_t *ss_sched_local_init(int n_shards, ss_ordered_t *ow);
 /*
  * Multi-rank: shards come from the counter all ranks share (comm.c). Workers
  * block in next() until the main thread, in ss_sched_par_pump(), takes a
- * shard for them. pump waits up to wait_s for a request and returns 1 once
- * no shard is left (or the run stopped). Main thread only.
+ * shard for them. pump sleeps up to wait_s unless a worker asked or a kick
+ * came since it last slept, then serves every waiting worker; it returns 1
+ * once no shard is left (or the run stopped), and still sleeps then, so the
+ * main thread can wait on it for the merge. With wait_s <= 0 it only serves,
+ * and leaves the kick for the next call that may sleep.
+ * Main thread only.
  */
 ss_sched_t *ss_sched_par_init(int n_workers);
 int ss_sched_par_pump(ss_sched_t *s, double wait_s);
+/* Wake the main thread's pump (a worker is leaving, say). Any thread. */
+void ss_sched_par_kick(ss_sched_t *s);
 /* No more shards; discard: also drop those taken but not yet started (failure). */
 void ss_sched_par_stop(ss_sched_t *s, int discard);
 

@@ -1,11 +1,16 @@
 /*
- * store.c -- a rank's finished shard outputs, held until the collective
- * merge knows where they go. Up to a memory cap they stay in memory; past it
- * they are appended to a spill file in --tmp-dir. The spill file is unlinked
- * as soon as it is created, so it disappears in every outcome, crash included.
+ * store.c -- a rank's finished shard outputs, held until the streaming merge
+ * knows where they go (the sizes of all earlier shards, on every rank). Up to
+ * a memory cap they stay in memory; past it they are appended to a spill file
+ * in --tmp-dir. The spill file is unlinked as soon as it is created, so it
+ * disappears in every outcome, crash included. A written piece is released:
+ * its memory returns to the cap; spilled bytes stay in the file (appends
+ * only, so no piece's bytes ever move), which the file system frees at exit.
  *
- * Threads: ss_store_put may be called by any worker (one lock); the rest by
- * the main thread after the workers have been joined.
+ * Threads: ss_store_put is called by workers while the main thread reads,
+ * writes out and releases pieces; `lock` guards the piece array (put may
+ * move it) and mem_used. A piece's bytes, once put, change only when the
+ * main thread releases it, so the main thread reads them without the lock.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -115,27 +120,49 @@ int ss_store_put(ss_store_t *s, int idx, const char *buf, size_t len)
     return rc;
 }
 
-size_t ss_store_count(const ss_store_t *s)
+size_t ss_store_count(ss_store_t *s)
 {
-    return s->n;
+    pthread_mutex_lock(&s->lock);
+    size_t n = s->n;
+    pthread_mutex_unlock(&s->lock);
+    return n;
 }
 
-void ss_store_piece(const ss_store_t *s, size_t k, int *idx, uint64_t *len)
+void ss_store_piece(ss_store_t *s, size_t k, int *idx, uint64_t *len)
 {
+    pthread_mutex_lock(&s->lock);
     *idx = s->a[k].idx;
     *len = s->a[k].len;
+    pthread_mutex_unlock(&s->lock);
 }
 
-uint64_t ss_store_spilled(const ss_store_t *s)
+uint64_t ss_store_spilled(ss_store_t *s)
 {
-    return s->file_len;
+    pthread_mutex_lock(&s->lock);
+    uint64_t n = s->file_len;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+void ss_store_release(ss_store_t *s, size_t k)
+{
+    pthread_mutex_lock(&s->lock);
+    piece_t *p = &s->a[k];
+    if (p->mem) {
+        free(p->mem);
+        p->mem = NULL;
+        s->mem_used -= p->len;
+    }
+    pthread_mutex_unlock(&s->lock);
 }
 
 int ss_store_each_chunk(ss_store_t *s, size_t k, ss_store_chunk_f f, void *ctx)
 {
-    piece_t *p = &s->a[k];
-    if (p->mem)
-        return p->len ? f(ctx, 0, p->mem, p->len) : 0;
+    pthread_mutex_lock(&s->lock);
+    piece_t p = s->a[k]; /* a copy: put may move the array while we write */
+    pthread_mutex_unlock(&s->lock);
+    if (p.mem)
+        return p.len ? f(ctx, 0, p.mem, p.len) : 0;
     size_t cap = 8u << 20;
     char *buf = malloc(cap);
     if (!buf) {
@@ -144,9 +171,9 @@ int ss_store_each_chunk(ss_store_t *s, size_t k, ss_store_chunk_f f, void *ctx)
     }
     uint64_t done = 0;
     int rc = 0;
-    while (rc == 0 && done < p->len) {
-        size_t want = p->len - done < cap ? (size_t)(p->len - done) : cap;
-        ssize_t r = pread(s->fd, buf, want, (off_t)(p->file_off + done));
+    while (rc == 0 && done < p.len) {
+        size_t want = p.len - done < cap ? (size_t)(p.len - done) : cap;
+        ssize_t r = pread(s->fd, buf, want, (off_t)(p.file_off + done));
         if (r <= 0) {
             ss_error("%s: reading back a spill file failed (%s)", s->dir, strerror(errno));
             rc = -1;

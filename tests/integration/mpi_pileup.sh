@@ -77,6 +77,19 @@ for np in 2 3; do
     rm -f "$W/mpi.gz" "$W/mpi.gz.tbi"
 done
 
+# Every piece spilled (SEQSHARD_STORE_MEM=0): written from the spill file,
+# still the same bytes.
+for out in got.txt mpi.gz; do
+    SEQSHARD_STORE_MEM=0 mpi_run "$W/log" "$W/err" 3 pileup -@ 2 --shard-size 5k --quiet \
+        --tmp-dir "$W" -o "$W/$out" "${ARGS[@]}"
+    want=$W/expected
+    [ "$out" = mpi.gz ] && want=$W/single.gz
+    if [ "$ss_rc" = 0 ] && cmp -s "$want" "$W/$out"; then ss_ok "all spilled, $out np=3"; else
+        ss_bad "all spilled, $out np=3" "status $ss_rc, or output differs" "$(head -3 "$W/err")"
+    fi
+    rm -f "$W/$out" "$W/$out.tbi"
+done
+
 # A failing shard on one rank: every rank exits non-zero promptly, one
 # message names rank and shard, no output and no temporary file is left.
 check_failed_run() { # NAME EXPECT_MSG
@@ -99,10 +112,25 @@ check_failed_run "injected failure, np=3" "rank [0-9]*: shard 4 "
 SEQSHARD_FAIL_SHARD=4 mpi_run "$W/log" "$W/err" 2 pileup --shard-size 3k --quiet \
     -o "$W/fail/out.gz" "${ARGS[@]}"
 check_failed_run "injected failure, gz, np=2" "rank [0-9]*: shard 4 "
-# A rank killed by a signal: mpirun ends the job; nothing appears in place.
-SEQSHARD_KILL_SHARD=4 mpi_run "$W/log" "$W/err" 3 pileup --shard-size 3k --quiet \
-    -o "$W/fail/out.txt" "${ARGS[@]}"
-check_failed_run "rank killed by SIGKILL, np=3" ""
+# A rank killed by a signal: mpirun ends the job with SIGTERM to the others,
+# whose handlers remove the temporary output rank 0 created at setup (the
+# killed rank may be rank 0): nothing is left. Early, middle and late shards,
+# so the kill comes while pieces wait for sizes and while ranks finish.
+for k in 0 4 20; do
+    SEQSHARD_KILL_SHARD=$k mpi_run "$W/log" "$W/err" 3 pileup --shard-size 3k --quiet \
+        -o "$W/fail/out.txt" "${ARGS[@]}"
+    check_failed_run "rank killed by SIGKILL at shard $k, np=3" ""
+done
+# Rank 0 itself killed (SEQSHARD_KILL_RANK: at its first shard >= k, or once
+# its workers are done): the temporary file's creator is gone.
+for k in 4 30; do
+    SEQSHARD_KILL_RANK=0 SEQSHARD_KILL_SHARD=$k mpi_run "$W/log" "$W/err" 3 pileup \
+        --shard-size 3k --quiet -o "$W/fail/out.txt" "${ARGS[@]}"
+    check_failed_run "rank 0 killed by SIGKILL from shard $k, np=3" ""
+done
+SEQSHARD_KILL_RANK=1 SEQSHARD_KILL_SHARD=8 mpi_run "$W/log" "$W/err" 2 pileup -@ 2 \
+    --shard-size 3k --quiet -o "$W/fail/out.gz" "${ARGS[@]}"
+check_failed_run "rank 1 killed by SIGKILL, gz, np=2 -@2" ""
 # Setup failure on every rank: one message, not one per rank.
 mpi_run "$W/log" "$W/err" 3 pileup --quiet -o "$W/fail/out.txt" "$TD/noindex.bam"
 check_failed_run "missing index, np=3" "noindex.bam"

@@ -1,0 +1,119 @@
+/*
+ * engine_par.c -- the run on one rank among several: the main thread hands
+ * shards from the counter all ranks share to its workers (sched_par.c) and,
+ * as their outputs arrive in the store, writes each at its offset once the
+ * sizes of all earlier shards are known (merge.c). Only the main thread calls
+ * MPI (through comm.c and merge.c); workers never do.
+ */
+#include <stdlib.h>
+
+#include "ss_comm.h"
+#include "ss_engine.h"
+
+/* How often a rank whose pieces wait for other ranks' sizes looks again.
+ * Sizes change only when some rank finishes a shard, so 10 ms costs nothing
+ * and delays a write by far less than a shard takes. */
+#define WAIT_SIZES_S 0.01
+
+/* Between two write chunks of the merge: hand shards to waiting workers. */
+static void serve_workers(void *ctx)
+{
+    engine_t *e = ctx;
+    ss_sched_par_pump(e->sched, 0);
+}
+
+/* Multi-rank progress: all ranks' shards handed out so far, and their estimated work. */
+static void progress_parallel(engine_t *e)
+{
+    int taken = ss_comm_counter_peek();
+    while (e->work_counted < taken && e->work_counted < e->n_shards)
+        e->work_done += e->shards[e->work_counted++].est_work;
+    ss_progress_update(e->progress, taken, e->work_done,
+                       atomic_load_explicit(&e->reads_done, memory_order_relaxed));
+}
+
+/*
+ * Several ranks: the main thread hands shards to the workers from the shared
+ * counter and, as they finish, publishes sizes and writes every piece whose
+ * offset is known (ss_merge_step), until no worker is left and nothing waits.
+ * Between events it sleeps in the scheduler's pump: up to TICK_S, or
+ * WAIT_SIZES_S while pieces wait for other ranks' sizes, which is also when it
+ * must notice another rank's failure soon, as those sizes may never come.
+ * Returns 0 or -1 (this rank failed, or another rank raised the stop flag).
+ */
+int ss_engine_par_run(engine_t *e, int n_workers, worker_t *w)
+{
+    int rc = ss_engine_start_workers(e, n_workers, w);
+    double last_check = ss_now(), wait = 0; /* no sleep before the first look */
+    while (rc == 0) {
+        ss_sched_par_pump(e->sched, wait);
+        /* read before the step: no worker left + nothing waiting = all written */
+        int live = atomic_load(&e->workers_live);
+        int waiting = ss_error_raised() ? -1 : ss_merge_step(e->merge, serve_workers, e);
+        if (waiting < 0)
+            break;
+        int tick = ss_now() - last_check > TICK_S;
+        if ((waiting || tick) && ss_comm_stop_raised())
+            break; /* another rank failed: stop taking shards */
+        if (tick) {
+            last_check = ss_now();
+            progress_parallel(e);
+        }
+        if (!live && !waiting)
+            break;
+        wait = waiting ? WAIT_SIZES_S : TICK_S;
+    }
+    int failed = rc < 0 || ss_error_raised() || ss_comm_stop_raised();
+    if (ss_error_raised())
+        ss_comm_raise_stop();
+    ss_sched_par_stop(e->sched, failed);
+    ss_engine_join_workers(n_workers, w);
+    if (ss_error_raised()) {
+        ss_comm_raise_stop(); /* a worker may have failed after the check above */
+        return -1;
+    }
+    return failed ? -1 : 0;
+}
+
+/*
+ * Multi-rank setup, after the ranks agreed: rank 0 creates the temporary
+ * output, every rank opens it (ss_merge_open). Returns 0, or -1 on every rank.
+ */
+int ss_engine_par_open(engine_t *e, const kstring_t *header)
+{
+    const char *path = ss_job_opts(e->job)->output;
+    if (ss_comm_rank() == 0)
+        e->out = ss_output_open(path); /* NULL: reported; the merge fails on every rank */
+    e->merge = ss_merge_open(e->store, e->n_shards, header->s, header->l, e->out, path);
+    if (e->merge)
+        return 0;
+    ss_output_abort(e->out);
+    e->out = NULL;
+    return -1;
+}
+
+/* The multi-rank tail: the ranks agree and close, then rank 0 indexes and renames. */
+int ss_engine_par_finish(engine_t *e, int rc)
+{
+    kstring_t tail = KS_INITIALIZE;
+    if (rc == 0 && ss_engine_trailer(e, &tail) < 0) {
+        if (!ss_error_raised())
+            ss_error("%s: cannot build the output's trailer", e->k->name);
+        rc = -1;
+    }
+    if (KIND(e) != SS_OUT_TEXT || e->bgzf)
+        kputsn((const char *)ss_bgzf_eof, sizeof(ss_bgzf_eof), &tail);
+    rc = ss_merge_finish(e->merge, rc < 0, tail.s, tail.l);
+    free(tail.s);
+    /* after the agreement no rank touches the window again: freeing it waits for nobody */
+    ss_comm_counter_close();
+    e->bytes_written = ss_merge_bytes(e->merge);
+    if (ss_comm_rank() != 0)
+        return rc;
+    if (rc == 0 && e->bgzf && KIND(e) == SS_OUT_TEXT)
+        rc = ss_output_index_tabix(e->out, ss_engine_needs_csi(e->job));
+    if (rc == 0)
+        return ss_engine_finish_hook(e, ss_output_commit(e->out));
+    ss_output_abort(e->out);
+    return -1;
+}
