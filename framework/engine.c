@@ -181,7 +181,7 @@ static void *worker_main(void *arg)
     }
     int idx;
     while ((idx = ss_sched_next(e->sched)) >= 0 && !ss_error_raised()) {
-        kstring_t *buf = ss_ordered_buffer(e->ow);
+        kstring_t *buf = ss_ordered_buffer(e->ow, e->place ? e->place[w->id].group : 0);
         if (!buf) {
             ss_error("out of memory for shard %d's output", idx);
             goto stop;

@@ -8,6 +8,9 @@
  *     and no two waiting shards share a slot.
  *   - a buffer is owned by exactly one party: the free list, one worker, the
  *     slot array, or the writer while it writes.
+ * NUMA: a buffer belongs to the worker group (NUMA node) that first filled
+ * it, so its pages are on that node, and it is only handed out to that group
+ * again: a shard's data stays on the node of the worker that made it.
  * Deadlock freedom: shards are admitted in index order by the scheduler, and
  * shard `next` is always admissible, so whoever holds it can finish it.
  */
@@ -18,6 +21,12 @@
 #include <time.h>
 
 #include "ss_ordered.h"
+
+/* A buffer and the worker group whose node holds its pages. */
+typedef struct {
+    kstring_t ks; /* first: the kstring_t * handed out points here */
+    int group;
+} group_buf_t;
 
 struct ss_ordered_s {
     pthread_mutex_t lock;
@@ -112,15 +121,23 @@ static void recycle_locked(ss_ordered_t *ow, kstring_t *b)
     ow->free_list[ow->n_free++] = b;
 }
 
-kstring_t *ss_ordered_buffer(ss_ordered_t *ow)
+kstring_t *ss_ordered_buffer(ss_ordered_t *ow, int group)
 {
     kstring_t *b = NULL;
     pthread_mutex_lock(&ow->lock);
-    if (ow->n_free > 0)
-        b = ow->free_list[--ow->n_free];
+    for (int i = ow->n_free - 1; i >= 0; i--)
+        if (((group_buf_t *)ow->free_list[i])->group == group) {
+            b = ow->free_list[i];
+            ow->free_list[i] = ow->free_list[--ow->n_free];
+            break;
+        }
     pthread_mutex_unlock(&ow->lock);
-    if (!b)
-        b = calloc(1, sizeof(*b));
+    if (!b) {
+        group_buf_t *g = calloc(1, sizeof(*g));
+        if (g)
+            g->group = group;
+        b = g ? &g->ks : NULL;
+    }
     if (b)
         b->l = 0;
     return b;

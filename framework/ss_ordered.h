@@ -37,8 +37,12 @@ void ss_ordered_destroy(ss_ordered_t *ow);
  * Returns 0, or -1 once the run was stopped. Worker threads.
  */
 int ss_ordered_admit(ss_ordered_t *ow, int idx);
-/* An empty buffer for one shard (recycled; capacity kept). NULL when out of memory. Workers. */
-kstring_t *ss_ordered_buffer(ss_ordered_t *ow);
+/*
+ * An empty buffer for one shard, recycled (capacity kept) only within the
+ * worker's group (its NUMA node: see ordered.c). NULL when out of memory.
+ * Workers.
+ */
+kstring_t *ss_ordered_buffer(ss_ordered_t *ow, int group);
 /* Hand shard idx's bytes to the writer; the writer owns buf from now on. Workers. */
 void ss_ordered_put(ss_ordered_t *ow, int idx, kstring_t *buf);
 /* Give back a buffer that will not be put (the shard failed). Workers. */

@@ -47,7 +47,7 @@ static void *worker(void *arg)
             ss_ordered_stop(c->ow);
             break;
         }
-        kstring_t *b = ss_ordered_buffer(c->ow);
+        kstring_t *b = ss_ordered_buffer(c->ow, 0);
         if (!b || b->l != 0) { /* CUnit is not thread-safe: count here, assert in main */
             atomic_fetch_add(&c->bad_buffers, 1);
             ss_ordered_stop(c->ow);
@@ -164,13 +164,28 @@ static void test_sink_failure(void)
 static void test_big_buffers_not_kept(void)
 {
     ss_ordered_t *ow = ss_ordered_init(2, 2);
-    kstring_t *b = ss_ordered_buffer(ow);
+    kstring_t *b = ss_ordered_buffer(ow, 0);
     CU_ASSERT_FATAL(ks_resize(b, SS_ORDERED_KEEP_MAX + 1) == 0);
     ss_ordered_release(ow, b);
-    kstring_t *again = ss_ordered_buffer(ow);
+    kstring_t *again = ss_ordered_buffer(ow, 0);
     CU_ASSERT_PTR_EQUAL(again, b); /* the struct is reused ... */
     SS_EQ(again->m, 0);            /* ... but its oversized memory was freed */
     ss_ordered_release(ow, again);
+    ss_ordered_destroy(ow);
+}
+
+/* A buffer filled by one NUMA group's worker is never handed to another group. */
+static void test_buffers_stay_in_group(void)
+{
+    ss_ordered_t *ow = ss_ordered_init(4, 4);
+    kstring_t *g1 = ss_ordered_buffer(ow, 1);
+    ss_ordered_release(ow, g1);
+    kstring_t *g0 = ss_ordered_buffer(ow, 0);
+    CU_ASSERT_PTR_NOT_EQUAL(g0, g1); /* group 0 gets its own */
+    kstring_t *g1_again = ss_ordered_buffer(ow, 1);
+    CU_ASSERT_PTR_EQUAL(g1_again, g1); /* group 1 gets its buffer back */
+    ss_ordered_release(ow, g0);
+    ss_ordered_release(ow, g1_again);
     ss_ordered_destroy(ow);
 }
 
@@ -191,6 +206,7 @@ int main(void)
     if (!s || !CU_add_test(s, "in_order", test_in_order) || !CU_add_test(s, "stop", test_stop) ||
         !CU_add_test(s, "sink_failure", test_sink_failure) ||
         !CU_add_test(s, "big_buffers_not_kept", test_big_buffers_not_kept) ||
+        !CU_add_test(s, "buffers_stay_in_group", test_buffers_stay_in_group) ||
         !CU_add_test(s, "empty_run", test_empty_run))
         return 1;
     return ss_test_run();
