@@ -7,6 +7,9 @@
 # For each RxT in SS_BENCH_CONFIGS (default "1x1 1x2 2x1"):
 #   mpirun --oversubscribe --bind-to none [--allow-run-as-root] -np R \
 #       seqshard pileup -B -@ T --bind none --quiet -o OUT --report REPORT.json ecoli30x.bam
+# SS_BENCH_MODE=baq runs `pileup -f ref.fa` (BAQ on: compute-bound) instead of -B (where
+# writing the 431 MB output is a large share of the work); its results are named
+# mpi-baq.* and scaling-baq.png.
 # timed by hyperfine (--warmup 1 --runs SS_BENCH_RUNS; without hyperfine, by the shell
 # clock), plus, for reference, the same 1x1 run without mpirun. Every configuration is
 # launched the same way (1x1 included), so the speedups compare like with like; the
@@ -45,6 +48,7 @@ CONFIGS=${SS_BENCH_CONFIGS:-1x1 1x2 2x1}
 SHARD_SIZE=${SS_BENCH_SHARD_SIZE:-}
 CHECK_SAMTOOLS=${SS_BENCH_CHECK_SAMTOOLS:-1}
 BIND=${SS_BENCH_BIND:-none}
+MODE=${SS_BENCH_MODE:-nobaq}
 
 die() { echo "bench-mpi: $*" >&2; exit 1; }
 
@@ -81,7 +85,14 @@ echo "bench-mpi: load average $LOAD0 on $(nproc) cores (an idle machine gives th
 
 "$HERE/make-data.sh" "$DATA"
 BAM=$DATA/ecoli30x.bam
-mkdir -p "$OUT" "$OUT/mpi-reports"
+case $MODE in
+nobaq) PARGS=(-B) TAG=mpi PNG=scaling ;;
+baq) PARGS=(-f "$DATA/ref.fa") TAG=mpi-baq PNG=scaling-baq ;;
+*) die "SS_BENCH_MODE=$MODE: use nobaq or baq" ;;
+esac
+REPORTS=$OUT/$TAG-reports
+[ "$TAG" = mpi ] && REPORTS=$OUT/mpi-reports
+mkdir -p "$OUT" "$REPORTS"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ss-bench-mpi.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
@@ -98,19 +109,19 @@ add() { # name out command...
 }
 for c in $CONFIGS; do
     r=${c%x*} t=${c#*x}
-    add "$c" "$WORK/out.$c.txt" "${MPIRUN[@]}" -np "$r" "$SEQSHARD" pileup -B -@ "$t" \
-        --bind "$BIND" "${size[@]}" --quiet --report "$OUT/mpi-reports/$c.json" \
+    add "$c" "$WORK/out.$c.txt" "${MPIRUN[@]}" -np "$r" "$SEQSHARD" pileup "${PARGS[@]}" \
+        -@ "$t" --bind "$BIND" "${size[@]}" --quiet --report "$REPORTS/$c.json" \
         -o "$WORK/out.$c.txt" "$BAM"
 done
-add "1x1 (no mpirun)" "$WORK/out.plain.txt" "$SEQSHARD" pileup -B -@ 1 --bind "$BIND" \
-    "${size[@]}" --quiet --report "$OUT/mpi-reports/plain-1x1.json" -o "$WORK/out.plain.txt" \
-    "$BAM"
+add "1x1 (no mpirun)" "$WORK/out.plain.txt" "$SEQSHARD" pileup "${PARGS[@]}" -@ 1 \
+    --bind "$BIND" "${size[@]}" --quiet --report "$REPORTS/plain-1x1.json" \
+    -o "$WORK/out.plain.txt" "$BAM"
 
 # ---- timing --------------------------------------------------------------------------
 if [ -n "$HYPERFINE" ]; then
     args=()
     for i in "${!NAMES[@]}"; do args+=(--command-name "${NAMES[$i]}" "${CMDS[$i]}"); done
-    "$HYPERFINE" --warmup 1 --runs "$RUNS" --export-json "$OUT/mpi.json" "${args[@]}"
+    "$HYPERFINE" --warmup 1 --runs "$RUNS" --export-json "$OUT/$TAG.json" "${args[@]}"
 else
     # The same JSON shape hyperfine writes (results[].command, .times, .median).
     {
@@ -130,7 +141,7 @@ else
                 "$(IFS=,; echo "${times[*]}")"
         done
         echo ']}'
-    } >"$OUT/mpi.json"
+    } >"$OUT/$TAG.json"
 fi
 
 # ---- the outputs must not depend on ranks or threads -----------------------------------
@@ -141,15 +152,16 @@ for i in "${!NAMES[@]}"; do
 done
 SAMTOOLS_SAME=not-checked
 if [ "$CHECK_SAMTOOLS" != 0 ]; then
-    echo "bench-mpi: comparing with samtools mpileup -B"
-    samtools mpileup -B "$BAM" 2>/dev/null | cmp - "${OUTS[0]}" ||
-        die "output differs from samtools mpileup -B"
+    echo "bench-mpi: comparing with samtools mpileup ${PARGS[*]}"
+    samtools mpileup "${PARGS[@]}" "$BAM" 2>/dev/null | cmp - "${OUTS[0]}" ||
+        die "output differs from samtools mpileup ${PARGS[*]}"
     SAMTOOLS_SAME=yes
 fi
 
 # ---- machine, load and versions, for the table's footnote ---------------------------------
-cat >"$OUT/mpi-env.json" <<EOF
+cat >"$OUT/$TAG-env.json" <<EOF
 {
+  "pileup_args": "$([ "$MODE" = baq ] && echo '-f ref.fa' || echo '-B')",
   "cpu": "$(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)",
   "cores": $(nproc),
   "load_before": $LOAD0,
@@ -170,6 +182,7 @@ cat >"$OUT/mpi-env.json" <<EOF
 }
 EOF
 
-"$PYTHON" "$HERE/plot-scaling.py" --results "$OUT" --table "$OUT/mpi.md" --png "$OUT/scaling.png"
-echo "bench-mpi: wrote $OUT/mpi.md and $OUT/scaling.png"
-cat "$OUT/mpi.md"
+"$PYTHON" "$HERE/plot-scaling.py" --results "$OUT" --prefix "$TAG" --table "$OUT/$TAG.md" \
+    --png "$OUT/$PNG.png"
+echo "bench-mpi: wrote $OUT/$TAG.md and $OUT/$PNG.png"
+cat "$OUT/$TAG.md"

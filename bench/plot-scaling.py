@@ -6,7 +6,8 @@
 
 Reads from --results: mpi.json (hyperfine --export-json, or the same shape from
 bench-mpi.sh's shell-clock fallback), mpi-env.json (machine, load, versions) and
-mpi-reports/<RxT>.json (seqshard --report of each configuration's last run).
+mpi-reports/<RxT>.json (seqshard --report of each configuration's last run);
+with --prefix mpi-baq, the same files named mpi-baq*.
 Commands are named "RxT" (ranks x threads per rank); the "1x1" command is the
 baseline. Speed-up = median(1x1) / median(RxT); efficiency = speed-up / (R*T).
 A command named otherwise (the run without mpirun) is listed in the table but not
@@ -77,15 +78,17 @@ def table(rows, env):
             x['ranks'], label, x['threads'], x['median'], x['min'], x['max'], x['speedup'],
             eff, x['shards'] if x['shards'] is not None else '-', imb))
     out.append('')
-    out.append('`seqshard pileup -B -@ T --bind %s -o FILE ecoli30x.bam` under `%s -np R`, '
+    out.append('`seqshard pileup %s -@ T --bind %s -o FILE ecoli30x.bam` under `%s -np R`, '
                'median of %s timed runs (%s) after one warm-up. Efficiency = speed-up / '
                '(ranks x threads). Load imbalance: max/mean busy time over ranks (over worker '
                'threads for one rank), from `--report` of the last run.' % (
-                   env.get('bind', 'auto'), env.get('launcher', 'mpirun').strip(),
+                   env.get('pileup_args', '-B'), env.get('bind', 'auto'),
+                   env.get('launcher', 'mpirun').strip(),
                    env.get('runs', '?'), env.get('timer', '?')))
     out.append('')
-    out.append('Outputs identical across configurations: %s; equal to `samtools mpileup -B`: '
+    out.append('Outputs identical across configurations: %s; equal to `samtools mpileup %s`: '
                '%s; output %.0f MB.' % (env.get('outputs_identical', '?'),
+                                        env.get('pileup_args', '-B'),
                                         env.get('equals_samtools', '?'),
                                         env.get('output_bytes', 0) / 1e6))
     out.append('')
@@ -128,8 +131,9 @@ def plot(rows, env, png):
     ax_t.plot([], [], 's', color='tab:orange', label='several ranks (MPI)')
     ax_t.legend(fontsize=8, loc='lower left')
     ax_e.legend(fontsize=8, loc='lower left')
-    fig.suptitle('seqshard pileup -B, E. coli 30x: %s cores, load %s' % (
-        env.get('cores', '?'), env.get('load_before', '?')), fontsize=10)
+    fig.suptitle('seqshard pileup %s, E. coli 30x: %s cores, load %s' % (
+        env.get('pileup_args', '-B'), env.get('cores', '?'), env.get('load_before', '?')),
+        fontsize=10)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
 
@@ -139,10 +143,11 @@ def main():
     ap.add_argument('--results', default='bench/results')
     ap.add_argument('--table', required=True)
     ap.add_argument('--png', required=True)
+    ap.add_argument('--prefix', default='mpi', help='mpi (pileup -B) or mpi-baq')
     a = ap.parse_args()
-    hf = load(os.path.join(a.results, 'mpi.json'))
-    env = load(os.path.join(a.results, 'mpi-env.json'), default={})
-    rows = rows_of(hf, os.path.join(a.results, 'mpi-reports'))
+    hf = load(os.path.join(a.results, a.prefix + '.json'))
+    env = load(os.path.join(a.results, a.prefix + '-env.json'), default={})
+    rows = rows_of(hf, os.path.join(a.results, a.prefix + '-reports'))
     with open(a.table, 'w') as f:
         f.write(table(rows, env))
     plot(rows, env, a.png)

@@ -9,6 +9,8 @@
 
 #include "ss_comm.h"
 #include "ss_engine.h"
+#include "ss_sched.h"
+#include "ss_store.h"
 
 /* How often a rank whose pieces wait for other ranks' sizes looks again.
  * Sizes change only when some rank finishes a shard, so 10 ms costs nothing
@@ -46,6 +48,13 @@ int ss_engine_par_run(engine_t *e, int n_workers, worker_t *w)
     int rc = ss_engine_start_workers(e, n_workers, w);
     double last_check = ss_now(), wait = 0; /* no sleep before the first look */
     while (rc == 0) {
+        /*
+         * Back-pressure: a rank whose finished but unwritten output passed its
+         * memory cap takes no new shard until writes catch up, so the spill
+         * file holds at most what its workers had in flight, not a backlog
+         * that grows with the genome when the file system is the bottleneck.
+         */
+        ss_sched_par_hold(e->sched, ss_store_pending(e->store) > ss_store_mem_cap(e->store));
         ss_sched_par_pump(e->sched, wait);
         /* read before the step: no worker left + nothing waiting = all written */
         int live = atomic_load(&e->workers_live);

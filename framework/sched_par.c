@@ -33,6 +33,7 @@ typedef struct {
     int want;
     int done;
     int kicked;
+    int hold;       /* take no new shard: this rank's unwritten output is at its cap */
 } par_sched_t;
 
 static int par_next(ss_sched_t *s)
@@ -82,7 +83,7 @@ int ss_sched_par_pump(ss_sched_t *s, double wait_s)
 {
     par_sched_t *ps = (par_sched_t *)s;
     pthread_mutex_lock(&ps->lock);
-    int unserved = !ps->done && ps->want > ps->n_ready;
+    int unserved = !ps->done && !ps->hold && ps->want > ps->n_ready;
     /* Only a call that may sleep consumes the kick: one made between two write
      * chunks (wait_s <= 0) must leave it for the main loop, which has yet to
      * publish the piece put just before the request it serves here. */
@@ -97,7 +98,7 @@ int ss_sched_par_pump(ss_sched_t *s, double wait_s)
         }
         ps->kicked = 0;
     }
-    while (!ps->done && ps->want > ps->n_ready && ps->n_ready < ps->cap) {
+    while (!ps->done && !ps->hold && ps->want > ps->n_ready && ps->n_ready < ps->cap) {
         pthread_mutex_unlock(&ps->lock);
         /* a local failure stops this rank's workers and, through the flag, every rank */
         int idx = ss_error_raised() ? -1 : ss_comm_counter_next();
@@ -131,5 +132,13 @@ void ss_sched_par_stop(ss_sched_t *s, int discard)
     if (discard)
         ps->n_ready = 0; /* the run failed: shards taken but not started are dropped */
     pthread_cond_broadcast(&ps->to_workers);
+    pthread_mutex_unlock(&ps->lock);
+}
+
+void ss_sched_par_hold(ss_sched_t *s, int hold)
+{
+    par_sched_t *ps = (par_sched_t *)s;
+    pthread_mutex_lock(&ps->lock);
+    ps->hold = hold;
     pthread_mutex_unlock(&ps->lock);
 }

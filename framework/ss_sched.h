@@ -33,6 +33,13 @@ ss_sched_t *ss_sched_local_init(int n_shards, ss_ordered_t *ow);
  */
 ss_sched_t *ss_sched_par_init(int n_workers);
 int ss_sched_par_pump(ss_sched_t *s, double wait_s);
+/*
+ * Back-pressure: while hold is set, pump takes no new shard (shards already
+ * taken still run). Main thread. No deadlock: a held rank's unwritten pieces
+ * wait only for shards with smaller indexes, which were all taken before
+ * them and are not held back.
+ */
+void ss_sched_par_hold(ss_sched_t *s, int hold);
 /* Wake the main thread's pump (a worker is leaving, say). Any thread. */
 void ss_sched_par_kick(ss_sched_t *s);
 /* No more shards; discard: also drop those taken but not yet started (failure). */

@@ -36,6 +36,7 @@ struct ss_store_s {
     piece_t *a;
     size_t n, m;
     size_t mem_used, mem_cap;
+    uint64_t pending;  /* bytes put and not yet released, in memory or spilled */
     char dir[4096];
     int fd;            /* spill file, -1 until needed */
     uint64_t file_len;
@@ -114,8 +115,10 @@ int ss_store_put(ss_store_t *s, int idx, const char *buf, size_t len)
     } else {
         rc = -1;
     }
-    if (rc == 0)
+    if (rc == 0) {
         s->n++;
+        s->pending += len;
+    }
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
@@ -153,7 +156,21 @@ void ss_store_release(ss_store_t *s, size_t k)
         p->mem = NULL;
         s->mem_used -= p->len;
     }
+    s->pending -= p->len;
     pthread_mutex_unlock(&s->lock);
+}
+
+uint64_t ss_store_pending(ss_store_t *s)
+{
+    pthread_mutex_lock(&s->lock);
+    uint64_t v = s->pending;
+    pthread_mutex_unlock(&s->lock);
+    return v;
+}
+
+size_t ss_store_mem_cap(const ss_store_t *s)
+{
+    return s->mem_cap;
 }
 
 int ss_store_each_chunk(ss_store_t *s, size_t k, ss_store_chunk_f f, void *ctx)
