@@ -24,9 +24,11 @@
 # other), and the run's --report must name the same allocator: a preload that did not
 # take stops the benchmark instead of giving a wrong table.
 #
+# Runs go round-robin (run 1 of every allocator, then run 2, ...), so drift in the
+# machine's speed (a shared VM) shifts all allocators alike.
 # Slow cases: the default build runs first; a run of another allocator is stopped after
-# max(60 s, 10 x the default's median) (SS_BENCH_MAX_S without a default run, 900 s),
-# and an allocator whose first run takes over 5 x the default's median runs only once.
+# max(60 s, 10 x the default's first run) (SS_BENCH_MAX_S without a default run, 900 s),
+# and an allocator whose first run takes over 5 x the default's runs only once.
 # The table marks both.
 #
 # The glibc build is made in bench/build-glibc (-DSEQSHARD_ALLOCATOR=glibc). The default
@@ -35,7 +37,8 @@
 # alloc.tsv (every run). Environment: SS_BENCH_DATA (DATA_DIR), SS_BENCH_BAM,
 # SS_BENCH_CRAM (default: ecoli30x.*, else s1.*, else the first indexed file in DATA_DIR),
 # SS_BENCH_RUNS [5], SS_BENCH_THREADS ["1 2 8"], SS_BENCH_ALLOCATORS, SS_BENCH_KERNELS,
-# SS_BENCH_MAX_S [900], SEQSHARD_BUILD, SS_BENCH_OUT.
+# SS_BENCH_MAX_S [900], SEQSHARD_BUILD, SS_BENCH_OUT, SS_BENCH_REGION (time only this
+# region, e.g. NC_008253.1:1-1500000: a third of the E. coli data, about 15 minutes in all).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -148,16 +151,18 @@ done
 RUN_ORDER=$( (for c in $ALLOCATORS; do [ "$c" = default ] && echo "$c"; done
               for c in $ALLOCATORS; do [ "$c" = default ] || echo "$c"; done) | tr '\n' ' ')
 
-# kernel threads [check] -> arguments after the binary (with "check": only CHECK_REGION).
+# kernel threads [check] -> arguments after the binary (with "check": only CHECK_REGION;
+# else SS_BENCH_REGION when set).
 kernel_args() {
-    local r=""
+    local reg=${SS_BENCH_REGION:-} r=""
+    [ -n "${3:-}" ] && reg=$CHECK_REGION
     case $1 in
-    pileup-nobaq) [ -n "${3:-}" ] && r="-r $CHECK_REGION"
+    pileup-nobaq) [ -n "$reg" ] && r="-r $reg"
         echo "pileup --quiet -@ $2 -B -f $REF $r $BAM" ;;
-    pileup-baq) [ -n "${3:-}" ] && r="-r $CHECK_REGION"
+    pileup-baq) [ -n "$reg" ] && r="-r $reg"
         echo "pileup --quiet -@ $2 -f $REF $r $BAM" ;;
-    view-cram-bam) [ -n "${3:-}" ] && r=$CHECK_REGION
-        echo "view --quiet -@ $2 -b -T $REF $CRAM $r" ;;
+    view-cram-bam)
+        echo "view --quiet -@ $2 -b -T $REF $CRAM $reg" ;;
     *) die "unknown kernel '$1' in SS_BENCH_KERNELS" ;;
     esac
 }
@@ -271,39 +276,47 @@ for kernel in $KERNELS; do
     done
     for t in $THREADS; do
         read -r -a args <<<"$(kernel_args "$kernel" "$t")"
-        base="" # the default build's median wall time at this thread count
-        for cfg in $RUN_ORDER; do
-            limit=$MAX_S
-            [ -n "$base" ] && limit=$(python3 -c "print(max(60, int(10 * $base) + 1))")
-            : >"$WORK/runs"
-            seen=unseen note=""
-            for ((i = 1; i <= RUNS; i++)); do
+        # Round-robin: run i of every allocator before run i+1 of any, so a machine whose
+        # speed drifts (a shared VM) shifts every allocator alike instead of the ones
+        # timed last. base: the default build's first wall time at this thread count.
+        base=""
+        declare -A SEEN=() NOTE_T=() DONE=()
+        for cfg in $RUN_ORDER; do : >"$WORK/runs.$cfg"; SEEN[$cfg]=unseen NOTE_T[$cfg]=""; done
+        for ((i = 1; i <= RUNS; i++)); do
+            for cfg in $RUN_ORDER; do
+                [ -z "${DONE[$cfg]:-}" ] || continue
+                limit=$MAX_S
+                [ -n "$base" ] && limit=$(python3 -c "print(max(60, int(10 * $base) + 1))")
                 run_one "$cfg" "$limit" "${args[@]}"
                 printf '%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n' "$kernel" "$t" "$cfg" "$i" \
                     "$(tr ' ' '\t' <<<"$r_time")" "$r_status" "$r_mapped" "$r_alloc" >>"$TSV"
-                [ "$r_mapped" = yes ] && seen=yes
-                if [ "$r_status" = stopped ]; then
-                    note="stopped after ${limit} s"
-                    echo "$limit ${r_time#* }" >>"$WORK/runs"
-                    break
-                fi
-                echo "$r_time" >>"$WORK/runs"
+                [ "$r_mapped" = yes ] && SEEN[$cfg]=yes
                 wall=${r_time%% *}
+                if [ "$r_status" = stopped ]; then
+                    NOTE_T[$cfg]="stopped after ${limit} s"
+                    echo "$limit ${r_time#* }" >>"$WORK/runs.$cfg"
+                    DONE[$cfg]=1
+                    continue
+                fi
+                echo "$r_time" >>"$WORK/runs.$cfg"
+                [ "$cfg" = default ] && [ -z "$base" ] && base=$wall
                 if [ "$i" = 1 ] && [ "$RUNS" -gt 1 ] && [ -n "$base" ] &&
                     python3 -c "import sys; sys.exit(0 if $wall > 5 * $base else 1)"; then
-                    note="1 run (over 5x the default)"
-                    break
+                    NOTE_T[$cfg]="1 run (over 5x the default)"
+                    DONE[$cfg]=1
                 fi
             done
-            read -r mw mu ms mr < <(median_of "$WORK/runs")
+        done
+        for cfg in $RUN_ORDER; do
+            read -r mw mu ms mr < <(median_of "$WORK/runs.$cfg")
             key="$kernel|$t|$cfg"
             MED_WALL[$key]=$mw MED_USER[$key]=$mu MED_SYS[$key]=$ms MED_RSS[$key]=$mr
-            MAPPED[$key]=$seen NOTE[$key]=$note
-            [ "$cfg" = default ] && base=$mw
+            MAPPED[$key]=${SEEN[$cfg]} NOTE[$key]=${NOTE_T[$cfg]}
             say "$(printf '%s -@%s %s: wall %.2f s, user %.2f s, sys %.2f s, RSS %.0f MiB' \
                 "$kernel" "$t" "$cfg" "$mw" "$mu" "$ms" "$(python3 -c "print($mr / 1024)")")," \
-                "mapped: $seen${note:+, $note}"
+                "mapped: ${SEEN[$cfg]}${NOTE_T[$cfg]:+, ${NOTE_T[$cfg]}}"
         done
+        unset SEEN NOTE_T DONE
     done
 done
 [ ${#RUN_KERNELS[@]} -gt 0 ] || die "no kernel to run (SS_BENCH_KERNELS=$KERNELS)"
