@@ -303,7 +303,7 @@ static int run_workers(engine_t *e, int n_workers, worker_t *w)
 }
 
 /* Largest contig length: tabix needs CSI past 2^29 - 1. */
-int ss_engine_needs_csi(const ss_job_t *job)
+static int needs_csi(const ss_job_t *job)
 {
     sam_hdr_t *h = ss_job_header(job);
     for (int i = 0; i < sam_hdr_nref(h); i++)
@@ -317,9 +317,16 @@ int ss_engine_trailer(engine_t *e, kstring_t *t)
     return e->k->trailer ? e->k->trailer(e->kopts, e->job, t) : 0;
 }
 
-/* The kernel's after-rename step (an index, say); not for standard output. */
-int ss_engine_finish_hook(engine_t *e, int rc)
+int ss_engine_seal(engine_t *e, int rc)
 {
+    if (rc == 0 && e->bgzf && KIND(e) == SS_OUT_TEXT)
+        rc = ss_output_index_tabix(e->out, needs_csi(e->job));
+    if (rc != 0) {
+        ss_output_abort(e->out);
+        return -1;
+    }
+    rc = ss_output_commit(e->out);
+    /* the kernel's after-rename step (an index, say); not for standard output */
     const char *path = ss_job_opts(e->job)->output;
     if (rc == 0 && e->k->finish && path && strcmp(path, "-") != 0)
         rc = e->k->finish(e->kopts, e->job, path);
@@ -338,12 +345,7 @@ static int finish_output(engine_t *e, int rc)
     if (rc == 0 && (KIND(e) == SS_OUT_BGZF || KIND(e) == SS_OUT_BAM || e->bgzf))
         rc = ss_output_write(e->out, ss_bgzf_eof, sizeof(ss_bgzf_eof));
     e->bytes_written = ss_output_bytes(e->out);
-    if (rc == 0 && e->bgzf && KIND(e) == SS_OUT_TEXT)
-        rc = ss_output_index_tabix(e->out, ss_engine_needs_csi(e->job));
-    if (rc == 0)
-        return ss_engine_finish_hook(e, ss_output_commit(e->out));
-    ss_output_abort(e->out);
-    return -1;
+    return ss_engine_seal(e, rc);
 }
 
 int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)

@@ -119,10 +119,5 @@ int ss_engine_par_finish(engine_t *e, int rc)
     e->bytes_written = ss_merge_bytes(e->merge);
     if (ss_comm_rank() != 0)
         return rc;
-    if (rc == 0 && e->bgzf && KIND(e) == SS_OUT_TEXT)
-        rc = ss_output_index_tabix(e->out, ss_engine_needs_csi(e->job));
-    if (rc == 0)
-        return ss_engine_finish_hook(e, ss_output_commit(e->out));
-    ss_output_abort(e->out);
-    return -1;
+    return ss_engine_seal(e, rc);
 }

@@ -62,10 +62,12 @@ int ss_engine_start_workers(engine_t *e, int n_workers, worker_t *w);
 void ss_engine_join_workers(int n_workers, worker_t *w);
 /* The kernel's trailer into t (nothing without one). 0 or -1. */
 int ss_engine_trailer(engine_t *e, kstring_t *t);
-/* After the rename: the kernel's finish hook when rc == 0. Returns the final rc. */
-int ss_engine_finish_hook(engine_t *e, int rc);
-/* 1 when a contig is too long for .tbi (tabix then writes CSI). */
-int ss_engine_needs_csi(const ss_job_t *job);
+/*
+ * The output's last steps (the rank that owns it): on success index .gz
+ * text (tabix's .tbi, or .csi past 2^29 bp), rename into place and run the
+ * kernel's finish hook; on failure remove the temporary file. Returns 0 or -1.
+ */
+int ss_engine_seal(engine_t *e, int rc);
 
 /* ---- several ranks (engine_par.c) ---- */
 
