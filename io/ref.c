@@ -25,8 +25,8 @@
 #include "../framework/ss_framework.h"
 #include "ss_io.h"
 
-/* Windows grow by at least this much, so reads moving along a shard rarely fetch. */
-#define GROW_BP ((hts_pos_t)1 << 20)
+/* Windows grow by at least this much: reads moving along a shard fetch once per 64 kb. */
+#define GROW_BP ((hts_pos_t)1 << 16)
 
 typedef struct {
     int tid;            /* -1: empty slot */
