@@ -54,7 +54,7 @@ int ss_engine_par_run(engine_t *e, int n_workers, worker_t *w)
          * file holds at most what its workers had in flight, not a backlog
          * that grows with the genome when the file system is the bottleneck.
          */
-        ss_sched_par_hold(e->sched, ss_store_pending(e->store) > ss_store_mem_cap(e->store));
+        ss_sched_par_hold(e->sched, ss_store_over_cap(e->store));
         ss_sched_par_pump(e->sched, wait);
         /* read before the step: no worker left + nothing waiting = all written */
         int live = atomic_load(&e->workers_live);

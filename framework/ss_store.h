@@ -18,10 +18,9 @@ int ss_store_put(ss_store_t *s, int idx, const char *buf, size_t len);
 /* Pieces in the order they were put; piece k keeps its number. Any thread (the lock). */
 size_t ss_store_count(ss_store_t *s);
 void ss_store_piece(ss_store_t *s, size_t k, int *idx, uint64_t *len);
-/* Bytes put and not yet released (the back-pressure measure). Any thread. */
-uint64_t ss_store_pending(ss_store_t *s);
-/* The memory cap given to init. */
-size_t ss_store_mem_cap(const ss_store_t *s);
+/* 1 when the bytes put and not yet released (in memory or spilled) exceed the
+ * memory cap: the back-pressure signal. Any thread. */
+int ss_store_over_cap(ss_store_t *s);
 /* Bytes that went to the spill file. */
 uint64_t ss_store_spilled(ss_store_t *s);
 

@@ -160,17 +160,12 @@ void ss_store_release(ss_store_t *s, size_t k)
     pthread_mutex_unlock(&s->lock);
 }
 
-uint64_t ss_store_pending(ss_store_t *s)
+int ss_store_over_cap(ss_store_t *s)
 {
     pthread_mutex_lock(&s->lock);
-    uint64_t v = s->pending;
+    int over = s->pending > s->mem_cap;
     pthread_mutex_unlock(&s->lock);
-    return v;
-}
-
-size_t ss_store_mem_cap(const ss_store_t *s)
-{
-    return s->mem_cap;
+    return over;
 }
 
 int ss_store_each_chunk(ss_store_t *s, size_t k, ss_store_chunk_f f, void *ctx)

@@ -162,10 +162,13 @@ int ss_ref_cover(ss_ref_t *ref, int tid, hts_pos_t lo, hts_pos_t hi)
         return -1;
     }
     hts_pos_t fe = ne < s->len ? ne : s->len;
-    int r = s->we > s->wb ? fetch(ref, s, nb, s->wb) | fetch(ref, s, s->we, fe)
-                          : fetch(ref, s, nb, fe);
-    if (r != 0)
+    /* read only what the window lacks: before it and after it, or all when empty */
+    if (s->we > s->wb) {
+        if (fetch(ref, s, nb, s->wb) < 0 || fetch(ref, s, s->we, fe) < 0)
+            return -1;
+    } else if (fetch(ref, s, nb, fe) < 0) {
         return -1;
+    }
     s->wb = nb;
     s->we = ne;
     return 0;

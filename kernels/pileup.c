@@ -48,11 +48,13 @@ static int worker_init(void **wstate, void *kopts, const ss_job_t *job, ss_reade
     w->eng = calloc(w->n, sizeof(*w->eng));
     w->has_col = calloc(w->n, sizeof(*w->has_col));
     w->at = calloc(w->n, sizeof(*w->at));
+    w->n_plp = calloc(w->n, sizeof(*w->n_plp));
+    w->plp = calloc(w->n, sizeof(*w->plp));
     w->cov = malloc(sam_hdr_nref(w->hdr) + 1);
     w->scratch = bam_init1();
     w->ref = ss_ref_init(ss_job_opts(job)->reference);
     w->ref_aux = ss_ref_init(ss_job_opts(job)->reference);
-    if (!w->in || !w->eng || !w->has_col || !w->at || !w->cov || !w->scratch || !w->ref ||
+    if (!w->in || !w->eng || !w->has_col || !w->at || !w->n_plp || !w->plp || !w->cov || !w->scratch || !w->ref ||
         !w->ref_aux)
         goto oom;
     memset(w->cov, -1, sam_hdr_nref(w->hdr) + 1);
@@ -86,6 +88,8 @@ static void worker_destroy(void *wstate)
     free(w->eng);
     free(w->has_col);
     free(w->at);
+    free(w->n_plp);
+    free(w->plp);
     free(w->cov);
     if (w->scratch)
         bam_destroy1(w->scratch);
@@ -200,6 +204,27 @@ static void line_done(pl_worker_t *w)
         }
 }
 
+/*
+ * One covered line. Extra columns and -M need every read's pileup fields, so
+ * those lines build the columns and use the general formatter; the common
+ * case reads the engines directly.
+ */
+static int format_line(pl_worker_t *w, const char *ctg, hts_pos_t pos, kstring_t *out)
+{
+    const pl_opts_t *o = w->o;
+    if (!o->cols && !o->n_tags && !o->mods)
+        return pl_format_engine_line(out, o, w->hdr, ctg, pos, w->ctg_ref, w->ctg_ref_len, w->n,
+                                     w->eng, w->at, &w->fmt);
+    for (int i = 0; i < w->n; i++) {
+        w->n_plp[i] = 0;
+        w->plp[i] = w->at[i] ? pe_column(w->eng[i], &w->n_plp[i]) : NULL;
+        if (w->at[i] && !w->plp[i])
+            return -1;
+    }
+    return pl_format_line(out, o, w->hdr, ctg, pos, w->ctg_ref, w->ctg_ref_len, w->n, w->n_plp,
+                          w->plp, &w->fmt);
+}
+
 /* A line that is not printed still moves every read's CIGAR cursor. */
 static void skip_line(pl_worker_t *w)
 {
@@ -263,8 +288,7 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
             skip_line(w);
             continue;
         }
-        if (pl_format_engine_line(out, o, w->hdr, ctg, pos, w->ctg_ref, w->ctg_ref_len, w->n,
-                                  w->eng, w->at, &w->fmt) < 0) {
+        if (format_line(w, ctg, pos, out) < 0) {
             ss_error("out of memory formatting shard %d", sh->idx);
             return -1;
         }

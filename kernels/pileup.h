@@ -136,6 +136,8 @@ typedef struct {
     struct pe_s **eng;       /* per input: its pileup */
     unsigned char *has_col;  /* per input: eng[i]->pos holds its next column */
     unsigned char *at;       /* per input: has a column at the line being printed */
+    int *n_plp;              /* per input: the column as bam_pileup1_t, for pl_format_line */
+    const bam_pileup1_t **plp;
     ss_ref_t *ref;           /* the shard's contig */
     ss_ref_t *ref_aux;       /* other contigs, for -a/-aa look-ups */
     const char *ctg_ref;
@@ -162,8 +164,10 @@ int pl_format_line(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h, const
                    hts_pos_t pos, const char *ref, hts_pos_t ref_len, int n,
                    const int *n_plp, const bam_pileup1_t **plp, pl_fmt_buf_t *buf);
 /*
- * The same line from the pileup engines of the n inputs (pileup_engine.h):
- * at[i] says whether input i has a column at pos.
+ * The same line straight from the pileup engines of the n inputs
+ * (pileup_engine.h), without building the columns; at[i] says whether input
+ * i has a column at pos. Only without extra columns and -M, which need
+ * every read's pileup fields: those lines go through pl_format_line.
  */
 struct pe_s;
 int pl_format_engine_line(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h,

@@ -443,18 +443,12 @@ int pl_format_engine_line(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h
                           int n, struct pe_s *const *eng, const unsigned char *at,
                           pl_fmt_buf_t *fb)
 {
-    /* extra columns and -M need every read's pileup fields: build the column */
-    int whole_column = o->cols || o->n_tags || o->mods;
     if (put_line_start_next(out, fb, ctg, pos, ref, ref_len) < 0)
         return -1;
     for (int i = 0; i < n; ++i) {
         int r;
         if (!at[i]) {
             r = put_file(out, o, h, pos, ref, ref_len, 0, NULL, fb);
-        } else if (whole_column) {
-            int n_plp;
-            const bam_pileup1_t *plp = pe_column(eng[i], &n_plp);
-            r = plp ? put_file(out, o, h, pos, ref, ref_len, n_plp, plp, fb) : -1;
         } else {
             int cnt = put_bases_engine(fb, o, pos, ref, ref_len, eng[i]);
             r = cnt < 0 ? -1 : put_counted(out, cnt, fb);
