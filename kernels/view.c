@@ -41,13 +41,14 @@ static void opts_free(void *kopts)
 
 /* ---- prepare: output header, reference checks, CRAM framing ---- */
 
-static int input_is_cram(const char *path)
+/* The CRAM major version of path, or 0 when it is not CRAM. */
+static int input_cram_version(const char *path)
 {
     htsFile *fp = hts_open(path, "r");
-    int is_cram = fp && hts_get_format(fp)->format == cram;
+    int major = fp && hts_get_format(fp)->format == cram ? hts_get_format(fp)->version.major : 0;
     if (fp)
         hts_close(fp);
-    return is_cram;
+    return major;
 }
 
 static int prepare(void *kopts, const ss_job_t *job)
@@ -74,7 +75,11 @@ static int prepare(void *kopts, const ss_job_t *job)
                  "file, or drop -M");
         return -1;
     }
-    o->in_is_cram = input_is_cram(in);
+    int cram_major = input_cram_version(in);
+    o->in_is_cram = cram_major > 0;
+    if (cram_major == 2 || cram_major == 3) /* container headers we can read (view_crai.c) */
+        o->crai = vw_crai_load(in, co->index_paths ? co->index_paths[0] : NULL,
+                               sam_hdr_nref(ss_job_header(job)));
     if (o->in_is_cram || o->fmt == VW_CRAM)
         vw_no_network_references();
     if (o->target_path && !(o->targets = ss_bed_read(o->target_path)))
@@ -261,32 +266,118 @@ static hts_pos_t region_first_pos(const vw_worker_t *w, const ss_shard_t *sh)
     return HTS_POS_MIN;
 }
 
-/* The query and the POS range [*lo, *hi) this shard emits. */
-static hts_itr_t *shard_query(vw_worker_t *w, hts_idx_t *idx, const ss_shard_t *sh,
-                              hts_pos_t *lo, hts_pos_t *hi)
+/*
+ * The POS range [*lo, *hi) this shard emits: a region's first shard from
+ * where the region's query starts, its last shard up to the region's END as
+ * given, as samtools' query does ("ctg" and "ctg:100" take records placed
+ * past the contig's end too, "ctg:100-LEN" does not).
+ */
+static void shard_bounds(const vw_worker_t *w, const ss_shard_t *sh, hts_pos_t *lo, hts_pos_t *hi)
 {
-    if (sh->tid == VW_TID_UNPLACED) {
-        *lo = HTS_POS_MIN;
-        *hi = HTS_POS_MAX;
-        return sam_itr_queryi(idx, HTS_IDX_NOCOOR, 0, 0);
+    *lo = sh->beg <= sh->scope_beg ? region_first_pos(w, sh) : sh->beg;
+    int last = sh->end >= sh->scope_end || sh->end >= sam_hdr_tid2len(w->hdr, sh->tid);
+    *hi = last ? sh->scope_end : sh->end;
+}
+
+static int query_error(const vw_worker_t *w, const ss_shard_t *sh)
+{
+    char where[256];
+    shard_name(w, sh, where, sizeof(where));
+    ss_error("%s: cannot query the index for shard %d (%s); re-index the input with "
+             "samtools index", ss_reader_path(w->rd, 0), sh->idx, where);
+    return -1;
+}
+
+/* Filter and write one record the shard emits. */
+static int emit_kept(vw_worker_t *w, kstring_t *out, uint64_t *bases)
+{
+    if (!keep(w->o, w->hdr, w->b))
+        return 0;
+    *bases += w->b->core.l_qseq;
+    return emit(w, w->b, out);
+}
+
+/*
+ * Emit the records a region query over [qbeg, qend) returns whose POS is in
+ * [lo, hi). Returns 0, or -1 after ss_error().
+ */
+static int read_by_query(vw_worker_t *w, const ss_shard_t *sh, hts_pos_t qbeg, hts_pos_t qend,
+                         hts_pos_t lo, hts_pos_t hi, kstring_t *out, ss_shard_stats_t *st)
+{
+    samFile *fp = ss_reader_file(w->rd, 0);
+    hts_idx_t *idx = ss_reader_index(w->rd, 0);
+    int is_cram = hts_get_format(fp)->format == cram;
+    hts_itr_t *itr = sh->tid == VW_TID_UNPLACED ? sam_itr_queryi(idx, HTS_IDX_NOCOOR, 0, 0)
+                                                : sam_itr_queryi(idx, sh->tid, qbeg, qend);
+    if (!itr && sh->tid == VW_TID_UNPLACED && !is_cram && hts_idx_get_n_no_coor(idx) == 0)
+        return 0; /* htslib has no iterator for "nothing after no mapped reads" */
+    if (!itr)
+        return query_error(w, sh);
+    int r;
+    while ((r = sam_itr_next(fp, itr, w->b)) >= 0) {
+        st->reads++;
+        if (w->b->core.pos < lo)
+            continue;
+        if (w->b->core.pos >= hi)
+            break;
+        if (emit_kept(w, out, &st->bases) < 0) {
+            hts_itr_destroy(itr);
+            return -1;
+        }
     }
-    hts_pos_t qbeg = sh->beg, qend = sh->end;
-    *lo = sh->beg;
-    *hi = sh->end;
-    if (sh->beg <= sh->scope_beg) {
-        qbeg = sh->scope_beg;
-        *lo = region_first_pos(w, sh);
+    hts_itr_destroy(itr);
+    return r < -1 ? read_error(w, sh, is_cram) : 0;
+}
+
+/*
+ * CRAM input: the records of the containers this shard owns (view_crai.c).
+ * Shard [beg, end) owns the containers that start in it; a region's first
+ * shard also owns the container before, which may hold the region's first
+ * records, and takes the records that start before the region and reach
+ * into it from a region query; the last shard owns the containers up to the
+ * region's END. Returns 0, or -1 after ss_error().
+ */
+static int read_by_containers(vw_worker_t *w, const ss_shard_t *sh, const vw_container_t *c,
+                              int n, kstring_t *out, ss_shard_stats_t *st)
+{
+    samFile *fp = ss_reader_file(w->rd, 0);
+    hts_pos_t lo, hi, scope_beg = sh->scope_beg;
+    shard_bounds(w, sh, &lo, &hi);
+    int first = sh->beg <= scope_beg;
+    if (first && scope_beg > 0 && read_by_query(w, sh, scope_beg, hi, lo, scope_beg, out, st) < 0)
+        return -1;
+    int i = vw_crai_first_at(c, n, first ? scope_beg : sh->beg);
+    if (first && i > 0)
+        i--;
+    int end = vw_crai_first_at(c, n, hi);
+    int64_t total = 0;
+    for (int k = i; k < end; k++) {
+        int64_t nrec;
+        if (vw_crai_records(fp, c[k].off, &nrec) < 0) {
+            ss_error("%s: cannot read the CRAM container at byte %lld: the file is truncated "
+                     "or its index is stale; check it with samtools quickcheck, then run "
+                     "samtools index", ss_reader_path(w->rd, 0), (long long)c[k].off);
+            return -1;
+        }
+        total += nrec;
     }
-    if (sh->end >= sh->scope_end || sh->end >= sam_hdr_tid2len(w->hdr, sh->tid)) {
-        /*
-         * The region's last shard reads to the region's END as given, as
-         * samtools' query does: "ctg" and "ctg:100" take records placed past
-         * the contig's end too, "ctg:100-LEN" does not.
-         */
-        qend = sh->scope_end;
-        *hi = sh->scope_end;
+    if (total > 0 && vw_crai_seek(fp, ss_reader_index(w->rd, 0), &c[i]) < 0) {
+        ss_error("%s: cannot seek to the CRAM container at byte %lld; check the file with "
+                 "samtools quickcheck", ss_reader_path(w->rd, 0), (long long)c[i].off);
+        return -1;
     }
-    return sam_itr_queryi(idx, sh->tid, qbeg, qend);
+    for (int64_t k = 0; k < total; k++) {
+        int r = sam_read1(fp, w->hdr, w->b);
+        if (r < 0)
+            return read_error(w, sh, 1); /* the index promised more records */
+        st->reads++;
+        hts_pos_t pos = w->b->core.pos;
+        if (w->b->core.tid != sh->tid || pos >= sh->scope_end)
+            break; /* records past this shard's end in its own containers are its own */
+        if (pos >= scope_beg && emit_kept(w, out, &st->bases) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_stats_t *st)
@@ -296,7 +387,6 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
     if (o->header_only)
         return 0;
     samFile *fp = ss_reader_file(w->rd, 0);
-    hts_idx_t *idx = ss_reader_index(w->rd, 0);
     int is_cram = hts_get_format(fp)->format == cram;
     /* samtools' decoding: MD/NM regenerated as htslib does by default; every field wanted */
     if (is_cram && (hts_set_opt(fp, CRAM_OPT_DECODE_MD, -1) < 0 ||
@@ -304,39 +394,24 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
         ss_error("%s: cannot set CRAM decoding options", ss_reader_path(w->rd, 0));
         return -1;
     }
-    hts_pos_t lo, hi;
-    hts_itr_t *itr = shard_query(w, idx, sh, &lo, &hi);
-    if (!itr && sh->tid == VW_TID_UNPLACED && !is_cram && hts_idx_get_n_no_coor(idx) == 0)
-        return 0; /* htslib has no iterator for "nothing after no mapped reads" */
-    if (!itr) {
-        char where[256];
-        shard_name(w, sh, where, sizeof(where));
-        ss_error("%s: cannot query the index for shard %d (%s); re-index the input with "
-                 "samtools index", ss_reader_path(w->rd, 0), sh->idx, where);
-        return -1;
-    }
     if (o->fmt == VW_CRAM && vw_cram_begin(w->cram) < 0)
         goto fail;
+    ss_shard_stats_t counts = {0};
+    const vw_container_t *c;
+    int n = is_cram ? vw_crai_containers(o->crai, sh->tid, &c) : 0;
     int r;
-    uint64_t reads = 0, bases = 0;
-    while ((r = sam_itr_next(fp, itr, w->b)) >= 0) {
-        reads++;
-        if (w->b->core.pos < lo)
-            continue;
-        if (w->b->core.pos >= hi)
-            break;
-        if (!keep(o, w->hdr, w->b))
-            continue;
-        if (emit(w, w->b, out) < 0)
-            goto fail;
-        bases += w->b->core.l_qseq;
+    if (n > 0) {
+        r = read_by_containers(w, sh, c, n, out, &counts);
+    } else if (sh->tid == VW_TID_UNPLACED) {
+        r = read_by_query(w, sh, 0, 0, HTS_POS_MIN, HTS_POS_MAX, out, &counts);
+    } else {
+        hts_pos_t lo, hi;
+        shard_bounds(w, sh, &lo, &hi);
+        r = read_by_query(w, sh, sh->beg <= sh->scope_beg ? sh->scope_beg : sh->beg, hi, lo, hi,
+                          out, &counts);
     }
-    if (r < -1) {
-        read_error(w, sh, is_cram);
+    if (r < 0)
         goto fail;
-    }
-    hts_itr_destroy(itr);
-    itr = NULL;
     if (o->fmt == VW_BAM && vw_bgzf_flush(&w->z, out) < 0) {
         ss_error("shard %d: BGZF compression failed", sh->idx);
         goto fail;
@@ -344,12 +419,11 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
     if (o->fmt == VW_CRAM && vw_cram_end(w->cram, out, sh->idx) < 0)
         goto fail;
     if (st) {
-        st->reads += reads;
-        st->bases += bases;
+        st->reads += counts.reads;
+        st->bases += counts.bases;
     }
     return 0;
 fail:
-    hts_itr_destroy(itr);
     w->z.len = 0; /* a failed shard's pending bytes must not open the next one */
     vw_cram_abort(w->cram);
     return -1;

@@ -53,6 +53,13 @@ typedef struct {
  * vw_parse (main thread); the fields from `targets` on are set by prepare and
  * read-only afterwards, except what hdr_lock guards.
  */
+/* A CRAM container of one reference: where it is and where its first alignment starts. */
+typedef struct {
+    int64_t off;
+    hts_pos_t beg;
+} vw_container_t;
+typedef struct vw_crai_s vw_crai_t;
+
 typedef struct {
     vw_format_t fmt;
     int with_header;      /* -h: SAM output gets the header */
@@ -75,6 +82,7 @@ typedef struct {
     sam_hdr_t *out_hdr;   /* output header: input + @PG (+ M5/UR for CRAM) */
     pthread_mutex_t hdr_lock; /* serialises sam_hdr_dup(out_hdr) in worker_init */
     int in_is_cram;
+    vw_crai_t *crai;      /* CRAM input: its containers (view_crai.c), or NULL */
     vw_cram_frame_t cram;
 } vw_opts_t;
 
@@ -136,6 +144,23 @@ int vw_cram_write(vw_cram_writer_t *cw, const bam1_t *b);
 int vw_cram_end(vw_cram_writer_t *cw, kstring_t *out, int shard_idx);
 /* Drop a shard's writer after a failure. */
 void vw_cram_abort(vw_cram_writer_t *cw);
+
+/* ---- CRAM input by container (view_crai.c) ---- */
+
+/*
+ * The containers of cram_path from its index (index_path, or cram_path.crai);
+ * NULL when there is no usable index: the caller then uses region queries.
+ */
+vw_crai_t *vw_crai_load(const char *cram_path, const char *index_path, int n_ref);
+void vw_crai_destroy(vw_crai_t *x);
+/* The containers of tid in file order, or 0 when tid must use region queries. */
+int vw_crai_containers(const vw_crai_t *x, int tid, const vw_container_t **c);
+/* Index of the first of the n containers that starts at or after pos (n if none). */
+int vw_crai_first_at(const vw_container_t *c, int n, hts_pos_t pos);
+/* How many records the container at off holds (reads its header). Returns 0 or -1. */
+int vw_crai_records(htsFile *fp, int64_t off, int64_t *nrec);
+/* Make the next sam_read1 on fp return the first record of container c. Returns 0 or -1. */
+int vw_crai_seek(htsFile *fp, hts_idx_t *idx, const vw_container_t *c);
 
 /* ---- references (view_ref.c) ---- */
 

@@ -32,6 +32,7 @@ void vw_opts_free(vw_opts_t *o)
     free(o->cmdline);
     free(o->output);
     ss_bed_destroy(o->targets);
+    vw_crai_destroy(o->crai);
     if (o->out_hdr)
         sam_hdr_destroy(o->out_hdr);
     free(o->cram.head.s);

@@ -14,7 +14,7 @@
 # See the end of this file (and `cat OUTDIR/MANIFEST`) for what is made.
 set -euo pipefail
 
-VERSION="seqshard-testdata 5"
+VERSION="seqshard-testdata 6"
 GENOME_GZ=${SS_ECOLI_FNA:-/usr/share/doc/bowtie/examples/genomes/NC_008253.fna.gz}
 
 die() { echo "make-testdata: $*" >&2; exit 1; }
@@ -123,14 +123,21 @@ samtools index -c s1csi.bam
 # CRAM against ref.fa. htslib writes UR:<absolute path of the reference>
 # into @SQ; strip it so nothing points into this temporary directory and
 # the reference must be given explicitly (-f), as the tests expect.
-to_cram() { # in.bam out.cram
-    samtools view -C -T ref.fa --no-PG -o "$2.tmp" "$1"
+to_cram() { # in.bam out.cram [--output-fmt-option OPT ...]
+    local in=$1 out=$2
+    shift 2
+    samtools view -C -T ref.fa --no-PG "$@" -o "$out.tmp" "$in"
+    set -- "$in" "$out"
     samtools view -H --no-PG "$2.tmp" | sed -e 's/\tUR:[^\t]*//' >"$2.hdr"
     samtools reheader --no-PG "$2.hdr" "$2.tmp" >"$2"
     rm -f "$2.tmp" "$2.hdr"
     samtools index "$2"
 }
 to_cram s1.bam s1.cram
+# Many small containers of two slices each: shards cut between and inside
+# containers (a CRAM shard owns whole containers, kernels/view_crai.c).
+to_cram s1.bam s1.small.cram --output-fmt-option seqs_per_slice=100 \
+    --output-fmt-option slices_per_container=2
 
 # ---------------------------------------------------------------- edge-case fixtures
 # Hand-made reads (SAM text from the reference) for what simulated data
@@ -370,6 +377,10 @@ samtools calmd --no-PG -b edge.sorted.bam ref.fa >edge.bam 2>calmd.log \
 rm -f edge.sorted.bam calmd.log
 samtools index edge.bam
 to_cram edge.bam edge.cram
+# Containers holding several references (and the unplaced reads): those
+# contigs are read by region queries.
+to_cram edge.bam edge.multi.cram --output-fmt-option seqs_per_slice=300 \
+    --output-fmt-option multi_seq_per_slice=1
 
 # ---------------------------------------------------------------- error fixtures
 samtools sort -n --no-PG -o unsorted.bam s2.bam     # queryname order, no index
@@ -440,7 +451,8 @@ printf 'ctgA\t100\t200\nctgA\t300\t400\nctgA\tabc\t500\nctgB\t1\t10\n' >malforme
 printf 's2\n' >exclude-rg.txt
 
 # ---------------------------------------------------------------- validate
-for f in s1.bam s2.bam s1csi.bam s1.cram edge.bam edge.cram noindex.bam unsorted.bam \
+for f in s1.bam s2.bam s1csi.bam s1.cram s1.small.cram edge.bam edge.cram edge.multi.cram \
+         noindex.bam unsorted.bam \
          disorder.bam nohd.bam; do
     samtools quickcheck "$f" || die "$f fails samtools quickcheck"
 done
@@ -468,7 +480,9 @@ s1.bam.mutations.vcf     the variants dwgsim put into s1 (s1.mutations.vcf)
 s2.bam(.bai)             same with -z 22, RG s2
 s1csi.bam(.csi)          s1.bam with a CSI index
 s1.cram(.crai)           s1.bam as CRAM against ref.fa, no UR (needs -f)
+s1.small.cram(.crai)     the same with ~90 containers of 2 slices of 100 reads
 edge.bam(.bai)/edge.cram hand-made edge cases (see make-testdata.sh, section edge-case)
+edge.multi.cram(.crai)   edge.bam as CRAM with multi-reference containers
 unsorted.bam             s2 in queryname order, no index
 disorder.bam             SO:coordinate header but records out of order, no index
 nohd.bam(.bai)           s2.bam without an @HD line (sorted, indexed)

@@ -244,6 +244,23 @@ ss_view "region ctgEmpty"               "$SMALL" sam "$EDGE" ctgEmpty
 ss_view "region CRAM"                   "$SMALL" cram -T "$REF" "$S1C" ctgB:5000-15000
 ss_view "region + -L + -q"              "$SMALL" sam -L "$TD/regions.bed" -q 20 "$S1" ctgA
 
+# ---- CRAM input read by container ----------------------------------------------------------
+# A CRAM shard decodes the containers that start in it (kernels/view_crai.c): records
+# past the shard's end in its last container are its own, the next shard starts at its
+# first container. s1.small.cram has ~90 containers of two slices, so 2k/7k shards cut
+# between and inside them; edge.multi.cram has containers of several contigs, which
+# fall back to region queries.
+S1SC=$TD/s1.small.cram
+ss_view "small containers, whole file"  "$FULL"  sam -T "$REF" "$S1SC"
+ss_view "small containers, regions"     "$SMALL" sam -T "$REF" "$S1SC" ctgB:5000-15000 \
+    ctgA:3001-3001 ctgA:100-9000 '*' ctgA:20000
+ss_view "small containers, -M"          "$SMALL" sam -M -T "$REF" "$S1SC" ctgB:5000-15000 \
+    ctgA:100-9000 ctgB:1-6000 ctgA:8000-12000
+ss_view "small containers to BAM"       "$SMALL" bam -F 16 -T "$REF" "$S1SC"
+ss_view "multi-contig containers"       "$FULL"  sam -T "$REF" "$TD/edge.multi.cram"
+ss_view "multi-contig containers, regions" "$SMALL" sam -T "$REF" "$TD/edge.multi.cram" \
+    ctgB:39950-40000 ctgA:1951 ctgTiny '*'
+
 # ---- several regions ---------------------------------------------------------------------
 # samtools view (without -M) queries each region in the order given and prints its
 # records, so a record in two regions is printed twice; "*" is the unplaced unmapped
