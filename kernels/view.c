@@ -31,6 +31,7 @@ typedef struct {
     const char *reference;   /* -T, or NULL */
     const ss_interval_t *merged; /* -M: the job's sorted, merged regions; NULL without -M */
     int n_merged;
+    vw_copier_t *copier;     /* copying the input's blocks (view_copy.c), or NULL */
 } vw_worker_t;
 
 static void opts_free(void *kopts)
@@ -82,6 +83,8 @@ static int prepare(void *kopts, const ss_job_t *job)
                                sam_hdr_nref(ss_job_header(job)));
     if (o->in_is_cram || o->fmt == VW_CRAM)
         vw_no_network_references();
+    if (!o->in_is_cram && vw_copy_eligible(o, co))
+        vw_copy_prepare(o, in); /* -1: the header shares a block with records; re-encode */
     if (o->target_path && !(o->targets = ss_bed_read(o->target_path)))
         return -1;
     if (!(o->out_hdr = sam_hdr_dup(ss_job_header(job)))) {
@@ -143,6 +146,7 @@ static void worker_destroy(void *wstate)
         return;
     vw_cram_writer_destroy(w->cram);
     vw_bgzf_destroy(&w->z);
+    vw_copier_destroy(w->copier);
     if (w->b)
         bam_destroy1(w->b);
     if (w->hdr)
@@ -380,12 +384,29 @@ static int read_by_containers(vw_worker_t *w, const ss_shard_t *sh, const vw_con
     return 0;
 }
 
+static int copy_blocks(vw_worker_t *w, const ss_shard_t *sh, kstring_t *out)
+{
+    if (!w->copier && !(w->copier = vw_copier_init())) {
+        ss_error("out of memory starting a view worker");
+        return -1;
+    }
+    size_t at = out->l;
+    int r = vw_copy_shard(w->copier, w->o, w->rd, w->hdr, w->b, sh, out);
+    if (r == -2)
+        read_error(w, sh, 0);
+    if (r < 0)
+        out->l = at;
+    return r < 0 ? -1 : 0;
+}
+
 static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_stats_t *st)
 {
     vw_worker_t *w = wstate;
     const vw_opts_t *o = w->o;
     if (o->header_only)
         return 0;
+    if (o->copy_data_beg >= 0)
+        return copy_blocks(w, sh, out);
     samFile *fp = ss_reader_file(w->rd, 0);
     int is_cram = hts_get_format(fp)->format == cram;
     /* samtools' decoding: MD/NM regenerated as htslib does by default; every field wanted */

@@ -83,6 +83,8 @@ typedef struct {
     pthread_mutex_t hdr_lock; /* serialises sam_hdr_dup(out_hdr) in worker_init */
     int in_is_cram;
     vw_crai_t *crai;      /* CRAM input: its containers (view_crai.c), or NULL */
+    int64_t copy_data_beg; /* BAM blocks copied (view_copy.c): first data block, or -1 */
+    int64_t copy_data_end; /* ... and where the input's EOF block starts */
     vw_cram_frame_t cram;
 } vw_opts_t;
 
@@ -161,6 +163,24 @@ int vw_crai_first_at(const vw_container_t *c, int n, hts_pos_t pos);
 int vw_crai_records(htsFile *fp, int64_t off, int64_t *nrec);
 /* Make the next sam_read1 on fp return the first record of container c. Returns 0 or -1. */
 int vw_crai_seek(htsFile *fp, hts_idx_t *idx, const vw_container_t *c);
+
+/* ---- BAM to BAM by copying blocks (view_copy.c) ---- */
+
+/* Nothing filtered, no region, no level given, BAM out: the blocks may be copied. */
+int vw_copy_eligible(const vw_opts_t *o, const ss_common_opts_t *co);
+/* Main thread: set o->copy_data_beg/end when path's blocks can be copied. Returns 0 or -1. */
+int vw_copy_prepare(vw_opts_t *o, const char *path);
+typedef struct vw_copier_s vw_copier_t;
+/* A worker's means to copy: the input's descriptor and an inflater to check blocks. */
+vw_copier_t *vw_copier_init(void);
+void vw_copier_destroy(vw_copier_t *cp);
+/*
+ * Append the input's compressed blocks that shard sh owns to out, checked.
+ * Returns 0; -2 when the input is truncated or corrupt (the caller says so);
+ * -1 after ss_error().
+ */
+int vw_copy_shard(vw_copier_t *cp, const vw_opts_t *o, ss_reader_t *rd, const sam_hdr_t *h,
+                  bam1_t *b, const ss_shard_t *sh, kstring_t *out);
 
 /* ---- references (view_ref.c) ---- */
 

@@ -21,6 +21,7 @@ void vw_opts_default(vw_opts_t *o)
     memset(o, 0, sizeof(*o));
     o->fmt = VW_SAM;
     o->level = -1;
+    o->copy_data_beg = o->copy_data_end = -1;
     pthread_mutex_init(&o->hdr_lock, NULL);
 }
 

@@ -261,6 +261,35 @@ ss_view "multi-contig containers"       "$FULL"  sam -T "$REF" "$TD/edge.multi.c
 ss_view "multi-contig containers, regions" "$SMALL" sam -T "$REF" "$TD/edge.multi.cram" \
     ctgB:39950-40000 ctgA:1951 ctgTiny '*'
 
+# ---- BAM to BAM with nothing filtered: the input's blocks are copied -------------------------
+# (kernels/view_copy.c). The records are checked against samtools above (whole file, every
+# thread count and shard size); here: the data blocks really are the input's, -l makes new
+# ones, and an input whose header shares a block with records is encoded again.
+copy_check() {
+    local name=$1 want=$2
+    shift 2
+    local out=$SS_WORK/copied.bam
+    "$SEQSHARD" view --quiet -o "$out" "$@" >/dev/null 2>"$out.err"
+    local tailbytes=$(( $(stat -c %s "$S1") / 2 ))
+    if cmp -s <(tail -c "$tailbytes" "$S1") <(tail -c "$tailbytes" "$out"); then
+        got=copied
+    else
+        got=encoded
+    fi
+    if [ "$got" = "$want" ]; then
+        ss_ok "$name"
+    else
+        ss_bad "$name" "the data blocks were $got, expected $want" \
+            "seqshard: $(ss_quote "$SEQSHARD" view -o "$out" "$@")"
+    fi
+}
+copy_check "BAM->BAM copies blocks"     copied  -@ 2 --shard-size 7k -b "$S1"
+copy_check "-l 6 encodes again"         encoded -@ 2 -l 6 -b "$S1"
+copy_check "-q 1 encodes again"         encoded -@ 2 -q 1 -b "$S1"
+"$SAMTOOLS" view -u --no-PG "$S1" | bgzip -dc | bgzip -c >"$SS_WORK/oneblock.bam"
+"$SAMTOOLS" index "$SS_WORK/oneblock.bam"
+ss_view "header shares a block"         "$SMALL" bam "$SS_WORK/oneblock.bam"
+
 # ---- several regions ---------------------------------------------------------------------
 # samtools view (without -M) queries each region in the order given and prints its
 # records, so a record in two regions is printed twice; "*" is the unplaced unmapped
@@ -456,6 +485,8 @@ printf '%b' "$eof"'\000\000\000\000\000\000\000\000' >>"$SS_WORK/cut.bam"
 cp "$S1.bai" "$SS_WORK/cut.bam.bai"
 ss_view_fails "BAM cut mid-file"        'cut.bam: read error in shard [0-9]+ \(ctg.*corrupt' -b \
     "$SS_WORK/cut.bam"
+ss_view_fails "garbled BAM, blocks copied" 'garbled.bam: read error in shard [0-9]+ .*corrupt' -b \
+    "$TD/garbled.bam"
 ss_view_fails "CRAM, wrong reference"   'not the reference the CRAM was made with.*@SQ SN:' \
     -T "$SS_WORK/wrong.fa" "$S1C"
 VIEW_ENV=(REF_PATH="$SS_WORK/no-such-cache/%s" REF_CACHE=)
