@@ -384,19 +384,25 @@ static int read_by_containers(vw_worker_t *w, const ss_shard_t *sh, const vw_con
     return 0;
 }
 
-static int copy_blocks(vw_worker_t *w, const ss_shard_t *sh, kstring_t *out)
+static int copy_blocks(vw_worker_t *w, const ss_shard_t *sh, kstring_t *out,
+                       ss_shard_stats_t *st)
 {
     if (!w->copier && !(w->copier = vw_copier_init())) {
         ss_error("out of memory starting a view worker");
         return -1;
     }
     size_t at = out->l;
-    int r = vw_copy_shard(w->copier, w->o, w->rd, w->hdr, w->b, sh, out);
+    uint64_t records = 0;
+    int r = vw_copy_shard(w->copier, w->o, w->rd, w->hdr, w->b, sh, out, &records);
     if (r == -2)
         read_error(w, sh, 0);
-    if (r < 0)
+    if (r < 0) {
         out->l = at;
-    return r < 0 ? -1 : 0;
+        return -1;
+    }
+    if (st)
+        st->reads += records;
+    return 0;
 }
 
 static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_stats_t *st)
@@ -406,7 +412,7 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
     if (o->header_only)
         return 0;
     if (o->copy_data_beg >= 0)
-        return copy_blocks(w, sh, out);
+        return copy_blocks(w, sh, out, st);
     samFile *fp = ss_reader_file(w->rd, 0);
     int is_cram = hts_get_format(fp)->format == cram;
     /* samtools' decoding: MD/NM regenerated as htslib does by default; every field wanted */

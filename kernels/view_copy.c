@@ -44,7 +44,7 @@ struct vw_copier_s {
 #ifdef SS_HAVE_LIBDEFLATE
     struct libdeflate_decompressor *inflater;
 #endif
-    uint8_t scratch[BGZF_MAX];
+    uint8_t scratch[2 * BGZF_MAX]; /* an inflated block, then a compressed one */
 };
 
 static const uint8_t bgzf_eof[28] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, 0x42, 0x43,
@@ -92,11 +92,11 @@ int vw_copy_prepare(vw_opts_t *o, const char *path)
 }
 
 /*
- * The file offset of the block holding the first record at or after
- * (tid, beg) in file order; tid >= the number of contigs means the unplaced
- * reads. -1 on a read error.
+ * The virtual offset of the first record at or after (tid, beg) in file
+ * order, or of the EOF block when there is none; tid >= the number of contigs
+ * means the unplaced reads. -1 on a read error.
  */
-static int64_t block_of_key(samFile *fp, hts_idx_t *idx, const sam_hdr_t *h, bam1_t *b, int tid,
+static int64_t voffset_of_key(samFile *fp, hts_idx_t *idx, const sam_hdr_t *h, bam1_t *b, int tid,
                             hts_pos_t beg, const vw_opts_t *o)
 {
     int n_ref = sam_hdr_nref(h);
@@ -112,7 +112,7 @@ static int64_t block_of_key(samFile *fp, hts_idx_t *idx, const sam_hdr_t *h, bam
     if (!from) { /* the unplaced reads: after the last mapped read, or after the header */
         tid = n_ref;
         if (hts_idx_get_n_no_coor(idx) == 0)
-            return o->copy_data_end;
+            return o->copy_data_end << 16;
         hts_itr_t *itr = sam_itr_queryi(idx, HTS_IDX_NOCOOR, 0, 0);
         if (!itr)
             return -1;
@@ -127,12 +127,12 @@ static int64_t block_of_key(samFile *fp, hts_idx_t *idx, const sam_hdr_t *h, bam
         int64_t at = bgzf_tell(fp->fp.bgzf);
         int r = bam_read1(fp->fp.bgzf, b);
         if (r == -1)
-            return o->copy_data_end;
+            return o->copy_data_end << 16;
         if (r < -1)
             return -1;
         int t = b->core.tid < 0 ? n_ref : b->core.tid;
         if (t > tid || (t == tid && (t == n_ref || b->core.pos >= beg)))
-            return at >> 16;
+            return at;
     }
 }
 
@@ -187,55 +187,120 @@ static uint32_t le32(const uint8_t *p)
     return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* Whether [p, p+n) is whole, intact BGZF blocks. */
-static int blocks_intact(vw_copier_t *cp, const uint8_t *p, size_t n)
+/*
+ * Walking the records through the inflated blocks: the records that start
+ * from the shard's first key up to the next shard's are counted, and the walk
+ * must land on the next shard's first record, a check of the record chain.
+ */
+typedef struct {
+    uint64_t records;
+    uint64_t skip;   /* bytes left in the current record */
+    uint8_t len[4];  /* the next record's length, as far as read */
+    int have;        /* bytes of len read */
+} chain_t;
+
+/* Walk data[from, to); stop early at a record start at `stop` (-1: none). -1 if corrupt. */
+static int walk(chain_t *c, const uint8_t *data, size_t from, size_t to)
+{
+    size_t p = from;
+    while (p < to) {
+        if (c->skip > 0) {
+            size_t take = c->skip < to - p ? (size_t)c->skip : to - p;
+            p += take;
+            c->skip -= take;
+            continue;
+        }
+        if (c->have == 0)
+            c->records++;
+        c->len[c->have++] = data[p++];
+        if (c->have == 4) {
+            c->skip = le32(c->len);
+            c->have = 0;
+            if (c->skip < 32) /* shorter than a record's fixed part */
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* Check the BGZF block at p (n bytes available) and inflate it; its size, or 0 if damaged. */
+static size_t inflate_block(vw_copier_t *cp, const uint8_t *p, size_t n, size_t *got)
 {
 #ifdef SS_HAVE_LIBDEFLATE
-    while (n > 0) {
-        if (n < BGZF_HEADER + BGZF_FOOTER || p[0] != 31 || p[1] != 139 || p[2] != 8 ||
-            !(p[3] & 4) || p[10] != 6 || p[12] != 'B' || p[13] != 'C')
-            return 0;
-        size_t size = (size_t)(p[16] | p[17] << 8) + 1, got;
-        if (size > n || size < BGZF_HEADER + BGZF_FOOTER)
-            return 0;
-        uint32_t isize = le32(p + size - 4);
-        if (isize > BGZF_MAX ||
-            libdeflate_deflate_decompress(cp->inflater, p + BGZF_HEADER,
-                                          size - BGZF_HEADER - BGZF_FOOTER, cp->scratch,
-                                          BGZF_MAX, &got) != LIBDEFLATE_SUCCESS ||
-            got != isize || libdeflate_crc32(0, cp->scratch, got) != le32(p + size - 8))
-            return 0;
-        p += size;
-        n -= size;
-    }
-    return 1;
+    if (n < BGZF_HEADER + BGZF_FOOTER || p[0] != 31 || p[1] != 139 || p[2] != 8 ||
+        !(p[3] & 4) || p[10] != 6 || p[12] != 'B' || p[13] != 'C')
+        return 0;
+    size_t size = (size_t)(p[16] | p[17] << 8) + 1;
+    if (size > n || size < BGZF_HEADER + BGZF_FOOTER)
+        return 0;
+    uint32_t isize = le32(p + size - 4);
+    if (isize > BGZF_MAX ||
+        libdeflate_deflate_decompress(cp->inflater, p + BGZF_HEADER,
+                                      size - BGZF_HEADER - BGZF_FOOTER, cp->scratch, BGZF_MAX,
+                                      got) != LIBDEFLATE_SUCCESS ||
+        *got != isize || libdeflate_crc32(0, cp->scratch, *got) != le32(p + size - 8))
+        return 0;
+    return size;
 #else
-    (void)cp, (void)p, (void)n;
+    (void)cp, (void)p, (void)n, (void)got;
     return 0;
 #endif
 }
 
+/*
+ * Check the copied blocks [p, p+n), which start at the block of vbeg, and
+ * count the records from vbeg to vend; the block of vend, when records of
+ * this shard start in it, is read from the input. -1 if anything is damaged.
+ */
+static int check_blocks(vw_copier_t *cp, const uint8_t *p, size_t n, int64_t vbeg, int64_t vend,
+                        uint64_t *records)
+{
+    chain_t c = {0};
+    size_t from = (size_t)(vbeg & 0xffff), got;
+    while (n > 0) {
+        size_t size = inflate_block(cp, p, n, &got);
+        if (!size || from > got || walk(&c, cp->scratch, from, got) < 0)
+            return -1;
+        p += size;
+        n -= size;
+        from = 0;
+    }
+    size_t stop = (size_t)(vend & 0xffff);
+    if (stop > 0) { /* vend's block holds records that start before it: read it to walk them */
+        uint8_t *blk = cp->scratch + BGZF_MAX; /* room for one compressed block */
+        ssize_t r = pread(cp->fd, blk, BGZF_MAX, vend >> 16);
+        size_t size = r > 0 ? inflate_block(cp, blk, (size_t)r, &got) : 0;
+        if (!size || stop > got || walk(&c, cp->scratch, from, stop) < 0)
+            return -1;
+    }
+    if (c.skip != 0 || c.have != 0) /* the walk must end on the next shard's first record */
+        return -1;
+    *records = c.records;
+    return 0;
+}
+
 int vw_copy_shard(vw_copier_t *cp, const vw_opts_t *o, ss_reader_t *rd, const sam_hdr_t *h,
-                  bam1_t *b, const ss_shard_t *sh, kstring_t *out)
+                  bam1_t *b, const ss_shard_t *sh, kstring_t *out, uint64_t *records)
 {
     samFile *fp = ss_reader_file(rd, 0);
     hts_idx_t *idx = ss_reader_index(rd, 0);
     const char *path = ss_reader_path(rd, 0);
     int n_ref = sam_hdr_nref(h);
-    int64_t beg, end;
+    int64_t vbeg, vend;
     if (sh->tid == VW_TID_UNPLACED) {
-        beg = block_of_key(fp, idx, h, b, n_ref, 0, o);
-        end = o->copy_data_end;
+        vbeg = voffset_of_key(fp, idx, h, b, n_ref, 0, o);
+        vend = o->copy_data_end << 16;
     } else {
         int first = sh->tid == 0 && sh->beg == 0;
         int last = sh->end >= sam_hdr_tid2len(h, sh->tid);
-        beg = first ? o->copy_data_beg : block_of_key(fp, idx, h, b, sh->tid, sh->beg, o);
-        end = last ? block_of_key(fp, idx, h, b, sh->tid + 1, 0, o)
-                   : block_of_key(fp, idx, h, b, sh->tid, sh->end, o);
+        vbeg = first ? o->copy_data_beg << 16 : voffset_of_key(fp, idx, h, b, sh->tid, sh->beg, o);
+        vend = last ? voffset_of_key(fp, idx, h, b, sh->tid + 1, 0, o)
+                    : voffset_of_key(fp, idx, h, b, sh->tid, sh->end, o);
     }
-    if (beg < 0 || end < 0)
+    *records = 0;
+    if (vbeg < 0 || vend < 0 || vbeg > vend)
         return -2;
-    if (beg >= end)
+    if (vbeg == vend)
         return 0;
     if (cp->fd < 0 && (cp->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
         ss_error("%s: cannot open: %s; check the file still exists and is readable", path,
@@ -243,12 +308,13 @@ int vw_copy_shard(vw_copier_t *cp, const vw_opts_t *o, ss_reader_t *rd, const sa
         return -1;
     }
     size_t at = out->l;
-    if (copy_bytes(cp->fd, beg, end, out) < 0) {
+    if (copy_bytes(cp->fd, vbeg >> 16, vend >> 16, out) < 0) {
         if (errno == EIO)
             return -2;
-        ss_error("%s: cannot read bytes %lld-%lld: %s", path, (long long)beg, (long long)end,
-                 strerror(errno));
+        ss_error("%s: cannot read bytes %lld-%lld: %s", path, (long long)(vbeg >> 16),
+                 (long long)(vend >> 16), strerror(errno));
         return -1;
     }
-    return blocks_intact(cp, (const uint8_t *)out->s + at, out->l - at) ? 0 : -2;
+    return check_blocks(cp, (const uint8_t *)out->s + at, out->l - at, vbeg, vend, records) < 0
+               ? -2 : 0;
 }

@@ -286,6 +286,14 @@ copy_check() {
 copy_check "BAM->BAM copies blocks"     copied  -@ 2 --shard-size 7k -b "$S1"
 copy_check "-l 6 encodes again"         encoded -@ 2 -l 6 -b "$S1"
 copy_check "-q 1 encodes again"         encoded -@ 2 -q 1 -b "$S1"
+# the copy still counts the records (the walk through the blocks), for --report
+"$SEQSHARD" view --quiet -@ 3 --shard-size 2k -b -o "$SS_WORK/copied.bam" \
+    --report "$SS_WORK/copied.json" "$S1"
+got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["totals"]["reads"])' \
+    "$SS_WORK/copied.json")
+want=$("$SAMTOOLS" view -c "$S1")
+if [ "$got" = "$want" ]; then ss_ok "block copy counts the records"
+else ss_bad "block copy counts the records" "--report says $got reads, samtools view -c $want"; fi
 "$SAMTOOLS" view -u --no-PG "$S1" | bgzip -dc | bgzip -c >"$SS_WORK/oneblock.bam"
 "$SAMTOOLS" index "$SS_WORK/oneblock.bam"
 ss_view "header shares a block"         "$SMALL" bam "$SS_WORK/oneblock.bam"
