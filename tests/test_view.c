@@ -335,6 +335,65 @@ static void done(vw_opts_t *o, ss_common_opts_t *co)
     ss_common_opts_free(co);
 }
 
+/* Write lines as a gzipped .crai, as htslib writes it. */
+static const char *write_crai(const char *name, const char *lines)
+{
+    const char *path = tmp_path(3, name);
+    BGZF *f = bgzf_open(path, "wg");
+    CU_ASSERT_FATAL(f != NULL);
+    CU_ASSERT_FATAL(bgzf_write(f, lines, strlen(lines)) == (ssize_t)strlen(lines));
+    CU_ASSERT_FATAL(bgzf_close(f) == 0);
+    return path;
+}
+
+static void test_crai_containers(void)
+{
+    /*
+     * Columns: ref, start, span, container offset, slice offset, slice size.
+     * ref 0: three containers, the second of two slices (its start is the
+     * first slice's); ref 1: a container shared with ref 2 (multi-reference),
+     * so both use region queries; ref 3: out of order; ref -1: unplaced.
+     */
+    const char *crai = write_crai("t.crai",
+                                  "0\t1\t500\t100\t10\t50\n"
+                                  "0\t401\t300\t200\t10\t50\n"
+                                  "0\t650\t200\t200\t60\t50\n"
+                                  "0\t900\t100\t300\t10\t50\n"
+                                  "1\t1\t50\t400\t10\t50\n"
+                                  "1\t60\t50\t500\t10\t50\n"
+                                  "2\t1\t50\t500\t10\t50\n"
+                                  "3\t500\t50\t600\t10\t50\n"
+                                  "3\t100\t50\t700\t10\t50\n"
+                                  "-1\t0\t0\t800\t10\t50\n");
+    vw_crai_t *x = vw_crai_load("unused.cram", crai, 4);
+    CU_ASSERT_FATAL(x != NULL);
+    const vw_container_t *c = NULL;
+    CU_ASSERT_EQUAL_FATAL(vw_crai_containers(x, 0, &c), 3);
+    CU_ASSERT_EQUAL(c[0].off, 100);
+    CU_ASSERT_EQUAL(c[0].beg, 0);
+    CU_ASSERT_EQUAL(c[1].off, 200);
+    CU_ASSERT_EQUAL(c[1].beg, 400);
+    CU_ASSERT_EQUAL(c[2].beg, 899);
+    CU_ASSERT_EQUAL(vw_crai_containers(x, 1, &c), 0); /* shares a container with ref 2 */
+    CU_ASSERT_EQUAL(vw_crai_containers(x, 2, &c), 0);
+    CU_ASSERT_EQUAL(vw_crai_containers(x, 3, &c), 0); /* not in coordinate order */
+    CU_ASSERT_EQUAL(vw_crai_containers(x, -1, &c), 0);
+    CU_ASSERT_EQUAL(vw_crai_containers(x, 4, &c), 0);
+    /* the first container starting at or after a position */
+    vw_crai_containers(x, 0, &c);
+    CU_ASSERT_EQUAL(vw_crai_first_at(c, 3, 0), 0);
+    CU_ASSERT_EQUAL(vw_crai_first_at(c, 3, 1), 1);
+    CU_ASSERT_EQUAL(vw_crai_first_at(c, 3, 400), 1);
+    CU_ASSERT_EQUAL(vw_crai_first_at(c, 3, 401), 2);
+    CU_ASSERT_EQUAL(vw_crai_first_at(c, 3, 5000), 3);
+    vw_crai_destroy(x);
+
+    /* an index naming more references than the header has, or garbage: not used */
+    CU_ASSERT_PTR_NULL(vw_crai_load("unused.cram", crai, 2));
+    CU_ASSERT_PTR_NULL(vw_crai_load("unused.cram", write_crai("bad.crai", "0\tx\n"), 4));
+    CU_ASSERT_PTR_NULL(vw_crai_load("unused.cram", tmp_path(2, "missing.crai"), 4));
+}
+
 static void test_options(void)
 {
     ss_common_opts_t co;
@@ -429,6 +488,7 @@ int main(void)
         !CU_add_test(s, "long CIGAR and limits", test_long_cigar_and_limits) ||
         !CU_add_test(s, "BGZF big record, empty flush", test_bgzf_big_record_and_empty_flush) ||
         !CU_add_test(s, "CRAM shards concatenate", test_cram_shards_concatenate) ||
+        !CU_add_test(s, "CRAM index containers", test_crai_containers) ||
         !CU_add_test(s, "options", test_options)) {
         CU_cleanup_registry();
         return 1;
