@@ -412,6 +412,44 @@ PY
         echo "(the default build was not among SS_BENCH_ALLOCATORS: nothing to check)"
     fi
     echo
+    echo "## Paired comparison"
+    echo
+    echo "Runs go round-robin, so the runs of one round are minutes apart at most, and a" \
+        "ratio inside a round cancels the machine's drift between rounds. Per kernel and" \
+        "thread count: the allocator with the lowest median wall time (best), the median" \
+        "over rounds of default/best in the same round with its interquartile range, and" \
+        "the same for tcmalloc/default: the same allocator loaded two ways, so its spread" \
+        "is this machine's noise. Met: paired default/best at most 1.03."
+    echo
+    python3 - "$TSV" <<'PY'
+import csv, statistics, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1]), delimiter="\t") if r["status"] == "ok"]
+runs = {}
+for r in rows:
+    runs.setdefault((r["kernel"], r["threads"]), {}).setdefault(r["allocator"], {})[int(r["run"])] = float(r["wall_s"])
+def paired(a, b):
+    q = sorted(a[i] / b[i] for i in a if i in b and b[i] > 0)
+    if not q:
+        return None
+    if len(q) < 4:
+        return statistics.median(q), q[0], q[-1]
+    qs = statistics.quantiles(q, n=4)
+    return statistics.median(q), qs[0], qs[2]
+def fmt(p):
+    return "-" if p is None else "%.3f (%.3f-%.3f)" % p
+print("| kernel | threads | best | default/best | tcmalloc/default (noise) | met |")
+print("|---|---:|---|---:|---:|---|")
+for (k, t), by in runs.items():
+    if "default" not in by:
+        continue
+    complete = {a: v for a, v in by.items() if len(v) == len(by["default"])}
+    best = min(complete, key=lambda a: statistics.median(complete[a].values()))
+    p = paired(by["default"], by[best])
+    noise = paired(by["tcmalloc"], by["default"]) if "tcmalloc" in by else None
+    met = "-" if p is None else ("yes" if p[0] <= 1.03 else "NO")
+    print("| %s | %s | %s | %s | %s | %s |" % (k, t, best, fmt(p), fmt(noise), met))
+PY
+    echo
     echo "Every run: $(basename "$TSV")."
 } >"$MD"
 say "wrote $MD and $TSV"
