@@ -234,6 +234,21 @@ static void skip_line(pl_worker_t *w)
     line_done(w);
 }
 
+/*
+ * Output bytes per position before a worker has finished a shard: the fixed
+ * columns, and per input a base and a quality per read at about 45x. Only the
+ * bytes written are touched, so guessing high costs address space alone,
+ * while guessing low makes the first buffer grow by copying into new pages
+ * (three copies for three 30x inputs at the former 64).
+ */
+#define FIRST_BYTES_PER_BASE(n_inputs) (32 + 96 * (size_t)(n_inputs))
+/*
+ * But never reserve more than this up front: a long shard with few reads (a
+ * contig without reads is one shard) would otherwise ask for gigabytes of
+ * address space; past it the buffer grows as it is written.
+ */
+#define MAX_UPFRONT_BYTES ((size_t)256 << 20)
+
 static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_stats_t *st)
 {
     pl_worker_t *w = wstate;
@@ -268,7 +283,10 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
      * seen so far) instead of letting it double its way up: steady state
      * should not allocate per read (issue 5).
      */
-    size_t want = (size_t)(sh->end - sh->beg) * (w->bytes_per_base ? w->bytes_per_base : 64);
+    size_t want = (size_t)(sh->end - sh->beg) *
+                  (w->bytes_per_base ? w->bytes_per_base : FIRST_BYTES_PER_BASE(w->n));
+    if (want > MAX_UPFRONT_BYTES)
+        want = MAX_UPFRONT_BYTES;
     if (out->m < want && ks_resize(out, want) < 0) {
         ss_error("out of memory for shard %d's output", sh->idx);
         return -1;
