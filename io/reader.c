@@ -18,8 +18,14 @@
 #include "../framework/ss_framework.h"
 #include "ss_io.h"
 
-/* Bytes read from an input per read() call: a worker holds one buffer per input. */
-#define READ_BUFFER_BYTES (256 << 10)
+/*
+ * Bytes read from an input per read() call. A worker holds one buffer per
+ * input, so with many inputs each gets a share of READ_BUFFERS_TOTAL, and
+ * below READ_BUFFER_MIN htslib keeps its own (the file system's block size).
+ */
+#define READ_BUFFER_MAX (256 << 10)
+#define READ_BUFFER_MIN (32 << 10)
+#define READ_BUFFERS_TOTAL (4 << 20)
 
 typedef struct {
     samFile *fp;
@@ -80,7 +86,10 @@ samFile *ss_io_open_input(const ss_io_inputs_t *in, int i)
      * pileup over the 125 MB benchmark BAM, 730 with this buffer. A
      * --input-fmt-option block_size=N below still overrides it.
      */
-    if (hts_set_opt(fp, HTS_OPT_BLOCK_SIZE, READ_BUFFER_BYTES) != 0) {
+    int buffer = in->n > 0 ? READ_BUFFERS_TOTAL / in->n : READ_BUFFER_MAX;
+    if (buffer > READ_BUFFER_MAX)
+        buffer = READ_BUFFER_MAX;
+    if (buffer >= READ_BUFFER_MIN && hts_set_opt(fp, HTS_OPT_BLOCK_SIZE, buffer) != 0) {
         ss_error("%s: cannot allocate its read buffer (out of memory)", path);
         goto fail;
     }

@@ -518,6 +518,8 @@ if [ "${SS_MPI:-0}" = 1 ] && command -v mpirun >/dev/null; then
         ss_view "mpirun -np $np BAM"    "1:2k 2:7k" bam -T "$REF" "$S1C"
         ss_view_samfile "mpirun -np $np SAM" out.sam -h "$EDGE"
         ss_view "mpirun -np $np CRAM"   "1:7k" cram -T "$REF" "$S1"
+        ss_view "mpirun -np $np BAM block copy" "1:2k 2:7k" bam "$S1"
+        ss_view "mpirun -np $np CRAM by container" "1:2k 2:7k" bam -T "$REF" "$S1SC"
     done
     VIEW_LAUNCH=(mpirun --oversubscribe -np 2)
     ss_view "mpirun -np 2 regions BAM" "1:2k 2:7k" bam "$S1" ctgB:1-3000 '*' ctgA:1-1000 \
