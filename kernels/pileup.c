@@ -287,9 +287,20 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
                   (w->bytes_per_base ? w->bytes_per_base : FIRST_BYTES_PER_BASE(w->n));
     if (want > MAX_UPFRONT_BYTES)
         want = MAX_UPFRONT_BYTES;
-    if (out->m < want && ks_resize(out, want) < 0) {
-        ss_error("out of memory for shard %d's output", sh->idx);
-        return -1;
+    if (out->m < want) {
+        /*
+         * A recycled buffer holds nothing worth keeping; realloc would copy
+         * its old capacity into new pages (tcmalloc copies large blocks,
+         * glibc moves them with mremap), so let it go first.
+         */
+        if (out->l == 0) {
+            free(out->s);
+            ks_initialize(out);
+        }
+        if (ks_resize(out, want) < 0) {
+            ss_error("out of memory for shard %d's output", sh->idx);
+            return -1;
+        }
     }
     while ((ret = next_line(w, &pos)) > 0 && pos < sh->end) {
         if (pos < sh->beg) {
@@ -316,8 +327,10 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
         return pileup_error(w, sh);
     for (int i = 0; i < w->n; i++)
         st->reads += w->in[i].n_read;
-    if (out->l > 0 && sh->end > sh->beg)
-        w->bytes_per_base = out->l / (size_t)(sh->end - sh->beg) + 8;
+    if (out->l > 0 && sh->end > sh->beg) { /* a quarter more: deeper shards rarely outgrow it */
+        size_t per_base = out->l / (size_t)(sh->end - sh->beg);
+        w->bytes_per_base = per_base + per_base / 4 + 8;
+    }
     if (o->all && cursor < sh->end && pl_emit_uncovered(w, sh->tid, cursor, sh->end, 0, covered, out) < 0)
         return -1;
     return 0;
