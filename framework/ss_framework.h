@@ -213,6 +213,9 @@ typedef struct ss_kernel_s {
 } ss_kernel_t;
 #define SS_KERNEL_HOOKS_V2 1
 
+/* The 28-byte empty BGZF block that ends every BGZF/BAM file (SAM spec 4.1.2). */
+extern const unsigned char ss_bgzf_eof[28];
+
 /* Registry: kernels/registry.c. */
 const ss_kernel_t *ss_kernel_find(const char *name);
 int ss_kernel_count(void);

@@ -48,8 +48,6 @@ int ss_output_commit(ss_output_t *o);
 /* Close, remove the temporary file, free o. Accepts NULL. Never touches an existing FILE. */
 void ss_output_abort(ss_output_t *o);
 uint64_t ss_output_bytes(const ss_output_t *o);
-/* The 28-byte empty BGZF block that ends every BGZF/BAM file (SAM spec 4.1.2). */
-extern const unsigned char ss_bgzf_eof[28];
 
 /* The temporary path being written (NULL for stdout or in-place output). */
 const char *ss_output_tmp_path(const ss_output_t *o);

@@ -170,6 +170,12 @@ int vw_crai_seek(htsFile *fp, hts_idx_t *idx, const vw_container_t *c);
 int vw_copy_eligible(const vw_opts_t *o, const ss_common_opts_t *co);
 /* Main thread: set o->copy_data_beg/end when path's blocks can be copied. Returns 0 or -1. */
 int vw_copy_prepare(vw_opts_t *o, const char *path);
+/*
+ * Append bytes [off, off+n) of fd to s. Returns 0, or -1 with errno set (EIO
+ * when the file ends first).
+ */
+int vw_append_file_range(int fd, off_t off, size_t n, kstring_t *s);
+
 typedef struct vw_copier_s vw_copier_t;
 /* A worker's means to copy: the input's descriptor and an inflater to check blocks. */
 vw_copier_t *vw_copier_init(void);

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <htslib/bgzf.h>
+#include <htslib/hts_endian.h>
 #ifdef SS_HAVE_LIBDEFLATE
 #include <libdeflate.h>
 #endif
@@ -47,17 +48,16 @@ struct vw_copier_s {
     uint8_t scratch[2 * BGZF_MAX]; /* an inflated block, then a compressed one */
 };
 
-static const uint8_t bgzf_eof[28] = {0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, 0x42, 0x43,
-                                     2, 0, 0x1b, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-
 int vw_copy_eligible(const vw_opts_t *o, const ss_common_opts_t *co)
 {
 #ifndef SS_HAVE_LIBDEFLATE
+    (void)o, (void)co;
     return 0; /* no way here to check the copied blocks */
-#endif
+#else
     return o->fmt == VW_BAM && o->level < 0 && co->n_regions == 0 && !o->target_path &&
            !o->multi_region && !o->header_only && o->min_mapq == 0 && !o->flag_on &&
            !o->flag_off && !o->flag_anyon && !o->flag_alloff && co->n_fmt_opts == 0;
+#endif
 }
 
 /* Where the header's blocks end and the EOF block starts; -1 if blocks cannot be copied. */
@@ -78,7 +78,7 @@ int vw_copy_prepare(vw_opts_t *o, const char *path)
         return -1;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
-    uint8_t tail[sizeof(bgzf_eof)];
+    uint8_t tail[sizeof(ss_bgzf_eof)];
     if (fd < 0 || fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(tail) ||
         pread(fd, tail, sizeof(tail), st.st_size - (off_t)sizeof(tail)) != (ssize_t)sizeof(tail)) {
         if (fd >= 0)
@@ -87,7 +87,7 @@ int vw_copy_prepare(vw_opts_t *o, const char *path)
     }
     close(fd);
     o->copy_data_beg = after_header >> 16;
-    o->copy_data_end = st.st_size - (memcmp(tail, bgzf_eof, sizeof(tail)) == 0 ? 28 : 0);
+    o->copy_data_end = st.st_size - (memcmp(tail, ss_bgzf_eof, sizeof(tail)) == 0 ? (off_t)sizeof(tail) : 0);
     return o->copy_data_beg <= o->copy_data_end ? 0 : -1;
 }
 
@@ -136,20 +136,19 @@ static int64_t voffset_of_key(samFile *fp, hts_idx_t *idx, const sam_hdr_t *h, b
     }
 }
 
-static int copy_bytes(int fd, int64_t beg, int64_t end, kstring_t *out)
+int vw_append_file_range(int fd, off_t off, size_t n, kstring_t *s)
 {
-    size_t n = (size_t)(end - beg);
-    if (ks_resize(out, out->l + n + 1) < 0)
+    if (ks_resize(s, s->l + n + 1) < 0)
         return -1;
     while (n > 0) {
-        ssize_t r = pread(fd, out->s + out->l, n, beg);
+        ssize_t r = pread(fd, s->s + s->l, n, off);
         if (r <= 0) {
             if (r == 0)
-                errno = EIO; /* the file is shorter than when the run began */
+                errno = EIO; /* the file is shorter than that */
             return -1;
         }
-        out->l += (size_t)r;
-        beg += r;
+        s->l += (size_t)r;
+        off += r;
         n -= (size_t)r;
     }
     return 0;
@@ -182,11 +181,6 @@ void vw_copier_destroy(vw_copier_t *cp)
     free(cp);
 }
 
-static uint32_t le32(const uint8_t *p)
-{
-    return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /*
  * Walking the records through the inflated blocks: the records that start
  * from the shard's first key up to the next shard's are counted, and the walk
@@ -214,7 +208,7 @@ static int walk(chain_t *c, const uint8_t *data, size_t from, size_t to)
             c->records++;
         c->len[c->have++] = data[p++];
         if (c->have == 4) {
-            c->skip = le32(c->len);
+            c->skip = le_to_u32(c->len);
             c->have = 0;
             if (c->skip < 32) /* shorter than a record's fixed part */
                 return -1;
@@ -233,12 +227,12 @@ static size_t inflate_block(vw_copier_t *cp, const uint8_t *p, size_t n, size_t 
     size_t size = (size_t)(p[16] | p[17] << 8) + 1;
     if (size > n || size < BGZF_HEADER + BGZF_FOOTER)
         return 0;
-    uint32_t isize = le32(p + size - 4);
+    uint32_t isize = le_to_u32(p + size - 4);
     if (isize > BGZF_MAX ||
         libdeflate_deflate_decompress(cp->inflater, p + BGZF_HEADER,
                                       size - BGZF_HEADER - BGZF_FOOTER, cp->scratch, BGZF_MAX,
                                       got) != LIBDEFLATE_SUCCESS ||
-        *got != isize || libdeflate_crc32(0, cp->scratch, *got) != le32(p + size - 8))
+        *got != isize || libdeflate_crc32(0, cp->scratch, *got) != le_to_u32(p + size - 8))
         return 0;
     return size;
 #else
@@ -308,7 +302,7 @@ int vw_copy_shard(vw_copier_t *cp, const vw_opts_t *o, ss_reader_t *rd, const sa
         return -1;
     }
     size_t at = out->l;
-    if (copy_bytes(cp->fd, vbeg >> 16, vend >> 16, out) < 0) {
+    if (vw_append_file_range(cp->fd, vbeg >> 16, (size_t)((vend >> 16) - (vbeg >> 16)), out) < 0) {
         if (errno == EIO)
             return -2;
         ss_error("%s: cannot read bytes %lld-%lld: %s", path, (long long)(vbeg >> 16),

@@ -61,28 +61,6 @@ static int scratch_fd(const char *tmp_dir)
     return fd;
 }
 
-static int read_at(int fd, char *buf, size_t n, off_t off)
-{
-    while (n > 0) {
-        ssize_t r = pread(fd, buf, n, off);
-        if (r <= 0)
-            return -1;
-        buf += r;
-        n -= (size_t)r;
-        off += r;
-    }
-    return 0;
-}
-
-/* Read [off, off+n) of fd onto the end of s. */
-static int append_range(int fd, off_t off, size_t n, kstring_t *s)
-{
-    if (ks_resize(s, s->l + n + 1) < 0 || read_at(fd, s->s + s->l, n, off) < 0)
-        return -1;
-    s->l += n;
-    return 0;
-}
-
 /* Empty fd and open an htslib CRAM writer on it. NULL on failure. */
 static htsFile *open_writer(int fd, const vw_opts_t *o)
 {
@@ -236,7 +214,7 @@ int vw_cram_prepare(vw_opts_t *o, const char *reference)
     }
     off_t size;
     if (hts_close(fp) < 0 || (size = lseek(fd, 0, SEEK_END)) < 0 ||
-        append_range(fd, 0, (size_t)size, &all) < 0) {
+        vw_append_file_range(fd, 0, (size_t)size, &all) < 0) {
         ss_error("cannot write the CRAM header: %s", strerror(errno));
         goto out;
     }
@@ -340,15 +318,15 @@ int vw_cram_end(vw_cram_writer_t *cw, kstring_t *out, int shard_idx)
     size_t body = (size_t)size - f->head.l - f->eof.l;
     cw->check.l = 0;
     if ((size_t)size < f->head.l + f->eof.l ||
-        append_range(cw->fd, 0, f->head.l, &cw->check) < 0 ||
-        append_range(cw->fd, size - (off_t)f->eof.l, f->eof.l, &cw->check) < 0 ||
+        vw_append_file_range(cw->fd, 0, f->head.l, &cw->check) < 0 ||
+        vw_append_file_range(cw->fd, size - (off_t)f->eof.l, f->eof.l, &cw->check) < 0 ||
         memcmp(cw->check.s, f->head.s, f->head.l) ||
         memcmp(cw->check.s + f->head.l, f->eof.s, f->eof.l)) {
         ss_error("shard %d: the CRAM encoder framed the shard unexpectedly (header or EOF "
                  "differs); please report this, and use -O bam meanwhile", shard_idx);
         return -1;
     }
-    if (append_range(cw->fd, (off_t)f->head.l, body, out) < 0) {
+    if (vw_append_file_range(cw->fd, (off_t)f->head.l, body, out) < 0) {
         ss_error("shard %d: cannot read back CRAM containers: %s", shard_idx, strerror(errno));
         return -1;
     }
