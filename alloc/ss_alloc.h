@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <htslib/kstring.h>
+
 typedef struct {
     const char *name;        /* "tcmalloc", "jemalloc" or "glibc" */
     const char *version;     /* as the allocator reports it, or "" */
@@ -36,5 +38,24 @@ int ss_alloc_pool_deflate(void);
 void ss_alloc_info(ss_alloc_info_t *info);
 /* Name of the allocator in effect ("tcmalloc", ...). */
 const char *ss_alloc_name(void);
+
+
+/*
+ * Two lines, not one: Intel's adjacent-line prefetcher moves 128-byte pairs, so data of
+ * two threads 64 bytes apart can still ping-pong.
+ */
+#define SS_PRIVATE_ALIGN 128
+/*
+ * size bytes, zeroed, that share no SS_PRIVATE_ALIGN-byte block with any other
+ * allocation: for state one worker writes per read or per position (private.c says why).
+ * Release with free(). NULL when out of memory.
+ */
+void *ss_alloc_private(size_t size);
+/*
+ * Give ks (empty or not; its text is dropped) a private buffer of cap bytes. A kstring
+ * that grows past cap goes back to realloc, so choose cap above the usual need.
+ * Returns 0, or -1 when out of memory (ks unchanged).
+ */
+int ss_ks_private(kstring_t *ks, size_t cap);
 
 #endif

@@ -19,6 +19,7 @@
 #include <htslib/kstring.h>
 #include <htslib/sam.h>
 
+#include "../alloc/ss_alloc.h" /* ss_alloc_private: worker state kernels write per read */
 #include "../io/ss_io.h"
 
 #define SS_VERSION "0.1.0"

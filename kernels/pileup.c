@@ -36,7 +36,8 @@ static int worker_init(void **wstate, void *kopts, const ss_job_t *job, ss_reade
                        int worker_id)
 {
     (void)worker_id;
-    pl_worker_t *w = calloc(1, sizeof(*w));
+    /* Written per position: private lines, or the two workers' writes contend (ss_alloc.h). */
+    pl_worker_t *w = ss_alloc_private(sizeof(*w));
     if (!w)
         goto oom;
     w->o = kopts;
@@ -44,18 +45,20 @@ static int worker_init(void **wstate, void *kopts, const ss_job_t *job, ss_reade
     w->rd = rd;
     w->hdr = ss_job_header(job);
     w->n = ss_job_inputs(job)->n;
-    w->in = calloc(w->n, sizeof(*w->in));
-    w->eng = calloc(w->n, sizeof(*w->eng));
-    w->has_col = calloc(w->n, sizeof(*w->has_col));
-    w->at = calloc(w->n, sizeof(*w->at));
-    w->n_plp = calloc(w->n, sizeof(*w->n_plp));
-    w->plp = calloc(w->n, sizeof(*w->plp));
+    w->in = ss_alloc_private((size_t)w->n * sizeof(*w->in));
+    w->eng = ss_alloc_private((size_t)w->n * sizeof(*w->eng));
+    w->has_col = ss_alloc_private((size_t)w->n * sizeof(*w->has_col));
+    w->at = ss_alloc_private((size_t)w->n * sizeof(*w->at));
+    w->n_plp = ss_alloc_private((size_t)w->n * sizeof(*w->n_plp));
+    w->plp = ss_alloc_private((size_t)w->n * sizeof(*w->plp));
     w->cov = malloc(sam_hdr_nref(w->hdr) + 1);
-    w->scratch = bam_init1();
+    w->scratch = ss_alloc_private(sizeof(bam1_t)); /* bam_init1's calloc; bam_destroy1 frees */
     w->ref = ss_ref_init(ss_job_opts(job)->reference);
     w->ref_aux = ss_ref_init(ss_job_opts(job)->reference);
     if (!w->in || !w->eng || !w->has_col || !w->at || !w->n_plp || !w->plp || !w->cov || !w->scratch || !w->ref ||
-        !w->ref_aux)
+        !w->ref_aux || ss_ks_private(&w->fmt.head, 256) < 0 ||
+        ss_ks_private(&w->fmt.ins, 1024) < 0 || ss_ks_private(&w->fmt.bases, 4096) < 0 ||
+        ss_ks_private(&w->fmt.quals, 4096) < 0)
         goto oom;
     memset(w->cov, -1, sam_hdr_nref(w->hdr) + 1);
     for (int i = 0; i < w->n; i++) {

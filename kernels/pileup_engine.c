@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../framework/ss_framework.h"
 #include "pileup_engine.h"
 
 #define OP(c) ((int)((c) & BAM_CIGAR_MASK))
@@ -24,7 +25,7 @@ static inline int is_match(int op)
 
 pe_t *pe_init(pe_read_f read, void *data, int maxcnt, int overlaps, int mods)
 {
-    pe_t *e = calloc(1, sizeof(*e));
+    pe_t *e = ss_alloc_private(sizeof(*e)); /* written per position (ss_alloc.h) */
     if (!e)
         return NULL;
     e->read = read;
@@ -32,7 +33,7 @@ pe_t *pe_init(pe_read_f read, void *data, int maxcnt, int overlaps, int mods)
     e->maxcnt = maxcnt;
     e->want_mods = mods;
     e->max_pos = -1;
-    if (!(e->next = bam_init1()) || (overlaps && !(e->olap = pe_overlap_init()))) {
+    if (!(e->next = ss_alloc_private(sizeof(bam1_t))) || (overlaps && !(e->olap = pe_overlap_init()))) {
         pe_destroy(e);
         return NULL;
     }
@@ -135,7 +136,8 @@ static int push(pe_t *e)
     e->other_tid = 0;
     if (reserve(e) < 0)
         goto oom;
-    bam1_t *spare = e->n_pool ? e->pool[--e->n_pool] : bam_init1();
+    /* each record is written per read: private, as bam_init1's calloc but aligned */
+    bam1_t *spare = e->n_pool ? e->pool[--e->n_pool] : ss_alloc_private(sizeof(bam1_t));
     if (!spare)
         goto oom;
     pe_read_t *r = &e->r[e->n];

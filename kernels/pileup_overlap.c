@@ -15,6 +15,7 @@
 
 #include <htslib/khash.h> /* __ac_X31_hash_string, __ac_Wang_hash: htslib's choice of mate */
 
+#include "../framework/ss_framework.h"
 #include "pileup_engine.h"
 
 /*
@@ -45,8 +46,9 @@ static uint32_t name_hash(const char *s)
 
 void *pe_overlap_init(void)
 {
-    olap_t *t = calloc(1, sizeof(*t));
-    if (t && !(t->slot = calloc(OLAP_MIN_SLOTS, sizeof(*t->slot)))) {
+    /* written per read: private lines (ss_alloc.h) */
+    olap_t *t = ss_alloc_private(sizeof(*t));
+    if (t && !(t->slot = ss_alloc_private(OLAP_MIN_SLOTS * sizeof(*t->slot)))) {
         free(t);
         return NULL;
     }
@@ -98,7 +100,7 @@ static void remove_at(olap_t *t, uint32_t i)
 static int grow(olap_t *t)
 {
     uint32_t old_n = t->mask + 1, n = 2 * old_n;
-    slot_t *old = t->slot, *s = calloc(n, sizeof(*s));
+    slot_t *old = t->slot, *s = ss_alloc_private((size_t)n * sizeof(*s));
     if (!s)
         return -1;
     t->slot = s;

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,56 @@ static void test_tune_applies_without_env(void)
     free(p);
 }
 
+/* Private blocks: aligned, zeroed, and no two share an SS_PRIVATE_ALIGN-byte block. */
+static void test_private_blocks_share_no_line(void)
+{
+    enum { N = 64 };
+    static const size_t sizes[] = {0, 1, 8, 24, 80, 128, 129, 1000};
+    const size_t ns = sizeof(sizes) / sizeof(sizes[0]);
+    unsigned char *p[N];
+    size_t len[N];
+    for (int i = 0; i < N; i++) {
+        len[i] = sizes[i % ns];
+        p[i] = ss_alloc_private(len[i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p[i]);
+        CU_ASSERT_EQUAL((uintptr_t)p[i] % SS_PRIVATE_ALIGN, 0);
+        for (size_t k = 0; k < len[i]; k++)
+            if (p[i][k] != 0) {
+                CU_FAIL("private block not zeroed");
+                break;
+            }
+        memset(p[i], 0xa5, len[i]);
+    }
+    for (int i = 0; i < N; i++) {
+        uintptr_t a_end = (uintptr_t)p[i] + (len[i] ? len[i] : 1);
+        for (int j = 0; j < N; j++) {
+            uintptr_t b_line = (uintptr_t)p[j] / SS_PRIVATE_ALIGN;
+            uintptr_t a_last = (a_end - 1) / SS_PRIVATE_ALIGN;
+            if (i != j && b_line >= (uintptr_t)p[i] / SS_PRIVATE_ALIGN && b_line <= a_last)
+                CU_FAIL("two private blocks share a cache-line block");
+        }
+    }
+    for (int i = 0; i < N; i++)
+        free(p[i]);
+    CU_ASSERT_PTR_NULL(ss_alloc_private(SIZE_MAX - 8)); /* rounding would wrap */
+}
+
+/* A private kstring starts empty with its capacity, and still grows and frees as a kstring. */
+static void test_private_kstring_grows(void)
+{
+    kstring_t ks = {0, 0, NULL};
+    CU_ASSERT_EQUAL(kputs("dropped", &ks), 7);
+    CU_ASSERT_EQUAL_FATAL(ss_ks_private(&ks, 16), 0);
+    CU_ASSERT_EQUAL(ks.l, 0);
+    CU_ASSERT_EQUAL(ks.m, 16);
+    CU_ASSERT_EQUAL((uintptr_t)ks.s % SS_PRIVATE_ALIGN, 0);
+    for (int i = 0; i < 100; i++)
+        CU_ASSERT_FATAL(kputs("0123456789", &ks) >= 0);
+    CU_ASSERT_EQUAL(ks.l, 1000);
+    CU_ASSERT_EQUAL(memcmp(ks.s + 990, "0123456789", 10), 0);
+    free(ks.s);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS) {
@@ -193,7 +244,9 @@ int main(void)
         !CU_add_test(s, "name_matches_build", test_name_matches_build) ||
         !CU_add_test(s, "figures_after_allocating", test_figures_after_allocating) ||
         !CU_add_test(s, "tune_respects_user_env", test_tune_respects_user_env) ||
-        !CU_add_test(s, "tune_applies_without_env", test_tune_applies_without_env)) {
+        !CU_add_test(s, "tune_applies_without_env", test_tune_applies_without_env) ||
+        !CU_add_test(s, "private_blocks_share_no_line", test_private_blocks_share_no_line) ||
+        !CU_add_test(s, "private_kstring_grows", test_private_kstring_grows)) {
         fprintf(stderr, "test_alloc: %s\n", CU_get_error_msg());
         CU_cleanup_registry();
         return 1;
