@@ -53,7 +53,8 @@ static cache_t *my_cache(void)
     if (!key_ok)
         return NULL;
     cache_t *c = pthread_getspecific(cache_key);
-    if (!c && (c = calloc(1, sizeof(*c))) && pthread_setspecific(cache_key, c) != 0) {
+    /* written per BGZF block by its thread alone: a private line */
+    if (!c && (c = ss_alloc_private(sizeof(*c))) && pthread_setspecific(cache_key, c) != 0) {
         free(c);
         c = NULL;
     }

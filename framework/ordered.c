@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../alloc/ss_alloc.h"
 #include "ss_ordered.h"
 
 /* A buffer and the worker group whose node holds its pages. */
@@ -133,7 +134,8 @@ kstring_t *ss_ordered_buffer(ss_ordered_t *ow, int group)
         }
     pthread_mutex_unlock(&ow->lock);
     if (!b) {
-        group_buf_t *g = calloc(1, sizeof(*g));
+        /* its length is written per line by one worker: a private line (ss_alloc.h) */
+        group_buf_t *g = ss_alloc_private(sizeof(*g));
         if (g)
             g->group = group;
         b = g ? &g->ks : NULL;
