@@ -181,9 +181,10 @@ static void *worker_main(void *arg)
     }
     int idx;
     while ((idx = ss_sched_next(e->sched)) >= 0 && !ss_error_raised()) {
-        kstring_t *buf = ss_ordered_buffer(e->ow, e->place ? e->place[w->id].group : 0);
+        kstring_t *buf = ss_ordered_buffer(e->ow, e->place ? e->place[w->id].group : 0, idx);
         if (!buf) {
-            ss_error("out of memory for shard %d's output", idx);
+            if (!ss_ordered_stopped(e->ow))
+                ss_error("out of memory for shard %d's output", idx);
             goto stop;
         }
         if (process_shard(e, w, rd, ws, idx, buf) < 0) {
@@ -392,6 +393,12 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
     e.stats = calloc((size_t)(n_workers > 0 ? n_workers : 1), sizeof(*e.stats));
     w = calloc((size_t)(n_workers > 0 ? n_workers : 1), sizeof(*w));
     e.ow = ss_ordered_init(n, window);
+    /*
+     * One buffer per worker plus the one being written: each new buffer's pages are
+     * faulted in once, and that was most of the system time (benchmarks.md#allocators).
+     */
+    if (e.ow)
+        ss_ordered_cap_buffers(e.ow, (n_workers > 0 ? n_workers : 1) + 1);
     if (parallel) {
         e.sched = ss_sched_par_init(n_workers > 0 ? n_workers : 1);
         char dir[4096];

@@ -11,8 +11,15 @@
  * NUMA: a buffer belongs to the worker group (NUMA node) that first filled
  * it, so its pages are on that node, and it is only handed out to that group
  * again: a shard's data stays on the node of the worker that made it.
+ *   - at most max_live buffers exist (free, held or waiting), when capped;
+ *     shard `next` may always have one more.
+ * NUMA: ... (above). Memory: every buffer's pages are faulted in once, so the
+ * number of buffers is the run's page faults (docs/benchmarks.md#allocators);
+ * with the cap at workers + 1 a worker that is two shards ahead waits for the
+ * writer instead of touching a new buffer.
  * Deadlock freedom: shards are admitted in index order by the scheduler, and
- * shard `next` is always admissible, so whoever holds it can finish it.
+ * shard `next` is always admissible and always gets a buffer, so whoever holds
+ * it can finish it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -33,12 +40,15 @@ struct ss_ordered_s {
     pthread_mutex_t lock;
     pthread_cond_t admit_cv; /* workers wait for the window to move */
     pthread_cond_t ready_cv; /* the writer waits for shard `next` (monotonic clock) */
+    pthread_cond_t free_cv;  /* workers wait for a buffer under the cap */
     int n, window;
     int next;
     int stopped;
     kstring_t **slot;        /* [window] */
     kstring_t **free_list;   /* recycled buffers, capacity kept */
     int n_free, m_free;
+    int n_live, max_live;    /* buffers in existence; the cap, 0 for none */
+    int peak_live;
 };
 
 ss_ordered_t *ss_ordered_init(int n_shards, int window)
@@ -54,6 +64,7 @@ ss_ordered_t *ss_ordered_init(int n_shards, int window)
     int ok = (ow->slot = calloc((size_t)window, sizeof(*ow->slot))) != NULL;
     ok = ok && pthread_mutex_init(&ow->lock, NULL) == 0;
     ok = ok && pthread_cond_init(&ow->admit_cv, NULL) == 0;
+    ok = ok && pthread_cond_init(&ow->free_cv, NULL) == 0;
     ok = ok && pthread_condattr_init(&ca) == 0;
     ok = ok && pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0;
     ok = ok && pthread_cond_init(&ow->ready_cv, &ca) == 0;
@@ -64,6 +75,11 @@ ss_ordered_t *ss_ordered_init(int n_shards, int window)
     }
     pthread_condattr_destroy(&ca);
     return ow;
+}
+
+void ss_ordered_cap_buffers(ss_ordered_t *ow, int max_live)
+{
+    ow->max_live = max_live > 0 ? max_live : 0;
 }
 
 static void buf_free(kstring_t *b)
@@ -87,6 +103,7 @@ void ss_ordered_destroy(ss_ordered_t *ow)
     pthread_mutex_destroy(&ow->lock);
     pthread_cond_destroy(&ow->admit_cv);
     pthread_cond_destroy(&ow->ready_cv);
+    pthread_cond_destroy(&ow->free_cv);
     free(ow);
 }
 
@@ -103,6 +120,12 @@ int ss_ordered_admit(ss_ordered_t *ow, int idx)
 /* Keep b for reuse unless it grew past SS_ORDERED_KEEP_MAX. Called with the lock held. */
 static void recycle_locked(ss_ordered_t *ow, kstring_t *b)
 {
+    if (ow->max_live && ow->n_live > ow->max_live) {
+        buf_free(b); /* shard `next` went over the cap: do not keep the extra one */
+        ow->n_live--;
+        pthread_cond_signal(&ow->free_cv);
+        return;
+    }
     if (b->m > SS_ORDERED_KEEP_MAX) {
         free(b->s);
         b->s = NULL;
@@ -114,35 +137,69 @@ static void recycle_locked(ss_ordered_t *ow, kstring_t *b)
         kstring_t **a = realloc(ow->free_list, (size_t)m * sizeof(*a));
         if (!a) {
             buf_free(b); /* cannot keep it; it will be allocated again */
+            ow->n_live--;
+            pthread_cond_signal(&ow->free_cv);
             return;
         }
         ow->free_list = a;
         ow->m_free = m;
     }
     ow->free_list[ow->n_free++] = b;
+    pthread_cond_broadcast(&ow->free_cv); /* waiters of any group may now trade one in */
 }
 
-kstring_t *ss_ordered_buffer(ss_ordered_t *ow, int group)
+/* Take a free buffer of `group` off the list, or NULL. Lock held. */
+static group_buf_t *take_free_locked(ss_ordered_t *ow, int group)
 {
-    kstring_t *b = NULL;
-    pthread_mutex_lock(&ow->lock);
-    for (int i = ow->n_free - 1; i >= 0; i--)
-        if (((group_buf_t *)ow->free_list[i])->group == group) {
-            b = ow->free_list[i];
+    for (int i = ow->n_free - 1; i >= 0; i--) {
+        group_buf_t *g = (group_buf_t *)ow->free_list[i];
+        if (g->group == group) {
             ow->free_list[i] = ow->free_list[--ow->n_free];
+            return g;
+        }
+    }
+    return NULL;
+}
+
+kstring_t *ss_ordered_buffer(ss_ordered_t *ow, int group, int idx)
+{
+    group_buf_t *g = NULL;
+    int make = 0;
+    pthread_mutex_lock(&ow->lock);
+    while (!(g = take_free_locked(ow, group))) {
+        if (!ow->max_live || ow->n_live < ow->max_live || idx == ow->next) {
+            make = 1;
             break;
         }
-    pthread_mutex_unlock(&ow->lock);
-    if (!b) {
-        /* its length is written per line by one worker: a private line (ss_alloc.h) */
-        group_buf_t *g = ss_alloc_private(sizeof(*g));
-        if (g)
-            g->group = group;
-        b = g ? &g->ks : NULL;
+        if (ow->n_free > 0) {
+            /* at the cap, only another node's buffers are free: trade one in */
+            buf_free(ow->free_list[--ow->n_free]);
+            make = 1;
+            ow->n_live--;
+            break;
+        }
+        if (ow->stopped)
+            break;
+        pthread_cond_wait(&ow->free_cv, &ow->lock);
     }
-    if (b)
-        b->l = 0;
-    return b;
+    if (make && ++ow->n_live > ow->peak_live)
+        ow->peak_live = ow->n_live;
+    pthread_mutex_unlock(&ow->lock);
+    if (make) {
+        /* its length is written per line by one worker: a private line (ss_alloc.h) */
+        g = ss_alloc_private(sizeof(*g));
+        if (!g) {
+            pthread_mutex_lock(&ow->lock);
+            ow->n_live--;
+            pthread_cond_signal(&ow->free_cv);
+            pthread_mutex_unlock(&ow->lock);
+            return NULL;
+        }
+        g->group = group;
+    }
+    if (g)
+        g->ks.l = 0;
+    return g ? &g->ks : NULL;
 }
 
 void ss_ordered_put(ss_ordered_t *ow, int idx, kstring_t *buf)
@@ -172,6 +229,7 @@ void ss_ordered_stop(ss_ordered_t *ow)
     ow->stopped = 1;
     pthread_cond_broadcast(&ow->admit_cv);
     pthread_cond_broadcast(&ow->ready_cv);
+    pthread_cond_broadcast(&ow->free_cv);
     pthread_mutex_unlock(&ow->lock);
 }
 
@@ -181,6 +239,14 @@ int ss_ordered_stopped(ss_ordered_t *ow)
     int s = ow->stopped;
     pthread_mutex_unlock(&ow->lock);
     return s;
+}
+
+int ss_ordered_peak_buffers(ss_ordered_t *ow)
+{
+    pthread_mutex_lock(&ow->lock);
+    int n = ow->peak_live;
+    pthread_mutex_unlock(&ow->lock);
+    return n;
 }
 
 int ss_ordered_written(ss_ordered_t *ow)
@@ -231,10 +297,12 @@ int ss_ordered_run(ss_ordered_t *ow, ss_ordered_sink_f sink, ss_ordered_tick_f t
         if (r < 0) {
             ow->stopped = 1;
             pthread_cond_broadcast(&ow->admit_cv);
+            pthread_cond_broadcast(&ow->free_cv);
             break;
         }
         ow->next++;
         pthread_cond_broadcast(&ow->admit_cv);
+        pthread_cond_broadcast(&ow->free_cv); /* a waiter may now hold shard `next` */
     }
     int r = ow->next == ow->n ? 0 : -1;
     pthread_mutex_unlock(&ow->lock);

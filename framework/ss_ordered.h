@@ -38,11 +38,17 @@ void ss_ordered_destroy(ss_ordered_t *ow);
  */
 int ss_ordered_admit(ss_ordered_t *ow, int idx);
 /*
- * An empty buffer for one shard, recycled (capacity kept) only within the
- * worker's group (its NUMA node: see ordered.c). NULL when out of memory.
- * Workers.
+ * Let at most max_live buffers exist (0: no cap, the default); shard
+ * next_to_write may always have one more, so the cap cannot deadlock. Main
+ * thread, before workers start.
  */
-kstring_t *ss_ordered_buffer(ss_ordered_t *ow, int group);
+void ss_ordered_cap_buffers(ss_ordered_t *ow, int max_live);
+/*
+ * An empty buffer for shard idx, recycled (capacity kept) only within the
+ * worker's group (its NUMA node: see ordered.c). Waits while the cap is
+ * reached. NULL when out of memory or once the run was stopped. Workers.
+ */
+kstring_t *ss_ordered_buffer(ss_ordered_t *ow, int group, int idx);
 /* Hand shard idx's bytes to the writer; the writer owns buf from now on. Workers. */
 void ss_ordered_put(ss_ordered_t *ow, int idx, kstring_t *buf);
 /* Give back a buffer that will not be put (the shard failed). Workers. */
@@ -60,6 +66,8 @@ int ss_ordered_stopped(ss_ordered_t *ow);
  */
 int ss_ordered_run(ss_ordered_t *ow, ss_ordered_sink_f sink, ss_ordered_tick_f tick,
                    void *ctx, double tick_s);
+/* The most buffers that existed at once (any thread). */
+int ss_ordered_peak_buffers(ss_ordered_t *ow);
 /* How many shards were written so far (any thread). */
 int ss_ordered_written(ss_ordered_t *ow);
 

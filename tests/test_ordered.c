@@ -22,6 +22,7 @@ typedef struct {
     atomic_int max_ahead;
     atomic_int buffers_made;
     atomic_int bad_buffers;
+    int peak_buffers;
     int fail_at;        /* stop the run at this shard, or -1 */
     unsigned seed;
 } ctx_t;
@@ -47,7 +48,7 @@ static void *worker(void *arg)
             ss_ordered_stop(c->ow);
             break;
         }
-        kstring_t *b = ss_ordered_buffer(c->ow, 0);
+        kstring_t *b = ss_ordered_buffer(c->ow, 0, idx);
         if (!b || b->l != 0) { /* CUnit is not thread-safe: count here, assert in main */
             atomic_fetch_add(&c->bad_buffers, 1);
             ss_ordered_stop(c->ow);
@@ -84,12 +85,14 @@ static int sink(void *ctx, int idx, const char *buf, size_t len)
     return 0;
 }
 
-static int run(int fail_at, int *written, ctx_t *c)
+/* cap: at most this many buffers (0: no cap). */
+static int run(int fail_at, int cap, int *written, ctx_t *c)
 {
     memset(c, 0, sizeof(*c));
     c->fail_at = fail_at;
     c->ow = ss_ordered_init(N_SHARDS, WINDOW);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c->ow);
+    ss_ordered_cap_buffers(c->ow, cap);
     c->sched = ss_sched_local_init(N_SHARDS, c->ow);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c->sched);
     pthread_t th[N_THREADS];
@@ -107,6 +110,7 @@ static int run(int fail_at, int *written, ctx_t *c)
     SS_EQ(s.bad, 0);
     SS_EQ(atomic_load(&c->bad_buffers), 0);
     *written = s.next;
+    c->peak_buffers = ss_ordered_peak_buffers(c->ow);
     ss_sched_destroy(c->sched);
     ss_ordered_destroy(c->ow);
     return r;
@@ -116,7 +120,7 @@ static void test_in_order(void)
 {
     ctx_t c;
     int written;
-    SS_EQ(run(-1, &written, &c), 0);
+    SS_EQ(run(-1, 0, &written, &c), 0);
     SS_EQ(written, N_SHARDS);
     SS_EQ(atomic_load(&c.window_violations), 0);
     SS_LE(atomic_load(&c.max_ahead), WINDOW - 1);
@@ -128,8 +132,26 @@ static void test_stop(void)
 {
     ctx_t c;
     int written;
-    SS_EQ(run(500, &written, &c), -1);
+    SS_EQ(run(500, 0, &written, &c), -1);
     SS_LE(written, 500); /* nothing past the failed shard is written */
+}
+
+/*
+ * Capped at one buffer per worker plus one, the run still ends, in order, and never
+ * holds more than the cap plus the one shard `next` may take beyond it.
+ */
+static void test_capped_buffers(void)
+{
+    ctx_t c;
+    int written;
+    SS_EQ(run(-1, N_THREADS + 1, &written, &c), 0);
+    SS_EQ(written, N_SHARDS);
+    SS_LE(c.peak_buffers, N_THREADS + 2);
+    SS_EQ(run(-1, 1, &written, &c), 0); /* a cap below the workers: only `next` runs ahead */
+    SS_EQ(written, N_SHARDS);
+    SS_LE(c.peak_buffers, 2);
+    SS_EQ(run(500, N_THREADS + 1, &written, &c), -1); /* a stop wakes workers waiting for one */
+    SS_LE(written, 500);
 }
 
 static int failing_sink(void *ctx, int idx, const char *buf, size_t len)
@@ -164,10 +186,10 @@ static void test_sink_failure(void)
 static void test_big_buffers_not_kept(void)
 {
     ss_ordered_t *ow = ss_ordered_init(2, 2);
-    kstring_t *b = ss_ordered_buffer(ow, 0);
+    kstring_t *b = ss_ordered_buffer(ow, 0, 0);
     CU_ASSERT_FATAL(ks_resize(b, SS_ORDERED_KEEP_MAX + 1) == 0);
     ss_ordered_release(ow, b);
-    kstring_t *again = ss_ordered_buffer(ow, 0);
+    kstring_t *again = ss_ordered_buffer(ow, 0, 0);
     CU_ASSERT_PTR_EQUAL(again, b); /* the struct is reused ... */
     SS_EQ(again->m, 0);            /* ... but its oversized memory was freed */
     ss_ordered_release(ow, again);
@@ -178,11 +200,11 @@ static void test_big_buffers_not_kept(void)
 static void test_buffers_stay_in_group(void)
 {
     ss_ordered_t *ow = ss_ordered_init(4, 4);
-    kstring_t *g1 = ss_ordered_buffer(ow, 1);
+    kstring_t *g1 = ss_ordered_buffer(ow, 1, 0);
     ss_ordered_release(ow, g1);
-    kstring_t *g0 = ss_ordered_buffer(ow, 0);
+    kstring_t *g0 = ss_ordered_buffer(ow, 0, 0);
     CU_ASSERT_PTR_NOT_EQUAL(g0, g1); /* group 0 gets its own */
-    kstring_t *g1_again = ss_ordered_buffer(ow, 1);
+    kstring_t *g1_again = ss_ordered_buffer(ow, 1, 0);
     CU_ASSERT_PTR_EQUAL(g1_again, g1); /* group 1 gets its buffer back */
     ss_ordered_release(ow, g0);
     ss_ordered_release(ow, g1_again);
@@ -205,6 +227,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("ordered", NULL, NULL);
     if (!s || !CU_add_test(s, "in_order", test_in_order) || !CU_add_test(s, "stop", test_stop) ||
         !CU_add_test(s, "sink_failure", test_sink_failure) ||
+        !CU_add_test(s, "capped_buffers", test_capped_buffers) ||
         !CU_add_test(s, "big_buffers_not_kept", test_big_buffers_not_kept) ||
         !CU_add_test(s, "buffers_stay_in_group", test_buffers_stay_in_group) ||
         !CU_add_test(s, "empty_run", test_empty_run))
