@@ -49,6 +49,8 @@ static void *worker(void *arg)
             break;
         }
         kstring_t *b = ss_ordered_buffer(c->ow, 0, idx);
+        if (!b && ss_ordered_stopped(c->ow))
+            break; /* waited for a buffer under the cap, and the run stopped */
         if (!b || b->l != 0) { /* CUnit is not thread-safe: count here, assert in main */
             atomic_fetch_add(&c->bad_buffers, 1);
             ss_ordered_stop(c->ow);
