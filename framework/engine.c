@@ -390,17 +390,16 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
         total_work += shards[i].est_work;
     ss_alloc_tune(threads);
     ss_io_budget_init();
-    e.stats = calloc((size_t)(n_workers > 0 ? n_workers : 1), sizeof(*e.stats));
-    w = calloc((size_t)(n_workers > 0 ? n_workers : 1), sizeof(*w));
-    e.ow = ss_ordered_init(n, window);
+    int n_slots = n_workers > 0 ? n_workers : 1; /* per-worker arrays, never empty */
+    e.stats = calloc((size_t)n_slots, sizeof(*e.stats));
+    w = calloc((size_t)n_slots, sizeof(*w));
     /*
      * One buffer per worker plus the one being written: each new buffer's pages are
      * faulted in once, and that was most of the system time (benchmarks.md#allocators).
      */
-    if (e.ow)
-        ss_ordered_cap_buffers(e.ow, (n_workers > 0 ? n_workers : 1) + 1);
+    e.ow = ss_ordered_init(n, window, n_slots + 1);
     if (parallel) {
-        e.sched = ss_sched_par_init(n_workers > 0 ? n_workers : 1);
+        e.sched = ss_sched_par_init(n_slots);
         char dir[4096];
         e.store = ss_store_init(spill_dir(o, dir, sizeof(dir)), store_mem_cap(n_workers));
     } else {

@@ -8,15 +8,15 @@
  *     and no two waiting shards share a slot.
  *   - a buffer is owned by exactly one party: the free list, one worker, the
  *     slot array, or the writer while it writes.
+ *   - at most max_live buffers exist (free, held or waiting), when capped;
+ *     shard `next` may always have one more.
  * NUMA: a buffer belongs to the worker group (NUMA node) that first filled
  * it, so its pages are on that node, and it is only handed out to that group
  * again: a shard's data stays on the node of the worker that made it.
- *   - at most max_live buffers exist (free, held or waiting), when capped;
- *     shard `next` may always have one more.
- * NUMA: ... (above). Memory: every buffer's pages are faulted in once, so the
- * number of buffers is the run's page faults (docs/benchmarks.md#allocators);
- * with the cap at workers + 1 a worker that is two shards ahead waits for the
- * writer instead of touching a new buffer.
+ * Memory: every buffer's pages are faulted in once, so the number of buffers
+ * is the run's page faults (docs/benchmarks.md#allocators); with the cap at
+ * workers + 1 a worker that is two shards ahead waits for the writer instead
+ * of touching a new buffer.
  * Deadlock freedom: shards are admitted in index order by the scheduler, and
  * shard `next` is always admissible and always gets a buffer, so whoever holds
  * it can finish it.
@@ -51,7 +51,7 @@ struct ss_ordered_s {
     int peak_live;
 };
 
-ss_ordered_t *ss_ordered_init(int n_shards, int window)
+ss_ordered_t *ss_ordered_init(int n_shards, int window, int max_buffers)
 {
     if (window < 1)
         window = 1;
@@ -60,6 +60,7 @@ ss_ordered_t *ss_ordered_init(int n_shards, int window)
         return NULL;
     ow->n = n_shards;
     ow->window = window;
+    ow->max_live = max_buffers > 0 ? max_buffers : 0;
     pthread_condattr_t ca;
     int ok = (ow->slot = calloc((size_t)window, sizeof(*ow->slot))) != NULL;
     ok = ok && pthread_mutex_init(&ow->lock, NULL) == 0;
@@ -75,11 +76,6 @@ ss_ordered_t *ss_ordered_init(int n_shards, int window)
     }
     pthread_condattr_destroy(&ca);
     return ow;
-}
-
-void ss_ordered_cap_buffers(ss_ordered_t *ow, int max_live)
-{
-    ow->max_live = max_live > 0 ? max_live : 0;
 }
 
 static void buf_free(kstring_t *b)

@@ -214,6 +214,15 @@ typedef struct ss_kernel_s {
 } ss_kernel_t;
 #define SS_KERNEL_HOOKS_V2 1
 
+/*
+ * An empty record, as bam_init1() makes it, but on private cache lines
+ * (ss_alloc_private): for records a worker fills per read. bam_destroy1() frees it.
+ */
+static inline bam1_t *ss_bam_private(void)
+{
+    return ss_alloc_private(sizeof(bam1_t));
+}
+
 /* The 28-byte empty BGZF block that ends every BGZF/BAM file (SAM spec 4.1.2). */
 extern const unsigned char ss_bgzf_eof[28];
 

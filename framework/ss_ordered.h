@@ -26,10 +26,12 @@ typedef void (*ss_ordered_tick_f)(void *ctx);
 #define SS_ORDERED_KEEP_MAX ((size_t)64 << 20)
 
 /*
- * Window of `window` shards (>= 1) over n_shards. Returns NULL on allocation
- * failure. Main thread, before workers start.
+ * Window of `window` shards (>= 1) over n_shards, with at most max_buffers
+ * buffers in existence (0: no cap); shard next_to_write may always have one
+ * more, so the cap cannot deadlock. Returns NULL on allocation failure. Main
+ * thread, before workers start.
  */
-ss_ordered_t *ss_ordered_init(int n_shards, int window);
+ss_ordered_t *ss_ordered_init(int n_shards, int window, int max_buffers);
 void ss_ordered_destroy(ss_ordered_t *ow);
 
 /*
@@ -37,12 +39,6 @@ void ss_ordered_destroy(ss_ordered_t *ow);
  * Returns 0, or -1 once the run was stopped. Worker threads.
  */
 int ss_ordered_admit(ss_ordered_t *ow, int idx);
-/*
- * Let at most max_live buffers exist (0: no cap, the default); shard
- * next_to_write may always have one more, so the cap cannot deadlock. Main
- * thread, before workers start.
- */
-void ss_ordered_cap_buffers(ss_ordered_t *ow, int max_live);
 /*
  * An empty buffer for shard idx, recycled (capacity kept) only within the
  * worker's group (its NUMA node: see ordered.c). Waits while the cap is

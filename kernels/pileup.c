@@ -54,7 +54,7 @@ static int worker_init(void **wstate, void *kopts, const ss_job_t *job, ss_reade
     w->n_plp = ss_alloc_private((size_t)w->n * sizeof(*w->n_plp));
     w->plp = ss_alloc_private((size_t)w->n * sizeof(*w->plp));
     w->cov = malloc(sam_hdr_nref(w->hdr) + 1);
-    w->scratch = ss_alloc_private(sizeof(bam1_t)); /* bam_init1's calloc; bam_destroy1 frees */
+    w->scratch = ss_bam_private();
     w->ref = ss_ref_init(ss_job_opts(job)->reference);
     w->ref_aux = ss_ref_init(ss_job_opts(job)->reference);
     if (!w->in || !w->eng || !w->has_col || !w->at || !w->n_plp || !w->plp || !w->cov || !w->scratch || !w->ref ||

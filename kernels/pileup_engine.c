@@ -33,7 +33,7 @@ pe_t *pe_init(pe_read_f read, void *data, int maxcnt, int overlaps, int mods)
     e->maxcnt = maxcnt;
     e->want_mods = mods;
     e->max_pos = -1;
-    if (!(e->next = ss_alloc_private(sizeof(bam1_t))) || (overlaps && !(e->olap = pe_overlap_init()))) {
+    if (!(e->next = ss_bam_private()) || (overlaps && !(e->olap = pe_overlap_init()))) {
         pe_destroy(e);
         return NULL;
     }
@@ -136,8 +136,7 @@ static int push(pe_t *e)
     e->other_tid = 0;
     if (reserve(e) < 0)
         goto oom;
-    /* each record is written per read: private, as bam_init1's calloc but aligned */
-    bam1_t *spare = e->n_pool ? e->pool[--e->n_pool] : ss_alloc_private(sizeof(bam1_t));
+    bam1_t *spare = e->n_pool ? e->pool[--e->n_pool] : ss_bam_private();
     if (!spare)
         goto oom;
     pe_read_t *r = &e->r[e->n];

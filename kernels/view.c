@@ -173,7 +173,7 @@ static int worker_init(void **wstate, void *kopts, const ss_job_t *job, ss_reade
     pthread_mutex_lock(&o->hdr_lock);
     w->hdr = sam_hdr_dup(o->out_hdr);
     pthread_mutex_unlock(&o->hdr_lock);
-    if (!w->hdr || !(w->b = ss_alloc_private(sizeof(bam1_t))) ||
+    if (!w->hdr || !(w->b = ss_bam_private()) ||
         ss_ks_private(&w->line, 4096) < 0)
         goto oom;
     if (o->fmt == VW_BAM && vw_bgzf_init(&w->z, o->level) < 0)

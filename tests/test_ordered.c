@@ -92,9 +92,8 @@ static int run(int fail_at, int cap, int *written, ctx_t *c)
 {
     memset(c, 0, sizeof(*c));
     c->fail_at = fail_at;
-    c->ow = ss_ordered_init(N_SHARDS, WINDOW);
+    c->ow = ss_ordered_init(N_SHARDS, WINDOW, cap);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c->ow);
-    ss_ordered_cap_buffers(c->ow, cap);
     c->sched = ss_sched_local_init(N_SHARDS, c->ow);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c->sched);
     pthread_t th[N_THREADS];
@@ -165,7 +164,7 @@ static int failing_sink(void *ctx, int idx, const char *buf, size_t len)
 /* The writer's failure (disk full) stops the workers too. */
 static void test_sink_failure(void)
 {
-    ss_ordered_t *ow = ss_ordered_init(100, 4);
+    ss_ordered_t *ow = ss_ordered_init(100, 4, 0);
     ss_sched_t *sc = ss_sched_local_init(100, ow);
     ctx_t c;
     memset(&c, 0, sizeof(c));
@@ -187,7 +186,7 @@ static void test_sink_failure(void)
 
 static void test_big_buffers_not_kept(void)
 {
-    ss_ordered_t *ow = ss_ordered_init(2, 2);
+    ss_ordered_t *ow = ss_ordered_init(2, 2, 0);
     kstring_t *b = ss_ordered_buffer(ow, 0, 0);
     CU_ASSERT_FATAL(ks_resize(b, SS_ORDERED_KEEP_MAX + 1) == 0);
     ss_ordered_release(ow, b);
@@ -201,7 +200,7 @@ static void test_big_buffers_not_kept(void)
 /* A buffer filled by one NUMA group's worker is never handed to another group. */
 static void test_buffers_stay_in_group(void)
 {
-    ss_ordered_t *ow = ss_ordered_init(4, 4);
+    ss_ordered_t *ow = ss_ordered_init(4, 4, 0);
     kstring_t *g1 = ss_ordered_buffer(ow, 1, 0);
     ss_ordered_release(ow, g1);
     kstring_t *g0 = ss_ordered_buffer(ow, 0, 0);
@@ -215,7 +214,7 @@ static void test_buffers_stay_in_group(void)
 
 static void test_empty_run(void)
 {
-    ss_ordered_t *ow = ss_ordered_init(0, 8);
+    ss_ordered_t *ow = ss_ordered_init(0, 8, 0);
     sink_state_t s = { 0, 0 };
     SS_EQ(ss_ordered_run(ow, sink, NULL, &s, 0.05), 0);
     SS_EQ(s.next, 0);
