@@ -394,10 +394,13 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
     e.stats = calloc((size_t)n_slots, sizeof(*e.stats));
     w = calloc((size_t)n_slots, sizeof(*w));
     /*
-     * One buffer per worker plus the one being written: each new buffer's pages are
-     * faulted in once, and that was most of the system time (benchmarks.md#allocators).
+     * One buffer per worker that can run at once, plus the one being written: each new
+     * buffer's pages are faulted in once, and that was most of the system time
+     * (benchmarks.md#allocators). Workers beyond the cores cannot run at once anyway;
+     * they wait for a buffer instead of filling one that the writer cannot take yet.
      */
-    e.ow = ss_ordered_init(n, window, n_slots + 1);
+    int running = n_slots < cores ? n_slots : cores;
+    e.ow = ss_ordered_init(n, window, (running > 0 ? running : 1) + 1);
     if (parallel) {
         e.sched = ss_sched_par_init(n_slots);
         char dir[4096];

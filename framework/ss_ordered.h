@@ -42,7 +42,8 @@ int ss_ordered_admit(ss_ordered_t *ow, int idx);
 /*
  * An empty buffer for shard idx, recycled (capacity kept) only within the
  * worker's group (its NUMA node: see ordered.c). Waits while the cap is
- * reached. NULL when out of memory or once the run was stopped. Workers.
+ * reached; waiting shards are served lowest first. NULL when out of memory
+ * or once the run was stopped. Workers.
  */
 kstring_t *ss_ordered_buffer(ss_ordered_t *ow, int group, int idx);
 /* Hand shard idx's bytes to the writer; the writer owns buf from now on. Workers. */
@@ -64,6 +65,8 @@ int ss_ordered_run(ss_ordered_t *ow, ss_ordered_sink_f sink, ss_ordered_tick_f t
                    void *ctx, double tick_s);
 /* The most buffers that existed at once (any thread). */
 int ss_ordered_peak_buffers(ss_ordered_t *ow);
+/* How many workers are waiting for a buffer (any thread). */
+int ss_ordered_waiting(ss_ordered_t *ow);
 /* How many shards were written so far (any thread). */
 int ss_ordered_written(ss_ordered_t *ow);
 

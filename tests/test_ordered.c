@@ -155,6 +155,67 @@ static void test_capped_buffers(void)
     SS_LE(written, 500);
 }
 
+typedef struct {
+    ss_ordered_t *ow;
+    int idx;
+    kstring_t *got;
+    atomic_int served_at; /* 1 + how many waiters were served before this one */
+    atomic_int *served;
+} waiter_arg_t;
+
+static void *wait_for_buffer(void *arg)
+{
+    waiter_arg_t *a = arg;
+    a->got = ss_ordered_buffer(a->ow, 0, a->idx);
+    atomic_store(&a->served_at, 1 + atomic_fetch_add(a->served, 1));
+    return NULL;
+}
+
+static void wait_until_waiting(ss_ordered_t *ow, int n)
+{
+    struct timespec t = { 0, 1000000 };
+    for (int i = 0; i < 10000 && ss_ordered_waiting(ow) < n; i++)
+        nanosleep(&t, NULL);
+    SS_EQ_FATAL(ss_ordered_waiting(ow), n);
+}
+
+/*
+ * At the cap, a returned buffer goes to the lowest waiting shard, whatever the
+ * order the workers started waiting in: the writer needs the low shards first.
+ */
+static void test_lowest_waiter_first(void)
+{
+    ss_ordered_t *ow = ss_ordered_init(10, 10, 1);
+    atomic_int served = 0;
+    kstring_t *head = ss_ordered_buffer(ow, 0, 0); /* the one buffer, held by shard 0 */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(head);
+    waiter_arg_t far = { ow, 7, NULL, 0, &served }, near = { ow, 3, NULL, 0, &served };
+    pthread_t t_far, t_near;
+    SS_EQ_FATAL(pthread_create(&t_far, NULL, wait_for_buffer, &far), 0);
+    wait_until_waiting(ow, 1);
+    SS_EQ_FATAL(pthread_create(&t_near, NULL, wait_for_buffer, &near), 0);
+    wait_until_waiting(ow, 2);
+    ss_ordered_release(ow, head);
+    struct timespec t = { 0, 1000000 };
+    for (int i = 0; i < 10000 && atomic_load(&served) == 0; i++)
+        nanosleep(&t, NULL);
+    int near_at = atomic_load(&near.served_at), far_at = atomic_load(&far.served_at);
+    SS_EQ(near_at, 1);
+    SS_EQ(far_at, 0); /* shard 7 still waits ... */
+    SS_EQ(ss_ordered_waiting(ow), 1);
+    /* ... until the buffer comes back (whoever got it first, both end) */
+    waiter_arg_t *first = near_at == 1 ? &near : &far;
+    waiter_arg_t *second = first == &near ? &far : &near;
+    CU_ASSERT_PTR_EQUAL(first->got, head); /* recycled, not a second buffer */
+    ss_ordered_release(ow, first->got);
+    pthread_join(t_near, NULL);
+    pthread_join(t_far, NULL);
+    SS_EQ(atomic_load(&second->served_at), 2);
+    SS_EQ(ss_ordered_peak_buffers(ow), 1);
+    ss_ordered_release(ow, second->got);
+    ss_ordered_destroy(ow);
+}
+
 static int failing_sink(void *ctx, int idx, const char *buf, size_t len)
 {
     (void)buf, (void)len;
@@ -229,6 +290,7 @@ int main(void)
     if (!s || !CU_add_test(s, "in_order", test_in_order) || !CU_add_test(s, "stop", test_stop) ||
         !CU_add_test(s, "sink_failure", test_sink_failure) ||
         !CU_add_test(s, "capped_buffers", test_capped_buffers) ||
+        !CU_add_test(s, "lowest_waiter_first", test_lowest_waiter_first) ||
         !CU_add_test(s, "big_buffers_not_kept", test_big_buffers_not_kept) ||
         !CU_add_test(s, "buffers_stay_in_group", test_buffers_stay_in_group) ||
         !CU_add_test(s, "empty_run", test_empty_run))
