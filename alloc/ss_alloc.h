@@ -58,4 +58,17 @@ void *ss_alloc_private(size_t size);
  */
 int ss_ks_private(kstring_t *ks, size_t cap);
 
+/*
+ * Never reserve more than this up front: a long shard with few reads (a contig without
+ * reads is one shard) would otherwise ask for gigabytes; past it the buffer grows as it
+ * is written.
+ */
+#define SS_RESERVE_MAX ((size_t)256 << 20)
+/*
+ * Make room for about want bytes (at most SS_RESERVE_MAX) before a shard's output is
+ * written into ks, so it does not grow by copying (reserve.c). The text of a non-empty
+ * ks is kept. Returns 0, or -1 when out of memory.
+ */
+int ss_ks_reserve(kstring_t *ks, size_t want);
+
 #endif

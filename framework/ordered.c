@@ -10,6 +10,7 @@
  *     slot array, or the writer while it writes.
  *   - at most max_live buffers exist (free, held or waiting), when capped;
  *     shard `next` may always have one more.
+ *   - a buffer goes to the lowest shard waiting for one (waiters list).
  * NUMA: a buffer belongs to the worker group (NUMA node) that first filled
  * it, so its pages are on that node, and it is only handed out to that group
  * again: a shard's data stays on the node of the worker that made it.
@@ -131,7 +132,7 @@ static void recycle_locked(ss_ordered_t *ow, kstring_t *b)
     if (ow->max_live && ow->n_live > ow->max_live) {
         buf_free(b); /* shard `next` went over the cap: do not keep the extra one */
         ow->n_live--;
-        pthread_cond_signal(&ow->free_cv);
+        pthread_cond_broadcast(&ow->free_cv); /* the lowest waiter must see it */
         return;
     }
     if (b->m > SS_ORDERED_KEEP_MAX) {
@@ -146,7 +147,7 @@ static void recycle_locked(ss_ordered_t *ow, kstring_t *b)
         if (!a) {
             buf_free(b); /* cannot keep it; it will be allocated again */
             ow->n_live--;
-            pthread_cond_signal(&ow->free_cv);
+            pthread_cond_broadcast(&ow->free_cv); /* the lowest waiter must see it */
             return;
         }
         ow->free_list = a;
@@ -228,7 +229,7 @@ kstring_t *ss_ordered_buffer(ss_ordered_t *ow, int group, int idx)
         if (!g) {
             pthread_mutex_lock(&ow->lock);
             ow->n_live--;
-            pthread_cond_signal(&ow->free_cv);
+            pthread_cond_broadcast(&ow->free_cv); /* the lowest waiter must see it */
             pthread_mutex_unlock(&ow->lock);
             return NULL;
         }

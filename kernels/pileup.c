@@ -260,12 +260,6 @@ static void skip_line(pl_worker_t *w)
  * (three copies for three 30x inputs at the former 64).
  */
 #define FIRST_BYTES_PER_BASE(n_inputs) (32 + 96 * (size_t)(n_inputs))
-/*
- * But never reserve more than this up front: a long shard with few reads (a
- * contig without reads is one shard) would otherwise ask for gigabytes of
- * address space; past it the buffer grows as it is written.
- */
-#define MAX_UPFRONT_BYTES ((size_t)256 << 20)
 
 static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_stats_t *st)
 {
@@ -303,22 +297,9 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
      */
     size_t want = (size_t)(sh->end - sh->beg) *
                   (w->bytes_per_base ? w->bytes_per_base : FIRST_BYTES_PER_BASE(w->n));
-    if (want > MAX_UPFRONT_BYTES)
-        want = MAX_UPFRONT_BYTES;
-    if (out->m < want) {
-        /*
-         * A recycled buffer holds nothing worth keeping; realloc would copy
-         * its old capacity into new pages (tcmalloc copies large blocks,
-         * glibc moves them with mremap), so let it go first.
-         */
-        if (out->l == 0) {
-            free(out->s);
-            ks_initialize(out);
-        }
-        if (ks_resize(out, want) < 0) {
-            ss_error("out of memory for shard %d's output", sh->idx);
-            return -1;
-        }
+    if (ss_ks_reserve(out, want) < 0) {
+        ss_error("out of memory for shard %d's output", sh->idx);
+        return -1;
     }
     while ((ret = next_line(w, &pos)) > 0 && pos < sh->end) {
         if (pos < sh->beg) {
