@@ -45,7 +45,8 @@ CTG=$(cut -f1 "$REF.fai" | head -1)
 cmake -S "$SRC" -B "$GLIBC_BUILD" -DCMAKE_BUILD_TYPE=Release -DSEQSHARD_TESTS=OFF \
     -DSEQSHARD_ALLOCATOR=glibc >/dev/null || die "cmake failed for $GLIBC_BUILD"
 cmake --build "$GLIBC_BUILD" -j2 --target seqshard >/dev/null || die "build failed in $GLIBC_BUILD"
-JEMALLOC_LIB=$(ldconfig -p | awk '/libjemalloc.so.2 /{print $NF; exit}')
+# awk reads to the end: an early exit would kill ldconfig with SIGPIPE, and pipefail the script
+JEMALLOC_LIB=$(ldconfig -p | awk '/libjemalloc.so.2 / && !p {print $NF; p = 1}')
 
 # allocator -> "binary|environment|the allocator --report must name"
 config() {

@@ -89,8 +89,8 @@ REF=$DATA/ref.fa
 [ -f "$REF" ] && [ -f "$REF.fai" ] || die "no $REF (with .fai); samtools faidx it"
 CHECK_REGION="$(head -1 "$REF.fai" | cut -f1):1-200000"
 
-lib_path() { # soname -> path, from the loader's cache
-    ldconfig -p | awk -v so="$1" '$1 == so { print $NF; exit }'
+lib_path() { # soname -> path, from the loader's cache (awk reads on: no SIGPIPE to ldconfig)
+    ldconfig -p | awk -v so="$1" '$1 == so && !p { print $NF; p = 1 }'
 }
 TCMALLOC_LIB=$(lib_path libtcmalloc.so.4)
 JEMALLOC_LIB=$(lib_path libjemalloc.so.2)
