@@ -400,7 +400,8 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
      * they wait for a buffer instead of filling one that the writer cannot take yet.
      */
     int running = n_slots < cores ? n_slots : cores;
-    e.ow = ss_ordered_init(n, window, (running > 0 ? running : 1) + 1);
+    int buffer_cap = (running > 0 ? running : 1) + 1;
+    e.ow = ss_ordered_init(n, window, buffer_cap);
     if (parallel) {
         e.sched = ss_sched_par_init(n_slots);
         char dir[4096];
@@ -465,6 +466,8 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
                           .n_workers = n_workers, .workers = e.stats, .wall_s = ss_now() - t0,
                           .est_work_total = total_work };
         r.bytes_written = e.bytes_written;
+        r.buffer_cap = buffer_cap;
+        r.buffer_peak = e.ow ? ss_ordered_peak_buffers(e.ow) : 0;
         r.count_before = counted ? &count0 : NULL;
         r.count_after = counted ? &count1 : NULL;
         if (ss_report_write_all(o->report, &r, rc) < 0)

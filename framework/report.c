@@ -151,6 +151,8 @@ int ss_report_write(const char *path, const ss_report_t *r)
     json_str(fp, ss_cli_cmdline());
     fprintf(fp, ",\n  \"threads\": %d,\n  \"shards\": %d,\n  \"est_work_total\": %llu,\n",
             r->threads, r->n_shards, (unsigned long long)r->est_work_total);
+    fprintf(fp, "  \"output_buffers\": {\"cap\": %d, \"peak\": %d},\n", r->buffer_cap,
+            r->buffer_peak);
     uint64_t reads = write_workers(fp, r);
     char counts[256];
     ss_count_json(counts, sizeof(counts), r->count_before, r->count_after, reads);

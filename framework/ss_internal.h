@@ -131,6 +131,7 @@ typedef struct {
     double wall_s;
     uint64_t bytes_written;
     uint64_t est_work_total;
+    int buffer_cap, buffer_peak;  /* shard output buffers: the cap and the most at once */
     const ss_rank_stats_t *ranks; /* [n_ranks] when more than one rank, else NULL */
     /* Allocator calls around the workers' run (libsscount.so); NULL: not measured. */
     const ss_count_t *count_before, *count_after;

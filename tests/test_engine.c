@@ -241,6 +241,13 @@ static void test_report(void)
     SS_CONTAINS(j, "\"threads\": 2");
     SS_CONTAINS(j, "\"kernel\": \"testk\"");
     SS_CONTAINS(j, "\"load_imbalance\"");
+    /* two workers: at most one buffer each plus one, and at least one was used */
+    const char *ob = strstr(j, "\"output_buffers\": ");
+    int cap = 0, peak = 0;
+    CU_ASSERT_FATAL(ob && sscanf(ob, "\"output_buffers\": {\"cap\": %d, \"peak\": %d}", &cap,
+                                 &peak) == 2);
+    CU_ASSERT(cap >= 2 && cap <= 3);
+    CU_ASSERT(peak >= 1 && peak <= cap + 1); /* shard `next` may take one past the cap */
     SS_CONTAINS(j, "\"peak_rss_bytes\"");
     /* totals: every position once, every read once (in the shard where it starts) */
     SS_CONTAINS(j, "\"totals\": {\"shards\": ");
