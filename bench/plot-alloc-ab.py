@@ -71,8 +71,10 @@ def main():
     axes[0][0].set_yticks(range(len(cases)))
     axes[0][0].set_yticklabels(cases, fontsize=8)
     axes[0][0].invert_yaxis()
-    axes[0][-1].legend(fontsize=8, loc='lower right')
-    fig.tight_layout()
+    # below the panels, so no run's points hide behind it
+    handles, labels = axes[0][-1].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc='lower center', ncol=min(len(runs), 3))
+    fig.tight_layout(rect=(0, 0.06 * ((len(runs) + 2) // 3), 1, 1))
     fig.savefig(a.png, dpi=110)
 
 
