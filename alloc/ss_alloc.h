@@ -39,7 +39,6 @@ void ss_alloc_info(ss_alloc_info_t *info);
 /* Name of the allocator in effect ("tcmalloc", ...). */
 const char *ss_alloc_name(void);
 
-
 /*
  * Two lines, not one: Intel's adjacent-line prefetcher moves 128-byte pairs, so data of
  * two threads 64 bytes apart can still ping-pong.

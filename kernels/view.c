@@ -432,19 +432,11 @@ static int copy_blocks(vw_worker_t *w, const ss_shard_t *sh, kstring_t *out,
     return 0;
 }
 
-static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_stats_t *st)
+/* Decode the shard's records and write them in the output format. */
+static int convert_records(vw_worker_t *w, const ss_shard_t *sh, kstring_t *out,
+                           ss_shard_stats_t *st)
 {
-    vw_worker_t *w = wstate;
     const vw_opts_t *o = w->o;
-    if (o->header_only)
-        return 0;
-    if (reserve_output(w, sh, out) < 0)
-        return -1;
-    if (o->copy_data_beg >= 0) {
-        int r = copy_blocks(w, sh, out, st);
-        learn_output_size(w, sh, out);
-        return r;
-    }
     samFile *fp = ss_reader_file(w->rd, 0);
     int is_cram = hts_get_format(fp)->format == cram;
     /* samtools' decoding: MD/NM regenerated as htslib does by default; every field wanted */
@@ -477,7 +469,6 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
     }
     if (o->fmt == VW_CRAM && vw_cram_end(w->cram, out, sh->idx) < 0)
         goto fail;
-    learn_output_size(w, sh, out);
     if (st) {
         st->reads += counts.reads;
         st->bases += counts.bases;
@@ -487,6 +478,20 @@ fail:
     w->z.len = 0; /* a failed shard's pending bytes must not open the next one */
     vw_cram_abort(w->cram);
     return -1;
+}
+
+static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_stats_t *st)
+{
+    vw_worker_t *w = wstate;
+    if (w->o->header_only)
+        return 0;
+    if (reserve_output(w, sh, out) < 0)
+        return -1;
+    int r = w->o->copy_data_beg >= 0 ? copy_blocks(w, sh, out, st)
+                                     : convert_records(w, sh, out, st);
+    if (r == 0)
+        learn_output_size(w, sh, out);
+    return r;
 }
 
 /* ---- hooks the framework does not have yet ---- */
