@@ -11,7 +11,7 @@
 # Both tools write BAM at htslib's default compression level, to a file in a scratch
 # directory on local disk, so the numbers include writing it. For BAM->BAM with nothing
 # filtered and no -l, seqshard copies the input's compressed blocks (checking each) instead
-# of compressing again (kernels/view_copy.c); the level=6 row makes both compress, at the
+# of compressing again (kernels/view/view_copy.c); the level=6 row makes both compress, at the
 # level both use by default (samtools view's -l is a library filter, so both get -O).
 # `samtools view -@ 2` is samtools' main thread plus 2 (de)compression threads;
 # `seqshard view -@ 2` is 2 workers, each decoding and encoding whole shards, plus the

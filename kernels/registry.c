@@ -1,6 +1,6 @@
 /*
  * registry.c -- the kernels `seqshard` knows. Adding a kernel: write
- * kernels/NAME.c defining `const ss_kernel_t ss_kernel_NAME`, then add one
+ * kernels/NAME/ (one folder per kernel, with its own private header) defining `const ss_kernel_t ss_kernel_NAME`, then add one
  * extern line and one table entry below. Order here is the order of
  * `seqshard --help`.
  */

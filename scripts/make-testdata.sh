@@ -135,7 +135,7 @@ to_cram() { # in.bam out.cram [--output-fmt-option OPT ...]
 }
 to_cram s1.bam s1.cram
 # Many small containers of two slices each: shards cut between and inside
-# containers (a CRAM shard owns whole containers, kernels/view_crai.c).
+# containers (a CRAM shard owns whole containers, kernels/view/view_crai.c).
 to_cram s1.bam s1.small.cram --output-fmt-option seqs_per_slice=100 \
     --output-fmt-option slices_per_container=2
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <CUnit/Basic.h>
 
-#include "../kernels/pileup.h"
+#include "../kernels/pileup/pileup.h"
 #include "ss_testutil.h"
 
 int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts);

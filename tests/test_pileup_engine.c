@@ -8,7 +8,7 @@
  */
 #include <htslib/sam.h>
 
-#include "../kernels/pileup_engine.h"
+#include "../kernels/pileup/pileup_engine.h"
 #include "ss_testutil.h"
 
 #define MAX_READS 600

@@ -14,7 +14,7 @@
 #include <htslib/bgzf.h>
 #include <htslib/faidx.h>
 
-#include "view.h"
+#include "../kernels/view/view.h"
 
 /* The empty block that ends a BGZF file (SAM spec 4.1.2). */
 #define BGZF_EOF "\037\213\010\4\0\0\0\0\0\377\6\0\102\103\2\0\033\0\3\0\0\0\0\0\0\0\0\0"

@@ -245,7 +245,7 @@ ss_view "region CRAM"                   "$SMALL" cram -T "$REF" "$S1C" ctgB:5000
 ss_view "region + -L + -q"              "$SMALL" sam -L "$TD/regions.bed" -q 20 "$S1" ctgA
 
 # ---- CRAM input read by container ----------------------------------------------------------
-# A CRAM shard decodes the containers that start in it (kernels/view_crai.c): records
+# A CRAM shard decodes the containers that start in it (kernels/view/view_crai.c): records
 # past the shard's end in its last container are its own, the next shard starts at its
 # first container. s1.small.cram has ~90 containers of two slices, so 2k/7k shards cut
 # between and inside them; edge.multi.cram has containers of several contigs, which
@@ -262,7 +262,7 @@ ss_view "multi-contig containers, regions" "$SMALL" sam -T "$REF" "$TD/edge.mult
     ctgB:39950-40000 ctgA:1951 ctgTiny '*'
 
 # ---- BAM to BAM with nothing filtered: the input's blocks are copied -------------------------
-# (kernels/view_copy.c). The records are checked against samtools above (whole file, every
+# (kernels/view/view_copy.c). The records are checked against samtools above (whole file, every
 # thread count and shard size); here: the data blocks really are the input's, -l makes new
 # ones, and an input whose header shares a block with records is encoded again.
 copy_check() {

@@ -18,7 +18,7 @@
 #include <htslib/khash_str2int.h>
 #include <htslib/sam.h>
 
-#include "../framework/ss_framework.h"
+#include "../../framework/ss_framework.h"
 
 /* Extra columns, in the order samtools prints them. */
 enum {

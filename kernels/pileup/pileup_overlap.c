@@ -15,7 +15,7 @@
 
 #include <htslib/khash.h> /* __ac_X31_hash_string, __ac_Wang_hash: htslib's choice of mate */
 
-#include "../framework/ss_framework.h"
+#include "../../framework/ss_framework.h"
 #include "pileup_engine.h"
 
 /*

@@ -29,7 +29,7 @@
 #include <htslib/kstring.h>
 #include <htslib/sam.h>
 
-#include "../framework/ss_framework.h"
+#include "../../framework/ss_framework.h"
 
 /* The shard of the unplaced unmapped reads (tid -1 in the file, HTS_IDX_NOCOOR to the index). */
 #ifndef SS_TID_UNPLACED

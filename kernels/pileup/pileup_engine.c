@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../framework/ss_framework.h"
+#include "../../framework/ss_framework.h"
 #include "pileup_engine.h"
 
 #define OP(c) ((int)((c) & BAM_CIGAR_MASK))
