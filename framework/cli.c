@@ -65,10 +65,22 @@ static int agree_setup(int failed)
     return lowest != 0;
 }
 
+/* The program's kernels, given to ss_main (kernels/main.c): the framework names none. */
+static const ss_kernel_t *const *kernels;
+static int n_kernels;
+
+static const ss_kernel_t *kernel_find(const char *name)
+{
+    for (int i = 0; name && i < n_kernels; i++)
+        if (strcmp(kernels[i]->name, name) == 0)
+            return kernels[i];
+    return NULL;
+}
+
 static void list_kernels(FILE *fp)
 {
-    for (int i = 0; i < ss_kernel_count(); i++) {
-        const ss_kernel_t *k = ss_kernel_at(i);
+    for (int i = 0; i < n_kernels; i++) {
+        const ss_kernel_t *k = kernels[i];
         fprintf(fp, "  %-12s %s\n", k->name, k->summary ? k->summary : "");
     }
 }
@@ -108,8 +120,8 @@ static void version(FILE *fp)
 static void unknown_kernel(const char *name)
 {
     fprintf(stderr, "seqshard: unknown command '%s'; kernels:", name);
-    for (int i = 0; i < ss_kernel_count(); i++)
-        fprintf(stderr, "%s %s", i ? "," : "", ss_kernel_at(i)->name);
+    for (int i = 0; i < n_kernels; i++)
+        fprintf(stderr, "%s %s", i ? "," : "", kernels[i]->name);
     fprintf(stderr, "; see 'seqshard --help'\n");
 }
 
@@ -154,8 +166,10 @@ static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
     return rc;
 }
 
-int ss_main(int argc, char **argv)
+int ss_main(int argc, char **argv, const ss_kernel_t *const *table, int n_table)
 {
+    kernels = table;
+    n_kernels = n_table;
     if (argc < 2) {
         usage(stderr);
         return SS_EXIT_USAGE;
@@ -171,13 +185,19 @@ int ss_main(int argc, char **argv)
     }
     if (strcmp(cmd, "topology") == 0)
         return ss_topology_main(argc - 1, argv + 1);
-    const ss_kernel_t *k = ss_kernel_find(cmd);
+    const ss_kernel_t *k = kernel_find(cmd);
     if (!k) {
         unknown_kernel(cmd);
         return SS_EXIT_USAGE;
     }
     if (ss_comm_init(&argc, &argv) < 0)
         return SS_EXIT_FAIL;
+    if (ss_comm_parallel()) {
+        /* several ranks share one terminal or log: say which one is speaking */
+        char prefix[32];
+        snprintf(prefix, sizeof(prefix), "rank %d: ", ss_comm_rank());
+        ss_error_set_prefix(prefix);
+    }
     /* before any BGZF block is read: htslib's per-block deflate state then comes from a pool */
     ss_alloc_pool_deflate();
     int rc = run_kernel(k, argc, argv);

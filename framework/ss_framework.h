@@ -19,6 +19,7 @@
 #include <htslib/kstring.h>
 #include <htslib/sam.h>
 
+#include "../base/ss_base.h"
 #include "../alloc/ss_alloc.h" /* ss_alloc_private: worker state kernels write per read */
 #include "../io/ss_io.h"
 
@@ -226,10 +227,6 @@ static inline bam1_t *ss_bam_private(void)
 /* The 28-byte empty BGZF block that ends every BGZF/BAM file (SAM spec 4.1.2). */
 extern const unsigned char ss_bgzf_eof[28];
 
-/* Registry: kernels/registry.c. */
-const ss_kernel_t *ss_kernel_find(const char *name);
-int ss_kernel_count(void);
-const ss_kernel_t *ss_kernel_at(int i);
 
 /* ---- the job: inputs opened once on the main thread for planning ---- */
 
@@ -273,22 +270,13 @@ int ss_plan_build(const ss_job_t *job, ss_shard_t **shards, int *n);
 /* Run kernel over the job; returns process exit status (0 ok, 1 failure). */
 int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job);
 
-/* ---- errors and messages ---- */
+/* Errors and messages: ss_error(), ss_warn() (base/ss_base.h). */
 
 /*
- * Record the first error of the run (thread-safe; later ones are dropped)
- * and print it as one line "seqshard: <message>" on stderr. Never exits.
+ * Top-level entry: `seqshard KERNEL ...` over the given kernels (in the
+ * order `seqshard --help` lists them; kernels/main.c passes the program's,
+ * a test program its own). Returns the exit status. Main thread.
  */
-void ss_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Nonzero once any thread called ss_error(); workers poll it to stop early. */
-int ss_error_raised(void);
-void ss_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* The first error as printed ("seqshard: ..."), without the newline; "" if none. Any thread. */
-const char *ss_error_message(void);
-/* Forget the recorded error (tests, and a new run in the same process). Main thread. */
-void ss_error_reset(void);
-
-/* Top-level entry: `seqshard ...`. */
-int ss_main(int argc, char **argv);
+int ss_main(int argc, char **argv, const ss_kernel_t *const *kernels, int n_kernels);
 
 #endif

@@ -69,12 +69,6 @@ void ss_output_unguard(void);
  */
 int ss_output_index_tabix(ss_output_t *o, int csi);
 
-/*
- * Multi-rank setup: while deferred, ss_error() records the first error
- * without printing it; ss_error_flush() prints it (error.c). Main thread.
- */
-void ss_error_defer(int on);
-void ss_error_flush(void);
 
 /* ---- Slurm defaults (slurm_env.c) ---- */
 

@@ -31,7 +31,7 @@
 #include <htslib/khash_str2int.h>
 #include <htslib/kstring.h>
 
-#include "../framework/ss_framework.h"
+#include "../base/ss_base.h"
 #include "ss_io.h"
 
 typedef struct {

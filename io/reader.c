@@ -15,7 +15,7 @@
 #include <string.h>
 #include <htslib/cram.h>
 
-#include "../framework/ss_framework.h"
+#include "../base/ss_base.h"
 #include "ss_io.h"
 
 /*

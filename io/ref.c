@@ -22,7 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../framework/ss_framework.h"
+#include "../base/ss_base.h"
 #include "ss_io.h"
 
 /* Windows grow by at least this much: reads moving along a shard fetch once per 64 kb. */

@@ -1,5 +1,7 @@
 /*
- * error.c -- the one error of a run, and warnings.
+ * error.c -- the one error of a run, and warnings. Below every other module
+ * (io/, alloc/, framework/, kernels/ all report through it), so it knows
+ * nothing of MPI: the framework sets the "rank N: " prefix once it knows.
  *
  * The first error wins: workers that fail after another worker stopped the
  * run would only repeat the cause with less context, so their messages are
@@ -13,8 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ss_comm.h"
-#include "ss_framework.h"
+#include "ss_base.h"
 
 #define MSG_MAX 2048
 
@@ -22,6 +23,7 @@ static pthread_mutex_t err_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int err_raised;       /* read without the lock by workers polling */
 static char err_first[MSG_MAX];     /* under err_lock */
 static int err_deferred;            /* under err_lock: keep, print at ss_error_flush */
+static char err_prefix[32];         /* "rank 3: " in a multi-rank run; set before threads */
 
 /* Format "seqshard: [kind]message\n" into buf as one line: control characters become spaces. */
 static size_t format_line(char *buf, size_t size, const char *kind, const char *fmt, va_list ap)
@@ -56,13 +58,10 @@ static void write_stderr(const char *s, size_t len)
 
 void ss_error(const char *fmt, ...)
 {
-    char line[MSG_MAX + 32], kind[32] = "";
+    char line[MSG_MAX + 32];
     va_list ap;
-    /* several ranks share one terminal or log: say which one is speaking */
-    if (ss_comm_parallel())
-        snprintf(kind, sizeof(kind), "rank %d: ", ss_comm_rank());
     va_start(ap, fmt);
-    size_t len = format_line(line, sizeof(line) - 1, kind, fmt, ap);
+    size_t len = format_line(line, sizeof(line) - 1, err_prefix, fmt, ap);
     va_end(ap);
     pthread_mutex_lock(&err_lock);
     int first = !atomic_load(&err_raised);
@@ -73,6 +72,11 @@ void ss_error(const char *fmt, ...)
             write_stderr(line, len);
     }
     pthread_mutex_unlock(&err_lock);
+}
+
+void ss_error_set_prefix(const char *prefix)
+{
+    snprintf(err_prefix, sizeof(err_prefix), "%s", prefix ? prefix : "");
 }
 
 void ss_error_defer(int on)

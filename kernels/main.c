@@ -1,0 +1,21 @@
+/*
+ * main.c -- the seqshard program: its kernels, and the framework's entry.
+ * Adding a kernel: write kernels/NAME/ (one folder per kernel, with its own
+ * private header) defining `const ss_kernel_t ss_kernel_NAME`, then add one
+ * extern line and one table entry below. The order here is the order of
+ * `seqshard --help`. Everything else is in the sscore library.
+ */
+#include "../framework/ss_framework.h"
+
+extern const ss_kernel_t ss_kernel_pileup;
+extern const ss_kernel_t ss_kernel_view;
+
+static const ss_kernel_t *const kernels[] = {
+    &ss_kernel_pileup,
+    &ss_kernel_view,
+};
+
+int main(int argc, char **argv)
+{
+    return ss_main(argc, argv, kernels, (int)(sizeof(kernels) / sizeof(kernels[0])));
+}
