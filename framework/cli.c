@@ -129,8 +129,9 @@ static void unknown_kernel(const char *name)
 static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
 {
     ss_common_opts_t co;
-    void *kopts = NULL;
+    void *kopts = NULL, *run = NULL;
     ss_job_t *job = NULL;
+    ss_out_spec_t spec = { .format = SS_FMT_TEXT, .level = -1 };
     int rc;
     ss_common_opts_init(&co);
     ss_cli_set_command(k->name, argc, argv);
@@ -151,14 +152,18 @@ static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
         rc = ss_error_raised() ? SS_EXIT_FAIL : SS_EXIT_USAGE;
     else if (!(job = ss_job_open(&co, k->name)))
         rc = SS_EXIT_FAIL;
-    else if (k->prepare && k->prepare(kopts, job) < 0)
+    else if (k->prepare && k->prepare(kopts, job, &run, &spec) < 0)
         rc = SS_EXIT_FAIL;
     else
         rc = -1;
     if (agree_setup(rc != -1 && rc != SS_EXIT_OK) && rc == -1)
         rc = SS_EXIT_FAIL;
     if (rc == -1)
-        rc = ss_engine_run(k, kopts, job) == SS_EXIT_OK ? SS_EXIT_OK : SS_EXIT_FAIL;
+        rc = ss_engine_run(k, kopts, run, &spec, job) == SS_EXIT_OK ? SS_EXIT_OK : SS_EXIT_FAIL;
+    if (spec.header)
+        sam_hdr_destroy(spec.header); /* the run did not take it: setup failed before */
+    if (run && k->run_free)
+        k->run_free(run);
     ss_job_close(job);
     if (kopts && k->opts_free)
         k->opts_free(kopts);

@@ -1,9 +1,11 @@
 /*
- * engine.c -- run a kernel over the plan: N worker threads process shards,
- * the main thread writes their bytes in shard order: through the ordered
- * writer with one rank; with several, into the store, from which the main
- * thread writes each shard at its offset once every earlier shard's size is
- * known (merge.c), while the workers go on.
+ * engine.c -- run a kernel over the plan: N worker threads process shards
+ * and hand their bytes to the sink, which writes them in shard order: the
+ * ordered writer with one rank (engine_local.c); with several, the store,
+ * from which the main thread writes each shard at its offset once every
+ * earlier shard's size is known (engine_par.c, merge.c), while the workers
+ * go on. The run has three phases, each a function below: setup (plan,
+ * threads, placement, output), run (the sink), report.
  *
  * Threads and ownership:
  *   - each worker owns its reader, its kernel state and the buffer of the
@@ -112,8 +114,25 @@ static int shard_from_env(const char *name)
     return *end == '\0' && v >= 0 && v < 1L << 30 ? (int)v : -1;
 }
 
-static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, void *ws, int idx,
-                         kstring_t *buf)
+/* Testing hooks: die or fail on this shard, as a crashed node or a kernel failure would. */
+static int injected(engine_t *e, const ss_shard_t *sh, const char *ctg)
+{
+    int idx = sh->idx;
+    if (e->kill_shard >= 0 &&
+        (e->kill_rank < 0 ? idx == e->kill_shard
+                          : e->kill_rank == ss_comm_rank() && idx >= e->kill_shard))
+        raise(SIGKILL);
+    if (idx != e->fail_shard)
+        return 0;
+    ss_error("shard %d (%s:%lld-%lld): failure injected by SEQSHARD_FAIL_SHARD (a testing "
+             "hook); unset SEQSHARD_FAIL_SHARD", idx, ctg, (long long)sh->beg + 1,
+             (long long)sh->end);
+    return -1;
+}
+
+/* Run the kernel on one shard; its finished bytes end in buf. 0, or -1 after ss_error(). */
+static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *out, void *ws,
+                         int idx, kstring_t *buf)
 {
     const ss_shard_t *sh = &e->shards[idx];
     const char *ctg = sh->tid >= 0 ? sam_hdr_tid2name(ss_job_header(e->job), sh->tid) : "*";
@@ -121,37 +140,22 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, void *ws, in
     double t0 = ss_now();
     if (ss_reader_begin(rd) < 0)
         return -1;
-    int r;
-    if (e->kill_shard >= 0 &&
-        (e->kill_rank < 0 ? idx == e->kill_shard
-                          : e->kill_rank == ss_comm_rank() && idx >= e->kill_shard))
-        raise(SIGKILL);
-    if (idx == e->fail_shard) {
-        ss_error("shard %d (%s:%lld-%lld): failure injected by SEQSHARD_FAIL_SHARD (a testing "
-                 "hook); unset SEQSHARD_FAIL_SHARD", idx, ctg, (long long)sh->beg + 1,
-                 (long long)sh->end);
-        r = -1;
-    } else {
-        r = e->k->process(ws, sh, buf, &st);
-    }
+    int r = injected(e, sh, ctg);
+    if (r == 0)
+        r = ss_out_begin(out, sh, buf);
+    if (r == 0)
+        r = e->k->process(ws, sh, out, &st);
+    if (r == 0)
+        r = ss_out_end(out);
     ss_reader_end(rd);
     ss_worker_stats_t *s = &e->stats[w->id];
     s->busy_s += ss_now() - t0;
     if (r < 0) {
+        ss_out_abort(out);
         if (!ss_error_raised())
             ss_error("%s failed on shard %d (%s:%lld-%lld)", e->k->name, idx, ctg,
                      (long long)sh->beg + 1, (long long)sh->end);
         return -1;
-    }
-    if (e->bgzf) {
-        if (ss_bgzf_compress_ks(buf->s, buf->l, &w->z, -1) < 0) {
-            ss_error("shard %d (%s:%lld-%lld): BGZF compression failed (out of memory?)", idx,
-                     ctg, (long long)sh->beg + 1, (long long)sh->end);
-            return -1;
-        }
-        kstring_t t = *buf; /* the buffer leaves with the compressed bytes */
-        *buf = w->z;
-        w->z = t;
     }
     s->shards++;
     s->reads += st.reads;
@@ -166,15 +170,17 @@ static void *worker_main(void *arg)
     engine_t *e = w->e;
     void *ws = NULL;
     ss_reader_t *rd = NULL;
+    ss_out_t *out = NULL;
     /* Bind first: the reader's and kernel's buffers are then first touched on our node. */
     if (e->place && ss_topo_bind_self(e->topo, &e->place[w->id]) < 0)
         goto stop;
-    rd = ss_reader_init(ss_job_inputs(e->job));
-    if (!rd) {
+    if (!(rd = ss_reader_init(ss_job_inputs(e->job)))) {
         ss_error("out of memory starting worker %d", w->id);
         goto stop;
     }
-    if (e->k->worker_init && e->k->worker_init(&ws, e->kopts, e->job, rd, w->id) < 0) {
+    if (!(out = ss_out_init(e->orun)))
+        goto stop;
+    if (e->k->worker_init && e->k->worker_init(&ws, e->kopts, e->run, e->job, rd, w->id) < 0) {
         if (!ss_error_raised())
             ss_error("%s: worker %d failed to start", e->k->name, w->id);
         goto stop;
@@ -187,17 +193,11 @@ static void *worker_main(void *arg)
                 ss_error("out of memory for shard %d's output", idx);
             goto stop;
         }
-        if (process_shard(e, w, rd, ws, idx, buf) < 0) {
+        if (process_shard(e, w, rd, out, ws, idx, buf) < 0) {
             ss_ordered_release(e->ow, buf);
             goto stop;
         }
-        if (!e->store) {
-            ss_ordered_put(e->ow, idx, buf);
-            continue;
-        }
-        int r = ss_store_put(e->store, idx, buf->s ? buf->s : "", buf->l);
-        ss_ordered_release(e->ow, buf);
-        if (r < 0)
+        if (e->sink->put(e, idx, buf) < 0)
             goto stop;
     }
     if (!ss_error_raised())
@@ -207,57 +207,14 @@ stop:
 done:
     if (e->k->worker_destroy)
         e->k->worker_destroy(ws);
+    ss_out_destroy(out);
     ss_reader_destroy(rd);
-    free(w->z.s);
     if (e->store) {
         /* after our last put: the main thread may now find every piece in the store */
         atomic_fetch_sub(&e->workers_live, 1);
         ss_sched_par_kick(e->sched);
     }
     return NULL;
-}
-
-/* The ordered writer's sink: main thread. */
-static int sink(void *ctx, int idx, const char *buf, size_t len)
-{
-    engine_t *e = ctx;
-    if (len && ss_output_write(e->out, buf, len) < 0)
-        return -1;
-    e->work_done += e->shards[idx].est_work;
-    ss_progress_update(e->progress, idx + 1, e->work_done,
-                       atomic_load_explicit(&e->reads_done, memory_order_relaxed));
-    return 0;
-}
-
-static void tick(void *ctx)
-{
-    engine_t *e = ctx;
-    ss_progress_update(e->progress, ss_ordered_written(e->ow), e->work_done,
-                       atomic_load_explicit(&e->reads_done, memory_order_relaxed));
-}
-
-/* The file's first bytes (kernel header, BGZF-framed for .gz text). 0 or -1. */
-static int build_header(engine_t *e, kstring_t *h)
-{
-    if (!e->k->header)
-        return 0;
-    int r = e->k->header(e->kopts, e->job, h);
-    if (r < 0) {
-        if (!ss_error_raised())
-            ss_error("%s: cannot build the output header", e->k->name);
-        return -1;
-    }
-    if (e->bgzf && h->l) {
-        kstring_t z = KS_INITIALIZE;
-        if (ss_bgzf_compress_ks(h->s, h->l, &z, -1) < 0) {
-            free(z.s);
-            ss_error("out of memory compressing the header");
-            return -1;
-        }
-        free(h->s);
-        *h = z;
-    }
-    return 0;
 }
 
 int ss_engine_start_workers(engine_t *e, int n_workers, worker_t *w)
@@ -291,17 +248,6 @@ void ss_engine_join_workers(int n_workers, worker_t *w)
             pthread_join(w[i].thread, NULL);
 }
 
-/* One rank: start the workers, write everything in order, join. Returns 0 or -1. */
-static int run_workers(engine_t *e, int n_workers, worker_t *w)
-{
-    int rc = ss_engine_start_workers(e, n_workers, w);
-    if (rc == 0)
-        rc = ss_ordered_run(e->ow, sink, tick, e, TICK_S);
-    if (rc < 0)
-        ss_ordered_stop(e->ow);
-    ss_engine_join_workers(n_workers, w);
-    return rc < 0 || ss_error_raised() ? -1 : 0;
-}
 
 /* Largest contig length: tabix needs CSI past 2^29 - 1. */
 static int needs_csi(const ss_job_t *job)
@@ -313,86 +259,73 @@ static int needs_csi(const ss_job_t *job)
     return 0;
 }
 
-int ss_engine_trailer(engine_t *e, kstring_t *t)
-{
-    return e->k->trailer ? e->k->trailer(e->kopts, e->job, t) : 0;
-}
-
 int ss_engine_seal(engine_t *e, int rc)
 {
-    if (rc == 0 && e->bgzf && KIND(e) == SS_OUT_TEXT)
+    if (rc == 0 && e->orun->tabix)
         rc = ss_output_index_tabix(e->out, needs_csi(e->job));
     if (rc != 0) {
         ss_output_abort(e->out);
         return -1;
     }
     rc = ss_output_commit(e->out);
-    /* the kernel's after-rename step (an index, say); not for standard output */
+    /* --write-index, after the rename; never for standard output */
     const char *path = ss_job_opts(e->job)->output;
-    if (rc == 0 && e->k->finish && path && strcmp(path, "-") != 0)
-        rc = e->k->finish(e->kopts, e->job, path);
+    if (rc == 0 && path && strcmp(path, "-") != 0)
+        rc = ss_out_run_finish(e->orun, path);
     return rc;
 }
 
-static int finish_output(engine_t *e, int rc)
+
+/* What setup decided, for the run and the report. */
+typedef struct {
+    ss_shard_t *shards;
+    int n, threads, n_workers, buffer_cap;
+    uint64_t total_work;
+    ss_topo_t *topo;
+    ss_placement_t *place; /* [n_workers] */
+    worker_t *w;
+    kstring_t header;
+} setup_t;
+
+/*
+ * The read range of every shard: its own range plus the kernel's halo,
+ * within the contig. Kernels that move records read there.
+ */
+static void add_halo(const ss_job_t *job, ss_shard_t *sh, int n, hts_pos_t halo)
 {
-    if (rc == 0) {
-        kstring_t t = KS_INITIALIZE;
-        rc = ss_engine_trailer(e, &t);
-        if (rc == 0 && t.l)
-            rc = ss_output_write(e->out, t.s, t.l);
-        free(t.s);
+    sam_hdr_t *h = ss_job_header(job);
+    for (int i = 0; i < n; i++) {
+        hts_pos_t len = sh[i].tid >= 0 ? sam_hdr_tid2len(h, sh[i].tid) : 0;
+        sh[i].read_beg = sh[i].beg > halo ? sh[i].beg - halo : 0;
+        sh[i].read_end = sh[i].end + halo;
+        if (sh[i].read_end > len && sh[i].end <= len)
+            sh[i].read_end = len > sh[i].end ? len : sh[i].end;
     }
-    if (rc == 0 && (KIND(e) == SS_OUT_BGZF || KIND(e) == SS_OUT_BAM || e->bgzf))
-        rc = ss_output_write(e->out, ss_bgzf_eof, sizeof(ss_bgzf_eof));
-    e->bytes_written = ss_output_bytes(e->out);
-    return ss_engine_seal(e, rc);
 }
 
-int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
+/* Threads, placement and the ordered writer's window and buffers. 0, or 1 when it failed. */
+static int setup_workers(engine_t *e, setup_t *s, int failed)
 {
-    const ss_common_opts_t *o = ss_job_opts(job);
-    double t0 = ss_now();
-    engine_t e = { .k = kernel, .kopts = kopts, .job = job };
-    worker_t *w = NULL;
-    ss_shard_t *shards = NULL;
-    kstring_t header = KS_INITIALIZE;
-    int n = 0, rc = -1, parallel = ss_comm_parallel(), rank0 = ss_comm_rank() == 0;
-    atomic_init(&e.reads_done, 0);
-    atomic_init(&e.workers_live, 0);
-    e.fail_shard = shard_from_env("SEQSHARD_FAIL_SHARD");
-    e.kill_shard = shard_from_env("SEQSHARD_KILL_SHARD");
-    e.kill_rank = shard_from_env("SEQSHARD_KILL_RANK");
-    e.bgzf = KIND_K(kernel, kopts) == SS_OUT_TEXT && ss_bgzf_wanted(o->output);
-    /* failures before the agreement below only mark setup_failed: returning
-     * early would leave the other ranks waiting in a collective */
-    int setup_failed = ss_plan_build(job, &shards, &n) < 0;
-    e.shards = shards;
-    e.n_shards = n;
-    ss_topo_t *topo = NULL;
-    ss_placement_t *place = NULL; /* [n_workers] */
+    const ss_common_opts_t *o = ss_job_opts(e->job);
     int bind = shared_node_unbound() && o->bind == SS_BIND_AUTO ? SS_BIND_NONE : o->bind;
-    if (bind != SS_BIND_NONE && !setup_failed) {
-        if (!(topo = ss_topo_load(NULL, NULL)))
-            setup_failed = 1;
+    if (bind != SS_BIND_NONE && !failed) {
+        if (!(s->topo = ss_topo_load(NULL, NULL)))
+            failed = 1;
         else
-            ss_topo_set_quiet(topo, o->quiet || ss_comm_rank() != 0);
+            ss_topo_set_quiet(s->topo, o->quiet || ss_comm_rank() != 0);
     }
     /* -@ unset: Slurm's CPUs per task, else one worker per core we may use */
-    int cores = topo ? ss_topo_ncores(topo) : cpu_count();
-    int threads = o->threads > 0 ? o->threads : ss_slurm_cpus(cores);
-    if (threads <= 0)
-        threads = cores;
-    int n_workers = threads < n ? threads : n;
-    int window = 4 * threads > 8 ? 4 * threads : 8;
-    uint64_t total_work = 0;
-    for (int i = 0; i < n; i++)
-        total_work += shards[i].est_work;
-    ss_alloc_tune(threads);
+    int cores = s->topo ? ss_topo_ncores(s->topo) : cpu_count();
+    s->threads = o->threads > 0 ? o->threads : ss_slurm_cpus(cores);
+    if (s->threads <= 0)
+        s->threads = cores;
+    s->n_workers = s->threads < s->n ? s->threads : s->n;
+    int window = 4 * s->threads > 8 ? 4 * s->threads : 8;
+    ss_alloc_tune(s->threads);
     ss_io_budget_init();
-    int n_slots = n_workers > 0 ? n_workers : 1; /* per-worker arrays, never empty */
-    e.stats = calloc((size_t)n_slots, sizeof(*e.stats));
-    w = calloc((size_t)n_slots, sizeof(*w));
+    int n_slots = s->n_workers > 0 ? s->n_workers : 1; /* per-worker arrays, never empty */
+    e->stats = calloc((size_t)n_slots, sizeof(*e->stats));
+    s->w = calloc((size_t)n_slots, sizeof(*s->w));
     /*
      * One buffer per worker that can run at once, plus the one being written: each new
      * buffer's pages are faulted in once, and that was most of the system time
@@ -400,101 +333,148 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
      * they wait for a buffer instead of filling one that the writer cannot take yet.
      */
     int running = n_slots < cores ? n_slots : cores;
-    int buffer_cap = (running > 0 ? running : 1) + 1;
-    e.ow = ss_ordered_init(n, window, buffer_cap);
-    if (parallel) {
-        e.sched = ss_sched_par_init(n_slots);
+    s->buffer_cap = (running > 0 ? running : 1) + 1;
+    e->ow = ss_ordered_init(s->n, window, s->buffer_cap);
+    if (ss_comm_parallel()) {
+        e->sched = ss_sched_par_init(n_slots);
         char dir[4096];
-        e.store = ss_store_init(spill_dir(o, dir, sizeof(dir)), store_mem_cap(n_workers));
+        e->store = ss_store_init(spill_dir(o, dir, sizeof(dir)), store_mem_cap(s->n_workers));
     } else {
-        e.sched = e.ow ? ss_sched_local_init(n, e.ow) : NULL;
+        e->sched = e->ow ? ss_sched_local_init(s->n, e->ow) : NULL;
     }
-    if (topo && n_workers > 0 && !setup_failed) {
-        if (!(place = calloc((size_t)n_workers, sizeof(*place))) ||
-            ss_topo_plan(topo, n_workers, (ss_bind_mode_t)bind, place) < 0) {
+    if (s->topo && s->n_workers > 0 && !failed) {
+        if (!(s->place = calloc((size_t)s->n_workers, sizeof(*s->place))) ||
+            ss_topo_plan(s->topo, s->n_workers, (ss_bind_mode_t)bind, s->place) < 0) {
             if (!ss_error_raised())
-                ss_error("cannot place %d workers on this machine's cores", n_workers);
-            setup_failed = 1;
+                ss_error("cannot place %d workers on this machine's cores", s->n_workers);
+            failed = 1;
         } else {
             if (o->print_binding)
-                ss_topo_print(stderr, ss_comm_rank(), place, n_workers);
-            e.topo = topo;
-            e.place = place;
+                ss_topo_print(stderr, ss_comm_rank(), s->place, s->n_workers);
+            e->topo = s->topo;
+            e->place = s->place;
         }
     }
-    if (setup_failed) {
-        /* reported above */
-    } else if (!e.stats || !w || !e.ow || !e.sched || (parallel && !e.store)) {
+    if (!failed && (!e->stats || !s->w || !e->ow || !e->sched ||
+                    (ss_comm_parallel() && !e->store))) {
         ss_error("out of memory starting the run");
-        setup_failed = 1;
-    } else if (parallel && !o->output) {
-        if (rank0)
+        failed = 1;
+    }
+    return failed;
+}
+
+/*
+ * Setup: plan, workers, the output's kind and header. Failures only mark the
+ * result: returning early would leave the other ranks waiting in the
+ * agreement. Returns 0, or 1 when this rank failed (reported).
+ */
+static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
+{
+    const ss_common_opts_t *o = ss_job_opts(e->job);
+    int failed = ss_plan_build(e->job, &s->shards, &s->n) < 0;
+    e->shards = s->shards;
+    e->n_shards = s->n;
+    hts_pos_t halo = spec->halo;
+    if (!failed && !(e->orun = ss_out_run_init(spec, o)))
+        failed = 1;
+    if (!failed)
+        add_halo(e->job, s->shards, s->n, halo);
+    for (int i = 0; i < s->n; i++)
+        s->total_work += s->shards[i].est_work;
+    failed = setup_workers(e, s, failed);
+    if (failed)
+        return 1;
+    if (ss_comm_parallel() && !o->output) {
+        if (ss_comm_rank() == 0)
             ss_error("under mpirun with %d ranks the output must be a file: add -o FILE",
                      ss_comm_size());
-        setup_failed = 1;
-    } else if (build_header(&e, &header) < 0 ||
-               (rank0 && !parallel && !(e.out = ss_output_open(o->output)))) {
-        setup_failed = 1;
-    } else if (!parallel && header.l && ss_output_write(e.out, header.s, header.l) < 0) {
-        setup_failed = 1;
+        return 1;
     }
-    /* no rank may enter a collective step that another rank will never reach */
-    if (ss_comm_max_int(setup_failed) || (parallel && ss_comm_counter_open(n) < 0)) {
-        ss_output_abort(e.out);
-        goto out;
-    }
-    if (parallel && ss_engine_par_open(&e, &header) < 0) {
-        ss_comm_counter_close();
-        goto out;
-    }
-    e.progress = ss_progress_start(n, total_work, o->quiet, rank0);
+    return ss_out_run_header(e->orun, &s->header) < 0;
+}
+
+/* Report: --report, written by rank 0 once every rank gave its figures. rc or -1. */
+static int report(engine_t *e, const setup_t *s, double t0, const ss_count_t *c0,
+                  const ss_count_t *c1, int rc)
+{
+    const ss_common_opts_t *o = ss_job_opts(e->job);
+    if (!o->report)
+        return rc;
+    ss_report_t r = { .kernel = e->k->name, .threads = s->threads, .n_shards = s->n,
+                      .n_workers = s->n_workers, .workers = e->stats, .wall_s = ss_now() - t0,
+                      .est_work_total = s->total_work };
+    r.bytes_written = e->bytes_written;
+    r.buffer_cap = s->buffer_cap;
+    r.buffer_peak = e->ow ? ss_ordered_peak_buffers(e->ow) : 0;
+    r.count_before = c0;
+    r.count_after = c1;
+    return ss_report_write_all(o->report, &r, rc) < 0 ? -1 : rc;
+}
+
+/* Run: the sink starts the workers and writes their shards, then finishes the file. */
+static int run(engine_t *e, setup_t *s, double t0)
+{
+    const ss_common_opts_t *o = ss_job_opts(e->job);
+    int parallel = ss_comm_parallel();
+    if (e->sink->open(e, &s->header) < 0)
+        return -1;
+    e->progress = ss_progress_start(s->n, s->total_work, o->quiet, ss_comm_rank() == 0);
     ss_count_t count0, count1;
     int counted = ss_count_total(&count0) == 0;
-    if (parallel) {
-        rc = ss_engine_par_run(&e, n_workers, w);
-        if (e.kill_shard >= 0 && e.kill_rank == ss_comm_rank())
-            raise(SIGKILL); /* the testing hook's rank took no shard >= kill_shard */
-        rc = ss_engine_par_finish(&e, rc);
-    } else {
-        rc = run_workers(&e, n_workers, w);
-        rc = finish_output(&e, rc);
-    }
+    int rc = e->sink->run(e, s->n_workers, s->w);
+    if (parallel && e->kill_shard >= 0 && e->kill_rank == ss_comm_rank())
+        raise(SIGKILL); /* the testing hook's rank took no shard >= kill_shard */
+    rc = e->sink->finish(e, rc);
     counted = counted && ss_count_total(&count1) == 0;
-    ss_progress_finish(e.progress, rc == 0);
-    if (o->report) {
-        ss_report_t r = { .kernel = kernel->name, .threads = threads, .n_shards = n,
-                          .n_workers = n_workers, .workers = e.stats, .wall_s = ss_now() - t0,
-                          .est_work_total = total_work };
-        r.bytes_written = e.bytes_written;
-        r.buffer_cap = buffer_cap;
-        r.buffer_peak = e.ow ? ss_ordered_peak_buffers(e.ow) : 0;
-        r.count_before = counted ? &count0 : NULL;
-        r.count_after = counted ? &count1 : NULL;
-        if (ss_report_write_all(o->report, &r, rc) < 0)
-            rc = -1;
-    }
+    ss_progress_finish(e->progress, rc == 0);
+    rc = report(e, s, t0, counted ? &count0 : NULL, counted ? &count1 : NULL, rc);
     if (parallel) {
         /* rank 0 has indexed, renamed and reported: every rank exits with its
          * status, and the others keep guarding the temporary name until then */
         if (ss_comm_max_int(rc < 0) != 0)
             rc = -1;
-        if (!rank0)
+        if (ss_comm_rank() != 0)
             ss_output_unguard();
     }
-out:
+    return rc;
+}
+
+static void teardown(engine_t *e, setup_t *s)
+{
+    ss_sched_destroy(e->sched);
+    ss_ordered_destroy(e->ow);
+    ss_merge_destroy(e->merge);
+    ss_store_destroy(e->store);
+    ss_out_run_destroy(e->orun);
+    free(s->header.s);
+    if (s->place)
+        ss_topo_plan_free(s->place, s->n_workers);
+    free(s->place);
+    ss_topo_destroy(s->topo);
+    free(e->stats);
+    free(s->w);
+    free(s->shards);
+}
+
+int ss_engine_run(const ss_kernel_t *kernel, void *kopts, const void *run_state,
+                  ss_out_spec_t *spec, ss_job_t *job)
+{
+    double t0 = ss_now();
+    engine_t e = { .k = kernel, .kopts = kopts, .run = run_state, .job = job };
+    setup_t s = { 0 };
+    int parallel = ss_comm_parallel(), rc = -1;
+    e.sink = parallel ? &ss_sink_par : &ss_sink_local;
+    atomic_init(&e.reads_done, 0);
+    atomic_init(&e.workers_live, 0);
+    e.fail_shard = shard_from_env("SEQSHARD_FAIL_SHARD");
+    e.kill_shard = shard_from_env("SEQSHARD_KILL_SHARD");
+    e.kill_rank = shard_from_env("SEQSHARD_KILL_RANK");
+    int failed = setup(&e, spec, &s);
+    /* no rank may enter a collective step that another rank will never reach */
+    if (!ss_comm_max_int(failed) && (!parallel || ss_comm_counter_open(s.n) == 0))
+        rc = run(&e, &s, t0);
     if (rc < 0 && !ss_error_raised() && !parallel)
         ss_error("the run failed");
-    ss_sched_destroy(e.sched);
-    ss_ordered_destroy(e.ow);
-    ss_merge_destroy(e.merge);
-    ss_store_destroy(e.store);
-    free(header.s);
-    if (place)
-        ss_topo_plan_free(place, n_workers);
-    free(place);
-    ss_topo_destroy(topo);
-    free(e.stats);
-    free(w);
-    free(shards);
+    teardown(&e, &s);
     return rc == 0 ? SS_EXIT_OK : SS_EXIT_FAIL;
 }

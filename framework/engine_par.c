@@ -43,7 +43,7 @@ static void progress_parallel(engine_t *e)
  * must notice another rank's failure soon, as those sizes may never come.
  * Returns 0 or -1 (this rank failed, or another rank raised the stop flag).
  */
-int ss_engine_par_run(engine_t *e, int n_workers, worker_t *w)
+static int par_run(engine_t *e, int n_workers, worker_t *w)
 {
     int rc = ss_engine_start_workers(e, n_workers, w);
     double last_check = ss_now(), wait = 0; /* no sleep before the first look */
@@ -85,10 +85,11 @@ int ss_engine_par_run(engine_t *e, int n_workers, worker_t *w)
 }
 
 /*
- * Multi-rank setup, after the ranks agreed: rank 0 creates the temporary
- * output, every rank opens it (ss_merge_open). Returns 0, or -1 on every rank.
+ * Multi-rank setup, after the ranks agreed and the counter is open: rank 0
+ * creates the temporary output, every rank opens it (ss_merge_open). Returns
+ * 0, or -1 on every rank (the counter closed again).
  */
-int ss_engine_par_open(engine_t *e, const kstring_t *header)
+static int par_open(engine_t *e, const kstring_t *header)
 {
     const char *path = ss_job_opts(e->job)->output;
     if (ss_comm_rank() == 0)
@@ -98,20 +99,24 @@ int ss_engine_par_open(engine_t *e, const kstring_t *header)
         return 0;
     ss_output_abort(e->out);
     e->out = NULL;
+    ss_comm_counter_close();
     return -1;
 }
 
+/* A worker's finished shard goes into the store; its buffer goes back to the writer's pool. */
+static int par_put(engine_t *e, int idx, kstring_t *buf)
+{
+    int r = ss_store_put(e->store, idx, buf->s ? buf->s : "", buf->l);
+    ss_ordered_release(e->ow, buf);
+    return r;
+}
+
 /* The multi-rank tail: the ranks agree and close, then rank 0 indexes and renames. */
-int ss_engine_par_finish(engine_t *e, int rc)
+static int par_finish(engine_t *e, int rc)
 {
     kstring_t tail = KS_INITIALIZE;
-    if (rc == 0 && ss_engine_trailer(e, &tail) < 0) {
-        if (!ss_error_raised())
-            ss_error("%s: cannot build the output's trailer", e->k->name);
+    if (rc == 0 && ss_out_run_trailer(e->orun, &tail) < 0)
         rc = -1;
-    }
-    if (KIND(e) != SS_OUT_TEXT || e->bgzf)
-        kputsn((const char *)ss_bgzf_eof, sizeof(ss_bgzf_eof), &tail);
     rc = ss_merge_finish(e->merge, rc < 0, tail.s, tail.l);
     free(tail.s);
     /* after the agreement no rank touches the window again: freeing it waits for nobody */
@@ -121,3 +126,10 @@ int ss_engine_par_finish(engine_t *e, int rc)
         return rc;
     return ss_engine_seal(e, rc);
 }
+
+const ss_sink_t ss_sink_par = {
+    .open = par_open,
+    .put = par_put,
+    .run = par_run,
+    .finish = par_finish,
+};

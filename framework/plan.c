@@ -271,6 +271,8 @@ static int shard_add(plan_t *p, const span_t *s, hts_pos_t beg, hts_pos_t end, d
     sh->scope_beg = s->scope_beg;
     sh->scope_end = s->scope_end;
     sh->est_work = p->by_bp ? (uint64_t)(end - beg) : (uint64_t)llround(work);
+    sh->read_beg = beg; /* the engine widens these by the kernel's halo */
+    sh->read_end = end;
     o->n++;
     return 0;
 }

@@ -11,20 +11,44 @@
 
 #include "ss_internal.h"
 #include "ss_merge.h"
+#include "ss_out.h"
 #include "ss_sched.h"
 #include "ss_store.h"
 #include "ss_topology.h"
 
-/* A kernel may choose its output kind from its options (view -O bam|sam|cram). */
-#define KIND_K(k, o) ((k)->out_kind_of ? (k)->out_kind_of(o) : (k)->out_kind)
-#define KIND(e) KIND_K((e)->k, (e)->kopts)
 
 /* Progress updates, and (several ranks) the stop-flag check, at most this often. */
 #define TICK_S 0.25
 
+typedef struct engine_s engine_t;
+typedef struct worker_s worker_t;
+
+/*
+ * Where finished shards go: one rank's ordered writer (engine_local.c) or
+ * the multi-rank store and merge (engine_par.c). The engine calls open, then
+ * run (which starts the workers, writes what they put, and joins them), then
+ * finish; workers call put. Each returns 0, or -1 after ss_error().
+ */
 typedef struct {
+    /* Collective: create the output and write the header. */
+    int (*open)(engine_t *e, const kstring_t *header);
+    /* Worker thread: shard idx is done; the sink owns buf's bytes from now on. */
+    int (*put)(engine_t *e, int idx, kstring_t *buf);
+    /* Main thread: start n_workers workers, write their shards as they come, join them. */
+    int (*run)(engine_t *e, int n_workers, worker_t *w);
+    /* Collective: trailer, close, and on success index and rename; rc < 0: remove. */
+    int (*finish)(engine_t *e, int rc);
+} ss_sink_t;
+
+extern const ss_sink_t ss_sink_local; /* engine_local.c */
+extern const ss_sink_t ss_sink_par;   /* engine_par.c */
+
+struct engine_s {
     const ss_kernel_t *k;
     void *kopts;
+    const void *run;           /* the kernel's run state, read-only */
+    ss_out_run_t *orun;        /* what the output is, read-only while workers run */
+    const ss_sink_t *sink;
     ss_job_t *job;
     const ss_shard_t *shards;
     int n_shards;
@@ -35,7 +59,6 @@ typedef struct {
     int fail_shard;            /* SEQSHARD_FAIL_SHARD, or -1 */
     int kill_shard;            /* SEQSHARD_KILL_SHARD, or -1 */
     int kill_rank;             /* SEQSHARD_KILL_RANK, or -1 */
-    int bgzf;                  /* compress text output into BGZF blocks per shard */
     ss_store_t *store;         /* multi-rank: outputs wait here until written */
     ss_merge_t *merge;         /* multi-rank: the streaming merge (main thread) */
     atomic_int workers_live;   /* multi-rank: workers not yet finished */
@@ -47,42 +70,23 @@ typedef struct {
     uint64_t work_done;
     int work_counted;          /* multi-rank progress: shards whose work is in work_done */
     uint64_t bytes_written;
-} engine_t;
+};
 
-typedef struct {
+struct worker_s {
     engine_t *e;
     int id;
     pthread_t thread;
     int started;
-    kstring_t z;               /* BGZF scratch, swapped with the shard buffer */
-} worker_t;
+};
 
 /* Start n_workers threads (fewer if the system refuses some). 0, or -1 after ss_error(). */
 int ss_engine_start_workers(engine_t *e, int n_workers, worker_t *w);
 void ss_engine_join_workers(int n_workers, worker_t *w);
-/* The kernel's trailer into t (nothing without one). 0 or -1. */
-int ss_engine_trailer(engine_t *e, kstring_t *t);
 /*
  * The output's last steps (the rank that owns it): on success index .gz
- * text (tabix's .tbi, or .csi past 2^29 bp), rename into place and run the
- * kernel's finish hook; on failure remove the temporary file. Returns 0 or -1.
+ * text (tabix's .tbi, or .csi past 2^29 bp), rename into place and index
+ * BAM/CRAM (--write-index); on failure remove the temporary file. Returns 0 or -1.
  */
 int ss_engine_seal(engine_t *e, int rc);
-
-/* ---- several ranks (engine_par.c) ---- */
-
-/*
- * Collective, once the ranks agreed setup worked and the counter is open:
- * rank 0 creates the temporary output, every rank opens it for the merge.
- * Returns 0, or -1 on every rank (rank 0's output removed).
- */
-int ss_engine_par_open(engine_t *e, const kstring_t *header);
-/*
- * Run the workers, hand them shards and write their outputs as the merge
- * allows. Returns 0, or -1 (this rank failed, or another raised the stop flag).
- */
-int ss_engine_par_run(engine_t *e, int n_workers, worker_t *w);
-/* Collective: finish the merge; rank 0 indexes, renames, runs finish. 0 or -1. */
-int ss_engine_par_finish(engine_t *e, int rc);
 
 #endif

@@ -4,8 +4,9 @@
  *
  * Data flow (see docs/architecture.md):
  *   ss_job_t (inputs + options) -> ss_plan_build() -> shards
- *   -> ss_engine_run(): workers call kernel->process(shard) -> bytes
- *   -> ordered writer -> one output file, genomic order.
+ *   -> ss_engine_run(): workers call kernel->process(shard), which reads
+ *      records (ss_source_t) and writes text or records (ss_out_t)
+ *   -> the sink (ordered writer, or the MPI merge) -> one output file.
  *
  * Kernels never call MPI; only framework/ does.
  */
@@ -30,12 +31,73 @@
 #define SS_EXIT_FAIL 1
 #define SS_EXIT_USAGE 2
 
-/* What a kernel's bytes are; the writer frames the file accordingly. */
+/*
+ * What a run writes, decided once, before any work (out_run.c): text lines
+ * (BGZF + tabix when -o ends in .gz/.bgz), or records as SAM (BGZF when -o
+ * ends in .sam.gz, as samtools does), BAM or CRAM. The framework owns every
+ * encoder, the header, the framing (BGZF EOF, CRAM EOF container) and the
+ * index; a kernel only says which.
+ */
 typedef enum {
-    SS_OUT_TEXT = 0, /* plain text lines (pileup) */
-    SS_OUT_BGZF = 1, /* BGZF blocks, EOF block appended by the writer */
-    SS_OUT_BAM = 2   /* BAM: header blocks first, EOF block last */
-} ss_out_kind_t;
+    SS_FMT_TEXT = 0, /* text lines (pileup) */
+    SS_FMT_SAM = 1,  /* records, as SAM text */
+    SS_FMT_BAM = 2,  /* records, as BAM */
+    SS_FMT_CRAM = 3  /* records, as CRAM 3.0 */
+} ss_out_format_t;
+
+/*
+ * A kernel's output, filled by its prepare hook. The framework frees header
+ * (it takes ownership) and copies text_header.
+ */
+typedef struct {
+    ss_out_format_t format;
+    int level;            /* BAM/CRAM/BGZF compression level 0-9; -1: htslib's default */
+    sam_hdr_t *header;    /* records: the output header (with the kernel's @PG line) */
+    int sam_header;       /* SAM: write the header text first (samtools view -h) */
+    int write_index;      /* records: index the output (BAM: .csi, CRAM: .crai) */
+    int index_threads;    /* threads for building that index */
+    const char *text_header; /* text: bytes that open the file, or NULL */
+    /*
+     * Records that move (contract 7): how far process may move a record's POS
+     * from where it was read, and how many bases around a shard it reads for
+     * context (halo >= max_shift). With max_shift > 0 the framework keeps,
+     * of the records a shard writes, exactly those whose final POS lies in
+     * the shard (the first and last shards of a region or contig also keep
+     * those that moved past its ends), and writes them sorted as samtools
+     * sort would: by POS, forward strand first, then input order (b->id, set
+     * by the record source). With 0 the kernel writes its records in order
+     * and decides itself which records a shard owns.
+     */
+    hts_pos_t max_shift;
+    hts_pos_t halo;
+} ss_out_spec_t;
+
+/* A worker's output for the shard it is processing (out.c). */
+typedef struct ss_out_s ss_out_t;
+
+/*
+ * Text kernels: the shard's text buffer; append lines to it. The framework
+ * compresses it when the output is BGZF. Worker thread, during process.
+ */
+kstring_t *ss_out_text(ss_out_t *o);
+/*
+ * Record kernels: write one record in the run's format. b is copied (moving
+ * kernels) or encoded at once; the caller keeps it. Returns 0, or -1 after
+ * ss_error() named the read. Worker thread, during process.
+ */
+int ss_out_record(ss_out_t *o, const bam1_t *b);
+/*
+ * BAM output only, with no record written yet in the shard: the shard's
+ * buffer, for appending whole BGZF blocks that hold whole records in the
+ * run's order (view's block copy). NULL after ss_error() otherwise.
+ */
+kstring_t *ss_out_bgzf_blocks(ss_out_t *o);
+/* Make room for about n bytes of the shard's output (ss_ks_reserve). 0 or -1. */
+int ss_out_reserve(ss_out_t *o, size_t n);
+/* Bytes of output the shard has made so far. */
+size_t ss_out_length(const ss_out_t *o);
+/* The output header of a record run, fully built; NULL for text. Read-only. */
+const sam_hdr_t *ss_out_header(const ss_out_t *o);
 
 /* A shard with this tid holds the unplaced unmapped reads (the file's end). */
 #define SS_TID_UNPLACED (-1)
@@ -69,6 +131,8 @@ typedef struct {
     hts_pos_t scope_end;  /* end of the region as given (HTS_POS_MAX for a whole contig):
                            * may pass the contig's length, unlike end */
     uint64_t est_work;    /* planner's estimate (compressed bytes), for progress */
+    hts_pos_t read_beg;   /* what a kernel that moves records reads: [beg, end) widened */
+    hts_pos_t read_end;   /* by its halo, within the contig (ss_out_spec_t) */
 } ss_shard_t;
 
 /*
@@ -161,17 +225,21 @@ int ss_common_set_region(ss_common_opts_t *o, const char *region);
 typedef struct ss_job_s ss_job_t;
 
 /*
- * The kernel interface. A kernel is one file in kernels/ that fills this
- * struct, plus one line in kernels/registry.c.
+ * The kernel interface. A kernel is a folder in kernels/ that fills this
+ * struct, plus one line in kernels/main.c (docs/kernel-guide.md).
  *
- * Threading: parse/usage/header run on the main thread before workers start;
- * worker_init/process/worker_destroy run on one worker thread each, with
- * that worker's own state; process is called once per shard, in any order.
+ * Options are plain: parse fills them and nothing changes them afterwards.
+ * What a run needs besides (indexes, headers, tables built from the inputs)
+ * is the kernel's run state, built by prepare and read-only for the workers.
+ *
+ * Threading: parse, prepare and run_free run on the main thread before and
+ * after the workers; worker_init/process/worker_destroy run on one worker
+ * thread each, with that worker's own state; process is called once per
+ * shard, in any order.
  */
 typedef struct ss_kernel_s {
     const char *name;
-    const char *summary;        /* one line for `seqshard --help` */
-    ss_out_kind_t out_kind;
+    const char *summary; /* one line for `seqshard --help` */
 
     /* Print `seqshard NAME --help` text, with defaults. */
     void (*usage)(FILE *fp);
@@ -186,34 +254,28 @@ typedef struct ss_kernel_s {
     void (*opts_free)(void *kopts);
 
     /*
-     * Called once on the main thread after the job is opened and before any
-     * worker starts: validate options against the inputs (contigs, reference).
-     * Returns 0, or -1 after ss_error() explained why.
+     * After the job opened, before any worker starts: check the options
+     * against the inputs, build the run state (*run, may stay NULL; freed by
+     * run_free) and say what the output is (*out arrives zeroed with format
+     * SS_FMT_TEXT and level -1). Returns 0, or -1 after ss_error() said why.
      */
-    int (*prepare)(void *kopts, const ss_job_t *job);
+    int (*prepare)(const void *kopts, const ss_job_t *job, void **run, ss_out_spec_t *out);
+    void (*run_free)(void *run);
 
-    /* Bytes that open the file (a BAM header, say); may be NULL. */
-    int (*header)(void *kopts, const ss_job_t *job, kstring_t *out);
-
-    /* Per-worker state: opened once, reused across shards. */
-    int (*worker_init)(void **wstate, void *kopts, const ss_job_t *job, ss_reader_t *rd,
-                       int worker_id);
     /*
-     * Append the shard's output to *out (cleared by the caller). Returns 0,
-     * or -1 after ss_error() named the file, shard and cause. stats, when
-     * not NULL, receives reads and bases processed for progress/--report.
+     * Per-worker state: made once, reused across shards, from the options and
+     * the run state (both read-only). 0, or -1 after ss_error().
      */
-    int (*process)(void *wstate, const ss_shard_t *shard, kstring_t *out, ss_shard_stats_t *stats);
+    int (*worker_init)(void **wstate, const void *kopts, const void *run, const ss_job_t *job,
+                       ss_reader_t *rd, int worker_id);
+    /*
+     * Write the shard's output through out: text (ss_out_text) or records
+     * (ss_out_record). Returns 0, or -1 after ss_error() named the file,
+     * shard and cause. stats receives reads and bases for progress/--report.
+     */
+    int (*process)(void *wstate, const ss_shard_t *shard, ss_out_t *out, ss_shard_stats_t *stats);
     void (*worker_destroy)(void *wstate);
-
-    /* Optional. The output kind given the options; NULL: out_kind. Main thread. */
-    ss_out_kind_t (*out_kind_of)(const void *kopts);
-    /* Optional. Bytes after the last shard, before the BGZF EOF if any. Main thread. */
-    int (*trailer)(void *kopts, const ss_job_t *job, kstring_t *out);
-    /* Optional. After the output was renamed into place (not stdout); printing rank. */
-    int (*finish)(void *kopts, const ss_job_t *job, const char *final_path);
 } ss_kernel_t;
-#define SS_KERNEL_HOOKS_V2 1
 
 /*
  * An empty record, as bam_init1() makes it, but on private cache lines
@@ -267,8 +329,13 @@ int ss_plan_build(const ss_job_t *job, ss_shard_t **shards, int *n);
 
 /* ---- the engine ---- */
 
-/* Run kernel over the job; returns process exit status (0 ok, 1 failure). */
-int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job);
+/*
+ * Run kernel over the job, with the run state and output spec its prepare
+ * made (the engine takes spec's header). Returns the process exit status (0
+ * ok, 1 failure). Main thread; collective under mpirun.
+ */
+int ss_engine_run(const ss_kernel_t *kernel, void *kopts, const void *run, ss_out_spec_t *spec,
+                  ss_job_t *job);
 
 /* Errors and messages: ss_error(), ss_warn() (base/ss_base.h). */
 

@@ -16,7 +16,7 @@
 #include <htslib/cram.h>
 
 #include "../base/ss_base.h"
-#include "ss_io.h"
+#include "ss_io_private.h"
 
 /*
  * Bytes read from an input per read() call. A worker holds one buffer per
@@ -31,6 +31,7 @@ typedef struct {
     samFile *fp;
     sam_hdr_t *h;
     hts_idx_t *idx;
+    ss_file_source_t src; /* the file as a record source, bound while open */
 } rd_file_t;
 
 struct ss_reader_s {
@@ -60,6 +61,7 @@ static void close_all(ss_reader_t *r)
 {
     for (int i = 0; i < r->in.n; i++) {
         rd_file_t *f = &r->f[i];
+        ss_file_source_unbind(&f->src);
         if (f->idx)
             hts_idx_destroy(f->idx);
         if (f->h)
@@ -149,6 +151,7 @@ static int open_one(ss_reader_t *r, int i, int *is_cram)
     }
     if (!(f->idx = ss_io_load_index(&r->in, i, f->fp)))
         return -1;
+    ss_file_source_bind(&f->src, path, f->fp, f->h, f->idx);
     return 0;
 }
 
@@ -195,6 +198,11 @@ sam_hdr_t *ss_reader_header(ss_reader_t *r, int i)
 hts_idx_t *ss_reader_index(ss_reader_t *r, int i)
 {
     return r->is_open && i >= 0 && i < r->in.n ? r->f[i].idx : NULL;
+}
+
+ss_source_t *ss_reader_source(ss_reader_t *r, int i)
+{
+    return r->is_open && i >= 0 && i < r->in.n ? &r->f[i].src.src : NULL;
 }
 
 const char *ss_reader_path(const ss_reader_t *r, int i)

@@ -11,6 +11,8 @@
 #define SS_IO_H
 
 #include <stdint.h>
+#include <sys/types.h>
+#include <htslib/kstring.h>
 #include <htslib/faidx.h>
 #include <htslib/hts.h>
 #include <htslib/sam.h>
@@ -47,6 +49,39 @@ void ss_io_budget_give(int n);
 /* How many descriptors are held now (for tests and --report). */
 int ss_io_budget_used(void);
 
+/* ---- record sources (source.c) ---- */
+
+/*
+ * Where a kernel's records come from: an input file through its index, or
+ * (for chained kernels) another kernel in memory. One interface, so a kernel
+ * does not know which. A source belongs to one worker thread.
+ *
+ * query starts a range: [beg, end) on tid, as an htslib region query (every
+ * record overlapping it, in file order); tid SS_IO_UNPLACED for the
+ * unplaced unmapped records at the file's end. Returns 0, or -1 after
+ * ss_error() named the file and range.
+ * next gives the range's next record in b, with b->id set to its order in
+ * the range (0, 1, ...: moving kernels sort ties by it). Returns >= 0, -1
+ * at the end of the range, < -1 after ss_error() named the file and record.
+ */
+#define SS_IO_UNPLACED (-1)
+typedef struct ss_source_s ss_source_t;
+struct ss_source_s {
+    int (*query)(ss_source_t *src, int tid, hts_pos_t beg, hts_pos_t end);
+    int (*next)(ss_source_t *src, bam1_t *b);
+    const char *name; /* the input's path, for messages */
+};
+
+static inline int ss_source_query(ss_source_t *src, int tid, hts_pos_t beg, hts_pos_t end)
+{
+    return src->query(src, tid, beg, end);
+}
+
+static inline int ss_source_next(ss_source_t *src, bam1_t *b)
+{
+    return src->next(src, b);
+}
+
 /* ---- per-worker reader ---- */
 
 typedef struct ss_reader_s ss_reader_t;
@@ -70,6 +105,11 @@ sam_hdr_t *ss_reader_header(ss_reader_t *r, int i);
 hts_idx_t *ss_reader_index(ss_reader_t *r, int i);
 const char *ss_reader_path(const ss_reader_t *r, int i);
 int ss_reader_n(const ss_reader_t *r);
+/*
+ * Input i as a record source, valid between begin and end (the reader owns
+ * it; do not free). NULL when i is out of range or nothing is open.
+ */
+ss_source_t *ss_reader_source(ss_reader_t *r, int i);
 /* Whether the files are held across shards (budget granted). */
 int ss_reader_holds(const ss_reader_t *r);
 /* How many times files were opened (tests check reuse). */
@@ -148,5 +188,85 @@ typedef struct ss_io_est_s ss_io_est_t;
 ss_io_est_t *ss_io_est_init(hts_idx_t *idx, samFile *fp, sam_hdr_t *h);
 int ss_io_est_cells(ss_io_est_t *e, int tid, const hts_pos_t *pos, int n, int64_t *work);
 void ss_io_est_destroy(ss_io_est_t *e);
+
+/* ---- record encoders (bam_enc.c, cram_enc.c, file_range.c) ---- */
+
+/*
+ * Uncompressed bytes waiting for their BGZF block. Owned by one thread. Blocks
+ * are cut as htslib's BGZF writer cuts them, so the bytes are samtools'.
+ */
+typedef struct {
+    uint8_t *buf; /* BGZF_BLOCK_SIZE bytes */
+    size_t len;
+    int level;    /* zlib level, -1 = htslib's default */
+} ss_bgzf_pack_t;
+
+/* Returns 0, or -1 when out of memory. */
+int ss_bgzf_pack_init(ss_bgzf_pack_t *z, int level);
+void ss_bgzf_pack_destroy(ss_bgzf_pack_t *z);
+/*
+ * Add len bytes, compressing full blocks onto out. With whole_record set, a
+ * block that cannot take all the bytes is closed first (htslib keeps a record
+ * in one block when it fits). Returns 0, or -1 on a compression or memory error.
+ */
+int ss_bgzf_pack_write(ss_bgzf_pack_t *z, const void *p, size_t len, int whole_record,
+                       kstring_t *out);
+/* Compress what is pending into one last block on out. Returns 0 or -1. */
+int ss_bgzf_pack_flush(ss_bgzf_pack_t *z, kstring_t *out);
+
+/*
+ * Append b in BAM record layout (block_size first, little-endian), as
+ * bam_write1 writes it: CIGARs of more than 65535 operations move to a CG:B,I
+ * tag. Returns 0, or -1 (errno EOVERFLOW/EINVAL) when BAM cannot hold b.
+ */
+int ss_bam_encode(const bam1_t *b, kstring_t *out);
+/* Append the BAM header (magic, text, references) uncompressed. Returns 0 or -1. */
+int ss_bam_encode_header(const sam_hdr_t *h, kstring_t *out);
+
+/*
+ * Append bytes [off, off+n) of fd to s. Returns 0, or -1 with errno set (EIO
+ * when the file ends first). Any thread, on its own s.
+ */
+int ss_io_append_file_range(int fd, off_t off, size_t n, kstring_t *s);
+
+/* The bytes every CRAM shard's containers are framed by. */
+typedef struct {
+    kstring_t head; /* file definition + header container(s): the file's first bytes */
+    kstring_t eof;  /* the EOF container: the file's last bytes */
+} ss_cram_frame_t;
+
+/* What a CRAM writer is opened with; the strings are borrowed. */
+typedef struct {
+    const char *file_id;   /* the output's name: CRAM's file id, as samtools' -o gives */
+    const char *reference; /* FASTA with .fai, or NULL (REF_PATH / M5 then) */
+    int level;             /* compression level, -1 = htslib's default */
+} ss_cram_opts_t;
+
+/*
+ * Main thread, before workers: write *hdr once through htslib to learn the
+ * file definition, header container and EOF bytes, and replace *hdr by the
+ * header htslib wrote (it adds M5 and UR to @SQ). Returns 0, or -1 after
+ * ss_error(). ss_cram_frame_free frees f's bytes.
+ */
+int ss_cram_frame_build(sam_hdr_t **hdr, const ss_cram_opts_t *o, ss_cram_frame_t *f);
+void ss_cram_frame_free(ss_cram_frame_t *f);
+
+/*
+ * A worker's CRAM encoder: a fresh htslib writer per shard sharing one
+ * reference cache. frame, o's strings and hdr (the worker's own copy of the
+ * output header) must outlive it. NULL after ss_error().
+ */
+typedef struct ss_cram_enc_s ss_cram_enc_t;
+ss_cram_enc_t *ss_cram_enc_init(const ss_cram_frame_t *frame, const ss_cram_opts_t *o,
+                                sam_hdr_t *hdr, const char *tmp_dir);
+void ss_cram_enc_destroy(ss_cram_enc_t *cw);
+/* Start a shard. Returns 0, or -1 after ss_error(). */
+int ss_cram_enc_begin(ss_cram_enc_t *cw);
+/* One record. Returns 0, or -1 after ss_error(). */
+int ss_cram_enc_write(ss_cram_enc_t *cw, const bam1_t *b);
+/* Close the shard's writer and append its data containers to out. Returns 0 or -1. */
+int ss_cram_enc_end(ss_cram_enc_t *cw, kstring_t *out, int shard_idx);
+/* Drop a shard's writer after a failure. */
+void ss_cram_enc_abort(ss_cram_enc_t *cw);
 
 #endif

@@ -5,6 +5,7 @@
  * output (an existing file untouched, no temporary file), --report written.
  */
 #include <dirent.h>
+#include <htslib/bgzf.h>
 #include <sys/stat.h>
 
 #include "../framework/ss_internal.h"
@@ -19,18 +20,20 @@ typedef struct {
 typedef struct {
     const ss_job_t *job;
     ss_reader_t *rd;
-    tk_opts_t *o;
+    const tk_opts_t *o;
 } tk_worker_t;
 
-static int tk_header(void *kopts, const ss_job_t *job, kstring_t *out)
+static int tk_prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_spec_t *out)
 {
-    (void)kopts, (void)job;
-    return kputs("#header\n", out) < 0 ? -1 : 0;
+    (void)kopts, (void)job, (void)run;
+    out->text_header = "#header\n";
+    return 0;
 }
 
-static int tk_worker_init(void **ws, void *kopts, const ss_job_t *job, ss_reader_t *rd, int id)
+static int tk_worker_init(void **ws, const void *kopts, const void *run, const ss_job_t *job,
+                          ss_reader_t *rd, int id)
 {
-    (void)id;
+    (void)id, (void)run;
     tk_worker_t *w = calloc(1, sizeof(*w));
     if (!w)
         return -1;
@@ -39,9 +42,10 @@ static int tk_worker_init(void **ws, void *kopts, const ss_job_t *job, ss_reader
     return 0;
 }
 
-static int tk_process(void *ws, const ss_shard_t *sh, kstring_t *out, ss_shard_stats_t *st)
+static int tk_process(void *ws, const ss_shard_t *sh, ss_out_t *so, ss_shard_stats_t *st)
 {
     tk_worker_t *w = ws;
+    kstring_t *out = ss_out_text(so);
     if (sh->idx == w->o->fail_idx) {
         ss_error("test kernel: shard %d fails on purpose", sh->idx);
         return -1;
@@ -70,8 +74,7 @@ static void tk_worker_destroy(void *ws)
 static ss_kernel_t test_kernel = {
     .name = "testk",
     .summary = "one line per position",
-    .out_kind = SS_OUT_TEXT,
-    .header = tk_header,
+    .prepare = tk_prepare,
     .worker_init = tk_worker_init,
     .process = tk_process,
     .worker_destroy = tk_worker_destroy,
@@ -155,7 +158,9 @@ static int run(int threads, hts_pos_t shard, int fail_idx, const char *report)
     ss_error_reset();
     ss_job_t *job = ss_job_open(&o, test_kernel.name);
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
-    int rc = ss_engine_run(&test_kernel, &ko, job);
+    ss_out_spec_t spec = { .format = SS_FMT_TEXT, .level = -1 };
+    int rc = tk_prepare(&ko, job, NULL, &spec) < 0 ? SS_EXIT_FAIL
+                                                  : ss_engine_run(&test_kernel, &ko, NULL, &spec, job);
     ss_job_close(job);
     ss_common_opts_free(&o);
     return rc;
@@ -216,17 +221,24 @@ static void test_failure_leaves_no_output(void)
     ss_error_reset();
 }
 
+/* .gz text: BGZF blocks, the header first, the EOF block last (out_run.c). */
 static void test_bgzf_eof(void)
 {
-    test_kernel.out_kind = SS_OUT_BGZF;
+    char plain[sizeof(out_path) - 4];
+    snprintf(plain, sizeof(plain), "%s", out_path);
+    snprintf(out_path, sizeof(out_path), "%s.gz", plain);
     SS_EQ(run(2, 5000, -1, NULL), SS_EXIT_OK);
-    test_kernel.out_kind = SS_OUT_TEXT;
     size_t len;
     char *got = slurp(out_path, &len);
     CU_ASSERT_FATAL(got && len > sizeof(ss_bgzf_eof));
     CU_ASSERT(memcmp(got + len - sizeof(ss_bgzf_eof), ss_bgzf_eof, sizeof(ss_bgzf_eof)) == 0);
-    CU_ASSERT(strncmp(got, "#header\n", 8) == 0);
     free(got);
+    BGZF *fp = bgzf_open(out_path, "r");
+    char head[8];
+    CU_ASSERT_FATAL(fp != NULL);
+    CU_ASSERT(bgzf_read(fp, head, 8) == 8 && strncmp(head, "#header\n", 8) == 0);
+    bgzf_close(fp);
+    snprintf(out_path, sizeof(out_path), "%s", plain);
 }
 
 static void test_report(void)

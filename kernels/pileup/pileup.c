@@ -25,19 +25,18 @@ static void opts_free(void *kopts)
     free(kopts);
 }
 
-static int prepare(void *kopts, const ss_job_t *job)
+/* Text out; the options are all the workers need, so there is no run state. */
+static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_spec_t *out)
 {
-    pl_opts_t *o = kopts;
-    if (o->max_depth == 0)
-        o->max_depth = INT_MAX; /* samtools: -d 0 lifts the cap */
-    (void)job;
+    (void)kopts, (void)job, (void)run;
+    out->format = SS_FMT_TEXT;
     return 0;
 }
 
-static int worker_init(void **wstate, void *kopts, const ss_job_t *job, ss_reader_t *rd,
-                       int worker_id)
+static int worker_init(void **wstate, const void *kopts, const void *run, const ss_job_t *job,
+                       ss_reader_t *rd, int worker_id)
 {
-    (void)worker_id;
+    (void)worker_id, (void)run;
     /* Written per position: private lines, or the two workers' writes contend (ss_alloc.h). */
     pl_worker_t *w = ss_alloc_private(sizeof(*w));
     if (!w)
@@ -87,8 +86,6 @@ static void worker_destroy(void *wstate)
         return;
     for (int i = 0; w->eng && i < w->n; i++)
         pe_destroy(w->eng[i]);
-    for (int i = 0; w->in && i < w->n; i++)
-        hts_itr_destroy(w->in[i].itr);
     free(w->in);
     free(w->eng);
     free(w->has_col);
@@ -128,7 +125,7 @@ static void bind_inputs(pl_worker_t *w, int tid)
         in->fp = ss_reader_file(w->rd, i);
         if (cache >= BLOCK_CACHE_MIN && in->fp && in->fp->format.compression == bgzf)
             bgzf_set_cache_size(in->fp->fp.bgzf, cache); /* sets a size only: cheap per shard */
-        in->idx = ss_reader_index(w->rd, i);
+        in->src = ss_reader_source(w->rd, i);
         in->hdr = ss_reader_header(w->rd, i);
         in->ref = w->ctg_ref;
         in->ref_len = w->ctg_ref_len;
@@ -261,9 +258,10 @@ static void skip_line(pl_worker_t *w)
  */
 #define FIRST_BYTES_PER_BASE(n_inputs) (32 + 96 * (size_t)(n_inputs))
 
-static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_stats_t *st)
+static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_stats_t *st)
 {
     pl_worker_t *w = wstate;
+    kstring_t *out = ss_out_text(so);
     const pl_opts_t *o = w->o;
     const char *ctg = sam_hdr_tid2name(w->hdr, sh->tid);
     const ss_bed_t *bed = ss_job_bed(w->job);
@@ -338,7 +336,6 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
 const ss_kernel_t ss_kernel_pileup = {
     .name = "pileup",
     .summary = "text pileup, byte-identical to samtools mpileup",
-    .out_kind = SS_OUT_TEXT,
     .usage = pl_usage,
     .parse = pl_parse,
     .opts_free = opts_free,

@@ -354,5 +354,7 @@ int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         return SS_EXIT_USAGE;
     }
     co->all_contigs = o->all >= 2;
+    if (o->max_depth == 0)
+        o->max_depth = INT_MAX; /* samtools: -d 0 lifts the cap */
     return 0;
 }

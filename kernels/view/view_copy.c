@@ -61,7 +61,7 @@ int vw_copy_eligible(const vw_opts_t *o, const ss_common_opts_t *co)
 }
 
 /* Where the header's blocks end and the EOF block starts; -1 if blocks cannot be copied. */
-int vw_copy_prepare(vw_opts_t *o, const char *path)
+int vw_copy_prepare(vw_run_t *o, const char *path)
 {
     o->copy_data_beg = o->copy_data_end = -1;
     samFile *fp = sam_open(path, "r");
@@ -97,7 +97,7 @@ int vw_copy_prepare(vw_opts_t *o, const char *path)
  * means the unplaced reads. -1 on a read error.
  */
 static int64_t voffset_of_key(samFile *fp, hts_idx_t *idx, const sam_hdr_t *h, bam1_t *b, int tid,
-                            hts_pos_t beg, const vw_opts_t *o)
+                            hts_pos_t beg, const vw_run_t *o)
 {
     int n_ref = sam_hdr_nref(h);
     uint64_t from = 0;
@@ -134,24 +134,6 @@ static int64_t voffset_of_key(samFile *fp, hts_idx_t *idx, const sam_hdr_t *h, b
         if (t > tid || (t == tid && (t == n_ref || b->core.pos >= beg)))
             return at;
     }
-}
-
-int vw_append_file_range(int fd, off_t off, size_t n, kstring_t *s)
-{
-    if (ks_resize(s, s->l + n + 1) < 0)
-        return -1;
-    while (n > 0) {
-        ssize_t r = pread(fd, s->s + s->l, n, off);
-        if (r <= 0) {
-            if (r == 0)
-                errno = EIO; /* the file is shorter than that */
-            return -1;
-        }
-        s->l += (size_t)r;
-        off += r;
-        n -= (size_t)r;
-    }
-    return 0;
 }
 
 vw_copier_t *vw_copier_init(void)
@@ -273,7 +255,7 @@ static int check_blocks(vw_copier_t *cp, const uint8_t *p, size_t n, int64_t vbe
     return 0;
 }
 
-int vw_copy_shard(vw_copier_t *cp, const vw_opts_t *o, ss_reader_t *rd, const sam_hdr_t *h,
+int vw_copy_shard(vw_copier_t *cp, const vw_run_t *o, ss_reader_t *rd, const sam_hdr_t *h,
                   bam1_t *b, const ss_shard_t *sh, kstring_t *out, uint64_t *records)
 {
     samFile *fp = ss_reader_file(rd, 0);
@@ -281,7 +263,7 @@ int vw_copy_shard(vw_copier_t *cp, const vw_opts_t *o, ss_reader_t *rd, const sa
     const char *path = ss_reader_path(rd, 0);
     int n_ref = sam_hdr_nref(h);
     int64_t vbeg, vend;
-    if (sh->tid == VW_TID_UNPLACED) {
+    if (sh->tid == SS_TID_UNPLACED) {
         vbeg = voffset_of_key(fp, idx, h, b, n_ref, 0, o);
         vend = o->copy_data_end << 16;
     } else {
@@ -302,7 +284,7 @@ int vw_copy_shard(vw_copier_t *cp, const vw_opts_t *o, ss_reader_t *rd, const sa
         return -1;
     }
     size_t at = out->l;
-    if (vw_append_file_range(cp->fd, vbeg >> 16, (size_t)((vend >> 16) - (vbeg >> 16)), out) < 0) {
+    if (ss_io_append_file_range(cp->fd, vbeg >> 16, (size_t)((vend >> 16) - (vbeg >> 16)), out) < 0) {
         if (errno == EIO)
             return -2;
         ss_error("%s: cannot read bytes %lld-%lld: %s", path, (long long)(vbeg >> 16),

@@ -21,8 +21,6 @@ void vw_opts_default(vw_opts_t *o)
     memset(o, 0, sizeof(*o));
     o->fmt = VW_SAM;
     o->level = -1;
-    o->copy_data_beg = o->copy_data_end = -1;
-    pthread_mutex_init(&o->hdr_lock, NULL);
 }
 
 void vw_opts_free(vw_opts_t *o)
@@ -32,13 +30,6 @@ void vw_opts_free(vw_opts_t *o)
     free(o->target_path);
     free(o->cmdline);
     free(o->output);
-    ss_bed_destroy(o->targets);
-    vw_crai_destroy(o->crai);
-    if (o->out_hdr)
-        sam_hdr_destroy(o->out_hdr);
-    free(o->cram.head.s);
-    free(o->cram.eof.s);
-    pthread_mutex_destroy(&o->hdr_lock);
 }
 
 void vw_usage(FILE *fp)
@@ -268,12 +259,8 @@ static int resolve_format(vw_opts_t *o, const ss_common_opts_t *co, int fmt_give
             o->fmt = VW_CRAM;
         else if (fast_or_u && !(out && has_ext(out, ".sam")))
             o->fmt = VW_BAM;
-        else if (out && (has_ext(out, ".gz") || has_ext(out, ".bgz")))
-            /* the framework would bgzip the text and index it as pileup: not SAM */
-            return bad_value("-o", out, "compressed SAM output is not supported yet; write "
-                                        ".sam, .bam or .cram, or give -O");
         else
-            o->fmt = VW_SAM;
+            o->fmt = VW_SAM; /* FILE.sam.gz: BGZF-compressed SAM, as samtools (out_run.c) */
     }
     if (o->write_index && (!out || !strcmp(out, "-")))
         return bad_value("--write-index", out ? out : "", "needs an output file (-o FILE)");
@@ -382,10 +369,8 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
      */
     if (o->fmt == VW_CRAM && !shard_size_given)
         co->shard_size = VW_CRAM_SHARD_FACTOR * (hts_pos_t)SS_DEFAULT_SHARD_SIZE;
-#ifdef SS_KERNEL_HOOKS_V2
     /* the unplaced unmapped reads end a whole-file view; "*" and "." name them as regions */
     co->unplaced = 1;
-#endif
     /*
      * all_contigs stays 0: the planner still gives every contig at least one
      * shard, and a contig without records costs one index query.

@@ -11,31 +11,6 @@
 
 #include "view.h"
 
-void vw_no_network_references(void)
-{
-    /*
-     * With REF_PATH unset, htslib 1.16 asks the EBI server for any reference
-     * it cannot find locally. Point REF_PATH at htslib's own default local
-     * cache instead: the lookups it would make first, and nothing remote.
-     * Main thread, before workers start (setenv is not thread-safe).
-     */
-    if (getenv("REF_PATH"))
-        return;
-    const char *base = getenv("XDG_CACHE_HOME"), *sub = "";
-    if (!base || !*base) {
-        base = getenv("HOME");
-        sub = "/.cache";
-    }
-    if (!base || !*base) {
-        base = "/tmp";
-        sub = "";
-    }
-    kstring_t p = KS_INITIALIZE;
-    if (ksprintf(&p, "%s%s/hts-ref/%%2s/%%2s/%%s", base, sub) >= 0)
-        setenv("REF_PATH", p.s, 0);
-    free(p.s);
-}
-
 /* The reference's index, without creating a .fai next to someone's FASTA. */
 static faidx_t *load_fai(const char *reference)
 {

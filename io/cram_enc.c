@@ -1,5 +1,5 @@
 /*
- * view_cram.c -- CRAM output, one shard at a time, through htslib's own
+ * cram_enc.c -- CRAM output, one shard at a time, through htslib's own
  * CRAM encoder.
  *
  * A CRAM file is a file definition, a header container, data containers and
@@ -30,13 +30,15 @@
 #include <htslib/cram.h>
 #include <htslib/hfile.h>
 
-#include "view.h"
+#include "../base/ss_base.h"
+#include "ss_io.h"
 
 #define CRAM_FILE_DEF_LEN 26
 #define CRAM_EOF_START 0x454f46 /* "EOF": ref_seq_start of the EOF container */
 
-struct vw_cram_writer_s {
-    const vw_opts_t *o;
+struct ss_cram_enc_s {
+    ss_cram_opts_t o;   /* borrowed strings: they outlive the encoder */
+    const ss_cram_frame_t *frame; /* the run's, read-only */
     sam_hdr_t *hdr;     /* the worker's copy of the output header */
     int fd;             /* scratch file: one shard's complete CRAM */
     htsFile *holder;    /* owns the shared reference cache */
@@ -62,7 +64,7 @@ static int scratch_fd(const char *tmp_dir)
 }
 
 /* Empty fd and open an htslib CRAM writer on it. NULL on failure. */
-static htsFile *open_writer(int fd, const vw_opts_t *o)
+static htsFile *open_writer(int fd, const ss_cram_opts_t *o)
 {
     if (lseek(fd, 0, SEEK_SET) < 0 || ftruncate(fd, 0) < 0)
         return NULL;
@@ -74,7 +76,7 @@ static htsFile *open_writer(int fd, const vw_opts_t *o)
         return NULL;
     }
     /* the name becomes the CRAM file id, as samtools' -o argument does */
-    htsFile *fp = hts_hopen(hf, o->output ? o->output : "-", "wc");
+    htsFile *fp = hts_hopen(hf, o->file_id ? o->file_id : "-", "wc");
     if (!fp) {
         hclose_abruptly(hf);
         return NULL;
@@ -145,7 +147,7 @@ static size_t container_size(const uint8_t *p, size_t n, int32_t *start)
 }
 
 /* Split a header-only CRAM into (file definition + header container, EOF). */
-static int split_frame(const kstring_t *all, vw_cram_frame_t *f)
+static int split_frame(const kstring_t *all, ss_cram_frame_t *f)
 {
     const uint8_t *p = (const uint8_t *)all->s;
     int32_t start;
@@ -189,8 +191,9 @@ static sam_hdr_t *reread_header(int fd)
     return h;
 }
 
-int vw_cram_prepare(vw_opts_t *o, const char *reference)
+int ss_cram_frame_build(sam_hdr_t **hdr, const ss_cram_opts_t *o, ss_cram_frame_t *f)
 {
+    const char *reference = o->reference;
     kstring_t all = KS_INITIALIZE;
     sam_hdr_t *h = NULL;
     int fd = scratch_fd(NULL), ok = 0;
@@ -206,7 +209,7 @@ int vw_cram_prepare(vw_opts_t *o, const char *reference)
         hts_close(fp);
         goto out;
     }
-    if (sam_hdr_write(fp, o->out_hdr) < 0) {
+    if (sam_hdr_write(fp, *hdr) < 0) {
         ss_error("cannot write the CRAM header: a reference sequence for an @SQ line is missing; "
                  "give the FASTA with -T/--reference, or set REF_PATH/REF_CACHE");
         hts_close(fp);
@@ -214,11 +217,11 @@ int vw_cram_prepare(vw_opts_t *o, const char *reference)
     }
     off_t size;
     if (hts_close(fp) < 0 || (size = lseek(fd, 0, SEEK_END)) < 0 ||
-        vw_append_file_range(fd, 0, (size_t)size, &all) < 0) {
+        ss_io_append_file_range(fd, 0, (size_t)size, &all) < 0) {
         ss_error("cannot write the CRAM header: %s", strerror(errno));
         goto out;
     }
-    if (split_frame(&all, &o->cram) < 0) {
+    if (split_frame(&all, f) < 0) {
         ss_error("htslib wrote a CRAM header this build cannot frame (not CRAM 3?); "
                  "use -O bam");
         goto out;
@@ -227,8 +230,8 @@ int vw_cram_prepare(vw_opts_t *o, const char *reference)
         ss_error("cannot re-read the CRAM header just written");
         goto out;
     }
-    sam_hdr_destroy(o->out_hdr);
-    o->out_hdr = h;
+    sam_hdr_destroy(*hdr);
+    *hdr = h;
     ok = 1;
 out:
     free(all.s);
@@ -239,15 +242,26 @@ out:
 
 /* ---- per worker ---- */
 
-vw_cram_writer_t *vw_cram_writer_init(const vw_opts_t *o, sam_hdr_t *hdr, const char *reference,
-                                      const char *tmp_dir)
+void ss_cram_frame_free(ss_cram_frame_t *f)
 {
-    vw_cram_writer_t *cw = calloc(1, sizeof(*cw));
+    if (!f)
+        return;
+    free(f->head.s);
+    free(f->eof.s);
+    f->head = f->eof = (kstring_t)KS_INITIALIZE;
+}
+
+ss_cram_enc_t *ss_cram_enc_init(const ss_cram_frame_t *frame, const ss_cram_opts_t *o,
+                                sam_hdr_t *hdr, const char *tmp_dir)
+{
+    const char *reference = o->reference;
+    ss_cram_enc_t *cw = calloc(1, sizeof(*cw));
     if (!cw) {
         ss_error("out of memory starting a CRAM writer");
         return NULL;
     }
-    cw->o = o;
+    cw->o = *o;
+    cw->frame = frame;
     cw->hdr = hdr;
     cw->fd = scratch_fd(tmp_dir);
     if (cw->fd < 0) {
@@ -265,15 +279,15 @@ vw_cram_writer_t *vw_cram_writer_init(const vw_opts_t *o, sam_hdr_t *hdr, const 
     }
     return cw;
 fail:
-    vw_cram_writer_destroy(cw);
+    ss_cram_enc_destroy(cw);
     return NULL;
 }
 
-void vw_cram_writer_destroy(vw_cram_writer_t *cw)
+void ss_cram_enc_destroy(ss_cram_enc_t *cw)
 {
     if (!cw)
         return;
-    vw_cram_abort(cw);
+    ss_cram_enc_abort(cw);
     if (cw->holder)
         hts_close(cw->holder); /* its EOF goes to /dev/null */
     if (cw->fd >= 0)
@@ -282,10 +296,10 @@ void vw_cram_writer_destroy(vw_cram_writer_t *cw)
     free(cw);
 }
 
-int vw_cram_begin(vw_cram_writer_t *cw)
+int ss_cram_enc_begin(ss_cram_enc_t *cw)
 {
-    vw_cram_abort(cw);
-    cw->cur = open_writer(cw->fd, cw->o);
+    ss_cram_enc_abort(cw);
+    cw->cur = open_writer(cw->fd, &cw->o);
     if (!cw->cur || hts_set_opt(cw->cur, CRAM_OPT_SHARED_REF, cram_get_refs(cw->holder)) < 0 ||
         sam_hdr_write(cw->cur, cw->hdr) < 0) {
         ss_error("cannot start a CRAM container writer: %s", strerror(errno));
@@ -294,7 +308,7 @@ int vw_cram_begin(vw_cram_writer_t *cw)
     return 0;
 }
 
-int vw_cram_write(vw_cram_writer_t *cw, const bam1_t *b)
+int ss_cram_enc_write(ss_cram_enc_t *cw, const bam1_t *b)
 {
     if (sam_write1(cw->cur, cw->hdr, b) < 0) {
         ss_error("CRAM encoding failed at read '%s'; check the reference (-T) matches the input",
@@ -304,9 +318,9 @@ int vw_cram_write(vw_cram_writer_t *cw, const bam1_t *b)
     return 0;
 }
 
-int vw_cram_end(vw_cram_writer_t *cw, kstring_t *out, int shard_idx)
+int ss_cram_enc_end(ss_cram_enc_t *cw, kstring_t *out, int shard_idx)
 {
-    const vw_cram_frame_t *f = &cw->o->cram;
+    const ss_cram_frame_t *f = cw->frame;
     htsFile *fp = cw->cur;
     cw->cur = NULL;
     off_t size;
@@ -318,22 +332,22 @@ int vw_cram_end(vw_cram_writer_t *cw, kstring_t *out, int shard_idx)
     size_t body = (size_t)size - f->head.l - f->eof.l;
     cw->check.l = 0;
     if ((size_t)size < f->head.l + f->eof.l ||
-        vw_append_file_range(cw->fd, 0, f->head.l, &cw->check) < 0 ||
-        vw_append_file_range(cw->fd, size - (off_t)f->eof.l, f->eof.l, &cw->check) < 0 ||
+        ss_io_append_file_range(cw->fd, 0, f->head.l, &cw->check) < 0 ||
+        ss_io_append_file_range(cw->fd, size - (off_t)f->eof.l, f->eof.l, &cw->check) < 0 ||
         memcmp(cw->check.s, f->head.s, f->head.l) ||
         memcmp(cw->check.s + f->head.l, f->eof.s, f->eof.l)) {
         ss_error("shard %d: the CRAM encoder framed the shard unexpectedly (header or EOF "
                  "differs); please report this, and use -O bam meanwhile", shard_idx);
         return -1;
     }
-    if (vw_append_file_range(cw->fd, (off_t)f->head.l, body, out) < 0) {
+    if (ss_io_append_file_range(cw->fd, (off_t)f->head.l, body, out) < 0) {
         ss_error("shard %d: cannot read back CRAM containers: %s", shard_idx, strerror(errno));
         return -1;
     }
     return 0;
 }
 
-void vw_cram_abort(vw_cram_writer_t *cw)
+void ss_cram_enc_abort(ss_cram_enc_t *cw)
 {
     if (cw && cw->cur) {
         hts_close(cw->cur); /* into the scratch file, which the next shard empties */

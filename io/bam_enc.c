@@ -1,5 +1,5 @@
 /*
- * view_bam.c -- BAM bytes without an htslib writer: records and header in
+ * bam_enc.c -- BAM bytes without an htslib writer: records and header in
  * BAM layout (SAM spec section 4.2), packed into BGZF blocks with htslib's
  * bgzf_compress().
  *
@@ -17,12 +17,12 @@
 
 #include <htslib/bgzf.h>
 
-#include "view.h"
+#include "ss_io.h"
 
 /* The record data (CIGAR, aux values) is copied as htslib holds it in memory,
  * which is little-endian only on little-endian hosts. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "view_bam.c writes BAM from htslib's in-memory layout: little-endian hosts only"
+#error "bam_enc.c writes BAM from htslib's in-memory layout: little-endian hosts only"
 #endif
 
 static void put_u32(uint8_t *p, uint32_t v)
@@ -42,7 +42,7 @@ static int append_u32(kstring_t *s, uint32_t v)
 
 /* ---- BGZF blocks ---- */
 
-int vw_bgzf_init(vw_bgzf_t *z, int level)
+int ss_bgzf_pack_init(ss_bgzf_pack_t *z, int level)
 {
     z->len = 0;
     z->level = level;
@@ -50,7 +50,7 @@ int vw_bgzf_init(vw_bgzf_t *z, int level)
     return z->buf ? 0 : -1;
 }
 
-void vw_bgzf_destroy(vw_bgzf_t *z)
+void ss_bgzf_pack_destroy(ss_bgzf_pack_t *z)
 {
     if (!z)
         return;
@@ -59,7 +59,7 @@ void vw_bgzf_destroy(vw_bgzf_t *z)
     z->len = 0;
 }
 
-int vw_bgzf_flush(vw_bgzf_t *z, kstring_t *out)
+int ss_bgzf_pack_flush(ss_bgzf_pack_t *z, kstring_t *out)
 {
     if (z->len == 0)
         return 0;
@@ -73,10 +73,10 @@ int vw_bgzf_flush(vw_bgzf_t *z, kstring_t *out)
     return 0;
 }
 
-int vw_bgzf_write(vw_bgzf_t *z, const void *p, size_t len, int whole_record, kstring_t *out)
+int ss_bgzf_pack_write(ss_bgzf_pack_t *z, const void *p, size_t len, int whole_record, kstring_t *out)
 {
     const uint8_t *src = p;
-    if (whole_record && z->len + len > BGZF_BLOCK_SIZE && vw_bgzf_flush(z, out) < 0)
+    if (whole_record && z->len + len > BGZF_BLOCK_SIZE && ss_bgzf_pack_flush(z, out) < 0)
         return -1;
     while (len > 0) {
         size_t n = BGZF_BLOCK_SIZE - z->len;
@@ -86,7 +86,7 @@ int vw_bgzf_write(vw_bgzf_t *z, const void *p, size_t len, int whole_record, kst
         z->len += n;
         src += n;
         len -= n;
-        if (z->len == BGZF_BLOCK_SIZE && vw_bgzf_flush(z, out) < 0)
+        if (z->len == BGZF_BLOCK_SIZE && ss_bgzf_pack_flush(z, out) < 0)
             return -1;
     }
     return 0;
@@ -94,7 +94,7 @@ int vw_bgzf_write(vw_bgzf_t *z, const void *p, size_t len, int whole_record, kst
 
 /* ---- records ---- */
 
-int vw_bam_encode(const bam1_t *b, kstring_t *out)
+int ss_bam_encode(const bam1_t *b, kstring_t *out)
 {
     const bam1_core_t *c = &b->core;
     uint32_t l_qname = (uint32_t)c->l_qname - c->l_extranul;
@@ -160,7 +160,7 @@ int vw_bam_encode(const bam1_t *b, kstring_t *out)
 
 /* ---- header ---- */
 
-int vw_bam_encode_header(const sam_hdr_t *h_const, kstring_t *out)
+int ss_bam_encode_header(const sam_hdr_t *h_const, kstring_t *out)
 {
     /* sam_hdr_str may rebuild the text, hence the cast; callers own h */
     sam_hdr_t *h = (sam_hdr_t *)h_const;

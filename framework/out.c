@@ -1,0 +1,271 @@
+/*
+ * out.c -- a worker's output for one shard: text appended as it comes, or
+ * records encoded in the run's format (SAM lines, BAM records packed into
+ * BGZF blocks, CRAM containers from a per-shard htslib writer).
+ *
+ * Records that move (the run's max_shift > 0) are copied into the worker's
+ * record pool instead; at the end of the shard the framework keeps those
+ * whose final position the shard owns and encodes them in samtools sort's
+ * order. So a moving kernel's output does not depend on where the shards
+ * were cut, as long as its decisions depend only on a bounded window of
+ * reads (docs/kernel-guide.md).
+ *
+ * Owned by one worker thread; the run (ss_out_run_t) is shared read-only.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../alloc/ss_alloc.h"
+#include "ss_out.h"
+
+struct ss_out_s {
+    const ss_out_run_t *run;
+    const ss_shard_t *sh;   /* the shard being processed */
+    kstring_t *buf;         /* its bytes, owned by the ordered writer */
+    kstring_t line;         /* one SAM line or BAM record */
+    kstring_t z;            /* BGZF text: the compressed shard, swapped into buf */
+    ss_bgzf_pack_t pack;    /* BAM: the block being filled */
+    ss_cram_enc_t *cram;
+    sam_hdr_t *cram_hdr;    /* CRAM: this worker's copy of the header (htslib writes to it) */
+    int cram_open;          /* a CRAM writer is open for this shard */
+    bam1_t **pool;          /* moving records: copies kept until the shard ends */
+    size_t n_pool, m_pool;
+};
+
+ss_out_t *ss_out_init(const ss_out_run_t *r)
+{
+    ss_out_t *o = ss_alloc_private(sizeof(*o)); /* written per record */
+    if (!o)
+        goto oom;
+    o->run = r;
+    if (ss_ks_private(&o->line, 4096) < 0)
+        goto oom;
+    if (r->format == SS_FMT_BAM && ss_bgzf_pack_init(&o->pack, r->level) < 0)
+        goto oom;
+    if (r->format == SS_FMT_CRAM) {
+        if (!(o->cram_hdr = sam_hdr_dup(r->hdr)))
+            goto oom;
+        if (!(o->cram = ss_cram_enc_init(&r->cram, &r->cram_opts, o->cram_hdr, r->tmp_dir))) {
+            ss_out_destroy(o);
+            return NULL;
+        }
+    }
+    return o;
+oom:
+    ss_error("out of memory starting a worker's output");
+    ss_out_destroy(o);
+    return NULL;
+}
+
+void ss_out_destroy(ss_out_t *o)
+{
+    if (!o)
+        return;
+    ss_cram_enc_destroy(o->cram);
+    if (o->cram_hdr)
+        sam_hdr_destroy(o->cram_hdr);
+    ss_bgzf_pack_destroy(&o->pack);
+    for (size_t i = 0; i < o->m_pool; i++)
+        bam_destroy1(o->pool[i]);
+    free(o->pool);
+    free(o->line.s);
+    free(o->z.s);
+    free(o);
+}
+
+int ss_out_begin(ss_out_t *o, const ss_shard_t *sh, kstring_t *buf)
+{
+    o->sh = sh;
+    o->buf = buf;
+    o->n_pool = 0;
+    o->pack.len = 0;
+    /* a CRAM shard is a fresh htslib writer, records or not (its framing is fixed) */
+    if (o->run->format == SS_FMT_CRAM) {
+        if (ss_cram_enc_begin(o->cram) < 0)
+            return -1;
+        o->cram_open = 1;
+    }
+    return 0;
+}
+
+kstring_t *ss_out_text(ss_out_t *o)
+{
+    return o->buf;
+}
+
+int ss_out_reserve(ss_out_t *o, size_t n)
+{
+    if (ss_ks_reserve(o->buf, n) == 0)
+        return 0;
+    ss_error("out of memory for shard %d's output", o->sh->idx);
+    return -1;
+}
+
+size_t ss_out_length(const ss_out_t *o)
+{
+    return o->buf->l + o->pack.len;
+}
+
+const sam_hdr_t *ss_out_header(const ss_out_t *o)
+{
+    return o->run->hdr;
+}
+
+static int encode_error(const bam1_t *b)
+{
+    ss_error("cannot encode read '%s': %s", bam_get_qname(b),
+             errno == EOVERFLOW ? "it does not fit BAM (name > 254 characters or position > "
+                                  "2^31); write SAM or CRAM instead"
+                                : strerror(errno));
+    return -1;
+}
+
+static int encode(ss_out_t *o, const bam1_t *b)
+{
+    switch (o->run->format) {
+    case SS_FMT_SAM:
+        if (sam_format1(o->run->hdr, b, &o->line) < 0 || kputsn(o->line.s, o->line.l, o->buf) < 0 ||
+            kputc('\n', o->buf) < 0)
+            return encode_error(b);
+        return 0;
+    case SS_FMT_BAM:
+        o->line.l = 0;
+        if (ss_bam_encode(b, &o->line) < 0 ||
+            ss_bgzf_pack_write(&o->pack, o->line.s, o->line.l, 1, o->buf) < 0)
+            return encode_error(b);
+        return 0;
+    case SS_FMT_CRAM:
+        return ss_cram_enc_write(o->cram, b);
+    case SS_FMT_TEXT:
+        break;
+    }
+    ss_error("internal: a text kernel wrote a record ('%s')", bam_get_qname(b));
+    return -1;
+}
+
+/* Keep a copy of b for the end of the shard (moving kernels). */
+static int keep_copy(ss_out_t *o, const bam1_t *b)
+{
+    if (o->n_pool == o->m_pool) {
+        size_t m = o->m_pool ? 2 * o->m_pool : 1024;
+        bam1_t **p = realloc(o->pool, m * sizeof(*p));
+        if (!p)
+            goto oom;
+        o->pool = p;
+        for (; o->m_pool < m; o->m_pool++)
+            if (!(o->pool[o->m_pool] = bam_init1()))
+                goto oom;
+    }
+    if (!bam_copy1(o->pool[o->n_pool], b))
+        goto oom;
+    o->pool[o->n_pool++]->id = b->id; /* the input order the sort breaks ties with */
+    return 0;
+oom:
+    ss_error("out of memory keeping shard %d's records", o->sh->idx);
+    return -1;
+}
+
+int ss_out_record(ss_out_t *o, const bam1_t *b)
+{
+    return o->run->max_shift > 0 ? keep_copy(o, b) : encode(o, b);
+}
+
+kstring_t *ss_out_bgzf_blocks(ss_out_t *o)
+{
+    if (o->run->format == SS_FMT_BAM && !o->pack.len && o->run->max_shift == 0)
+        return o->buf;
+    ss_error("internal: BGZF blocks written to a %s output or between records",
+             o->run->format == SS_FMT_BAM ? "moving" : "non-BAM");
+    return NULL;
+}
+
+/*
+ * samtools sort's order within one contig: POS, forward before reverse, then
+ * input order. Unplaced records (tid -1) never move, so they are not sorted.
+ */
+static int by_position(const void *pa, const void *pb)
+{
+    const bam1_t *a = *(bam1_t *const *)pa, *b = *(bam1_t *const *)pb;
+    if (a->core.pos != b->core.pos)
+        return a->core.pos < b->core.pos ? -1 : 1;
+    if (bam_is_rev(a) != bam_is_rev(b))
+        return bam_is_rev(a) ? 1 : -1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+/*
+ * Does the shard own a record whose final position is pos? Its own range;
+ * the first shard of its scope also what moved before the scope, the last
+ * what moved past its end (or past the contig's end), so none is lost.
+ */
+static int owns(const ss_shard_t *sh, hts_pos_t pos, hts_pos_t ctg_len)
+{
+    int first = sh->beg <= sh->scope_beg, last = sh->end >= sh->scope_end || sh->end >= ctg_len;
+    return (pos >= sh->beg || first) && (pos < sh->end || last);
+}
+
+/* Encode the kept records this shard owns, in order. 0 or -1. */
+static int flush_moved(ss_out_t *o)
+{
+    const ss_shard_t *sh = o->sh;
+    hts_pos_t len = sh->tid >= 0 ? sam_hdr_tid2len(o->run->hdr, sh->tid) : 0;
+    size_t n = 0;
+    for (size_t i = 0; i < o->n_pool; i++) { /* owned ones to the front, pool kept whole */
+        bam1_t *b = o->pool[i];
+        if (b->core.tid == sh->tid && (sh->tid < 0 || owns(sh, b->core.pos, len))) {
+            o->pool[i] = o->pool[n];
+            o->pool[n++] = b;
+        }
+    }
+    if (sh->tid >= 0)
+        qsort(o->pool, n, sizeof(*o->pool), by_position);
+    for (size_t i = 0; i < n; i++)
+        if (encode(o, o->pool[i]) < 0)
+            return -1;
+    return 0;
+}
+
+/* BGZF text: compress the shard's bytes into whole blocks; buf leaves with them. */
+static int compress_text(ss_out_t *o)
+{
+    if (ss_bgzf_compress_ks(o->buf->s, o->buf->l, &o->z, o->run->level) < 0) {
+        ss_error("shard %d: BGZF compression failed (out of memory?)", o->sh->idx);
+        return -1;
+    }
+    kstring_t t = *o->buf;
+    *o->buf = o->z;
+    o->z = t;
+    return 0;
+}
+
+int ss_out_end(ss_out_t *o)
+{
+    const ss_out_run_t *r = o->run;
+    if (r->max_shift > 0 && flush_moved(o) < 0)
+        return -1;
+    if (r->format == SS_FMT_BAM && ss_bgzf_pack_flush(&o->pack, o->buf) < 0) {
+        ss_error("shard %d: BGZF compression failed (out of memory?)", o->sh->idx);
+        return -1;
+    }
+    if (r->format == SS_FMT_CRAM && o->cram_open) {
+        o->cram_open = 0;
+        if (ss_cram_enc_end(o->cram, o->buf, o->sh->idx) < 0)
+            return -1;
+    }
+    if (r->bgzf && o->buf->l && compress_text(o) < 0)
+        return -1;
+    return 0;
+}
+
+void ss_out_abort(ss_out_t *o)
+{
+    if (!o)
+        return;
+    o->pack.len = 0; /* a failed shard's pending bytes must not open the next one */
+    o->n_pool = 0;
+    if (o->cram_open) {
+        ss_cram_enc_abort(o->cram);
+        o->cram_open = 0;
+    }
+}

@@ -1,0 +1,195 @@
+/*
+ * out_run.c -- what the output file is, decided in one place before any
+ * work, and the bytes that open and close it.
+ *
+ * A kernel says what it writes (ss_out_spec_t: text, or records as SAM, BAM
+ * or CRAM); the -o name adds what samtools would add: BGZF + tabix for text
+ * named .gz/.bgz, BGZF for SAM named .sam.gz (samtools view compresses SAM
+ * only for that ending; any other name, ".gz" included, is plain SAM, and
+ * BAM/CRAM are what -O says whatever the name). Combinations seqshard cannot
+ * write are refused here, before the run, with one line.
+ *
+ * Owned by the main thread; read-only (and shared by the workers) while the
+ * run goes.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <htslib/bgzf.h>
+
+#include "ss_out.h"
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t l = s ? strlen(s) : 0, e = strlen(suffix);
+    return l > e && strcasecmp(s + l - e, suffix) == 0;
+}
+
+static const char *format_name(ss_out_format_t f)
+{
+    static const char *names[] = { "text", "SAM", "BAM", "CRAM" };
+    return f >= SS_FMT_TEXT && f <= SS_FMT_CRAM ? names[f] : "?";
+}
+
+/* Refuse what cannot be written. 0, or -1 after ss_error(). */
+static int check_spec(const ss_out_spec_t *s, const sam_hdr_t *hdr, const char *path)
+{
+    int to_file = path && strcmp(path, "-") != 0;
+    if (s->format != SS_FMT_TEXT && !hdr) {
+        ss_error("internal: a %s output needs a header from the kernel", format_name(s->format));
+        return -1;
+    }
+    if (s->write_index && (s->format == SS_FMT_TEXT || s->format == SS_FMT_SAM)) {
+        ss_error("--write-index: only BAM and CRAM output can be indexed; add -O bam or -O cram");
+        return -1;
+    }
+    if (s->write_index && !to_file) {
+        ss_error("--write-index needs an output file (-o FILE), not standard output");
+        return -1;
+    }
+    if (s->halo < s->max_shift || s->max_shift < 0) {
+        ss_error("internal: the kernel's halo (%lld) must cover its max shift (%lld)",
+                 (long long)s->halo, (long long)s->max_shift);
+        return -1;
+    }
+    return 0;
+}
+
+/* Make every lazily built part of the header now, on the main thread. */
+static int freeze_header(sam_hdr_t *h)
+{
+    if (!sam_hdr_str(h))
+        return -1;
+    return sam_hdr_nref(h) == 0 || sam_hdr_name2tid(h, sam_hdr_tid2name(h, 0)) >= 0 ? 0 : -1;
+}
+
+ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co)
+{
+    ss_out_run_t *r = calloc(1, sizeof(*r));
+    if (!r) {
+        ss_error("out of memory preparing the output");
+        return NULL;
+    }
+    r->hdr = spec->header;
+    spec->header = NULL; /* ours now, freed by ss_out_run_destroy */
+    if (check_spec(spec, r->hdr, co->output) < 0)
+        goto fail;
+    r->format = spec->format;
+    r->level = spec->level;
+    r->sam_header = spec->sam_header;
+    r->write_index = spec->write_index;
+    r->index_threads = spec->index_threads > 0 ? spec->index_threads : 1;
+    r->max_shift = spec->max_shift;
+    r->halo = spec->halo;
+    r->tmp_dir = co->tmp_dir;
+    r->bgzf = r->format == SS_FMT_TEXT ? ss_bgzf_wanted(co->output)
+                                       : r->format == SS_FMT_SAM && ends_with(co->output, ".sam.gz");
+    r->tabix = r->format == SS_FMT_TEXT && r->bgzf;
+    if (spec->text_header && !(r->text_header = strdup(spec->text_header))) {
+        ss_error("out of memory preparing the output");
+        goto fail;
+    }
+    r->cram_opts = (ss_cram_opts_t){ .file_id = co->output, .reference = co->reference,
+                                     .level = r->level };
+    if (r->format == SS_FMT_CRAM && ss_cram_frame_build(&r->hdr, &r->cram_opts, &r->cram) < 0)
+        goto fail;
+    if (r->hdr && freeze_header(r->hdr) < 0) {
+        ss_error("cannot format the output header (out of memory?)");
+        goto fail;
+    }
+    return r;
+fail:
+    ss_out_run_destroy(r);
+    return NULL;
+}
+
+void ss_out_run_destroy(ss_out_run_t *r)
+{
+    if (!r)
+        return;
+    if (r->hdr)
+        sam_hdr_destroy(r->hdr);
+    ss_cram_frame_free(&r->cram);
+    free(r->text_header);
+    free(r);
+}
+
+/* The BAM header in its own BGZF blocks, as htslib writes it. 0 or -1. */
+static int bam_header(const ss_out_run_t *r, kstring_t *out)
+{
+    kstring_t raw = KS_INITIALIZE;
+    ss_bgzf_pack_t z;
+    int rc = -1;
+    if (ss_bgzf_pack_init(&z, r->level) == 0 && ss_bam_encode_header(r->hdr, &raw) == 0 &&
+        ss_bgzf_pack_write(&z, raw.s, raw.l, 0, out) == 0 && ss_bgzf_pack_flush(&z, out) == 0)
+        rc = 0;
+    ss_bgzf_pack_destroy(&z);
+    free(raw.s);
+    return rc;
+}
+
+/* Header bytes of text or SAM, BGZF-compressed when the output is. 0 or -1. */
+static int text_header(const ss_out_run_t *r, const char *text, size_t len, kstring_t *out)
+{
+    if (!len)
+        return 0;
+    if (!r->bgzf)
+        return kputsn(text, len, out) < 0 ? -1 : 0;
+    kstring_t z = KS_INITIALIZE;
+    int rc = ss_bgzf_compress_ks(text, len, &z, r->level);
+    if (rc == 0)
+        rc = kputsn(z.s, z.l, out) < 0 ? -1 : 0;
+    free(z.s);
+    return rc;
+}
+
+int ss_out_run_header(const ss_out_run_t *r, kstring_t *out)
+{
+    int rc = 0;
+    switch (r->format) {
+    case SS_FMT_TEXT:
+        rc = r->text_header ? text_header(r, r->text_header, strlen(r->text_header), out) : 0;
+        break;
+    case SS_FMT_SAM:
+        rc = r->sam_header ? text_header(r, sam_hdr_str(r->hdr), sam_hdr_length(r->hdr), out) : 0;
+        break;
+    case SS_FMT_BAM:
+        rc = bam_header(r, out);
+        break;
+    case SS_FMT_CRAM:
+        rc = kputsn(r->cram.head.s, r->cram.head.l, out) < 0 ? -1 : 0;
+        break;
+    }
+    if (rc < 0)
+        ss_error("cannot encode the %s output header (out of memory?)", format_name(r->format));
+    return rc;
+}
+
+int ss_out_run_trailer(const ss_out_run_t *r, kstring_t *out)
+{
+    int rc = 0;
+    if (r->format == SS_FMT_CRAM)
+        rc = kputsn(r->cram.eof.s, r->cram.eof.l, out) < 0 ? -1 : 0;
+    else if (r->format == SS_FMT_BAM || r->bgzf)
+        rc = kputsn((const char *)ss_bgzf_eof, sizeof(ss_bgzf_eof), out) < 0 ? -1 : 0;
+    if (rc < 0)
+        ss_error("out of memory ending the output");
+    return rc;
+}
+
+int ss_out_run_finish(const ss_out_run_t *r, const char *final_path)
+{
+    if (!r->write_index || !final_path)
+        return 0;
+    /* samtools view --write-index: CSI for BAM, CRAI for CRAM */
+    int min_shift = r->format == SS_FMT_BAM ? 14 : 0;
+    int rc = sam_index_build3(final_path, NULL, min_shift, r->index_threads);
+    if (rc < 0) {
+        ss_error("%s: the output is complete but indexing it failed (code %d); run samtools "
+                 "index %s",
+                 final_path, rc, final_path);
+        return -1;
+    }
+    return 0;
+}
