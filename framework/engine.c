@@ -288,18 +288,18 @@ typedef struct {
 } setup_t;
 
 /*
- * The read range of every shard: its own range plus the kernel's halo,
- * within the contig. Kernels that move records read there.
+ * The read range of every shard: its own range plus the kernel's halo. The
+ * last shard of a scope reads to the scope's END as given (a whole contig's
+ * is HTS_POS_MAX), so records placed past a contig's end are read too.
  */
 static void add_halo(const ss_job_t *job, ss_shard_t *sh, int n, hts_pos_t halo)
 {
     sam_hdr_t *h = ss_job_header(job);
     for (int i = 0; i < n; i++) {
         hts_pos_t len = sh[i].tid >= 0 ? sam_hdr_tid2len(h, sh[i].tid) : 0;
+        int last = sh[i].end >= sh[i].scope_end || sh[i].end >= len;
         sh[i].read_beg = sh[i].beg > halo ? sh[i].beg - halo : 0;
-        sh[i].read_end = sh[i].end + halo;
-        if (sh[i].read_end > len && sh[i].end <= len)
-            sh[i].read_end = len > sh[i].end ? len : sh[i].end;
+        sh[i].read_end = last ? sh[i].scope_end : sh[i].end + halo;
     }
 }
 

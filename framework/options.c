@@ -147,6 +147,25 @@ static int set_string(char **dst, const char *arg)
     return 1;
 }
 
+int ss_opt_int(const char *opt, const char *arg, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = arg ? strtol(arg, &end, 10) : 0;
+    if (!arg || errno || end == arg || *end || v < lo || v > hi) {
+        char need[80];
+        snprintf(need, sizeof(need), "need a whole number from %d to %d", lo, hi);
+        return usage_error(opt, arg, need);
+    }
+    *out = (int)v;
+    return 0;
+}
+
+int ss_opt_string(char **dst, const char *arg)
+{
+    return set_string(dst, arg) < 0 ? -1 : 0;
+}
+
 int ss_common_opt(int c, const char *arg, ss_common_opts_t *o)
 {
     switch (c) {

@@ -12,7 +12,7 @@
  *    span of the unplaced unmapped reads, which becomes one shard.
  * 2. Work: every span is cut on a fixed 16 kb grid (aligned to the BAI linear
  *    index) and each cell's work is estimated from the indexes of the first
- *    few inputs (ss_io_estimate: compressed bytes).
+ *    few inputs (ss_io_est_cells: compressed bytes).
  * 3. Cuts: target work per shard = shard_size * (total work / total bp), so
  *    --shard-size is in bases of average depth. Cells are packed greedily up
  *    to the target; a cell heavier than the target is split evenly by bp; a

@@ -202,6 +202,13 @@ void ss_common_opts_free(ss_common_opts_t *o);
  * Sizes accept k/m/g suffixes. Main thread.
  */
 int ss_common_opt(int c, const char *arg, ss_common_opts_t *o);
+/*
+ * Option helpers for kernels' parsers. ss_opt_int: arg as a whole number in
+ * [lo, hi] into *out; 0, or -1 after a one-line usage message naming opt and
+ * arg. ss_opt_string: replace *dst by a copy of arg; 0, or -1 out of memory.
+ */
+int ss_opt_int(const char *opt, const char *arg, int lo, int hi, int *out);
+int ss_opt_string(char **dst, const char *arg);
 /* Print the common options block of a kernel's --help. */
 void ss_common_usage(FILE *fp);
 /*

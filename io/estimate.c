@@ -247,24 +247,3 @@ int ss_io_est_cells(ss_io_est_t *e, int tid, const hts_pos_t *pos, int n, int64_
         return -1;
     }
 }
-
-int ss_io_estimate_cells(hts_idx_t *idx, samFile *fp, sam_hdr_t *h, int tid, const hts_pos_t *pos,
-                         int n, int64_t *work)
-{
-    ss_io_est_t *e = ss_io_est_init(idx, fp, h);
-    int r = e ? ss_io_est_cells(e, tid, pos, n, work) : -1;
-    ss_io_est_destroy(e);
-    return r;
-}
-
-int64_t ss_io_estimate(hts_idx_t *idx, samFile *fp, sam_hdr_t *h, int tid, hts_pos_t beg,
-                       hts_pos_t end)
-{
-    if (beg < 0)
-        beg = 0;
-    if (idx && end <= beg && tid >= 0 && (!h || tid < sam_hdr_nref(h)))
-        return 0;
-    hts_pos_t pos[2] = { beg, end };
-    int64_t w;
-    return ss_io_estimate_cells(idx, fp, h, tid, pos, 1, &w) < 0 ? -1 : w;
-}

@@ -20,6 +20,9 @@ static int file_query(ss_source_t *src, int tid, hts_pos_t beg, hts_pos_t end)
     f->seq = 0;
     if (f->itr)
         return 0;
+    /* htslib has no iterator for "nothing after no mapped reads" in a BAM: an empty range */
+    if (tid == SS_IO_UNPLACED && f->fp->format.format != cram && hts_idx_get_n_no_coor(f->idx) == 0)
+        return 0;
     if (tid == SS_IO_UNPLACED)
         ss_error("%s: cannot query its unplaced unmapped reads through the index; check the "
                  "index matches the file (samtools index)", src->name);

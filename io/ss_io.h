@@ -158,28 +158,12 @@ void ss_bed_destroy(ss_bed_t *bed);
 /* ---- work estimate from the index ---- */
 
 /*
- * Estimated work of [beg, end) on tid, in compressed bytes, from the index
- * alone (BAI/CSI chunk offsets; CRAM container offsets; io/estimate.c says
- * how). A single range past a contig's last read can be overestimated by a
- * BAI (it has no linear index there); grids should use the cell functions
- * below. Returns >= 0, or -1 if the index cannot say (callers fall back to
- * bp). May move fp's file position (CRAM): pass a planning-only handle.
- */
-int64_t ss_io_estimate(hts_idx_t *idx, samFile *fp, sam_hdr_t *h, int tid, hts_pos_t beg,
-                       hts_pos_t end);
-/*
  * Estimated work of consecutive cells [pos[i], pos[i+1]) on tid, i < n (pos
- * holds n + 1 increasing positions), into work[0..n-1]. Cells add up: the
- * estimates are differences of one monotone file offset, so no read counts
- * twice, and past a contig's last read (where a BAI says nothing) cells get 0
- * rather than a single-range query's overestimate. Use this for grids.
- * Returns 0, or -1 if the index cannot say. May move fp's file position
- * (CRAM): pass a handle used only for planning. One thread per idx/fp.
- */
-int ss_io_estimate_cells(hts_idx_t *idx, samFile *fp, sam_hdr_t *h, int tid, const hts_pos_t *pos,
-                         int n, int64_t *work);
-/*
- * The same, for many calls on one input: the estimator measures the file's
+ * holds n + 1 increasing positions), into work[0..n-1], in compressed bytes,
+ * from the index alone (BAI/CSI chunk offsets; CRAM container offsets;
+ * io/estimate.c says how). Cells add up: the estimates are differences of one
+ * monotone file offset, so no read counts twice, and past a contig's last
+ * read (where a BAI says nothing) cells get 0. The estimator measures the file's
  * compression ratio once (on the block of its first placed read, so answers
  * never depend on call order). idx, fp and h are borrowed. NULL if idx is
  * NULL or out of memory. One thread at a time.

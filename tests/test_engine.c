@@ -225,7 +225,7 @@ static void test_failure_leaves_no_output(void)
 static void test_bgzf_eof(void)
 {
     char plain[sizeof(out_path) - 4];
-    snprintf(plain, sizeof(plain), "%s", out_path);
+    snprintf(plain, sizeof(plain), "%.315s", out_path);
     snprintf(out_path, sizeof(out_path), "%s.gz", plain);
     SS_EQ(run(2, 5000, -1, NULL), SS_EXIT_OK);
     size_t len;

@@ -164,25 +164,35 @@ static void test_ref_cache(void)
  * not: htslib folds bins spanning less than one BGZF block into their parent,
  * so only the sums are checked there.
  */
+/* One range's estimate: a single cell. */
+static int64_t estimate(ss_io_est_t *e, int tid, hts_pos_t beg, hts_pos_t end)
+{
+    hts_pos_t pos[2] = { beg, end };
+    int64_t w;
+    return ss_io_est_cells(e, tid, pos, 1, &w) < 0 ? -1 : w;
+}
+
 static void check_estimate(const char *path, int bai)
 {
     samFile *fp = sam_open(path, "r");
     sam_hdr_t *h = fp ? sam_hdr_read(fp) : NULL;
     hts_idx_t *idx = h ? sam_index_load(fp, path) : NULL;
     CU_ASSERT_PTR_NOT_NULL_FATAL(idx);
-    int64_t all = ss_io_estimate(idx, fp, h, 0, 0, 100000);
-    int64_t c2 = ss_io_estimate(idx, fp, h, 1, 0, 50000);
+    ss_io_est_t *e = ss_io_est_init(idx, fp, h);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    int64_t all = estimate(e, 0, 0, 100000);
+    int64_t c2 = estimate(e, 1, 0, 50000);
     CU_ASSERT(all > 0);
     CU_ASSERT(c2 > 0);
     SS_LE(c2, all); /* c2 holds a third as many reads as c1 */
-    SS_EQ(ss_io_estimate(idx, fp, h, 2, 0, 30000), 0); /* no reads at all */
+    SS_EQ(estimate(e, 2, 0, 30000), 0); /* no reads at all */
     /* cells add up to the whole contig; the empty tail gets nothing */
     hts_pos_t pos[8];
     int64_t w[7], sum = 0;
     for (int i = 0; i < 7; i++)
         pos[i] = (hts_pos_t)i * 16384;
     pos[7] = 100000;
-    SS_EQ_FATAL(ss_io_estimate_cells(idx, fp, h, 0, pos, 7, w), 0);
+    SS_EQ_FATAL(ss_io_est_cells(e, 0, pos, 7, w), 0);
     for (int i = 0; i < 7; i++) {
         CU_ASSERT(w[i] >= 0);
         sum += w[i];
@@ -195,9 +205,10 @@ static void check_estimate(const char *path, int bai)
         CU_ASSERT(w[1] > 0);
         CU_ASSERT(w[6] > 0); /* a BAI says nothing past the last read's window */
     }
-    SS_EQ(ss_io_estimate(idx, fp, h, 5, 0, 10), -1);
-    SS_EQ(ss_io_estimate(NULL, fp, h, 0, 0, 10), -1);
-    SS_EQ(ss_io_estimate(idx, fp, h, 0, 10, 10), 0);
+    SS_EQ(estimate(e, 5, 0, 10), -1);
+    CU_ASSERT_PTR_NULL(ss_io_est_init(NULL, fp, h));
+    SS_EQ(estimate(e, 0, 10, 10), 0);
+    ss_io_est_destroy(e);
     hts_idx_destroy(idx);
     sam_hdr_destroy(h);
     sam_close(fp);

@@ -96,19 +96,6 @@ void pl_usage(FILE *fp)
 }
 
 /* Non-negative integer option value, or -1 after a message. */
-static int int_arg(const char *name, const char *arg, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(arg, &end, 10);
-    if (errno || end == arg || *end || v < INT_MIN || v > INT_MAX) {
-        fprintf(stderr, "seqshard pileup: option %s needs an integer, not '%s'\n", name, arg);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
-
 /* --output-extra: known read fields become columns, two-letter names tags. */
 static int parse_extra(pl_opts_t *o, const char *arg)
 {
@@ -213,13 +200,6 @@ static const struct option lopts[] = {
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
 
-static int set_string(char **dst, const char *v)
-{
-    free(*dst);
-    *dst = strdup(v);
-    return *dst ? 0 : -1;
-}
-
 /* One option; returns 0, 1 for --help, or -1 after a message. */
 static int apply(pl_opts_t *o, ss_common_opts_t *co, int c, const char *arg, const char *bad)
 {
@@ -235,7 +215,7 @@ static int apply(pl_opts_t *o, ss_common_opts_t *co, int c, const char *arg, con
         }
         *(c == O_RF ? &o->rflag_require : &o->rflag_filter) = f;
         return 0;
-    case 'o': return set_string(&co->output, arg);
+    case 'o': return ss_opt_string(&co->output, arg);
     case O_QNAME: o->cols |= PL_COL_QNAME; return 0;
     case O_REVDEL: o->rev_del = 1; return 0;
     case O_EXTRA: return parse_extra(o, arg);
@@ -247,10 +227,10 @@ static int apply(pl_opts_t *o, ss_common_opts_t *co, int c, const char *arg, con
     case O_NODEL: o->no_del++; return 0;
     case O_NOENDS: o->no_ends = 1; return 0;
     case 'f':
-    case O_REFERENCE: return set_string(&co->reference, arg);
-    case 'd': return int_arg("-d", arg, &o->max_depth);
+    case O_REFERENCE: return ss_opt_string(&co->reference, arg);
+    case 'd': return ss_opt_int("-d", arg, INT_MIN, INT_MAX, &o->max_depth);
     case 'r': return ss_common_set_region(co, arg);
-    case 'l': return set_string(&co->bed, arg);
+    case 'l': return ss_opt_string(&co->bed, arg);
     case 'B': o->baq = 0; return 0;
     case 'E': o->redo_baq = 1; return 0;
     case '6': o->illumina13 = 1; return 0;
@@ -258,9 +238,9 @@ static int apply(pl_opts_t *o, ss_common_opts_t *co, int c, const char *arg, con
     case 's': o->cols |= PL_COL_MAPQ_CHAR; return 0;
     case 'O': o->cols |= PL_COL_QPOS; return 0;
     case O_BP5: o->cols |= PL_COL_QPOS5; return 0;
-    case 'C': return int_arg("-C", arg, &o->cap_q);
-    case 'q': return int_arg("-q", arg, &o->min_mq);
-    case 'Q': return int_arg("-Q", arg, &o->min_baseq);
+    case 'C': return ss_opt_int("-C", arg, INT_MIN, INT_MAX, &o->cap_q);
+    case 'q': return ss_opt_int("-q", arg, INT_MIN, INT_MAX, &o->min_mq);
+    case 'Q': return ss_opt_int("-Q", arg, INT_MIN, INT_MAX, &o->min_baseq);
     case 'b': return ss_common_add_input_list(co, arg) < 0 ? -1 : 0;
     case 'A': o->orphans = 1; return 0;
     case 'G': return read_rg_list(o, arg);

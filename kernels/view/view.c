@@ -251,15 +251,6 @@ static void shard_bounds(const vw_worker_t *w, const ss_shard_t *sh, hts_pos_t *
     *hi = last ? sh->scope_end : sh->end;
 }
 
-static int query_error(const vw_worker_t *w, const ss_shard_t *sh)
-{
-    char where[256];
-    shard_name(w, sh, where, sizeof(where));
-    ss_error("%s: cannot query the index for shard %d (%s); re-index the input with "
-             "samtools index", ss_reader_path(w->rd, 0), sh->idx, where);
-    return -1;
-}
-
 /* Filter and write one record the shard emits. */
 static int emit_kept(vw_worker_t *w, ss_out_t *out, uint64_t *bases)
 {
@@ -276,28 +267,20 @@ static int emit_kept(vw_worker_t *w, ss_out_t *out, uint64_t *bases)
 static int read_by_query(vw_worker_t *w, const ss_shard_t *sh, hts_pos_t qbeg, hts_pos_t qend,
                          hts_pos_t lo, hts_pos_t hi, ss_out_t *out, ss_shard_stats_t *st)
 {
-    samFile *fp = ss_reader_file(w->rd, 0);
-    hts_idx_t *idx = ss_reader_index(w->rd, 0);
-    int is_cram = hts_get_format(fp)->format == cram;
-    hts_itr_t *itr = sh->tid == SS_TID_UNPLACED ? sam_itr_queryi(idx, HTS_IDX_NOCOOR, 0, 0)
-                                                : sam_itr_queryi(idx, sh->tid, qbeg, qend);
-    if (!itr && sh->tid == SS_TID_UNPLACED && !is_cram && hts_idx_get_n_no_coor(idx) == 0)
-        return 0; /* htslib has no iterator for "nothing after no mapped reads" */
-    if (!itr)
-        return query_error(w, sh);
+    ss_source_t *src = ss_reader_source(w->rd, 0);
+    int is_cram = hts_get_format(ss_reader_file(w->rd, 0))->format == cram;
+    if (ss_source_query(src, sh->tid, qbeg, qend) < 0)
+        return -1;
     int r;
-    while ((r = sam_itr_next(fp, itr, w->b)) >= 0) {
+    while ((r = ss_source_next(src, w->b)) >= 0) {
         st->reads++;
         if (w->b->core.pos < lo)
             continue;
         if (w->b->core.pos >= hi)
             break;
-        if (emit_kept(w, out, &st->bases) < 0) {
-            hts_itr_destroy(itr);
+        if (emit_kept(w, out, &st->bases) < 0)
             return -1;
-        }
     }
-    hts_itr_destroy(itr);
     return r < -1 ? read_error(w, sh, is_cram) : 0;
 }
 

@@ -129,20 +129,6 @@ static int bad_value(const char *opt, const char *arg, const char *need)
     return -1;
 }
 
-static int int_arg(const char *opt, const char *arg, int lo, int hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(arg, &end, 10);
-    if (errno || end == arg || *end || v < lo || v > hi) {
-        char need[64];
-        snprintf(need, sizeof(need), "need a whole number from %d to %d", lo, hi);
-        return bad_value(opt, arg, need);
-    }
-    *out = (int)v;
-    return 0;
-}
-
 static int flag_arg(const char *opt, const char *arg, int *acc)
 {
     int f = bam_str2flag(arg);
@@ -150,13 +136,6 @@ static int flag_arg(const char *opt, const char *arg, int *acc)
         return bad_value(opt, arg, "need a flag number or names such as UNMAP,SECONDARY");
     *acc |= f; /* repeated options add up, as in samtools */
     return 0;
-}
-
-static int set_string(char **dst, const char *v)
-{
-    free(*dst);
-    *dst = strdup(v);
-    return *dst ? 0 : -1;
 }
 
 /* -O sam|bam|cram, with an optional ",level=N" as samtools' format options allow. */
@@ -174,7 +153,7 @@ static int format_arg(vw_opts_t *o, const char *arg)
     if (arg[n] == '\0')
         return 0;
     if (strncmp(arg + n, ",level=", 7) == 0)
-        return int_arg("-O ...,level=", arg + n + 7, 0, 9, &o->level);
+        return ss_opt_int("-O ...,level=", arg + n + 7, 0, 9, &o->level);
     return bad_value("-O", arg, "the only format option supported is level=N");
 }
 
@@ -280,17 +259,17 @@ static int apply(vw_opts_t *o, ss_common_opts_t *co, int c, const char *arg, int
     case 'C': *fmt_given = 1; o->fmt = VW_CRAM; return 0;
     case '1': *fast_or_u = 1; o->level = 1; return 0;
     case 'u': *fast_or_u = 1; o->level = 0; return 0;
-    case 'l': return int_arg("-l", arg, 0, 9, &o->level);
+    case 'l': return ss_opt_int("-l", arg, 0, 9, &o->level);
     case 'h': o->with_header = 1; return 0;
     case 'H': o->header_only = 1; return 0;
     case O_NOHEADER: o->with_header = o->header_only = 0; return 0;
     case O_NOPG: o->no_pg = 1; return 0;
-    case 'o': return set_string(&co->output, arg);
+    case 'o': return ss_opt_string(&co->output, arg);
     case O_WRITE_INDEX: o->write_index = 1; return 0;
-    case 'T': return set_string(&co->reference, arg);
-    case 'L': return set_string(&o->target_path, arg);
+    case 'T': return ss_opt_string(&co->reference, arg);
+    case 'L': return ss_opt_string(&o->target_path, arg);
     case 'M': o->multi_region = 1; return 0;
-    case 'q': return int_arg("-q", arg, 0, INT_MAX, &o->min_mapq);
+    case 'q': return ss_opt_int("-q", arg, 0, INT_MAX, &o->min_mapq);
     case 'f': return flag_arg("-f", arg, &o->flag_on);
     case 'F': return flag_arg("-F", arg, &o->flag_off);
     case O_RF: return flag_arg("--rf", arg, &o->flag_anyon);
