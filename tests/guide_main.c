@@ -1,0 +1,19 @@
+/*
+ * guide_main.c -- the program built from docs/kernel-guide.md's two worked
+ * examples (scripts/extract-guide.py copies them into the build folder), so
+ * the guide's code is compiled and tested as printed. Never installed.
+ */
+#include "../framework/ss_framework.h"
+
+extern const ss_kernel_t ss_kernel_starts;
+extern const ss_kernel_t ss_kernel_mapq;
+
+static const ss_kernel_t *const kernels[] = {
+    &ss_kernel_starts,
+    &ss_kernel_mapq,
+};
+
+int main(int argc, char **argv)
+{
+    return ss_main(argc, argv, kernels, (int)(sizeof(kernels) / sizeof(kernels[0])));
+}
