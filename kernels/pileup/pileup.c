@@ -291,7 +291,7 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     /*
      * Size the output once for the shard (about a line per base at the depth
      * seen so far) instead of letting it double its way up: steady state
-     * should not allocate per read (issue 5).
+     * should not allocate per read.
      */
     size_t want = (size_t)(sh->end - sh->beg) *
                   (w->bytes_per_base ? w->bytes_per_base : FIRST_BYTES_PER_BASE(w->n));
