@@ -389,7 +389,9 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
     for (int i = 0; i < n; i++)
         total_work += shards[i].est_work;
     ss_alloc_tune(threads);
-    ss_io_budget_init();
+    /* before any output or worker: a limit too low for even one input per worker says so */
+    if (!setup_failed && ss_io_budget_init(o->n_inputs, n_workers > 0 ? n_workers : 1) < 0)
+        setup_failed = 1;
     int n_slots = n_workers > 0 ? n_workers : 1; /* per-worker arrays, never empty */
     e.stats = calloc((size_t)n_slots, sizeof(*e.stats));
     w = calloc((size_t)n_slots, sizeof(*w));

@@ -130,7 +130,10 @@ static int check_input(ss_job_t *job, int i)
     if (check_readable(path, "input") < 0)
         return -1;
     if (!(fp = sam_open(path, "r"))) {
-        ss_error("%s: cannot open: %s; check the file", path, strerror(errno));
+        if (ss_io_fds_exhausted(errno))
+            ss_io_error_fds(path, errno);
+        else
+            ss_error("%s: cannot open: %s; check the file", path, strerror(errno));
         return -1;
     }
     enum htsExactFormat fmt = hts_get_format(fp)->format;

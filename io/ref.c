@@ -17,6 +17,7 @@
  * and the sequence is looked up by name, with the worker's own faidx handle
  * (faidx_t is not thread-safe).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -53,8 +54,13 @@ ss_ref_t *ss_ref_init(const char *fasta)
     long page = sysconf(_SC_PAGESIZE);
     r->page = page > 0 ? (size_t)page : 4096;
     /* no FAI_CREATE: ss_job_open checked the .fai exists, and workers must not write one */
+    errno = 0;
     if (fasta && (!(r->path = strdup(fasta)) || !(r->fai = fai_load3(fasta, NULL, NULL, 0)))) {
-        ss_error("%s: cannot load the reference index; run 'samtools faidx %s'", fasta, fasta);
+        if (ss_io_fds_exhausted(errno))
+            ss_io_error_fds(fasta, errno);
+        else
+            ss_error("%s: cannot load the reference index; run 'samtools faidx %s'", fasta,
+                     fasta);
         free(r->path);
         free(r);
         return NULL;

@@ -140,17 +140,18 @@ static void test_safe_start(void)
         reads[n++] = (ss_test_read_t){0, 100 * i + 9000, 100};
     SS_EQ_FATAL(ss_test_write_bam(path, 1, names, lens, reads, n, 0), 0);
 
-    samFile *fp = sam_open(path, "r");
-    sam_hdr_t *h = sam_hdr_read(fp);
-    hts_idx_t *idx = sam_index_load(fp, path);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(idx);
+    char *paths[] = { (char *)path };
+    ss_io_inputs_t inputs = { .paths = paths, .n = 1 };
+    ss_reader_t *rd = ss_reader_init(&inputs);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rd);
+    SS_EQ_FATAL(ss_reader_begin(rd), 0);
     pl_opts_t o;
     pl_opts_default(&o);
     o.rflag_filter = 0;
     o.orphans = 1;
     pl_input_t in;
     memset(&in, 0, sizeof(in));
-    in.fp = fp, in.idx = idx, in.hdr = h, in.opts = &o, in.path = path;
+    in.rd = rd, in.hdr = ss_reader_header(rd, 0), in.opts = &o, in.path = path;
     bam1_t *b = bam_init1();
 
     /* no cap: start one base before the shard */
@@ -165,11 +166,9 @@ static void test_safe_start(void)
     /* light coverage: safe right away */
     SS_EQ(pl_safe_start(&in, 1, 0, 12000, 0, 50, b), 11999);
 
-    hts_itr_destroy(in.itr);
     bam_destroy1(b);
-    hts_idx_destroy(idx);
-    sam_hdr_destroy(h);
-    sam_close(fp);
+    ss_reader_end(rd);
+    ss_reader_destroy(rd);
     unlink(path);
     char bai[256];
     snprintf(bai, sizeof(bai), "%s.bai", path);

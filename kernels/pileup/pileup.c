@@ -67,6 +67,8 @@ static int worker_init(void **wstate, void *kopts, const ss_job_t *job, ss_reade
         w->in[i].opts = w->o;
         w->in[i].bed = ss_job_bed(job);
         w->in[i].path = ss_job_inputs(job)->paths[i];
+        w->in[i].rd = rd;
+        w->in[i].i = i;
         w->eng[i] = pe_init(pl_read_filtered, &w->in[i], w->o->max_depth, w->o->overlaps,
                             w->o->mods);
         if (!w->eng[i])
@@ -87,8 +89,6 @@ static void worker_destroy(void *wstate)
         return;
     for (int i = 0; w->eng && i < w->n; i++)
         pe_destroy(w->eng[i]);
-    for (int i = 0; w->in && i < w->n; i++)
-        hts_itr_destroy(w->in[i].itr);
     free(w->in);
     free(w->eng);
     free(w->has_col);
@@ -125,10 +125,9 @@ static void bind_inputs(pl_worker_t *w, int tid)
     w->ctg_ref = ss_ref_get(w->ref, tid, name, &w->ctg_ref_len);
     for (int i = 0; i < w->n; i++) {
         pl_input_t *in = &w->in[i];
-        in->fp = ss_reader_file(w->rd, i);
-        if (cache >= BLOCK_CACHE_MIN && in->fp && in->fp->format.compression == bgzf)
-            bgzf_set_cache_size(in->fp->fp.bgzf, cache); /* sets a size only: cheap per shard */
-        in->idx = ss_reader_index(w->rd, i);
+        samFile *fp = ss_reader_file(w->rd, i); /* NULL when streamed: no file to cache for */
+        if (cache >= BLOCK_CACHE_MIN && fp && fp->format.compression == bgzf)
+            bgzf_set_cache_size(fp->fp.bgzf, cache); /* sets a size only: cheap per shard */
         in->hdr = ss_reader_header(w->rd, i);
         in->ref = w->ctg_ref;
         in->ref_len = w->ctg_ref_len;
@@ -155,7 +154,7 @@ static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
         const pl_input_t *in = &w->in[i];
         int err = w->eng[i]->error;
         if (in->read_err) {
-            int is_cram = in->fp && in->fp->format.format == cram;
+            int is_cram = ss_reader_is_cram(w->rd, i);
             ss_error("%s: reading shard %d (%s:%lld-%lld) failed: %s", in->path, sh->idx, ctg,
                      (long long)sh->beg + 1, (long long)sh->end,
                      is_cram ? "CRAM decoding needs the reference it was made with; give it with "

@@ -69,9 +69,8 @@ void pl_opts_free(pl_opts_t *o);
 
 /* One input as the read callback sees it: worker-owned. */
 typedef struct pl_input_s {
-    samFile *fp;
-    hts_idx_t *idx;
-    hts_itr_t *itr;
+    ss_reader_t *rd;         /* the worker's reader: records come through it */
+    int i;                   /* this input's number in rd */
     sam_hdr_t *hdr;
     const char *path;
     const pl_opts_t *opts;
@@ -99,12 +98,12 @@ int pl_read_filtered(void *data, bam1_t *b);
  * Where to start reading for a shard that owns [beg, end) within a scope
  * that starts at scope_beg (max_depth INT_MAX = no cap), so that the pileup state at beg equals the
  * reference run's. Returns the start (>= scope_beg), or -1 on a read error.
- * Uses inputs' itr slots temporarily.
+ * Uses the inputs' queries temporarily.
  */
 hts_pos_t pl_safe_start(pl_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t scope_beg,
                         int max_depth, bam1_t *scratch);
 
-/* Point in->itr at [beg, end) of tid. Returns 0, or -1 after ss_error(). */
+/* Make the next reads of in come from [beg, end) of tid. Returns 0, or -1 after ss_error(). */
 int pl_query(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end);
 
 /*

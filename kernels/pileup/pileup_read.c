@@ -83,7 +83,7 @@ int pl_read_filtered(void *data, bam1_t *b)
 {
     pl_input_t *in = data;
     int ret;
-    while ((ret = sam_itr_next(in->fp, in->itr, b)) >= 0) {
+    while ((ret = ss_reader_next(in->rd, in->i, b)) >= 0) {
         in->n_read++;
         int keep = keep_read(in, b, 1);
         if (keep < 0)
@@ -98,15 +98,7 @@ int pl_read_filtered(void *data, bam1_t *b)
 
 int pl_query(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end)
 {
-    hts_itr_destroy(in->itr);
-    in->itr = sam_itr_queryi(in->idx, tid, beg, end);
-    if (!in->itr) {
-        ss_error("%s: cannot query %s:%lld-%lld through the index; check the index matches "
-                 "the file (samtools index)",
-                 in->path, sam_hdr_tid2name(in->hdr, tid), (long long)beg + 1, (long long)end);
-        return -1;
-    }
-    return 0;
+    return ss_reader_query(in->rd, in->i, tid, beg, end);
 }
 
 static int read_error(pl_input_t *in, int ret)
@@ -125,7 +117,7 @@ int pl_has_reads(pl_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t end, b
         int ret;
         if (pl_query(&in[i], tid, beg, end) < 0)
             return -1;
-        while ((ret = sam_itr_next(in[i].fp, in[i].itr, b)) >= 0) {
+        while ((ret = ss_reader_next(in[i].rd, in[i].i, b)) >= 0) {
             int keep = keep_read(&in[i], b, 0);
             if (keep)
                 return keep;
@@ -195,7 +187,7 @@ static int safe_point(pl_input_t *in, int tid, hts_pos_t q, hts_pos_t scope_beg,
     int ret;
     if (pl_query(in, tid, q - 1, q) < 0)
         return -1;
-    while ((ret = sam_itr_next(in->fp, in->itr, b)) >= 0) {
+    while ((ret = ss_reader_next(in->rd, in->i, b)) >= 0) {
         int keep = keep_read(in, b, 0);
         if (keep < 0)
             return -1;
@@ -212,7 +204,7 @@ static int safe_point(pl_input_t *in, int tid, hts_pos_t q, hts_pos_t scope_beg,
     if (pl_query(in, tid, from, q) < 0)
         return -1;
     heap->n = 0;
-    while ((ret = sam_itr_next(in->fp, in->itr, b)) >= 0) {
+    while ((ret = ss_reader_next(in->rd, in->i, b)) >= 0) {
         int keep = keep_read(in, b, 0);
         if (keep < 0)
             return -1;
