@@ -204,3 +204,40 @@ void ss_ref_destroy(ss_ref_t *ref)
     free(ref->path);
     free(ref);
 }
+
+int ss_ref_check_contigs(const char *fasta, const sam_hdr_t *hc, int lengths_only,
+                         ss_ref_mismatch_t *m)
+{
+    sam_hdr_t *h = (sam_hdr_t *)hc; /* the lookups take non-const; they only read */
+    *m = (ss_ref_mismatch_t){ .tid = -1, .fa_len = -1 };
+    faidx_t *fai = fai_load3(fasta, NULL, NULL, 0); /* never writes a .fai */
+    if (!fai)
+        return -1;
+    for (int t = 0; t < sam_hdr_nref(h); t++) {
+        const char *name = sam_hdr_tid2name(h, t);
+        hts_pos_t len = faidx_has_seq(fai, name) ? faidx_seq_len(fai, name) : -1;
+        if (len == sam_hdr_tid2len(h, t) || (lengths_only && len < 0))
+            continue;
+        if (m->n++ == 0) {
+            m->tid = t;
+            m->fa_len = len;
+        }
+    }
+    fai_destroy(fai);
+    return m->n;
+}
+
+void ss_ref_describe_mismatch(const char *fasta, const sam_hdr_t *hc, const char *input,
+                              const ss_ref_mismatch_t *m, char *buf, size_t size)
+{
+    sam_hdr_t *h = (sam_hdr_t *)hc;
+    const char *name = sam_hdr_tid2name(h, m->tid);
+    long long len = (long long)sam_hdr_tid2len(h, m->tid);
+    int off = m->fa_len < 0
+                  ? snprintf(buf, size, "%s has no contig %s (%lld bp in %s)", fasta, name, len,
+                             input)
+                  : snprintf(buf, size, "contig %s is %lld bp in %s but %lld bp in %s", name,
+                             (long long)m->fa_len, fasta, len, input);
+    if (m->n > 1 && off > 0 && (size_t)off < size)
+        snprintf(buf + off, size - (size_t)off, " (and %d more contigs differ)", m->n - 1);
+}

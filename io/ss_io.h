@@ -33,6 +33,16 @@ samFile *ss_io_open_input(const ss_io_inputs_t *in, int i);
 /* Its index (-X path or beside the file). NULL after ss_error() saying how to make one. */
 hts_idx_t *ss_io_load_index(const ss_io_inputs_t *in, int i, samFile *fp);
 
+/*
+ * ss_error() for a CRAM that failed to decode in shard shard_idx (`where`:
+ * "ctg:beg-end"), on contig tid (-1 if none): no reference, one without the
+ * contig, the wrong one (MD5 against @SQ M5), or a damaged file. ref_opt is
+ * the running kernel's reference option ("-f", "-T"), named in the advice.
+ * Loads the reference's .fai (never writes one). Any thread.
+ */
+void ss_io_cram_read_error(const char *path, sam_hdr_t *h, const char *reference,
+                           const char *ref_opt, int shard_idx, const char *where, int tid);
+
 /* ---- descriptor budget (process-wide) ---- */
 
 /*
@@ -133,6 +143,24 @@ int ss_ref_cover(ss_ref_t *ref, int tid, hts_pos_t lo, hts_pos_t hi);
 /* Give back every covered window (between shards): memory follows the shard. */
 void ss_ref_release(ss_ref_t *ref);
 void ss_ref_destroy(ss_ref_t *ref);
+
+/* Contigs of a header that the FASTA lacks or has with another length. */
+typedef struct {
+    int n;            /* how many */
+    int tid;          /* the first, or -1 */
+    hts_pos_t fa_len; /* its length in the FASTA, -1 when missing there */
+} ss_ref_mismatch_t;
+
+/*
+ * Compare every @SQ of h with the FASTA's .fai (loaded, never written):
+ * contigs missing there or of another length (lengths_only: the latter).
+ * Returns m->n (0: all match), or -1 if the .fai cannot be loaded. Any thread.
+ */
+int ss_ref_check_contigs(const char *fasta, const sam_hdr_t *h, int lengths_only,
+                         ss_ref_mismatch_t *m);
+/* "ref.fa has no contig X (N bp in in.bam) (and 2 more contigs differ)", into buf. */
+void ss_ref_describe_mismatch(const char *fasta, const sam_hdr_t *h, const char *input,
+                              const ss_ref_mismatch_t *m, char *buf, size_t size);
 
 /* ---- BED / positions lists (-l), samtools' bed_read semantics ---- */
 

@@ -29,6 +29,7 @@ typedef struct {
     vw_bgzf_t z;             /* BAM block being filled */
     vw_cram_writer_t *cram;
     const char *reference;   /* -T, or NULL */
+    const char *ref_option;  /* how messages name it */
     const ss_interval_t *merged; /* -M: the job's sorted, merged regions; NULL without -M */
     int n_merged;
     vw_copier_t *copier;     /* copying the input's blocks (view_copy.c), or NULL */
@@ -122,6 +123,9 @@ static int prepare(void *kopts, const ss_job_t *job)
         ss_error("%s: cannot add the @PG line to the header", in);
         return -1;
     }
+    if (co->reference && (o->in_is_cram || o->fmt == VW_CRAM) &&
+        vw_check_reference_contigs(job, o->fmt == VW_CRAM) < 0)
+        return -1;
     if (o->fmt == VW_CRAM) {
         if (vw_check_cram_output_refs(o->out_hdr, co->reference) < 0 ||
             vw_cram_prepare(o, co->reference) < 0)
@@ -193,6 +197,7 @@ static int worker_init(void **wstate, void *kopts, const ss_job_t *job, ss_reade
     w->o = o;
     w->rd = rd;
     w->reference = ss_job_opts(job)->reference;
+    w->ref_option = ss_job_opts(job)->ref_option;
     if (o->multi_region)
         w->merged = ss_job_regions(job, &w->n_merged);
     /* sam_hdr_dup may touch its source's lazily built state: one copy at a time */
@@ -268,7 +273,8 @@ static int read_error(vw_worker_t *w, const ss_shard_t *sh, int is_cram)
     char where[256];
     shard_name(w, sh, where, sizeof(where));
     if (is_cram)
-        vw_cram_read_error(path, w->hdr, w->reference, sh->idx, where, sh->tid);
+        ss_io_cram_read_error(path, w->hdr, w->reference, w->ref_option, sh->idx, where,
+                              sh->tid);
     else
         ss_error("%s: read error in shard %d (%s): the file is truncated or corrupt; check it "
                  "with samtools quickcheck", path, sh->idx, where);
