@@ -137,7 +137,7 @@ static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
     ss_cli_set_command(k->name, argc, argv);
     /* seqshard says what went wrong in one line of its own; htslib's own lines
      * (several per failure, per thread) are shown only with SEQSHARD_HTS_LOG=1 */
-    if (!getenv("SEQSHARD_HTS_LOG"))
+    if (!ss_env_on("SEQSHARD_HTS_LOG"))
         hts_set_log_level(HTS_LOG_OFF);
     int saved = quiet_stderr_off_rank0();
     int r = k->parse(argc - 1, argv + 1, &co, &kopts);
@@ -150,6 +150,8 @@ static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
         /* usage messages are printed directly; ss_error() means a bad input (a -b list
          * naming a missing file), which is status 1 like any other unusable input */
         rc = ss_error_raised() ? SS_EXIT_FAIL : SS_EXIT_USAGE;
+    else if (ss_env_check() < 0)
+        rc = SS_EXIT_USAGE;
     else if (!(job = ss_job_open(&co, k->name)))
         rc = SS_EXIT_FAIL;
     else if (k->prepare && k->prepare(kopts, job, &run, &spec) < 0)

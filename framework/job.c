@@ -111,9 +111,11 @@ static int check_contigs(const char *path, sam_hdr_t *h, const char *first, sam_
         const char *a = t < n0 ? sam_hdr_tid2name(h0, t) : NULL;
         const char *b = t < n ? sam_hdr_tid2name(h, t) : NULL;
         if (!a || !b || strcmp(a, b) != 0 || sam_hdr_tid2len(h0, t) != sam_hdr_tid2len(h, t)) {
-            ss_error("%s: its @SQ contigs differ from %s's (contig #%d: %s vs %s); all inputs "
-                     "must be aligned to the same reference", path, first, t + 1,
-                     b ? b : "none", a ? a : "none");
+            /* names alone can be equal: the lengths say which reference each was aligned to */
+            ss_error("%s: its @SQ contigs differ from %s's (contig #%d: %s, %lld bp, here; "
+                     "%s, %lld bp, there); all inputs must be aligned to the same reference",
+                     path, first, t + 1, b ? b : "none", b ? (long long)sam_hdr_tid2len(h, t) : 0LL,
+                     a ? a : "none", a ? (long long)sam_hdr_tid2len(h0, t) : 0LL);
             return -1;
         }
     }
@@ -130,7 +132,10 @@ static int check_input(ss_job_t *job, int i)
     if (check_readable(path, "input") < 0)
         return -1;
     if (!(fp = sam_open(path, "r"))) {
-        ss_error("%s: cannot open: %s; check the file", path, strerror(errno));
+        if (ss_io_fds_exhausted(errno))
+            ss_io_error_fds(path, errno);
+        else
+            ss_error("%s: cannot open: %s; check the file", path, strerror(errno));
         return -1;
     }
     enum htsExactFormat fmt = hts_get_format(fp)->format;
@@ -144,7 +149,8 @@ static int check_input(ss_job_t *job, int i)
         goto fail;
     }
     if (fmt == cram && !job->opts->reference && !job->user_ref_env) {
-        ss_error("%s: CRAM input needs its reference; pass -f ref.fa (or set REF_PATH)", path);
+        ss_error("%s: CRAM input needs its reference; pass %s ref.fa (or set REF_PATH)", path,
+                 job->opts->ref_option);
         goto fail;
     }
     if (hts_check_EOF(fp) == 0) {
@@ -183,15 +189,43 @@ fail:
     return -1;
 }
 
+/*
+ * No .fai beside ref, in a directory we may not write: samtools faidx could
+ * not make one there either, so say where it can (htslib finds an index by
+ * the FASTA's name, so a link in a writable directory carries it). 1 if said.
+ */
+static int fai_dir_read_only(const char *ref)
+{
+    kstring_t fai = KS_INITIALIZE, dir = KS_INITIALIZE;
+    const char *slash = strrchr(ref, '/'), *base = slash ? slash + 1 : ref;
+    int said = 0;
+    if (ksprintf(&fai, "%s.fai", ref) >= 0 && access(fai.s, F_OK) != 0 &&
+        kputsn(ref, slash ? (size_t)(slash - ref) : 0, &dir) >= 0 &&
+        access(dir.l ? dir.s : (slash ? "/" : "."), W_OK) != 0) {
+        ss_error("%s: no .fai index, and its directory %s is read-only, so 'samtools faidx' "
+                 "cannot write one there; index a link to it in a writable directory: ln -s "
+                 "%s /tmp/%s && samtools faidx /tmp/%s, then give /tmp/%s as the reference",
+                 ref, dir.l ? dir.s : (slash ? "/" : "."), ref, base, base, base);
+        said = 1;
+    }
+    free(fai.s);
+    free(dir.s);
+    return said;
+}
+
 static int check_reference(const char *ref)
 {
     if (check_readable(ref, "reference") < 0)
         return -1;
     /* no FAI_CREATE: we must not write next to the user's FASTA behind their back */
+    errno = 0;
     faidx_t *fai = fai_load3(ref, NULL, NULL, 0);
     if (!fai) {
-        ss_error("%s: no usable .fai index (bgzipped FASTA also needs .gzi); run 'samtools "
-                 "faidx %s'", ref, ref);
+        if (ss_io_fds_exhausted(errno))
+            ss_io_error_fds(ref, errno);
+        else if (!fai_dir_read_only(ref))
+            ss_error("%s: no usable .fai index (bgzipped FASTA also needs .gzi); run 'samtools "
+                     "faidx %s'", ref, ref);
         return -1;
     }
     fai_destroy(fai);

@@ -60,6 +60,7 @@ void ss_common_opts_init(ss_common_opts_t *o)
     memset(o, 0, sizeof(*o));
     o->threads = 0;
     o->shard_size = SS_DEFAULT_SHARD_SIZE;
+    o->ref_option = "--reference"; /* every kernel's long name; parsers set their short one */
 }
 
 void ss_common_opts_free(ss_common_opts_t *o)

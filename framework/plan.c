@@ -24,6 +24,7 @@
  * Everything here is a function of the inputs and options: no thread or rank
  * count enters, so every rank computes the same plan.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,11 +217,14 @@ static int estimate_input(plan_t *p, samFile *fp, sam_hdr_t *h, hts_idx_t *idx)
 /* Inputs after the first are opened here just long enough to read their indexes. */
 static int estimate_other(plan_t *p, const char *path)
 {
+    errno = 0;
     samFile *fp = sam_open(path, "r");
     sam_hdr_t *h = fp ? sam_hdr_read(fp) : NULL;
     hts_idx_t *idx = h ? sam_index_load(fp, path) : NULL;
     int r = idx ? estimate_input(p, fp, h, idx) : -1;
-    if (r < 0)
+    if (r < 0 && ss_io_fds_exhausted(errno))
+        ss_io_error_fds(path, errno);
+    else if (r < 0)
         ss_error("%s: cannot read its index for planning; run 'samtools index %s'", path, path);
     if (idx)
         hts_idx_destroy(idx);

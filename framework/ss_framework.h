@@ -146,6 +146,7 @@ typedef struct {
     char **fmt_opts;         /* --input-fmt-option values (hts_opt syntax), owned */
     int n_fmt_opts;
     char *reference;         /* -f / -T / --reference, owned, may be NULL */
+    const char *ref_option;  /* the kernel's name for it in messages ("-f", "-T"), static */
     char **regions;          /* regions in the order given (-r, view's arguments), owned */
     int n_regions;           /* 0: the whole genome */
     int merge_regions;       /* read the regions as one set: in header order ("*" last),

@@ -22,6 +22,15 @@ const char *ss_cli_cmdline(void);
 /* --shard-size values: digits, optional fraction, k/m/g (x1000). 0 ok, -1 malformed. */
 int ss_parse_size(const char *s, hts_pos_t *out);
 
+/*
+ * Refuse a SEQSHARD_* variable whose value its reader could not use: 0, or
+ * -1 after ss_error() naming the variable and what it accepts (env.c). Main
+ * thread, before the job opens.
+ */
+int ss_env_check(void);
+/* Whether variable `name` is "1". */
+int ss_env_on(const char *name);
+
 /* The job's first input, open on the main thread for planning only (job.c). */
 samFile *ss_job_file(const ss_job_t *job);
 hts_idx_t *ss_job_index(const ss_job_t *job);

@@ -1,18 +1,31 @@
 /*
  * reader.c -- a worker's handles on the inputs.
  *
- * At the first ss_reader_begin the reader opens every input and asks the
- * descriptor budget for one descriptor per input plus one per CRAM (the
- * reference FASTA it keeps open). Granted: the files, headers and indexes stay
- * open until ss_reader_destroy, so a shard costs only a seek. Refused: every
- * begin opens them and every end closes them again, so a run over thousands
- * of inputs never runs out of descriptors. The index is loaded once per open.
+ * At the first ss_reader_begin the reader opens every input in turn (one at
+ * a time: its file, header and index) and asks the descriptor budget for it:
+ * one descriptor, two for a CRAM (htslib keeps the reference FASTA open).
+ * Granted ("held"): the file and index stay open until ss_reader_destroy, so
+ * a shard costs only a seek. Refused: the file is closed again, and opened
+ * per use, in the worker's own descriptors outside the budget (budget.c):
+ *   - when it is the reader's only refused input, per shard: every begin
+ *     opens it and every end closes it (a kernel then sees it as a file);
+ *   - when several are refused, per batch ("streamed"): a query remembers
+ *     its range, and ss_reader_next fills a batch of records by opening the
+ *     file, reading up to a batch's bytes and closing it again. The pileup
+ *     merges every input of a shard at once, so this is what lets 30 inputs
+ *     run where only a few may be open.
+ * Records come out in the same order either way: a BAM batch resumes the
+ * htslib iterator at its next file offset; a CRAM one (whose iterator is tied
+ * to the open file) queries again from the last position returned and skips
+ * the records at that position it already returned.
  *
+ * Headers are kept for every input, so ss_reader_header never opens a file.
  * Owned by one worker thread; nothing here is shared.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <htslib/bgzf.h>
 #include <htslib/cram.h>
 
 #include "../base/ss_base.h"
@@ -27,21 +40,42 @@
 #define READ_BUFFER_MIN (32 << 10)
 #define READ_BUFFERS_TOTAL (4 << 20)
 
+/* Record bytes a streamed batch holds: a share of BATCH_TOTAL per input, within these bounds. */
+#define BATCH_TOTAL (8 << 20)
+#define BATCH_MIN (128 << 10)
+#define BATCH_MAX (1 << 20)
+
+enum { RD_NEW, RD_HELD, RD_PER_SHARD, RD_STREAMED };
+
 typedef struct {
-    samFile *fp;
-    sam_hdr_t *h;
-    hts_idx_t *idx;
-    ss_file_source_t src; /* the file as a record source, bound while open */
+    bam1_t **rec;      /* records, reused across batches */
+    int n, m, cur;     /* filled, allocated, next to return */
+    int done;          /* the query has no more records after this batch */
+    hts_pos_t last_pos; /* position of the last record taken, -1 before the first */
+    int64_t n_at_last; /* records taken at last_pos */
+} rd_batch_t;
+
+typedef struct {
+    int mode;          /* RD_* */
+    int is_cram;
+    samFile *fp;       /* open: held, per shard between begin and end */
+    sam_hdr_t *h;      /* kept in every mode from the first open */
+    hts_idx_t *idx;    /* with fp */
+    hts_itr_t *itr;    /* the current query (a streamed BAM's is kept across batches) */
+    int q_tid;         /* the current query's range */
+    hts_pos_t q_beg, q_end;
+    rd_batch_t batch;  /* streamed only */
 } rd_file_t;
 
 struct ss_reader_s {
     ss_io_inputs_t in; /* paths borrowed from the job */
     rd_file_t *f;
-    int is_open;       /* files open now */
-    int asked;         /* the budget was asked (at the first begin) */
-    int holds;         /* the budget granted: keep files open across shards */
+    ss_file_source_t *src; /* [in.n]: each input as a record source (source.c) */
+    int is_open;       /* between begin and end */
+    int n_refused;     /* inputs the budget refused */
     int held;          /* descriptors reserved in the budget */
-    int opens;         /* times the inputs were opened */
+    int opens;         /* times the inputs were opened for a shard (held ones once) */
+    int batch_bytes;
 };
 
 ss_reader_t *ss_reader_init(const ss_io_inputs_t *in)
@@ -50,27 +84,28 @@ ss_reader_t *ss_reader_init(const ss_io_inputs_t *in)
     if (!r)
         return NULL;
     r->in = *in;
-    if (in->n > 0 && !(r->f = calloc((size_t)in->n, sizeof(*r->f)))) {
+    if (in->n > 0 && (!(r->f = calloc((size_t)in->n, sizeof(*r->f))) ||
+                      !(r->src = calloc((size_t)in->n, sizeof(*r->src))))) {
+        free(r->f);
         free(r);
         return NULL;
     }
+    for (int i = 0; i < in->n; i++)
+        ss_file_source_init(&r->src[i], r, i, in->paths[i]);
+    int share = in->n > 0 ? BATCH_TOTAL / in->n : BATCH_MAX;
+    r->batch_bytes = share < BATCH_MIN ? BATCH_MIN : share > BATCH_MAX ? BATCH_MAX : share;
     return r;
 }
 
-static void close_all(ss_reader_t *r)
+/* Close input i's file and index; the header stays. */
+static void close_file(rd_file_t *f)
 {
-    for (int i = 0; i < r->in.n; i++) {
-        rd_file_t *f = &r->f[i];
-        ss_file_source_unbind(&f->src);
-        if (f->idx)
-            hts_idx_destroy(f->idx);
-        if (f->h)
-            sam_hdr_destroy(f->h);
-        if (f->fp)
-            hts_close(f->fp); /* fails only after a read error, already reported */
-        memset(f, 0, sizeof(*f));
-    }
-    r->is_open = 0;
+    if (f->idx)
+        hts_idx_destroy(f->idx);
+    if (f->fp)
+        hts_close(f->fp); /* fails only after a read error, already reported */
+    f->idx = NULL;
+    f->fp = NULL;
 }
 
 samFile *ss_io_open_input(const ss_io_inputs_t *in, int i)
@@ -78,8 +113,11 @@ samFile *ss_io_open_input(const ss_io_inputs_t *in, int i)
     const char *path = in->paths[i];
     samFile *fp = sam_open(path, "r");
     if (!fp) {
-        ss_error("%s: cannot open: %s; check the file still exists and is readable", path,
-                 strerror(errno));
+        if (ss_io_fds_exhausted(errno))
+            ss_io_error_fds(path, errno);
+        else
+            ss_error("%s: cannot open: %s; check the file still exists and is readable", path,
+                     strerror(errno));
         return NULL;
     }
     /*
@@ -127,9 +165,13 @@ hts_idx_t *ss_io_load_index(const ss_io_inputs_t *in, int i, samFile *fp)
 {
     const char *path = in->paths[i];
     const char *idx_path = in->index_paths ? in->index_paths[i] : NULL;
+    errno = 0;
     hts_idx_t *idx = idx_path ? sam_index_load2(fp, path, idx_path) : sam_index_load(fp, path);
     if (!idx) {
-        if (idx_path)
+        /* htslib tries several names; out of descriptors, each of them fails with EMFILE */
+        if (ss_io_fds_exhausted(errno))
+            ss_io_error_fds(idx_path ? idx_path : path, errno);
+        else if (idx_path)
             ss_error("%s: cannot load its index %s (-X); check that file is the index of this "
                      "input", path, idx_path);
         else
@@ -138,20 +180,66 @@ hts_idx_t *ss_io_load_index(const ss_io_inputs_t *in, int i, samFile *fp)
     return idx;
 }
 
-static int open_one(ss_reader_t *r, int i, int *is_cram)
+/*
+ * Open input i's file and index into f; read its header into f->h the first
+ * time, and past it (a CRAM cannot be read otherwise) after. 0 or -1.
+ */
+static int open_file(ss_reader_t *r, int i, rd_file_t *f)
 {
-    rd_file_t *f = &r->f[i];
     const char *path = r->in.paths[i];
     if (!(f->fp = ss_io_open_input(&r->in, i)))
         return -1;
-    *is_cram = f->fp->format.format == cram;
-    if (!(f->h = sam_hdr_read(f->fp))) {
+    f->is_cram = f->fp->format.format == cram;
+    sam_hdr_t *h = sam_hdr_read(f->fp);
+    if (!h) {
         ss_error("%s: cannot read the header; check the file with samtools quickcheck", path);
-        return -1;
+        goto fail;
     }
+    if (f->h)
+        sam_hdr_destroy(h);
+    else
+        f->h = h;
     if (!(f->idx = ss_io_load_index(&r->in, i, f->fp)))
-        return -1;
-    ss_file_source_bind(&f->src, path, f->fp, f->h, f->idx);
+        goto fail;
+    return 0;
+fail:
+    close_file(f);
+    return -1;
+}
+
+/* After a failed begin: nothing stays open or reserved, and the next begin starts afresh. */
+static void drop_all(ss_reader_t *r)
+{
+    for (int i = 0; i < r->in.n; i++) {
+        hts_itr_destroy(r->f[i].itr);
+        r->f[i].itr = NULL;
+        close_file(&r->f[i]);
+        r->f[i].mode = RD_NEW;
+    }
+    ss_io_budget_give(r->held);
+    r->held = r->n_refused = r->is_open = 0;
+}
+
+/* First begin: open each input alone, keep it if the budget grants it. 0 or -1. */
+static int first_open(ss_reader_t *r)
+{
+    for (int i = 0; i < r->in.n; i++) {
+        rd_file_t *f = &r->f[i];
+        if (open_file(r, i, f) < 0)
+            return -1;
+        int need = 1 + f->is_cram;
+        if (ss_io_budget_take(need)) {
+            f->mode = RD_HELD;
+            r->held += need;
+        } else {
+            f->mode = RD_PER_SHARD; /* for now: streamed if another one is refused */
+            r->n_refused++;
+            close_file(f);
+        }
+    }
+    for (int i = 0; r->n_refused > 1 && i < r->in.n; i++)
+        if (r->f[i].mode == RD_PER_SHARD)
+            r->f[i].mode = RD_STREAMED;
     return 0;
 }
 
@@ -159,50 +247,246 @@ int ss_reader_begin(ss_reader_t *r)
 {
     if (r->is_open)
         return 0;
-    int n_cram = 0;
-    for (int i = 0; i < r->in.n; i++) {
-        int is_cram = 0;
-        if (open_one(r, i, &is_cram) < 0) {
-            close_all(r);
-            return -1;
+    r->is_open = 1; /* from here ss_reader_end closes what is open */
+    int opened = 0;
+    if (r->in.n > 0 && r->f[0].mode == RD_NEW) {
+        if (first_open(r) < 0)
+            goto fail;
+        opened = 1;
+    }
+    for (int i = 0; r->n_refused == 1 && i < r->in.n; i++)
+        if (r->f[i].mode == RD_PER_SHARD) {
+            if (open_file(r, i, &r->f[i]) < 0)
+                goto fail;
+            opened = 1;
         }
-        n_cram += is_cram;
-    }
-    r->is_open = 1;
-    r->opens++;
-    if (!r->asked) {
-        r->asked = 1;
-        int need = r->in.n + n_cram;
-        r->holds = ss_io_budget_take(need);
-        r->held = r->holds ? need : 0;
-    }
+    r->opens += opened;
     return 0;
+fail:
+    drop_all(r);
+    return -1;
 }
 
 void ss_reader_end(ss_reader_t *r)
 {
-    if (r && r->is_open && !r->holds)
-        close_all(r);
+    if (!r)
+        return;
+    for (int i = 0; i < r->in.n; i++) {
+        rd_file_t *f = &r->f[i];
+        if (f->mode == RD_HELD)
+            continue;
+        hts_itr_destroy(f->itr);
+        f->itr = NULL;
+        close_file(f);
+    }
+    r->is_open = 0;
 }
+
+/* ---- queries ---- */
+
+static rd_file_t *file_of(ss_reader_t *r, int i)
+{
+    return r->is_open && i >= 0 && i < r->in.n ? &r->f[i] : NULL;
+}
+
+static int query_error(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end)
+{
+    const char *ctg = r->f[i].h ? sam_hdr_tid2name(r->f[i].h, tid) : NULL;
+    ss_error("%s: cannot query %s:%lld-%lld through the index; check the index matches the "
+             "file (samtools index)", r->in.paths[i], ctg ? ctg : "?", (long long)beg + 1,
+             (long long)end);
+    return -1;
+}
+
+int ss_reader_query(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end)
+{
+    rd_file_t *f = file_of(r, i);
+    if (!f)
+        return -1;
+    hts_itr_destroy(f->itr);
+    f->itr = NULL;
+    f->q_tid = tid, f->q_beg = beg, f->q_end = end;
+    if (f->mode == RD_STREAMED) {
+        f->batch.n = f->batch.cur = f->batch.done = 0;
+        f->batch.last_pos = -1;
+        f->batch.n_at_last = 0;
+        return 0; /* the first batch queries */
+    }
+    if (!(f->itr = sam_itr_queryi(f->idx, tid, beg, end)))
+        return query_error(r, i, tid, beg, end);
+    return 0;
+}
+
+/* A streamed BAM: the first batch queries, the next ones resume at the iterator's offset. */
+static int bam_resume(ss_reader_t *r, int i, rd_file_t *f, samFile *fp)
+{
+    if (!f->itr) {
+        hts_idx_t *idx = ss_io_load_index(&r->in, i, fp);
+        f->itr = idx ? sam_itr_queryi(idx, f->q_tid, f->q_beg, f->q_end) : NULL;
+        if (idx)
+            hts_idx_destroy(idx); /* a BAM iterator keeps its own copy of the offsets */
+        if (!f->itr)
+            return idx ? query_error(r, i, f->q_tid, f->q_beg, f->q_end) : -1;
+        return 0;
+    }
+    if (f->itr->curr_off && bgzf_seek(fp->fp.bgzf, (int64_t)f->itr->curr_off, SEEK_SET) < 0) {
+        ss_error("%s: cannot seek back to where the last batch of records ended; the file may "
+                 "have changed during the run", r->in.paths[i]);
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether a CRAM re-query's record b was taken before, or lies outside the first query. */
+static int taken_before(const rd_file_t *f, const bam1_t *b, hts_pos_t last, int64_t *skip)
+{
+    if (b->core.pos < last)
+        return 1;
+    if (b->core.pos == last && *skip > 0) {
+        (*skip)--;
+        return 1;
+    }
+    return bam_endpos(b) <= f->q_beg; /* the re-query starts earlier than the first did */
+}
+
+/* Add record k to the batch's position count; the next batch resumes after it. */
+static void note_taken(rd_batch_t *bt, const bam1_t *b)
+{
+    if (b->core.pos == bt->last_pos) {
+        bt->n_at_last++;
+    } else {
+        bt->last_pos = b->core.pos;
+        bt->n_at_last = 1;
+    }
+}
+
+static bam1_t *batch_slot(rd_batch_t *bt)
+{
+    if (bt->n == bt->m) {
+        int m = bt->m ? 2 * bt->m : 64;
+        bam1_t **a = realloc(bt->rec, (size_t)m * sizeof(*a));
+        if (!a)
+            return NULL;
+        memset(a + bt->m, 0, (size_t)(m - bt->m) * sizeof(*a));
+        bt->rec = a, bt->m = m;
+    }
+    if (!bt->rec[bt->n])
+        bt->rec[bt->n] = bam_init1();
+    return bt->rec[bt->n];
+}
+
+/* Read records of fp's query into the batch, up to its byte share. Returns >= -1 or < -1. */
+static int fill(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_pos_t last, int64_t skip)
+{
+    rd_batch_t *bt = &f->batch;
+    size_t bytes = 0;
+    int ret = 0;
+    while (bytes < (size_t)r->batch_bytes) {
+        bam1_t *b = batch_slot(bt);
+        if (!b) {
+            ss_error("%s: out of memory for a batch of records", r->in.paths[f - r->f]);
+            return -4;
+        }
+        if ((ret = sam_itr_next(fp, f->itr, b)) < 0)
+            break;
+        if (f->is_cram && taken_before(f, b, last, &skip))
+            continue;
+        note_taken(bt, b);
+        bytes += (size_t)b->l_data + sizeof(*b);
+        bt->n++;
+    }
+    if (ret == -1)
+        bt->done = 1;
+    return ret < -1 ? ret : 0;
+}
+
+/* A streamed CRAM: query again from the last position taken, and fill. 0 or < -1. */
+static int cram_refill(ss_reader_t *r, int i, rd_file_t *f, samFile *fp)
+{
+    hts_pos_t last = f->batch.last_pos, from = last >= 0 ? last : f->q_beg;
+    int64_t skip = f->batch.n_at_last;
+    int ret = -4;
+    sam_hdr_t *h = sam_hdr_read(fp);
+    hts_idx_t *idx = h ? ss_io_load_index(&r->in, i, fp) : NULL;
+    if (!h)
+        ss_error("%s: cannot read the header; check the file with samtools quickcheck",
+                 r->in.paths[i]);
+    else if (idx && !(f->itr = sam_itr_queryi(idx, f->q_tid, from, f->q_end)))
+        query_error(r, i, f->q_tid, from, f->q_end);
+    else if (idx)
+        ret = fill(r, f, fp, last, skip);
+    hts_itr_destroy(f->itr); /* it reads through this file's own index */
+    f->itr = NULL;
+    if (idx)
+        hts_idx_destroy(idx);
+    if (h)
+        sam_hdr_destroy(h);
+    return ret;
+}
+
+/* Open input i, read its next batch, close it. 0, or < -1 (a read error; -4 reported). */
+static int refill(ss_reader_t *r, int i, rd_file_t *f)
+{
+    f->batch.n = f->batch.cur = 0;
+    samFile *fp = ss_io_open_input(&r->in, i);
+    if (!fp)
+        return -4;
+    int ret = -4;
+    if (f->is_cram)
+        ret = cram_refill(r, i, f, fp);
+    else if (bam_resume(r, i, f, fp) == 0)
+        ret = fill(r, f, fp, -1, 0);
+    hts_close(fp);
+    return ret;
+}
+
+int ss_reader_next(ss_reader_t *r, int i, bam1_t *b)
+{
+    rd_file_t *f = file_of(r, i);
+    if (!f)
+        return -4;
+    if (f->mode != RD_STREAMED)
+        return f->itr ? sam_itr_next(f->fp, f->itr, b) : -4;
+    rd_batch_t *bt = &f->batch;
+    if (bt->cur == bt->n) {
+        if (bt->done)
+            return -1;
+        int ret = refill(r, i, f);
+        if (ret < 0)
+            return ret;
+        if (bt->n == 0)
+            return -1;
+    }
+    if (!bam_copy1(b, bt->rec[bt->cur++])) {
+        ss_error("%s: out of memory copying a record", r->in.paths[i]);
+        return -4;
+    }
+    return 0;
+}
+
+/* ---- accessors ---- */
 
 samFile *ss_reader_file(ss_reader_t *r, int i)
 {
-    return r->is_open && i >= 0 && i < r->in.n ? r->f[i].fp : NULL;
+    rd_file_t *f = file_of(r, i);
+    return f ? f->fp : NULL;
 }
 
 sam_hdr_t *ss_reader_header(ss_reader_t *r, int i)
 {
-    return r->is_open && i >= 0 && i < r->in.n ? r->f[i].h : NULL;
+    rd_file_t *f = file_of(r, i);
+    return f ? f->h : NULL;
 }
 
 hts_idx_t *ss_reader_index(ss_reader_t *r, int i)
 {
-    return r->is_open && i >= 0 && i < r->in.n ? r->f[i].idx : NULL;
+    rd_file_t *f = file_of(r, i);
+    return f ? f->idx : NULL;
 }
 
-ss_source_t *ss_reader_source(ss_reader_t *r, int i)
+int ss_reader_is_cram(const ss_reader_t *r, int i)
 {
-    return r->is_open && i >= 0 && i < r->in.n ? &r->f[i].src.src : NULL;
+    return i >= 0 && i < r->in.n && r->f[i].is_cram;
 }
 
 const char *ss_reader_path(const ss_reader_t *r, int i)
@@ -217,7 +501,15 @@ int ss_reader_n(const ss_reader_t *r)
 
 int ss_reader_holds(const ss_reader_t *r)
 {
-    return r->holds;
+    int n = 0;
+    for (int i = 0; i < r->in.n; i++)
+        n += r->f[i].mode == RD_HELD;
+    return n;
+}
+
+int ss_reader_streams(const ss_reader_t *r)
+{
+    return r->n_refused > 1 ? r->n_refused : 0;
 }
 
 int ss_reader_opens(const ss_reader_t *r)
@@ -229,9 +521,25 @@ void ss_reader_destroy(ss_reader_t *r)
 {
     if (!r)
         return;
-    close_all(r);
+    for (int i = 0; i < r->in.n; i++) {
+        rd_file_t *f = &r->f[i];
+        hts_itr_destroy(f->itr);
+        close_file(f);
+        if (f->h)
+            sam_hdr_destroy(f->h);
+        for (int k = 0; k < f->batch.m; k++)
+            if (f->batch.rec[k])
+                bam_destroy1(f->batch.rec[k]);
+        free(f->batch.rec);
+    }
     if (r->held)
         ss_io_budget_give(r->held);
+    free(r->src);
     free(r->f);
     free(r);
+}
+
+ss_source_t *ss_reader_source(ss_reader_t *r, int i)
+{
+    return i >= 0 && i < r->in.n ? &r->src[i].src : NULL;
 }

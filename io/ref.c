@@ -17,6 +17,7 @@
  * and the sequence is looked up by name, with the worker's own faidx handle
  * (faidx_t is not thread-safe).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -53,8 +54,13 @@ ss_ref_t *ss_ref_init(const char *fasta)
     long page = sysconf(_SC_PAGESIZE);
     r->page = page > 0 ? (size_t)page : 4096;
     /* no FAI_CREATE: ss_job_open checked the .fai exists, and workers must not write one */
+    errno = 0;
     if (fasta && (!(r->path = strdup(fasta)) || !(r->fai = fai_load3(fasta, NULL, NULL, 0)))) {
-        ss_error("%s: cannot load the reference index; run 'samtools faidx %s'", fasta, fasta);
+        if (ss_io_fds_exhausted(errno))
+            ss_io_error_fds(fasta, errno);
+        else
+            ss_error("%s: cannot load the reference index; run 'samtools faidx %s'", fasta,
+                     fasta);
         free(r->path);
         free(r);
         return NULL;
@@ -197,4 +203,41 @@ void ss_ref_destroy(ss_ref_t *ref)
         fai_destroy(ref->fai);
     free(ref->path);
     free(ref);
+}
+
+int ss_ref_check_contigs(const char *fasta, const sam_hdr_t *hc, int lengths_only,
+                         ss_ref_mismatch_t *m)
+{
+    sam_hdr_t *h = (sam_hdr_t *)hc; /* the lookups take non-const; they only read */
+    *m = (ss_ref_mismatch_t){ .tid = -1, .fa_len = -1 };
+    faidx_t *fai = fai_load3(fasta, NULL, NULL, 0); /* never writes a .fai */
+    if (!fai)
+        return -1;
+    for (int t = 0; t < sam_hdr_nref(h); t++) {
+        const char *name = sam_hdr_tid2name(h, t);
+        hts_pos_t len = faidx_has_seq(fai, name) ? faidx_seq_len(fai, name) : -1;
+        if (len == sam_hdr_tid2len(h, t) || (lengths_only && len < 0))
+            continue;
+        if (m->n++ == 0) {
+            m->tid = t;
+            m->fa_len = len;
+        }
+    }
+    fai_destroy(fai);
+    return m->n;
+}
+
+void ss_ref_describe_mismatch(const char *fasta, const sam_hdr_t *hc, const char *input,
+                              const ss_ref_mismatch_t *m, char *buf, size_t size)
+{
+    sam_hdr_t *h = (sam_hdr_t *)hc;
+    const char *name = sam_hdr_tid2name(h, m->tid);
+    long long len = (long long)sam_hdr_tid2len(h, m->tid);
+    int off = m->fa_len < 0
+                  ? snprintf(buf, size, "%s has no contig %s (%lld bp in %s)", fasta, name, len,
+                             input)
+                  : snprintf(buf, size, "contig %s is %lld bp in %s but %lld bp in %s", name,
+                             (long long)m->fa_len, fasta, len, input);
+    if (m->n > 1 && off > 0 && (size_t)off < size)
+        snprintf(buf + off, size - (size_t)off, " (and %d more contigs differ)", m->n - 1);
 }

@@ -35,19 +35,49 @@ samFile *ss_io_open_input(const ss_io_inputs_t *in, int i);
 /* Its index (-X path or beside the file). NULL after ss_error() saying how to make one. */
 hts_idx_t *ss_io_load_index(const ss_io_inputs_t *in, int i, samFile *fp);
 
+/*
+ * ss_error() for a CRAM that failed to decode in shard shard_idx (`where`:
+ * "ctg:beg-end"), on contig tid (-1 if none): no reference, one without the
+ * contig, the wrong one (MD5 against @SQ M5), or a damaged file. ref_opt is
+ * the running kernel's reference option ("-f", "-T"), named in the advice.
+ * Loads the reference's .fai (never writes one). Any thread.
+ */
+void ss_io_cram_read_error(const char *path, sam_hdr_t *h, const char *reference,
+                           const char *ref_opt, int shard_idx, const char *where, int tid);
+
 /* ---- descriptor budget (process-wide) ---- */
 
 /*
- * Budget for descriptors held open across shards: SEQSHARD_MAX_OPEN_FILES,
- * or half the soft RLIMIT_NOFILE. Reset by ss_io_budget_init (main thread,
- * before workers start). Returns the budget in descriptors.
+ * Descriptors outside the budget (budget.c has the arithmetic): per worker,
+ * an input opened per use, its index while it loads, a CRAM's reference
+ * FASTA and the kernel's own two; per process, what opens after the budget
+ * is set (the output, a spill file).
  */
-int ss_io_budget_init(void);
-/* Try to reserve n held descriptors; returns 1 if granted, 0 if not. Any thread. */
+#define SS_IO_FDS_PER_WORKER 5
+#define SS_IO_FDS_LATER 2
+
+/*
+ * Descriptors a run with n_workers needs at least: those open now, the
+ * later ones and every worker's. Any thread; counts /proc/self/fd.
+ */
+int ss_io_budget_need(int n_workers);
+/*
+ * Set the budget for descriptors held open across shards: what the soft
+ * RLIMIT_NOFILE leaves after ss_io_budget_need(n_workers), lowered by
+ * SEQSHARD_MAX_OPEN_FILES. Main thread, before workers start. Returns the
+ * budget, or -1 after ss_error() when the limit is below the need (the
+ * message counts n_inputs and says what limit would do).
+ */
+int ss_io_budget_init(int n_inputs, int n_workers);
+/* Try to reserve n held descriptors; returns 1 if granted, 0 if not (or no budget set). */
 int ss_io_budget_take(int n);
 void ss_io_budget_give(int n);
 /* How many descriptors are held now (for tests and --report). */
 int ss_io_budget_used(void);
+/* Whether errno value err means out of descriptors (EMFILE, ENFILE). */
+int ss_io_fds_exhausted(int err);
+/* ss_error() for path: "too many open files", with the limit and what to do. */
+void ss_io_error_fds(const char *path, int err);
 
 /* ---- record sources (source.c) ---- */
 
@@ -92,27 +122,43 @@ typedef struct ss_reader_s ss_reader_t;
  */
 ss_reader_t *ss_reader_init(const ss_io_inputs_t *in);
 /*
- * Make every input usable for one shard: opens files (with the reference set
- * for CRAM, MD decoding off), headers and indexes if not held. Files stay
- * open across shards when the budget granted them, otherwise they are
- * closed by ss_reader_end. Returns 0, or -1 after ss_error() named the file.
+ * Make every input usable for one shard. The first call opens each input in
+ * turn and keeps those the budget grants; an input refused is opened per
+ * shard when it is the only one, else per batch of records (reader.c).
+ * Returns 0, or -1 after ss_error() named the file.
  */
 int ss_reader_begin(ss_reader_t *r);
 void ss_reader_end(ss_reader_t *r);
-/* Valid between begin and end. Do not close or free what they return. */
+/*
+ * Between begin and end: records of input i overlapping [beg, end) of tid,
+ * in file order, whatever the input's mode. query returns 0 or -1 after
+ * ss_error(); next returns >= 0 with a record in b, -1 at the end, < -1 on a
+ * read error (-4: ss_error() said why; others are htslib's codes, unsaid).
+ */
+int ss_reader_query(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end);
+int ss_reader_next(ss_reader_t *r, int i, bam1_t *b);
+/*
+ * Valid between begin and end; file and index are NULL for a streamed input
+ * (so with two inputs or more, read through query/next). Do not close or
+ * free what they return.
+ */
 samFile *ss_reader_file(ss_reader_t *r, int i);
 sam_hdr_t *ss_reader_header(ss_reader_t *r, int i);
 hts_idx_t *ss_reader_index(ss_reader_t *r, int i);
+/* Whether input i is a CRAM (known after the first begin). */
+int ss_reader_is_cram(const ss_reader_t *r, int i);
 const char *ss_reader_path(const ss_reader_t *r, int i);
 int ss_reader_n(const ss_reader_t *r);
 /*
- * Input i as a record source, valid between begin and end (the reader owns
- * it; do not free). NULL when i is out of range or nothing is open.
+ * Input i as a record source (query/next above, each record stamped with
+ * its order in the range), valid between begin and end: the reader owns it;
+ * do not free. NULL when i is out of range.
  */
 ss_source_t *ss_reader_source(ss_reader_t *r, int i);
-/* Whether the files are held across shards (budget granted). */
+/* How many inputs are held across shards (budget granted), and how many streamed. */
 int ss_reader_holds(const ss_reader_t *r);
-/* How many times files were opened (tests check reuse). */
+int ss_reader_streams(const ss_reader_t *r);
+/* How many begins opened files (tests check reuse). */
 int ss_reader_opens(const ss_reader_t *r);
 void ss_reader_destroy(ss_reader_t *r);
 
@@ -138,6 +184,24 @@ int ss_ref_cover(ss_ref_t *ref, int tid, hts_pos_t lo, hts_pos_t hi);
 /* Give back every covered window (between shards): memory follows the shard. */
 void ss_ref_release(ss_ref_t *ref);
 void ss_ref_destroy(ss_ref_t *ref);
+
+/* Contigs of a header that the FASTA lacks or has with another length. */
+typedef struct {
+    int n;            /* how many */
+    int tid;          /* the first, or -1 */
+    hts_pos_t fa_len; /* its length in the FASTA, -1 when missing there */
+} ss_ref_mismatch_t;
+
+/*
+ * Compare every @SQ of h with the FASTA's .fai (loaded, never written):
+ * contigs missing there or of another length (lengths_only: the latter).
+ * Returns m->n (0: all match), or -1 if the .fai cannot be loaded. Any thread.
+ */
+int ss_ref_check_contigs(const char *fasta, const sam_hdr_t *h, int lengths_only,
+                         ss_ref_mismatch_t *m);
+/* "ref.fa has no contig X (N bp in in.bam) (and 2 more contigs differ)", into buf. */
+void ss_ref_describe_mismatch(const char *fasta, const sam_hdr_t *h, const char *input,
+                              const ss_ref_mismatch_t *m, char *buf, size_t size);
 
 /* ---- BED / positions lists (-l), samtools' bed_read semantics ---- */
 

@@ -143,14 +143,15 @@ static void test_safe_start(void)
     char *paths[] = { (char *)path };
     ss_io_inputs_t inputs = { .paths = paths, .n = 1 };
     ss_reader_t *rd = ss_reader_init(&inputs);
-    CU_ASSERT_FATAL(rd && ss_reader_begin(rd) == 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rd);
+    SS_EQ_FATAL(ss_reader_begin(rd), 0);
     pl_opts_t o;
     pl_opts_default(&o);
     o.rflag_filter = 0;
     o.orphans = 1;
     pl_input_t in;
     memset(&in, 0, sizeof(in));
-    in.fp = ss_reader_file(rd, 0), in.src = ss_reader_source(rd, 0);
+    in.rd = rd, in.src = ss_reader_source(rd, 0);
     in.hdr = ss_reader_header(rd, 0), in.opts = &o, in.path = path;
     bam1_t *b = bam_init1();
 
@@ -167,6 +168,7 @@ static void test_safe_start(void)
     SS_EQ(pl_safe_start(&in, 1, 0, 12000, 0, 50, b), 11999);
 
     bam_destroy1(b);
+    ss_reader_end(rd);
     ss_reader_destroy(rd);
     unlink(path);
     char bai[256];

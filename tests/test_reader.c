@@ -5,12 +5,13 @@
  * index estimates.
  */
 #include <dirent.h>
+#include <sys/resource.h>
 
 #include "../framework/ss_framework.h"
 #include "../io/ss_io.h"
 #include "ss_testutil.h"
 
-static char bam1[256], bam2[256], fasta[256];
+static char bam1[256], bam2[256], big[256], fasta[256];
 
 static int count_fds(void)
 {
@@ -40,6 +41,19 @@ static int setup(void)
     if (ss_test_write_bam(bam1, 3, names, lens, reads, 400, 0) < 0 ||
         ss_test_write_bam(bam2, 3, names, lens, reads2, 400, 1) < 0)
         return -1;
+    /* 24,000 reads: several of the reader's batches of records */
+    enum { N_BIG = 24000 };
+    ss_test_read_t *many = malloc(N_BIG * sizeof(*many));
+    if (!many)
+        return -1;
+    for (int i = 0; i < N_BIG; i++)
+        many[i] = (ss_test_read_t){ .tid = i % 5 == 0, .pos = (i * 7919) % 399000, .len = 150 };
+    snprintf(big, sizeof(big), "%s", ss_test_path("rd", ".bam"));
+    hts_pos_t big_lens[] = { 400000, 50000, 30000 };
+    int bad = ss_test_write_bam(big, 3, names, big_lens, many, N_BIG, 0);
+    free(many);
+    if (bad < 0)
+        return -1;
     snprintf(fasta, sizeof(fasta), "%s", ss_test_path("rd", ".fa"));
     FILE *fp = fopen(fasta, "w");
     if (!fp)
@@ -52,9 +66,9 @@ static int setup(void)
 static int teardown(void)
 {
     char p[300];
-    const char *files[] = { bam1, bam2, fasta };
+    const char *files[] = { bam1, bam2, big, fasta };
     const char *ext[] = { "", ".bai", ".csi", ".fai" };
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++) {
             snprintf(p, sizeof(p), "%s%s", files[i], ext[j]);
             unlink(p);
@@ -67,7 +81,7 @@ static void test_budget_and_leaks(void)
     char *paths[] = { bam1, bam2 };
     ss_io_inputs_t in = { .paths = paths, .n = 2, .reference = NULL };
     setenv("SEQSHARD_MAX_OPEN_FILES", "3", 1);
-    SS_EQ(ss_io_budget_init(), 3);
+    SS_EQ(ss_io_budget_init(2, 1), 3);
     int base = count_fds();
     CU_ASSERT_FATAL(base > 0);
 
@@ -76,19 +90,20 @@ static void test_budget_and_leaks(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     SS_EQ(count_fds(), base); /* nothing opens before the first begin */
     SS_EQ_FATAL(ss_reader_begin(a), 0);
-    SS_EQ(ss_reader_holds(a), 1);
+    SS_EQ(ss_reader_holds(a), 2);
     SS_EQ(ss_io_budget_used(), 2);
     ss_reader_end(a);
     SS_EQ(count_fds(), base + 2); /* held across shards */
 
     SS_EQ_FATAL(ss_reader_begin(b), 0);
-    SS_EQ(ss_reader_holds(b), 0); /* 2 more would exceed 3 */
-    SS_EQ(ss_io_budget_used(), 2);
+    SS_EQ(ss_reader_holds(b), 1); /* the budget had room for one more */
+    SS_EQ(ss_reader_streams(b), 0); /* the other, alone, opens per shard */
+    SS_EQ(ss_io_budget_used(), 3);
     CU_ASSERT_PTR_NOT_NULL(ss_reader_file(b, 1));
     CU_ASSERT_PTR_NOT_NULL(ss_reader_header(b, 1));
     CU_ASSERT_PTR_NOT_NULL(ss_reader_index(b, 1));
     ss_reader_end(b);
-    SS_EQ(count_fds(), base + 2);
+    SS_EQ(count_fds(), base + 3);
     CU_ASSERT_PTR_NULL(ss_reader_file(b, 0));
 
     bam1_t *rec = bam_init1();
@@ -97,15 +112,15 @@ static void test_budget_and_leaks(void)
         if (ss_reader_begin(r) != 0) {
             SS_EQ_FATAL(ss_reader_begin(r), 0);
         }
-        /* read a record through the index, as a kernel does */
-        hts_itr_t *it = sam_itr_queryi(ss_reader_index(r, 0), 0, 0, 5000);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(it);
-        CU_ASSERT(sam_itr_next(ss_reader_file(r, 0), it, rec) >= 0);
-        hts_itr_destroy(it);
+        /* read a record of each input, as a kernel does */
+        for (int k = 0; k < 2; k++) {
+            SS_EQ_FATAL(ss_reader_query(r, k, 0, 0, 5000), 0);
+            CU_ASSERT(ss_reader_next(r, k, rec) >= 0);
+        }
         ss_reader_end(r);
     }
     bam_destroy1(rec);
-    SS_EQ(count_fds(), base + 2);
+    SS_EQ(count_fds(), base + 3);
     SS_EQ(ss_reader_opens(a), 1);
     SS_EQ(ss_reader_opens(b), 501);
     SS_EQ(ss_reader_n(a), 2);
@@ -118,11 +133,107 @@ static void test_budget_and_leaks(void)
     unsetenv("SEQSHARD_MAX_OPEN_FILES");
 }
 
+/* Read every record of input k's [beg, end) on tid through r; a checksum of what came out. */
+static uint64_t read_all(ss_reader_t *r, int k, int tid, hts_pos_t beg, hts_pos_t end, int *n)
+{
+    bam1_t *b = bam_init1();
+    uint64_t sum = 0;
+    *n = 0;
+    CU_ASSERT_FATAL(ss_reader_query(r, k, tid, beg, end) == 0);
+    while (ss_reader_next(r, k, b) >= 0) {
+        sum = sum * 1000003u + (uint64_t)b->core.pos * 31u + b->core.l_qseq;
+        sum += bam_get_qname(b)[0];
+        (*n)++;
+    }
+    bam_destroy1(b);
+    return sum;
+}
+
+/*
+ * With no budget at all, two inputs are streamed: opened per batch of
+ * records, never both at once, and the records are those a held reader
+ * returns, in the same order, across many batches (the big file).
+ */
+static void test_streamed(void)
+{
+    char *paths[] = { big, bam1 };
+    ss_io_inputs_t in = { .paths = paths, .n = 2, .reference = NULL };
+    setenv("SEQSHARD_MAX_OPEN_FILES", "0", 1);
+    SS_EQ(ss_io_budget_init(2, 1), 0);
+    int base = count_fds();
+    ss_reader_t *s = ss_reader_init(&in);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    SS_EQ_FATAL(ss_reader_begin(s), 0);
+    SS_EQ(ss_reader_holds(s), 0);
+    SS_EQ(ss_reader_streams(s), 2);
+    SS_EQ(count_fds(), base); /* streamed inputs are open only while a batch fills */
+    CU_ASSERT_PTR_NULL(ss_reader_file(s, 0));
+    CU_ASSERT_PTR_NOT_NULL(ss_reader_header(s, 0));
+
+    unsetenv("SEQSHARD_MAX_OPEN_FILES");
+    ss_io_budget_init(2, 1);
+    ss_reader_t *h = ss_reader_init(&in);
+    SS_EQ_FATAL(ss_reader_begin(h), 0);
+    SS_EQ(ss_reader_holds(h), 2);
+    const hts_pos_t ranges[][3] = { { 0, 0, 400000 }, { 0, 123456, 170000 }, { 1, 0, 50000 },
+                                    { 0, 399990, 400000 }, { 2, 0, 30000 } };
+    for (size_t k = 0; k < sizeof(ranges) / sizeof(ranges[0]); k++) {
+        for (int i = 0; i < 2; i++) {
+            int n_s, n_h;
+            uint64_t a = read_all(s, i, (int)ranges[k][0], ranges[k][1], ranges[k][2], &n_s);
+            uint64_t b = read_all(h, i, (int)ranges[k][0], ranges[k][1], ranges[k][2], &n_h);
+            SS_EQ(n_s, n_h);
+            CU_ASSERT(a == b);
+        }
+    }
+    int n;
+    read_all(s, 0, 0, 0, 400000, &n);
+    CU_ASSERT(n > 15000); /* many batches: the check above crossed batch ends */
+    SS_EQ(count_fds(), base + 2); /* h holds its two; s holds none */
+    ss_reader_end(s);
+    ss_reader_end(h);
+    ss_reader_destroy(s);
+    ss_reader_destroy(h);
+    SS_EQ(count_fds(), base);
+}
+
+/* Set the soft descriptor limit; the need counts only descriptors below it. */
+static int need_under(struct rlimit *rl, rlim_t limit)
+{
+    rl->rlim_cur = limit;
+    CU_ASSERT_FATAL(setrlimit(RLIMIT_NOFILE, rl) == 0);
+    return ss_io_budget_need(2);
+}
+
+/* A limit too low for the workers' own descriptors is refused, saying what would do. */
+static void test_limit_too_low(void)
+{
+    struct rlimit old, rl;
+    CU_ASSERT_FATAL(getrlimit(RLIMIT_NOFILE, &old) == 0);
+    rl = old;
+    int need = need_under(&rl, 8); /* below the two workers' own 2 x 5 whatever is open */
+    CU_ASSERT_FATAL(need > 8);
+    ss_error_reset();
+    SS_EQ(ss_io_budget_init(30, 2), -1);
+    char want[200];
+    snprintf(want, sizeof(want), "30 inputs need at least %d open files per worker (-@ 2: %d in "
+             "all) but the limit is 8 (ulimit -n); raise it with ulimit -n %d or use fewer "
+             "threads", SS_IO_FDS_PER_WORKER, need, need);
+    SS_CONTAINS(ss_error_message(), want);
+    /* just enough: nothing left to hold, every input opened per use */
+    int at = need_under(&rl, 64);
+    int need_at = need_under(&rl, (rlim_t)at);
+    SS_EQ(ss_io_budget_init(30, 2), at - need_at);
+    CU_ASSERT(at - need_at >= 0);
+    CU_ASSERT_FATAL(setrlimit(RLIMIT_NOFILE, &old) == 0);
+    ss_error_reset();
+}
+
 static void test_reader_missing_file(void)
 {
     char *paths[] = { bam1, "/nonexistent/gone.bam" };
     ss_io_inputs_t in = { .paths = paths, .n = 2, .reference = NULL };
-    ss_io_budget_init();
+    ss_io_budget_init(2, 1);
     int base = count_fds();
     ss_reader_t *r = ss_reader_init(&in);
     ss_error_reset();
@@ -226,6 +337,8 @@ int main(void)
         return 1;
     CU_pSuite s = CU_add_suite("reader", setup, teardown);
     if (!s || !CU_add_test(s, "budget_and_leaks", test_budget_and_leaks) ||
+        !CU_add_test(s, "streamed", test_streamed) ||
+        !CU_add_test(s, "limit_too_low", test_limit_too_low) ||
         !CU_add_test(s, "missing_file", test_reader_missing_file) ||
         !CU_add_test(s, "ref_cache", test_ref_cache) ||
         !CU_add_test(s, "estimate", test_estimate))

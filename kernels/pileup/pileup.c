@@ -25,11 +25,32 @@ static void opts_free(void *kopts)
     free(kopts);
 }
 
+/*
+ * A -f without some of the inputs' contigs, or with other lengths, is not an
+ * error to samtools mpileup 1.16: it prints N there (no BAQ, no -C) and skips
+ * reads past the FASTA's end, exit 0. The output stays samtools', so this is
+ * a warning, given once at the start instead of never (or once per read).
+ */
+static void warn_reference_contigs(const ss_job_t *job)
+{
+    const ss_common_opts_t *co = ss_job_opts(job);
+    ss_ref_mismatch_t m;
+    if (!co->reference || ss_ref_check_contigs(co->reference, ss_job_header(job), 0, &m) <= 0)
+        return;
+    char what[512];
+    ss_ref_describe_mismatch(co->reference, ss_job_header(job), co->inputs[0], &m, what,
+                             sizeof(what));
+    ss_warn("%s: there the reference prints as N and reads past its end are skipped, as "
+            "samtools mpileup does; give the FASTA the reads were aligned to with %s", what,
+            co->ref_option);
+}
+
 /* Text out; the options are all the workers need, so there is no run state. */
 static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_spec_t *out)
 {
     (void)kopts, (void)job, (void)run;
     out->format = SS_FMT_TEXT;
+    warn_reference_contigs(job);
     return 0;
 }
 
@@ -66,6 +87,8 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
         w->in[i].opts = w->o;
         w->in[i].bed = ss_job_bed(job);
         w->in[i].path = ss_job_inputs(job)->paths[i];
+        w->in[i].rd = rd;
+        w->in[i].i = i;
         w->eng[i] = pe_init(pl_read_filtered, &w->in[i], w->o->max_depth, w->o->overlaps,
                             w->o->mods);
         if (!w->eng[i])
@@ -122,9 +145,9 @@ static void bind_inputs(pl_worker_t *w, int tid)
     w->ctg_ref = ss_ref_get(w->ref, tid, name, &w->ctg_ref_len);
     for (int i = 0; i < w->n; i++) {
         pl_input_t *in = &w->in[i];
-        in->fp = ss_reader_file(w->rd, i);
-        if (cache >= BLOCK_CACHE_MIN && in->fp && in->fp->format.compression == bgzf)
-            bgzf_set_cache_size(in->fp->fp.bgzf, cache); /* sets a size only: cheap per shard */
+        samFile *fp = ss_reader_file(w->rd, i); /* NULL when streamed: no file to cache for */
+        if (cache >= BLOCK_CACHE_MIN && fp && fp->format.compression == bgzf)
+            bgzf_set_cache_size(fp->fp.bgzf, cache); /* sets a size only: cheap per shard */
         in->src = ss_reader_source(w->rd, i);
         in->hdr = ss_reader_header(w->rd, i);
         in->ref = w->ctg_ref;
@@ -132,6 +155,7 @@ static void bind_inputs(pl_worker_t *w, int tid)
         in->ref_src = w->ref;
         in->ref_tid = tid;
         in->do_baq = w->o->baq && w->ctg_ref;
+        in->read_err = 0;
     }
 }
 
@@ -151,14 +175,19 @@ static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
     for (int i = 0; i < w->n; i++) {
         const pl_input_t *in = &w->in[i];
         int err = w->eng[i]->error;
+        if (in->read_err && ss_reader_is_cram(w->rd, i)) {
+            char where[256];
+            snprintf(where, sizeof(where), "%s:%lld-%lld", ctg, (long long)sh->beg + 1,
+                     (long long)sh->end);
+            const ss_common_opts_t *co = ss_job_opts(w->job);
+            ss_io_cram_read_error(in->path, in->hdr, co->reference, co->ref_option, sh->idx,
+                                  where, sh->tid);
+            return -1;
+        }
         if (in->read_err) {
-            int is_cram = in->fp && in->fp->format.format == cram;
-            ss_error("%s: reading shard %d (%s:%lld-%lld) failed: %s", in->path, sh->idx, ctg,
-                     (long long)sh->beg + 1, (long long)sh->end,
-                     is_cram ? "CRAM decoding needs the reference it was made with; give it with "
-                            "-f ref.fa (or REF_PATH), or check the file with samtools quickcheck"
-                          : "the file is truncated or corrupt; check it with samtools "
-                            "quickcheck and regenerate it");
+            ss_error("%s: reading shard %d (%s:%lld-%lld) failed: the file is truncated or "
+                     "corrupt; check it with samtools quickcheck and regenerate it", in->path,
+                     sh->idx, ctg, (long long)sh->beg + 1, (long long)sh->end);
             return -1;
         }
         if (err == PE_ERR_NOMEM) {
@@ -278,7 +307,7 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     hts_pos_t start = pl_safe_start(w->in, w->n, sh->tid, sh->beg, scope_beg, o->max_depth,
                                     w->scratch);
     if (start < 0)
-        return -1;
+        return pileup_error(w, sh); /* a read error while finding the start: say which */
     for (int i = 0; i < w->n; i++) {
         w->in[i].baq_from = sh->beg;
         w->in[i].n_read = 0;
@@ -307,7 +336,7 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
         }
         covered = 1;
         if (o->all && cursor < pos && pl_emit_uncovered(w, sh->tid, cursor, pos, 1, 1, out) < 0)
-            return -1;
+            return pileup_error(w, sh);
         cursor = pos + 1;
         st->bases++;
         if (bed && !ss_bed_overlap(bed, ctg, pos, pos + 1)) {
@@ -329,7 +358,7 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
         w->bytes_per_base = per_base + per_base / 4 + 8;
     }
     if (o->all && cursor < sh->end && pl_emit_uncovered(w, sh->tid, cursor, sh->end, 0, covered, out) < 0)
-        return -1;
+        return pileup_error(w, sh);
     return 0;
 }
 

@@ -69,7 +69,8 @@ void pl_opts_free(pl_opts_t *o);
 
 /* One input as the read callback sees it: worker-owned. */
 typedef struct pl_input_s {
-    samFile *fp;             /* the open file, for its format and block cache */
+    ss_reader_t *rd;         /* the worker's reader, for the file's format and block cache */
+    int i;                   /* this input's number in rd */
     ss_source_t *src;        /* its records */
     sam_hdr_t *hdr;
     const char *path;

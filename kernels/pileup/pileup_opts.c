@@ -269,6 +269,7 @@ int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         return SS_EXIT_USAGE;
     pl_opts_default(o);
     *kopts = o;
+    co->ref_option = "-f"; /* samtools mpileup's name, in messages about the reference */
     int c, r = 0;
     optind = 1;
     opterr = 0;

@@ -101,11 +101,10 @@ int pl_query(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end)
     return ss_source_query(in->src, tid, beg, end);
 }
 
+/* Kept for the caller, which knows the shard and says what failed (pileup.c pileup_error). */
 static int read_error(pl_input_t *in, int ret)
 {
-    ss_error("%s: read failed (htslib code %d); the file may be truncated or corrupt: check it "
-             "with samtools quickcheck",
-             in->path, ret);
+    in->read_err = ret;
     return -1;
 }
 

@@ -27,6 +27,7 @@ typedef struct {
     sam_hdr_t *hdr;          /* the input's header (read-only): contig names, CRAM messages */
     bam1_t *b;
     const char *reference;   /* -T, or NULL */
+    const char *ref_option;  /* how messages name it */
     const ss_interval_t *merged; /* -M: the job's sorted, merged regions; NULL without -M */
     int n_merged;
     vw_copier_t *copier;     /* copying the input's blocks (view_copy.c), or NULL */
@@ -135,6 +136,9 @@ static int prepare(const void *kopts, const ss_job_t *job, void **runp, ss_out_s
         return -1;
     if (o->fmt == VW_CRAM && vw_check_cram_output_refs(out->header, co->reference) < 0)
         return -1;
+    if (co->reference && (run->in_is_cram || o->fmt == VW_CRAM) &&
+        vw_check_reference_contigs(job, o->fmt == VW_CRAM) < 0)
+        return -1;
     out->format = out_format[o->fmt];
     out->level = o->level;
     out->sam_header = o->with_header || o->header_only;
@@ -172,6 +176,7 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
     w->rd = rd;
     w->hdr = ss_job_header(job);
     w->reference = ss_job_opts(job)->reference;
+    w->ref_option = ss_job_opts(job)->ref_option;
     if (o->multi_region)
         w->merged = ss_job_regions(job, &w->n_merged);
     return 0;
@@ -209,7 +214,8 @@ static int read_error(vw_worker_t *w, const ss_shard_t *sh, int is_cram)
     char where[256];
     shard_name(w, sh, where, sizeof(where));
     if (is_cram)
-        vw_cram_read_error(path, w->hdr, w->reference, sh->idx, where, sh->tid);
+        ss_io_cram_read_error(path, w->hdr, w->reference, w->ref_option, sh->idx, where,
+                              sh->tid);
     else
         ss_error("%s: read error in shard %d (%s): the file is truncated or corrupt; check it "
                  "with samtools quickcheck", path, sh->idx, where);

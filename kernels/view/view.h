@@ -115,10 +115,14 @@ int vw_copy_shard(vw_copier_t *cp, const vw_run_t *run, ss_reader_t *rd, const s
 
 /* ---- references (view_ref.c) ---- */
 
+/*
+ * -T against the input's contigs, at the start: for CRAM output a contig of
+ * another length is an error (the CRAM would be encoded against the wrong
+ * sequence); otherwise missing or different contigs are a warning, since
+ * decoding fails only where records need them. Returns 0, or -1 after ss_error().
+ */
+int vw_check_reference_contigs(const ss_job_t *job, int cram_out);
 /* CRAM output: every @SQ must be in -T or have M5/UR. Returns 0, or -1 after ss_error(). */
 int vw_check_cram_output_refs(const sam_hdr_t *h, const char *reference);
-/* ss_error() for a CRAM decoding failure: missing reference, wrong reference, or corruption. */
-void vw_cram_read_error(const char *path, sam_hdr_t *h, const char *reference, int shard_idx,
-                        const char *where, int tid);
 
 #endif

@@ -279,6 +279,10 @@ int vw_copy_shard(vw_copier_t *cp, const vw_run_t *o, ss_reader_t *rd, const sam
     if (vbeg == vend)
         return 0;
     if (cp->fd < 0 && (cp->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+        if (ss_io_fds_exhausted(errno)) {
+            ss_io_error_fds(path, errno);
+            return -1;
+        }
         ss_error("%s: cannot open: %s; check the file still exists and is readable", path,
                  strerror(errno));
         return -1;

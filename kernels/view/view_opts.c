@@ -303,6 +303,7 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         return SS_EXIT_USAGE;
     vw_opts_default(o);
     *kopts = o;
+    co->ref_option = "-T"; /* samtools view's name (its -f is required flags) */
     int c, fmt_given = 0, fast_or_u = 0, shard_size_given = 0;
     optind = 1;
     opterr = 0;

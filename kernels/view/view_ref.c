@@ -1,9 +1,8 @@
 /*
  * view_ref.c -- CRAM references for the view kernel: never fetched over the
- * network, checked before CRAM output starts, and, when decoding fails, a
- * diagnosis that names the @SQ line and says how to supply the reference.
+ * network, and checked before CRAM output starts. (Decoding failures are
+ * diagnosed in io/cram_diag.c, shared with pileup.)
  */
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,60 +47,23 @@ int vw_check_cram_output_refs(const sam_hdr_t *hc, const char *reference)
     return rc;
 }
 
-/* MD5 (hex) of sequence `name` in fai as CRAM computes it: upper case. 0 or -1. */
-static int fasta_md5(faidx_t *fai, const char *name, char hex[33])
+int vw_check_reference_contigs(const ss_job_t *job, int cram_out)
 {
-    hts_pos_t len = 0;
-    char *seq = faidx_fetch_seq64(fai, name, 0, HTS_POS_MAX, &len);
-    hts_md5_context *md5 = seq ? hts_md5_init() : NULL;
-    if (!md5) {
-        free(seq);
+    const ss_common_opts_t *co = ss_job_opts(job);
+    const sam_hdr_t *h = ss_job_header(job);
+    ss_ref_mismatch_t m;
+    /* CRAM output of a contig missing from -T: vw_check_cram_output_refs decides (M5, UR) */
+    if (ss_ref_check_contigs(co->reference, h, cram_out, &m) <= 0)
+        return 0; /* an unloadable .fai was reported by the job's own check */
+    char what[512];
+    ss_ref_describe_mismatch(co->reference, h, co->inputs[0], &m, what, sizeof(what));
+    if (cram_out) {
+        ss_error("%s: CRAM output against it would store the reads against the wrong "
+                 "sequence; give the FASTA the reads were aligned to with %s", what,
+                 co->ref_option);
         return -1;
     }
-    for (hts_pos_t i = 0; i < len; i++)
-        seq[i] = (char)toupper((unsigned char)seq[i]);
-    unsigned char digest[16];
-    hts_md5_update(md5, seq, len);
-    hts_md5_final(digest, md5);
-    hts_md5_hex(hex, digest);
-    hts_md5_destroy(md5);
-    free(seq);
+    ss_warn("%s: CRAM records there cannot be decoded with it; give the FASTA the CRAM was "
+            "made with via %s", what, co->ref_option);
     return 0;
-}
-
-void vw_cram_read_error(const char *path, sam_hdr_t *h, const char *reference, int shard_idx,
-                        const char *where, int tid)
-{
-    kstring_t m5 = KS_INITIALIZE;
-    const char *sn = tid >= 0 ? sam_hdr_tid2name(h, tid) : NULL;
-    if (sn)
-        sam_hdr_find_tag_id(h, "SQ", "SN", sn, "M5", &m5);
-    const char *want = m5.l ? m5.s : "none";
-    faidx_t *fai = sn ? load_fai(reference) : NULL;
-    char got[33];
-
-    if (!sn) {
-        ss_error("%s: cannot decode CRAM records in shard %d (%s): the file is corrupt or a "
-                 "reference is missing; check -T/--reference and REF_PATH/REF_CACHE", path,
-                 shard_idx, where);
-    } else if (!reference) {
-        ss_error("%s: cannot decode CRAM records in shard %d (%s): no reference found for @SQ "
-                 "SN:%s M5:%s (looked in UR, REF_PATH, REF_CACHE); give the FASTA with "
-                 "-T/--reference or set REF_PATH", path, shard_idx, where, sn, want);
-    } else if (!fai || !faidx_has_seq(fai, sn)) {
-        ss_error("%s: cannot decode CRAM records in shard %d (%s): %s has no sequence for @SQ "
-                 "SN:%s M5:%s; give the FASTA the CRAM was made with via -T/--reference", path,
-                 shard_idx, where, reference, sn, want);
-    } else if (m5.l && fasta_md5(fai, sn, got) == 0 && strcasecmp(got, m5.s) != 0) {
-        ss_error("%s: cannot decode CRAM records in shard %d (%s): %s is not the reference the "
-                 "CRAM was made with (@SQ SN:%s M5:%s, FASTA MD5 %s); give the right FASTA with "
-                 "-T/--reference", path, shard_idx, where, reference, sn, want, got);
-    } else {
-        ss_error("%s: cannot decode CRAM records in shard %d (%s): the file is truncated or "
-                 "corrupt (the reference for @SQ SN:%s matches); check it with samtools "
-                 "quickcheck", path, shard_idx, where, sn);
-    }
-    if (fai)
-        fai_destroy(fai);
-    free(m5.s);
 }

@@ -1,0 +1,76 @@
+/*
+ * cram_diag.c -- why a CRAM could not be decoded, told the same way by every
+ * kernel: no reference, a reference without the contig, the wrong reference
+ * (its MD5 is not the @SQ M5), or, when the reference matches, a damaged
+ * file. Each kernel names its own reference option (pileup -f, view -T).
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <htslib/faidx.h>
+#include <htslib/hts.h>
+
+#include "../base/ss_base.h"
+#include "ss_io.h"
+
+/* MD5 (hex) of sequence `name` in fai as CRAM computes it: upper case. 0 or -1. */
+static int fasta_md5(faidx_t *fai, const char *name, char hex[33])
+{
+    hts_pos_t len = 0;
+    char *seq = faidx_fetch_seq64(fai, name, 0, HTS_POS_MAX, &len);
+    hts_md5_context *md5 = seq ? hts_md5_init() : NULL;
+    if (!md5) {
+        free(seq);
+        return -1;
+    }
+    for (hts_pos_t i = 0; i < len; i++)
+        seq[i] = (char)toupper((unsigned char)seq[i]);
+    unsigned char digest[16];
+    hts_md5_update(md5, seq, len);
+    hts_md5_final(digest, md5);
+    hts_md5_hex(hex, digest);
+    hts_md5_destroy(md5);
+    free(seq);
+    return 0;
+}
+
+void ss_io_cram_read_error(const char *path, sam_hdr_t *h, const char *reference,
+                           const char *ref_opt, int shard_idx, const char *where, int tid)
+{
+    kstring_t m5 = KS_INITIALIZE;
+    const char *sn = tid >= 0 ? sam_hdr_tid2name(h, tid) : NULL;
+    if (sn)
+        sam_hdr_find_tag_id(h, "SQ", "SN", sn, "M5", &m5);
+    const char *want = m5.l ? m5.s : "none";
+    /* no FAI_CREATE: never write a .fai next to someone's FASTA */
+    faidx_t *fai = sn && reference ? fai_load3(reference, NULL, NULL, 0) : NULL;
+    char got[33];
+
+    if (!sn) {
+        ss_error("%s: cannot decode CRAM records in shard %d (%s): the file is corrupt or a "
+                 "reference is missing; check %s and REF_PATH/REF_CACHE", path, shard_idx,
+                 where, ref_opt);
+    } else if (!reference) {
+        ss_error("%s: cannot decode CRAM records in shard %d (%s): no reference found for @SQ "
+                 "SN:%s M5:%s (looked in UR, REF_PATH, REF_CACHE); give the FASTA with %s or "
+                 "set REF_PATH", path, shard_idx, where, sn, want, ref_opt);
+    } else if (!fai || !faidx_has_seq(fai, sn)) {
+        ss_error("%s: cannot decode CRAM records in shard %d (%s): %s has no sequence for @SQ "
+                 "SN:%s M5:%s; give the FASTA the CRAM was made with via %s", path, shard_idx,
+                 where, reference, sn, want, ref_opt);
+    } else if (m5.l && fasta_md5(fai, sn, got) == 0 && strcasecmp(got, m5.s) != 0) {
+        ss_error("%s: cannot decode CRAM records in shard %d (%s): %s is not the reference the "
+                 "CRAM was made with (@SQ SN:%s M5:%s, FASTA MD5 %s); give the right FASTA with "
+                 "%s", path, shard_idx, where, reference, sn, want, got, ref_opt);
+    } else {
+        /* samtools quickcheck reads only the header and the EOF block: it passes such files */
+        ss_error("%s: cannot decode CRAM records in shard %d (%s): the file is truncated or "
+                 "corrupt (a block fails its checksum or ends early; the reference for @SQ "
+                 "SN:%s matches); re-create it, 'samtools view -c %s' shows the damage", path,
+                 shard_idx, where, sn, path);
+    }
+    if (fai)
+        fai_destroy(fai);
+    free(m5.s);
+}
