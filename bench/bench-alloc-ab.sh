@@ -89,7 +89,7 @@ done
 
 echo "bench-alloc-ab: load average $(cut -d' ' -f1-3 /proc/loadavg) (should be near 0)" >&2
 TSV=$OUT/alloc-ab.tsv
-printf 'round\tcase\tallocator\twall_s\tuser_s\tsys_s\n' >"$TSV"
+printf 'round\tcase\tconfig\twall_s\tuser_s\tsys_s\n' >"$TSV"
 read -r -a ORDER <<<"$ALLOCATORS"
 for ((r = 1; r <= ROUNDS; r++)); do
     order=("${ORDER[@]}")
@@ -110,35 +110,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
     echo "bench-alloc-ab: round $r of $ROUNDS done" >&2
 done
 
-python3 - "$TSV" "$ROUNDS" >"$OUT/alloc-ab.md" <<'PY'
-import csv, random, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
-wall = {}
-for r in rows:
-    wall.setdefault(r["case"], {}).setdefault(r["allocator"], {})[int(r["round"])] = float(r["wall_s"])
-rng = random.Random(1)
-def ci(q, n=2000):
-    meds = sorted(statistics.median(rng.choices(q, k=len(q))) for _ in range(n))
-    return meds[int(0.025 * n)], meds[int(0.975 * n) - 1]
-print("# Default build against each allocator, paired rounds")
-print()
-print("bench/bench-alloc-ab.sh, %s rounds. Ratio: default's wall time over the other's in"
-      " the same round; median over rounds, 95%% bootstrap interval. Met (3%% target):"
-      " the interval's upper end at most 1.03." % sys.argv[2])
-print()
-print("| case | default median s | against | other median s | default/other | 95% interval | within 3% |")
-print("|---|---:|---|---:|---:|---|---|")
-for case, by in wall.items():
-    d = by["default"]
-    for a, o in by.items():
-        if a == "default":
-            continue
-        q = [d[i] / o[i] for i in d if i in o and o[i] > 0]
-        lo, hi = ci(q)
-        verdict = "yes" if hi <= 1.03 else ("NO" if lo > 1.03 else "not shown")
-        print("| %s | %.3f | %s | %.3f | %.3f | %.3f-%.3f | %s |" % (
-            case, statistics.median(d.values()), a, statistics.median(o.values()),
-            statistics.median(q), lo, hi, verdict))
-PY
+python3 "$HERE/paired_stats.py" "$TSV" default \
+    "Default build against each allocator, paired rounds" \
+    "bench/bench-alloc-ab.sh, $ROUNDS rounds. Ratio: default's wall time over the other's in the same round; median over rounds, 95% bootstrap interval. Within 3%: the interval's upper end at most 1.03." \
+    >"$OUT/alloc-ab.md"
 echo "bench-alloc-ab: wrote $OUT/alloc-ab.md" >&2
 cat "$OUT/alloc-ab.md"
