@@ -283,40 +283,51 @@ struct ss_comm_file_s {
     char path[4096];
 };
 
-ss_comm_file_t *ss_comm_file_open(const char *path)
+ss_comm_file_t *ss_comm_file_open(const char *path, const char *shown)
 {
     ss_comm_file_t *f = calloc(1, sizeof(*f));
     if (!f)
         return NULL;
-    snprintf(f->path, sizeof(f->path), "%s", path);
+    snprintf(f->path, sizeof(f->path), "%s", shown ? shown : path);
     int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY,
                            MPI_INFO_NULL, &f->fh);
     if (rc != MPI_SUCCESS) {
         char msg[MPI_MAX_ERROR_STRING];
         int len = 0;
         MPI_Error_string(rc, msg, &len);
-        ss_error("rank %d: %s: cannot open for parallel writing (%s); check the directory is "
-                 "writable and on a file system all ranks share",
-                 rank_, path, msg);
+        ss_error("%s: cannot open for parallel writing (%s); check the directory is "
+                 "writable and on a file system all ranks share", f->path, msg);
         free(f);
         return NULL;
     }
     return f;
 }
 
+/*
+ * Open MPI's MPI_File_write_at returns MPI_SUCCESS on a short write (a full
+ * disk among them): only the status's count says how much went out. Write
+ * the rest again; a call that moves nothing is the failure.
+ */
 int ss_comm_file_write_at(ss_comm_file_t *f, uint64_t offset, const void *buf, size_t len)
 {
     const char *p = buf;
     while (len > 0) {
-        int chunk = len > (1u << 30) ? 1 << 30 : (int)len;
+        int chunk = len > (1u << 30) ? 1 << 30 : (int)len, done = 0;
         MPI_Status st;
-        if (MPI_File_write_at(f->fh, (MPI_Offset)offset, p, chunk, MPI_BYTE, &st) !=
-            MPI_SUCCESS) {
-            ss_error("rank %d: %s: write of %d bytes at offset %llu failed; check free space",
-                     rank_, f->path, chunk, (unsigned long long)offset);
+        int rc = MPI_File_write_at(f->fh, (MPI_Offset)offset, p, chunk, MPI_BYTE, &st);
+        if (rc == MPI_SUCCESS && MPI_Get_count(&st, MPI_BYTE, &done) != MPI_SUCCESS)
+            done = 0;
+        if (rc != MPI_SUCCESS || done <= 0 || done > chunk) {
+            char why[MPI_MAX_ERROR_STRING] = "no bytes written: the file system is full?";
+            int n = 0;
+            if (rc != MPI_SUCCESS && MPI_Error_string(rc, why, &n) != MPI_SUCCESS)
+                snprintf(why, sizeof(why), "MPI error %d", rc);
+            ss_error("%s: writing %d bytes at offset %llu failed (%s); free space on its "
+                     "file system and rerun", f->path, chunk,
+                     (unsigned long long)offset, why);
             return -1;
         }
-        p += chunk, offset += (uint64_t)chunk, len -= (size_t)chunk;
+        p += done, offset += (uint64_t)done, len -= (size_t)done;
     }
     return 0;
 }
@@ -421,9 +432,9 @@ int ss_comm_bcast_str(char *buf, size_t cap)
     (void)buf, (void)cap;
     return 0;
 }
-ss_comm_file_t *ss_comm_file_open(const char *path)
+ss_comm_file_t *ss_comm_file_open(const char *path, const char *shown)
 {
-    ss_error("%s: parallel output needs an MPI build", path);
+    ss_error("%s: parallel output needs an MPI build", shown ? shown : path);
     return NULL;
 }
 int ss_comm_file_write_at(ss_comm_file_t *f, uint64_t offset, const void *buf, size_t len)
