@@ -3,7 +3,8 @@
  * let it parse its options, open the job, run the engine.
  *
  * Exit status: 0 ok (and after --help), 1 bad input or a failed run,
- * 2 bad usage (one line on stderr saying what and where to look).
+ * 2 bad usage (one line on stderr saying what and where to look), 128 + N
+ * when signal N ended the run (signals.c).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -137,6 +138,9 @@ static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
         /* usage messages are printed directly; ss_error() means a bad input (a -b list
          * naming a missing file), which is status 1 like any other unusable input */
         rc = ss_error_raised() ? SS_EXIT_FAIL : SS_EXIT_USAGE;
+    else if (ss_outputs_check(&co, KIND_K(k, kopts) == SS_OUT_TEXT &&
+                                          ss_bgzf_wanted(co.output)) < 0)
+        rc = SS_EXIT_FAIL;
     else if (!(job = ss_job_open(&co, k->name)))
         rc = SS_EXIT_FAIL;
     else if (k->prepare && k->prepare(kopts, job) < 0)
@@ -178,6 +182,8 @@ int ss_main(int argc, char **argv)
     }
     if (ss_comm_init(&argc, &argv) < 0)
         return SS_EXIT_FAIL;
+    /* after MPI_Init, whose libraries may install handlers of their own; one rank speaks */
+    ss_signals_install(ss_comm_rank() != 0);
     /* before any BGZF block is read: htslib's per-block deflate state then comes from a pool */
     ss_alloc_pool_deflate();
     int rc = run_kernel(k, argc, argv);

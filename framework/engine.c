@@ -318,7 +318,12 @@ int ss_engine_trailer(engine_t *e, kstring_t *t)
     return e->k->trailer ? e->k->trailer(e->kopts, e->job, t) : 0;
 }
 
-int ss_engine_seal(engine_t *e, int rc)
+/*
+ * The output's last steps (the rank that owns it): on success index .gz
+ * text (tabix's .tbi, or .csi past 2^29 bp), rename into place and run the
+ * kernel's finish hook; on failure remove the temporary file. Returns 0 or -1.
+ */
+static int seal(engine_t *e, int rc)
 {
     if (rc == 0 && e->bgzf && KIND(e) == SS_OUT_TEXT)
         rc = ss_output_index_tabix(e->out, needs_csi(e->job));
@@ -334,6 +339,7 @@ int ss_engine_seal(engine_t *e, int rc)
     return rc;
 }
 
+/* One rank: the trailer and the BGZF EOF after the last shard. 0 or -1. */
 static int finish_output(engine_t *e, int rc)
 {
     if (rc == 0) {
@@ -346,7 +352,30 @@ static int finish_output(engine_t *e, int rc)
     if (rc == 0 && (KIND(e) == SS_OUT_BGZF || KIND(e) == SS_OUT_BAM || e->bgzf))
         rc = ss_output_write(e->out, ss_bgzf_eof, sizeof(ss_bgzf_eof));
     e->bytes_written = ss_output_bytes(e->out);
-    return ss_engine_seal(e, rc);
+    return rc;
+}
+
+/*
+ * --report, collective: every rank's summary to rank 0, which writes the
+ * JSON under its temporary name into *rep (NULL elsewhere, or when the run
+ * failed). It is renamed after the output, so neither file appears unless
+ * both were written. 0 or -1.
+ */
+static int write_report(engine_t *e, ss_report_t *r, int rc, ss_output_t **rep)
+{
+    r->bytes_written = e->bytes_written;
+    r->buffer_peak = e->ow ? ss_ordered_peak_buffers(e->ow) : 0;
+    return ss_report_write_all(ss_job_opts(e->job)->report, r, rc, rep);
+}
+
+/* Index and rename the output, then the report. Returns 0 or -1. */
+static int seal_all(engine_t *e, int rc, ss_output_t *rep)
+{
+    rc = seal(e, rc);
+    if (rc == 0 && rep)
+        return ss_output_commit(rep);
+    ss_output_abort(rep);
+    return rc;
 }
 
 int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
@@ -447,6 +476,7 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
         ss_comm_counter_close();
         goto out;
     }
+    ss_signals_output_direct(e.out && !ss_output_tmp_path(e.out));
     e.progress = ss_progress_start(n, total_work, o->quiet, rank0);
     ss_count_t count0, count1;
     int counted = ss_count_total(&count0) == 0;
@@ -460,22 +490,23 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
         rc = finish_output(&e, rc);
     }
     counted = counted && ss_count_total(&count1) == 0;
-    ss_progress_finish(e.progress, rc == 0);
+    ss_output_t *rep = NULL;
     if (o->report) {
         ss_report_t r = { .kernel = kernel->name, .threads = threads, .n_shards = n,
                           .n_workers = n_workers, .workers = e.stats, .wall_s = ss_now() - t0,
-                          .est_work_total = total_work };
-        r.bytes_written = e.bytes_written;
-        r.buffer_cap = buffer_cap;
-        r.buffer_peak = e.ow ? ss_ordered_peak_buffers(e.ow) : 0;
+                          .est_work_total = total_work, .buffer_cap = buffer_cap };
         r.count_before = counted ? &count0 : NULL;
         r.count_after = counted ? &count1 : NULL;
-        if (ss_report_write_all(o->report, &r, rc) < 0)
+        if (write_report(&e, &r, rc, &rep) < 0)
             rc = -1;
     }
+    /* the owner of the output (rank 0) indexes and renames, the others wait below */
+    if (!parallel || rank0)
+        rc = seal_all(&e, rc, rep);
+    ss_progress_finish(e.progress, rc == 0);
     if (parallel) {
-        /* rank 0 has indexed, renamed and reported: every rank exits with its
-         * status, and the others keep guarding the temporary name until then */
+        /* every rank exits with its status, and the others keep guarding the
+         * temporary name until rank 0 renamed or removed it */
         if (ss_comm_max_int(rc < 0) != 0)
             rc = -1;
         if (!rank0)

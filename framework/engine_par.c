@@ -101,7 +101,7 @@ int ss_engine_par_open(engine_t *e, const kstring_t *header)
     return -1;
 }
 
-/* The multi-rank tail: the ranks agree and close, then rank 0 indexes and renames. */
+/* The multi-rank tail: the ranks agree and close; rank 0 indexes and renames later. */
 int ss_engine_par_finish(engine_t *e, int rc)
 {
     kstring_t tail = KS_INITIALIZE;
@@ -117,7 +117,5 @@ int ss_engine_par_finish(engine_t *e, int rc)
     /* after the agreement no rank touches the window again: freeing it waits for nobody */
     ss_comm_counter_close();
     e->bytes_written = ss_merge_bytes(e->merge);
-    if (ss_comm_rank() != 0)
-        return rc;
-    return ss_engine_seal(e, rc);
+    return rc;
 }

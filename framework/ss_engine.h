@@ -15,8 +15,6 @@
 #include "ss_store.h"
 #include "ss_topology.h"
 
-/* A kernel may choose its output kind from its options (view -O bam|sam|cram). */
-#define KIND_K(k, o) ((k)->out_kind_of ? (k)->out_kind_of(o) : (k)->out_kind)
 #define KIND(e) KIND_K((e)->k, (e)->kopts)
 
 /* Progress updates, and (several ranks) the stop-flag check, at most this often. */
@@ -62,12 +60,6 @@ int ss_engine_start_workers(engine_t *e, int n_workers, worker_t *w);
 void ss_engine_join_workers(int n_workers, worker_t *w);
 /* The kernel's trailer into t (nothing without one). 0 or -1. */
 int ss_engine_trailer(engine_t *e, kstring_t *t);
-/*
- * The output's last steps (the rank that owns it): on success index .gz
- * text (tabix's .tbi, or .csi past 2^29 bp), rename into place and run the
- * kernel's finish hook; on failure remove the temporary file. Returns 0 or -1.
- */
-int ss_engine_seal(engine_t *e, int rc);
 
 /* ---- several ranks (engine_par.c) ---- */
 
@@ -82,7 +74,7 @@ int ss_engine_par_open(engine_t *e, const kstring_t *header);
  * allows. Returns 0, or -1 (this rank failed, or another raised the stop flag).
  */
 int ss_engine_par_run(engine_t *e, int n_workers, worker_t *w);
-/* Collective: finish the merge; rank 0 indexes, renames, runs finish. 0 or -1. */
+/* Collective: finish the merge (trailer, EOF, close); then rank 0 seals. 0 or -1 on all. */
 int ss_engine_par_finish(engine_t *e, int rc);
 
 #endif
