@@ -24,8 +24,11 @@
  * =<idx> makes the process that takes shard idx die by SIGKILL, as a node
  * crash would; with SEQSHARD_KILL_RANK=<r> as well, rank r dies instead, at
  * the first shard >= idx it takes, or once its workers are done if it takes
- * none (so the test can kill rank 0 whatever the scheduling). The integration
- * tests use them to check that a failed run leaves no output, exits non-zero
+ * none (so the test can kill rank 0 whatever the scheduling);
+ * SEQSHARD_STALL_SHARD=<idx> makes the worker that takes shard idx stop there
+ * until a signal ends the process, as a hung file system would, so a test can
+ * signal a run that is certainly still going. The integration tests use them
+ * to check that a failed or interrupted run leaves no output, exits non-zero
  * and does not hang.
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
@@ -126,6 +129,8 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, void *ws, in
         (e->kill_rank < 0 ? idx == e->kill_shard
                           : e->kill_rank == ss_comm_rank() && idx >= e->kill_shard))
         raise(SIGKILL);
+    while (idx == e->stall_shard)
+        pause(); /* only a signal's handler, which exits, ends this */
     if (idx == e->fail_shard) {
         ss_error("shard %d (%s:%lld-%lld): failure injected by SEQSHARD_FAIL_SHARD (a testing "
                  "hook); unset SEQSHARD_FAIL_SHARD", idx, ctg, (long long)sh->beg + 1,
@@ -392,6 +397,7 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, ss_job_t *job)
     e.fail_shard = shard_from_env("SEQSHARD_FAIL_SHARD");
     e.kill_shard = shard_from_env("SEQSHARD_KILL_SHARD");
     e.kill_rank = shard_from_env("SEQSHARD_KILL_RANK");
+    e.stall_shard = shard_from_env("SEQSHARD_STALL_SHARD");
     e.bgzf = KIND_K(kernel, kopts) == SS_OUT_TEXT && ss_bgzf_wanted(o->output);
     /* failures before the agreement below only mark setup_failed: returning
      * early would leave the other ranks waiting in a collective */

@@ -33,6 +33,7 @@ typedef struct {
     int fail_shard;            /* SEQSHARD_FAIL_SHARD, or -1 */
     int kill_shard;            /* SEQSHARD_KILL_SHARD, or -1 */
     int kill_rank;             /* SEQSHARD_KILL_RANK, or -1 */
+    int stall_shard;           /* SEQSHARD_STALL_SHARD, or -1 */
     int bgzf;                  /* compress text output into BGZF blocks per shard */
     ss_store_t *store;         /* multi-rank: outputs wait here until written */
     ss_merge_t *merge;         /* multi-rank: the streaming merge (main thread) */
