@@ -17,10 +17,15 @@
  * (wait_quietly).
  */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "ss_comm.h"
 #include "ss_internal.h"
@@ -58,6 +63,40 @@ static int wait_quietly(MPI_Request *req)
     }
 }
 
+/*
+ * A rank whose parent is Open MPI's launcher (mpirun, or orted on other
+ * nodes) asks the kernel for a SIGTERM when that parent dies. Otherwise a
+ * killed mpirun leaves its ranks running for about a second, until Open
+ * MPI's progress thread notices the lost daemon and calls exit() itself,
+ * past our handler, so the temporary output stays. With SIGTERM the handler
+ * removes it and the rank is gone at once. Only for those parents: the
+ * signal follows the thread that forked us, and they fork from their main
+ * thread, which lives as long as the job.
+ */
+static void exit_with_launcher(void)
+{
+#ifdef __linux__
+    static const char *const launchers[] = {"mpirun", "mpiexec", "orterun", "orted", "prted",
+                                            "prterun"};
+    pid_t parent = getppid();
+    char path[64], comm[64] = "";
+    snprintf(path, sizeof(path), "/proc/%d/comm", (int)parent);
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return;
+    if (!fgets(comm, sizeof(comm), fp))
+        comm[0] = '\0';
+    fclose(fp);
+    comm[strcspn(comm, "\n")] = '\0';
+    for (size_t i = 0; i < sizeof(launchers) / sizeof(launchers[0]); i++)
+        if (strcmp(comm, launchers[i]) == 0) {
+            if (prctl(PR_SET_PDEATHSIG, SIGTERM) == 0 && getppid() != parent)
+                raise(SIGTERM); /* it died before we asked */
+            return;
+        }
+#endif
+}
+
 /* Launched by an MPI launcher? Singleton MPI_Init is slow and noisy, so skip it. */
 static int under_launcher(void)
 {
@@ -83,6 +122,7 @@ int ss_comm_init(int *argc, char ***argv)
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    exit_with_launcher();
     /* Errors come back as codes, so a failing rank can say why before stopping. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     return 0;
