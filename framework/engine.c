@@ -325,23 +325,22 @@ int ss_engine_trailer(engine_t *e, kstring_t *t)
 
 /*
  * The output's last steps (the rank that owns it): on success index .gz
- * text (tabix's .tbi, or .csi past 2^29 bp), rename into place and run the
- * kernel's finish hook; on failure remove the temporary file. Returns 0 or -1.
+ * text (tabix's .tbi, or .csi past 2^29 bp) or run the kernel's finish hook
+ * (view's --write-index), both on the temporary file, then rename the file
+ * and its index into place; on failure remove them. Returns 0 or -1.
  */
 static int seal(engine_t *e, int rc)
 {
     if (rc == 0 && e->bgzf && KIND(e) == SS_OUT_TEXT)
         rc = ss_output_index_tabix(e->out, needs_csi(e->job));
+    /* NULL for standard output or a device: the hook says whether it needed a file */
+    if (rc == 0 && e->k->finish)
+        rc = e->k->finish(e->kopts, e->job, ss_output_index_path(e->out));
     if (rc != 0) {
         ss_output_abort(e->out);
         return -1;
     }
-    rc = ss_output_commit(e->out);
-    /* the kernel's after-rename step (an index, say); not for standard output */
-    const char *path = ss_job_opts(e->job)->output;
-    if (rc == 0 && e->k->finish && path && strcmp(path, "-") != 0)
-        rc = e->k->finish(e->kopts, e->job, path);
-    return rc;
+    return ss_output_commit(e->out);
 }
 
 /* One rank: the trailer and the BGZF EOF after the last shard. 0 or -1. */

@@ -30,35 +30,37 @@ const unsigned char ss_bgzf_eof[28] = {
     0x02, 0x00, 0x1b, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 };
 
+#define N_NAMES 4 /* a temporary file and the index names beside it */
+
 struct ss_output_s {
     int fd;
     int own_fd;     /* we opened fd and close it (not our standard output) */
     char *shown;    /* the name as given, for messages; NULL for standard output */
     char *path;     /* where the rename goes: shown, or the file a symlink names */
     char *tmp;      /* temporary name, NULL when writing in place */
-    int slot[3];    /* signals.c slots of tmp, tmp.tbi, tmp.csi; -1 when none */
+    int slot[N_NAMES]; /* signals.c slots of tmp and its index names; -1 when none */
     uint64_t bytes;
-    const char *index_ext; /* ".tbi"/".csi" once an index of tmp is being built */
+    int indexed;    /* an index of tmp is being built beside it (tmp + an index_exts) */
 };
 
-/* The index names beside a temporary file; their order is that of slot[1..2]. */
-static const char *const index_exts[2] = {".tbi", ".csi"};
-static int guard_slot[3] = {-1, -1, -1};
+/* The index names an index builder may write beside a file: tabix's, CSI, CRAM's. */
+static const char *const index_exts[N_NAMES - 1] = {".tbi", ".csi", ".crai"};
+static int guard_slot[N_NAMES] = {-1, -1, -1, -1};
 
-/* Remove tmp, tmp.tbi and tmp.csi if a signal ends the process. slot[3] gets their slots. */
-static void arm_removal(const char *tmp, int slot[3])
+/* Remove tmp and tmp + each index_exts if a signal ends the process; slot gets their slots. */
+static void arm_removal(const char *tmp, int slot[N_NAMES])
 {
     char p[PATH_MAX + 8];
     slot[0] = ss_signals_remove_on_exit(tmp);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < N_NAMES - 1; i++) {
         snprintf(p, sizeof(p), "%s%s", tmp, index_exts[i]);
         slot[i + 1] = ss_signals_remove_on_exit(p);
     }
 }
 
-static void disarm_removal(int slot[3])
+static void disarm_removal(int slot[N_NAMES])
 {
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < N_NAMES; i++) {
         ss_signals_forget(slot[i]);
         slot[i] = -1;
     }
@@ -175,7 +177,8 @@ ss_output_t *ss_output_open(const char *path)
         return NULL;
     }
     o->fd = -1;
-    o->slot[0] = o->slot[1] = o->slot[2] = -1;
+    for (int i = 0; i < N_NAMES; i++)
+        o->slot[i] = -1;
     if (!path || strcmp(path, "-") == 0) {
         o->fd = STDOUT_FILENO;
         return o;
@@ -240,39 +243,46 @@ int ss_output_index_tabix(ss_output_t *o, int csi)
         return -1;
     }
     /* set first: a failed build may leave a partial index, which abort then removes */
-    o->index_ext = csi ? ".csi" : ".tbi";
+    o->indexed = 1;
     return ss_tabix_index(o->tmp, o->shown, csi);
 }
 
-/* Remove tmp+ext beside the output. */
+const char *ss_output_index_path(ss_output_t *o)
+{
+    if (o && o->tmp)
+        o->indexed = 1;
+    return o ? o->tmp : NULL;
+}
+
+/* Remove the index names beside tmp. */
 static void drop_index(ss_output_t *o)
 {
     char p[PATH_MAX + 8];
-    if (!o->index_ext || !o->tmp)
-        return;
-    snprintf(p, sizeof(p), "%s%s", o->tmp, o->index_ext);
-    unlink(p);
+    for (int i = 0; o->indexed && o->tmp && i < N_NAMES - 1; i++) {
+        snprintf(p, sizeof(p), "%s%s", o->tmp, index_exts[i]);
+        unlink(p);
+    }
 }
 
 /*
- * Rename tmp+ext to FILE+ext. When that fails FILE is already the new data:
- * an index of an older FILE must not stay beside it either.
+ * Rename tmp+ext to FILE+ext for each index built. When that fails FILE is
+ * already the new data: an index of an older FILE must not stay beside it.
  */
 static int move_index(ss_output_t *o)
 {
-    if (!o->index_ext)
-        return 0;
     char from[PATH_MAX + 8], to[PATH_MAX + 8];
-    snprintf(from, sizeof(from), "%s%s", o->tmp, o->index_ext);
-    snprintf(to, sizeof(to), "%s%s", o->path, o->index_ext);
-    if (rename(from, to) == 0)
-        return 0;
-    ss_error("%s: the output is in place but its index could not be renamed to %s: %s; index "
-             "it with 'tabix -s1 -b2 -e2%s %s'", o->shown, to, strerror(errno),
-             strcmp(o->index_ext, ".csi") ? "" : " --csi", o->shown);
-    unlink(from);
-    unlink(to);
-    return -1;
+    for (int i = 0; o->indexed && i < N_NAMES - 1; i++) {
+        snprintf(from, sizeof(from), "%s%s", o->tmp, index_exts[i]);
+        snprintf(to, sizeof(to), "%s%s", o->path, index_exts[i]);
+        if (access(from, F_OK) != 0 || rename(from, to) == 0)
+            continue;
+        ss_error("%s: the output is in place but its index could not be renamed to %s: %s; "
+                 "index it again (tabix, samtools index)", o->shown, to, strerror(errno));
+        unlink(to);
+        drop_index(o);
+        return -1;
+    }
+    return 0;
 }
 
 static void output_free(ss_output_t *o)
@@ -325,7 +335,10 @@ int ss_output_guard(const char *tmp_path)
     if (guard_slot[0] >= 0)
         return -1;
     arm_removal(tmp_path, guard_slot);
-    if (guard_slot[0] >= 0 && guard_slot[1] >= 0 && guard_slot[2] >= 0)
+    int armed = 1;
+    for (int i = 0; i < N_NAMES; i++)
+        armed = armed && guard_slot[i] >= 0;
+    if (armed)
         return 0;
     disarm_removal(guard_slot);
     return -1;

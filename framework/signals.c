@@ -22,9 +22,9 @@
 
 #include "ss_internal.h"
 
-/* Files one process may have to remove: the output and its two index names, a
- * guarded rank-0 output and its two, the report. */
-#define N_SLOTS 8
+/* Files one process may have to remove: the output and its index names (4), a
+ * guarded rank-0 output and its (4), the report and its (4). */
+#define N_SLOTS 16
 
 static char slot_path[N_SLOTS][PATH_MAX];
 static atomic_int slot_armed[N_SLOTS];

@@ -209,8 +209,15 @@ typedef struct ss_kernel_s {
     ss_out_kind_t (*out_kind_of)(const void *kopts);
     /* Optional. Bytes after the last shard, before the BGZF EOF if any. Main thread. */
     int (*trailer)(void *kopts, const ss_job_t *job, kstring_t *out);
-    /* Optional. After the output was renamed into place (not stdout); printing rank. */
-    int (*finish)(void *kopts, const ss_job_t *job, const char *final_path);
+    /*
+     * Optional. A step on the finished output before it is renamed into place,
+     * such as building its index: path is the temporary file (NULL when the
+     * output is standard output or a device), and an index written beside it as
+     * path + .csi/.crai/.tbi is renamed with it (or removed if the run fails).
+     * Messages name ss_job_opts(job)->output. 0, or -1 after ss_error(): then
+     * nothing is renamed. The rank that owns the output.
+     */
+    int (*finish)(void *kopts, const ss_job_t *job, const char *path);
 } ss_kernel_t;
 #define SS_KERNEL_HOOKS_V2 1
 

@@ -82,6 +82,13 @@ void ss_output_unguard(void);
  * Returns 0 or -1 after ss_error().
  */
 int ss_output_index_tabix(ss_output_t *o, int csi);
+/*
+ * The finished temporary file, for an index builder (the kernel's finish
+ * hook) that writes PATH.csi or PATH.crai beside it: commit renames those
+ * with the file, abort removes them. NULL when the output is not a temporary
+ * file (standard output, a device). Main thread.
+ */
+const char *ss_output_index_path(ss_output_t *o);
 
 /*
  * Multi-rank setup: while deferred, ss_error() records the first error

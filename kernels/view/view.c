@@ -512,18 +512,23 @@ int vw_trailer(void *kopts, const ss_job_t *job, kstring_t *out)
     return kputsn(o->cram.eof.s, o->cram.eof.l, out) < 0 ? -1 : 0;
 }
 
-int vw_finish(void *kopts, const ss_job_t *job, const char *final_path)
+int vw_finish(void *kopts, const ss_job_t *job, const char *path)
 {
     vw_opts_t *o = kopts;
-    (void)job;
-    if (!o->write_index || !final_path)
+    const char *out = ss_job_opts(job)->output;
+    if (!o->write_index)
         return 0;
-    /* samtools view --write-index: CSI for BAM, CRAI for CRAM */
+    if (!path) {
+        ss_error("%s: --write-index needs -o naming a regular file, not a stream or device",
+                 out ? out : "standard output");
+        return -1;
+    }
+    /* samtools view --write-index: CSI for BAM, CRAI for CRAM, beside the temporary file */
     int min_shift = o->fmt == VW_BAM ? 14 : 0;
-    int r = sam_index_build3(final_path, NULL, min_shift, o->threads > 1 ? o->threads : 1);
+    int r = sam_index_build3(path, NULL, min_shift, o->threads > 1 ? o->threads : 1);
     if (r < 0) {
-        ss_error("%s: the output is complete but indexing it failed (code %d); run samtools "
-                 "index %s", final_path, r, final_path);
+        ss_error("%s: building its index failed (htslib code %d); nothing was written: free "
+                 "space on its file system and rerun", out, r);
         return -1;
     }
     return 0;

@@ -204,7 +204,7 @@ void vw_cram_read_error(const char *path, sam_hdr_t *h, const char *reference, i
 ss_out_kind_t vw_out_kind(const void *kopts);
 /* Bytes that end the file after the last shard (CRAM EOF container); nothing for SAM/BAM. */
 int vw_trailer(void *kopts, const ss_job_t *job, kstring_t *out);
-/* After the output was renamed into place: --write-index. Returns 0, or -1 after ss_error(). */
-int vw_finish(void *kopts, const ss_job_t *job, const char *final_path);
+/* --write-index on the finished temporary file, before the rename. 0, or -1 after ss_error(). */
+int vw_finish(void *kopts, const ss_job_t *job, const char *path);
 
 #endif

@@ -38,6 +38,17 @@ if ss_full_fs "$FULL2" 2m; then
     rm -f "$FULL2/filler"
 fi
 
+# view --write-index: the BAM fits, its .csi does not.
+"$SEQSHARD" view -b -o "$SS_WORK/probe.bam" "$S1"
+bam_pages=$(( ($(stat -c %s "$SS_WORK/probe.bam") + 4095) / 4096 ))
+FULL3=$SS_WORK/full3
+if ss_full_fs "$FULL3" 4m; then
+    ss_fill "$FULL3" "$bam_pages"
+    ss_keep=(filler)
+    ss_cmd_fails "view --write-index: the .csi does not fit" 1 'out\.bam.*index.*nothing was written' \
+        "$FULL3" "$SEQSHARD" view -b --write-index -o "$FULL3/out.bam" "$S1"
+fi
+
 # The report does not fit: the run fails and the output is not renamed into place either.
 ss_fill "$FULL" 0
 ss_keep=(filler)
