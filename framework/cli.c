@@ -3,7 +3,8 @@
  * let it parse its options, open the job, run the engine.
  *
  * Exit status: 0 ok (and after --help), 1 bad input or a failed run,
- * 2 bad usage (one line on stderr saying what and where to look).
+ * 2 bad usage (one line on stderr saying what and where to look), 128 + N
+ * when signal N ended the run (signals.c).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -156,6 +157,9 @@ static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
         rc = SS_EXIT_FAIL;
     else if (k->prepare && k->prepare(kopts, job, &run, &spec) < 0)
         rc = SS_EXIT_FAIL;
+    /* every path the run will write, before any work (the .tbi only for .gz text) */
+    else if (ss_outputs_check(&co, spec.format == SS_FMT_TEXT && ss_bgzf_wanted(co.output)) < 0)
+        rc = SS_EXIT_FAIL;
     else
         rc = -1;
     if (agree_setup(rc != -1 && rc != SS_EXIT_OK) && rc == -1)
@@ -205,6 +209,8 @@ int ss_main(int argc, char **argv, const ss_kernel_t *const *table, int n_table)
         snprintf(prefix, sizeof(prefix), "rank %d: ", ss_comm_rank());
         ss_error_set_prefix(prefix);
     }
+    /* after MPI_Init, whose libraries may install handlers of their own; one rank speaks */
+    ss_signals_install(ss_comm_rank() != 0);
     /* before any BGZF block is read: htslib's per-block deflate state then comes from a pool */
     ss_alloc_pool_deflate();
     int rc = run_kernel(k, argc, argv);

@@ -17,10 +17,15 @@
  * (wait_quietly).
  */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "ss_comm.h"
 #include "ss_internal.h"
@@ -58,6 +63,40 @@ static int wait_quietly(MPI_Request *req)
     }
 }
 
+/*
+ * A rank whose parent is Open MPI's launcher (mpirun, or orted on other
+ * nodes) asks the kernel for a SIGTERM when that parent dies. Otherwise a
+ * killed mpirun leaves its ranks running for about a second, until Open
+ * MPI's progress thread notices the lost daemon and calls exit() itself,
+ * past our handler, so the temporary output stays. With SIGTERM the handler
+ * removes it and the rank is gone at once. Only for those parents: the
+ * signal follows the thread that forked us, and they fork from their main
+ * thread, which lives as long as the job.
+ */
+static void exit_with_launcher(void)
+{
+#ifdef __linux__
+    static const char *const launchers[] = {"mpirun", "mpiexec", "orterun", "orted", "prted",
+                                            "prterun"};
+    pid_t parent = getppid();
+    char path[64], comm[64] = "";
+    snprintf(path, sizeof(path), "/proc/%d/comm", (int)parent);
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return;
+    if (!fgets(comm, sizeof(comm), fp))
+        comm[0] = '\0';
+    fclose(fp);
+    comm[strcspn(comm, "\n")] = '\0';
+    for (size_t i = 0; i < sizeof(launchers) / sizeof(launchers[0]); i++)
+        if (strcmp(comm, launchers[i]) == 0) {
+            if (prctl(PR_SET_PDEATHSIG, SIGTERM) == 0 && getppid() != parent)
+                raise(SIGTERM); /* it died before we asked */
+            return;
+        }
+#endif
+}
+
 /* Launched by an MPI launcher? Singleton MPI_Init is slow and noisy, so skip it. */
 static int under_launcher(void)
 {
@@ -83,6 +122,7 @@ int ss_comm_init(int *argc, char ***argv)
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    exit_with_launcher();
     /* Errors come back as codes, so a failing rank can say why before stopping. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     return 0;
@@ -283,40 +323,51 @@ struct ss_comm_file_s {
     char path[4096];
 };
 
-ss_comm_file_t *ss_comm_file_open(const char *path)
+ss_comm_file_t *ss_comm_file_open(const char *path, const char *shown)
 {
     ss_comm_file_t *f = calloc(1, sizeof(*f));
     if (!f)
         return NULL;
-    snprintf(f->path, sizeof(f->path), "%s", path);
+    snprintf(f->path, sizeof(f->path), "%s", shown ? shown : path);
     int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY,
                            MPI_INFO_NULL, &f->fh);
     if (rc != MPI_SUCCESS) {
         char msg[MPI_MAX_ERROR_STRING];
         int len = 0;
         MPI_Error_string(rc, msg, &len);
-        ss_error("rank %d: %s: cannot open for parallel writing (%s); check the directory is "
-                 "writable and on a file system all ranks share",
-                 rank_, path, msg);
+        ss_error("%s: cannot open for parallel writing (%s); check the directory is "
+                 "writable and on a file system all ranks share", f->path, msg);
         free(f);
         return NULL;
     }
     return f;
 }
 
+/*
+ * Open MPI's MPI_File_write_at returns MPI_SUCCESS on a short write (a full
+ * disk among them): only the status's count says how much went out. Write
+ * the rest again; a call that moves nothing is the failure.
+ */
 int ss_comm_file_write_at(ss_comm_file_t *f, uint64_t offset, const void *buf, size_t len)
 {
     const char *p = buf;
     while (len > 0) {
-        int chunk = len > (1u << 30) ? 1 << 30 : (int)len;
+        int chunk = len > (1u << 30) ? 1 << 30 : (int)len, done = 0;
         MPI_Status st;
-        if (MPI_File_write_at(f->fh, (MPI_Offset)offset, p, chunk, MPI_BYTE, &st) !=
-            MPI_SUCCESS) {
-            ss_error("rank %d: %s: write of %d bytes at offset %llu failed; check free space",
-                     rank_, f->path, chunk, (unsigned long long)offset);
+        int rc = MPI_File_write_at(f->fh, (MPI_Offset)offset, p, chunk, MPI_BYTE, &st);
+        if (rc == MPI_SUCCESS && MPI_Get_count(&st, MPI_BYTE, &done) != MPI_SUCCESS)
+            done = 0;
+        if (rc != MPI_SUCCESS || done <= 0 || done > chunk) {
+            char why[MPI_MAX_ERROR_STRING] = "no bytes written: the file system is full?";
+            int n = 0;
+            if (rc != MPI_SUCCESS && MPI_Error_string(rc, why, &n) != MPI_SUCCESS)
+                snprintf(why, sizeof(why), "MPI error %d", rc);
+            ss_error("%s: writing %d bytes at offset %llu failed (%s); free space on its "
+                     "file system and rerun", f->path, chunk,
+                     (unsigned long long)offset, why);
             return -1;
         }
-        p += chunk, offset += (uint64_t)chunk, len -= (size_t)chunk;
+        p += done, offset += (uint64_t)done, len -= (size_t)done;
     }
     return 0;
 }
@@ -421,9 +472,9 @@ int ss_comm_bcast_str(char *buf, size_t cap)
     (void)buf, (void)cap;
     return 0;
 }
-ss_comm_file_t *ss_comm_file_open(const char *path)
+ss_comm_file_t *ss_comm_file_open(const char *path, const char *shown)
 {
-    ss_error("%s: parallel output needs an MPI build", path);
+    ss_error("%s: parallel output needs an MPI build", shown ? shown : path);
     return NULL;
 }
 int ss_comm_file_write_at(ss_comm_file_t *f, uint64_t offset, const void *buf, size_t len)

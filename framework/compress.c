@@ -8,6 +8,7 @@
  * Blocks hold at most BGZF_BLOCK_SIZE bytes of input, as bgzip writes them,
  * and never span shards, so the layout depends only on --shard-size.
  */
+#include <errno.h>
 #include <string.h>
 
 #include <htslib/bgzf.h>
@@ -43,10 +44,12 @@ int ss_tabix_index(const char *path, const char *final_path, int csi)
 {
     /* Same as `tabix -s1 -b2 -e2` (or with --csi): sequence column 1, position column 2. */
     tbx_conf_t conf = {TBX_GENERIC, 1, 2, 2, '#', 0};
+    errno = 0;
     if (tbx_index_build(path, csi ? 14 : 0, &conf) < 0) {
-        ss_error("%s: building the %s index failed; the output is kept, index it with "
-                 "'tabix -s1 -b2 -e2%s %s'",
-                 final_path, csi ? "CSI" : "tabix", csi ? " --csi" : "", final_path);
+        /* the output is removed with its partial index: "renamed only on success" */
+        ss_error("%s: building the %s index failed (%s); nothing was written: free space on "
+                 "its file system and rerun", final_path, csi ? "CSI" : "tabix",
+                 errno ? strerror(errno) : "unknown cause");
         return -1;
     }
     return 0;

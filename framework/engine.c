@@ -122,6 +122,8 @@ static int injected(engine_t *e, const ss_shard_t *sh, const char *ctg)
         (e->kill_rank < 0 ? idx == e->kill_shard
                           : e->kill_rank == ss_comm_rank() && idx >= e->kill_shard))
         raise(SIGKILL);
+    while (idx == e->stall_shard)
+        pause(); /* only a signal's handler, which exits, ends this */
     if (idx != e->fail_shard)
         return 0;
     ss_error("shard %d (%s:%lld-%lld): failure injected by SEQSHARD_FAIL_SHARD (a testing "
@@ -259,19 +261,29 @@ static int needs_csi(const ss_job_t *job)
     return 0;
 }
 
-int ss_engine_seal(engine_t *e, int rc)
+/*
+ * The output's last steps, on the rank that owns it: index the finished
+ * temporary file (tabix for .gz text; --write-index for BAM/CRAM, beside it),
+ * then rename both into place, then the report; on failure remove them all,
+ * so neither file appears unless every one was written. Returns 0 or -1.
+ */
+static int seal(engine_t *e, int rc, ss_output_t *rep)
 {
     if (rc == 0 && e->orun->tabix)
         rc = ss_output_index_tabix(e->out, needs_csi(e->job));
+    /* NULL for standard output or a device: the index step says whether it needed a file */
+    if (rc == 0)
+        rc = ss_out_run_index(e->orun, ss_output_index_path(e->out),
+                              ss_job_opts(e->job)->output);
     if (rc != 0) {
         ss_output_abort(e->out);
+        ss_output_abort(rep);
         return -1;
     }
     rc = ss_output_commit(e->out);
-    /* --write-index, after the rename; never for standard output */
-    const char *path = ss_job_opts(e->job)->output;
-    if (rc == 0 && path && strcmp(path, "-") != 0)
-        rc = ss_out_run_finish(e->orun, path);
+    if (rc == 0 && rep)
+        return ss_output_commit(rep);
+    ss_output_abort(rep);
     return rc;
 }
 
@@ -396,11 +408,16 @@ static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
     return ss_out_run_header(e->orun, &s->header) < 0;
 }
 
-/* Report: --report, written by rank 0 once every rank gave its figures. rc or -1. */
+/*
+ * Report: --report, collective: every rank's summary to rank 0, which writes
+ * the JSON under its temporary name into *rep (NULL elsewhere, or when the
+ * run failed); seal renames it after the output. rc or -1.
+ */
 static int report(engine_t *e, const setup_t *s, double t0, const ss_count_t *c0,
-                  const ss_count_t *c1, int rc)
+                  const ss_count_t *c1, int rc, ss_output_t **rep)
 {
     const ss_common_opts_t *o = ss_job_opts(e->job);
+    *rep = NULL;
     if (!o->report)
         return rc;
     ss_report_t r = { .kernel = e->k->name, .threads = s->threads, .n_shards = s->n,
@@ -411,7 +428,7 @@ static int report(engine_t *e, const setup_t *s, double t0, const ss_count_t *c0
     r.buffer_peak = e->ow ? ss_ordered_peak_buffers(e->ow) : 0;
     r.count_before = c0;
     r.count_after = c1;
-    return ss_report_write_all(o->report, &r, rc) < 0 ? -1 : rc;
+    return ss_report_write_all(o->report, &r, rc, rep) < 0 ? -1 : rc;
 }
 
 /* Run: the sink starts the workers and writes their shards, then finishes the file. */
@@ -421,6 +438,7 @@ static int run(engine_t *e, setup_t *s, double t0)
     int parallel = ss_comm_parallel();
     if (e->sink->open(e, &s->header) < 0)
         return -1;
+    ss_signals_output_direct(e->out && !ss_output_tmp_path(e->out));
     e->progress = ss_progress_start(s->n, s->total_work, o->quiet, ss_comm_rank() == 0);
     ss_count_t count0, count1;
     int counted = ss_count_total(&count0) == 0;
@@ -429,8 +447,12 @@ static int run(engine_t *e, setup_t *s, double t0)
         raise(SIGKILL); /* the testing hook's rank took no shard >= kill_shard */
     rc = e->sink->finish(e, rc);
     counted = counted && ss_count_total(&count1) == 0;
+    ss_output_t *rep;
+    rc = report(e, s, t0, counted ? &count0 : NULL, counted ? &count1 : NULL, rc, &rep);
+    /* the owner of the output (rank 0) indexes and renames, the others wait below */
+    if (!parallel || ss_comm_rank() == 0)
+        rc = seal(e, rc, rep);
     ss_progress_finish(e->progress, rc == 0);
-    rc = report(e, s, t0, counted ? &count0 : NULL, counted ? &count1 : NULL, rc);
     if (parallel) {
         /* rank 0 has indexed, renamed and reported: every rank exits with its
          * status, and the others keep guarding the temporary name until then */
@@ -472,6 +494,7 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, const void *run_state,
     e.fail_shard = shard_from_env("SEQSHARD_FAIL_SHARD");
     e.kill_shard = shard_from_env("SEQSHARD_KILL_SHARD");
     e.kill_rank = shard_from_env("SEQSHARD_KILL_RANK");
+    e.stall_shard = shard_from_env("SEQSHARD_STALL_SHARD");
     int failed = setup(&e, spec, &s);
     /* no rank may enter a collective step that another rank will never reach */
     if (!ss_comm_max_int(failed) && (!parallel || ss_comm_counter_open(s.n) == 0))

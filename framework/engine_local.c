@@ -63,7 +63,7 @@ static int local_finish(engine_t *e, int rc)
         free(t.s);
     }
     e->bytes_written = ss_output_bytes(e->out);
-    return ss_engine_seal(e, rc);
+    return rc;
 }
 
 const ss_sink_t ss_sink_local = {

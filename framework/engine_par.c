@@ -111,7 +111,7 @@ static int par_put(engine_t *e, int idx, kstring_t *buf)
     return r;
 }
 
-/* The multi-rank tail: the ranks agree and close, then rank 0 indexes and renames. */
+/* The multi-rank tail: the ranks agree and close; rank 0 indexes and renames later. */
 static int par_finish(engine_t *e, int rc)
 {
     kstring_t tail = KS_INITIALIZE;
@@ -122,9 +122,7 @@ static int par_finish(engine_t *e, int rc)
     /* after the agreement no rank touches the window again: freeing it waits for nobody */
     ss_comm_counter_close();
     e->bytes_written = ss_merge_bytes(e->merge);
-    if (ss_comm_rank() != 0)
-        return rc;
-    return ss_engine_seal(e, rc);
+    return rc;
 }
 
 const ss_sink_t ss_sink_par = {

@@ -44,6 +44,7 @@ typedef struct {
 struct ss_merge_s {
     ss_store_t *store;
     ss_comm_file_t *f;
+    const char *shown; /* -o, for messages; borrowed from the options */
     int n_shards;
     uint64_t header_len;
     size_t seen; /* store pieces published so far */
@@ -88,12 +89,13 @@ ss_merge_t *ss_merge_open(ss_store_t *store, int n_shards, const char *header, s
         ss_error("rank %d: %s: cannot arrange its removal on SIGTERM", rank, tmp);
         bad = 1;
     }
-    ss_comm_file_t *f = ss_comm_file_open(tmp);
+    ss_comm_file_t *f = ss_comm_file_open(tmp, path);
     if (ss_comm_max_int(bad || !f) != 0) {
         ss_comm_file_close(f);
         goto fail;
     }
     m->f = f;
+    m->shown = path;
     m->store = store;
     m->n_shards = n_shards;
     m->header_len = m->known_end = header_len;
@@ -260,7 +262,8 @@ int ss_merge_finish(ss_merge_t *m, int failed, const char *tail, size_t tail_len
     }
     /* every rank arrives here together, right after the sum: close waits inside MPI */
     if (ss_comm_file_close(m->f) < 0 && rc == 0) {
-        ss_error("rank %d: closing the output failed; check free space", rank);
+        ss_error("%s: closing the output failed; check free space on its file system",
+                 m->shown);
         rc = -1;
     }
     m->f = NULL;

@@ -178,17 +178,22 @@ int ss_out_run_trailer(const ss_out_run_t *r, kstring_t *out)
     return rc;
 }
 
-int ss_out_run_finish(const ss_out_run_t *r, const char *final_path)
+int ss_out_run_index(const ss_out_run_t *r, const char *tmp_path, const char *output)
 {
-    if (!r->write_index || !final_path)
+    if (!r->write_index)
         return 0;
-    /* samtools view --write-index: CSI for BAM, CRAI for CRAM */
+    if (!tmp_path) {
+        ss_error("%s: --write-index needs -o naming a regular file, not a stream or device",
+                 output ? output : "standard output");
+        return -1;
+    }
+    /* samtools view --write-index: CSI for BAM, CRAI for CRAM, beside the temporary file */
     int min_shift = r->format == SS_FMT_BAM ? 14 : 0;
-    int rc = sam_index_build3(final_path, NULL, min_shift, r->index_threads);
+    int rc = sam_index_build3(tmp_path, NULL, min_shift, r->index_threads);
     if (rc < 0) {
-        ss_error("%s: the output is complete but indexing it failed (code %d); run samtools "
-                 "index %s",
-                 final_path, rc, final_path);
+        ss_error("%s: building its index failed (htslib code %d); nothing was written: free "
+                 "space on its file system and rerun",
+                 output, rc);
         return -1;
     }
     return 0;

@@ -1,17 +1,17 @@
 /*
- * output.c -- the output file: written under a temporary name in the same
- * directory and renamed into place only when the whole run succeeded, so a
- * failed or interrupted run never leaves a FILE that looks complete (and an
- * existing FILE stays untouched). Without -o, or when FILE is not a regular
- * file (/dev/stdout, a FIFO), bytes go straight there: there is nothing to
- * rename, and renaming over a device would replace it.
+ * output.c -- an output file (-o, --report): written under a temporary name
+ * in the same directory and renamed into place only when the whole run
+ * succeeded, so a failed or interrupted run never leaves a FILE that looks
+ * complete (and an existing FILE stays untouched). Without -o, or when FILE
+ * is not a regular file (a device, a FIFO, our own standard output through
+ * /dev/stdout), bytes go straight there: there is nothing to rename, and
+ * renaming over /dev/stdout would replace the link, not write the file.
  *
- * SIGINT/SIGTERM while a temporary file exists: the handler unlinks it and
- * the index that may be being built beside it (the paths were stored before
- * the handler was armed; unlink and _exit are async-signal-safe) and exits
- * with status 1. In a multi-rank run the other ranks guard rank 0's
- * temporary file the same way (ss_output_guard): when one rank dies, mpirun
- * sends SIGTERM to the rest, and the dead one may be rank 0.
+ * A terminating signal while a temporary file exists removes it and the
+ * index that may be being built beside it (signals.c; the paths are stored
+ * before the handler may use them). In a multi-rank run the other ranks
+ * guard rank 0's temporary file the same way (ss_output_guard): when one
+ * rank dies, mpirun sends SIGTERM to the rest, and the dead one may be rank 0.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,91 +30,143 @@ const unsigned char ss_bgzf_eof[28] = {
     0x02, 0x00, 0x1b, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
 };
 
+#define N_NAMES 4 /* a temporary file and the index names beside it */
+
 struct ss_output_s {
     int fd;
-    char *path;     /* final name, NULL for stdout */
+    int own_fd;     /* we opened fd and close it (not our standard output) */
+    char *shown;    /* the name as given, for messages; NULL for standard output */
+    char *path;     /* where the rename goes: shown, or the file a symlink names */
     char *tmp;      /* temporary name, NULL when writing in place */
+    int slot[N_NAMES]; /* signals.c slots of tmp and its index names; -1 when none */
     uint64_t bytes;
-    const char *index_ext; /* ".tbi"/".csi" once an index of tmp exists */
+    int indexed;    /* an index of tmp is being built beside it (tmp + an index_exts) */
 };
 
-/* Signal state: one temporary file per process at a time, and its possible indexes. */
-#define SIG_N_PATHS 3
-static char sig_paths[SIG_N_PATHS][PATH_MAX + 8]; /* tmp, tmp.tbi, tmp.csi */
-static volatile sig_atomic_t sig_armed;
-static int sig_installed;
-static struct sigaction old_int, old_term;
+/* The index names an index builder may write beside a file: tabix's, CSI, CRAM's. */
+static const char *const index_exts[N_NAMES - 1] = {".tbi", ".csi", ".crai"};
+static int guard_slot[N_NAMES] = {-1, -1, -1, -1};
 
-static void on_signal(int sig)
+/* Remove tmp and tmp + each index_exts if a signal ends the process; slot gets their slots. */
+static void arm_removal(const char *tmp, int slot[N_NAMES])
 {
-    (void)sig;
-    if (sig_armed)
-        for (int i = 0; i < SIG_N_PATHS; i++)
-            unlink(sig_paths[i]);
-    _exit(SS_EXIT_FAIL);
-}
-
-/* Store the paths the handler removes. 0, or -1 when tmp is too long. Not while armed. */
-static int set_signal_paths(const char *tmp)
-{
-    static const char *ext[SIG_N_PATHS] = { "", ".tbi", ".csi" };
-    if (strlen(tmp) >= PATH_MAX)
-        return -1;
-    for (int i = 0; i < SIG_N_PATHS; i++)
-        snprintf(sig_paths[i], sizeof(sig_paths[i]), "%s%s", tmp, ext[i]);
-    return 0;
-}
-
-static void arm_signals(void)
-{
-    if (!sig_installed) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof(sa));
-        sa.sa_handler = on_signal;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, &old_int);
-        sigaction(SIGTERM, &sa, &old_term);
-        sig_installed = 1;
+    char p[PATH_MAX + 8];
+    slot[0] = ss_signals_remove_on_exit(tmp);
+    for (int i = 0; i < N_NAMES - 1; i++) {
+        snprintf(p, sizeof(p), "%s%s", tmp, index_exts[i]);
+        slot[i + 1] = ss_signals_remove_on_exit(p);
     }
-    sig_armed = 1;
 }
 
-static void disarm_signals(void)
+static void disarm_removal(int slot[N_NAMES])
 {
-    sig_armed = 0;
-    if (!sig_installed)
-        return;
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    sig_installed = 0;
+    for (int i = 0; i < N_NAMES; i++) {
+        ss_signals_forget(slot[i]);
+        slot[i] = -1;
+    }
 }
 
-static int open_tmp(ss_output_t *o, const char *path)
+/*
+ * The temporary name of final: hidden, in the same directory (so the rename
+ * is atomic), ".BASE.tmp.XXXXXX" with BASE cut so that the name and an index
+ * name beside it (+4 bytes) fit NAME_MAX: a final name near 255 bytes still
+ * has a temporary. 0, or -1 when the directory part is too long.
+ */
+static int tmp_name(const char *final, char *buf, size_t size)
+{
+    static const char suffix[] = ".tmp.XXXXXX";
+    const char *slash = strrchr(final, '/');
+    const char *base = slash ? slash + 1 : final;
+    int dir_len = (int)(base - final);
+    int keep = NAME_MAX - 1 - (int)(sizeof(suffix) - 1) - 4;
+    int len = snprintf(buf, size, "%.*s.%.*s%s", dir_len, final, keep, base, suffix);
+    return len < 0 || (size_t)len >= size ? -1 : 0;
+}
+
+static int open_tmp(ss_output_t *o)
 {
     char tmp[PATH_MAX];
-    int len = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.XXXXXX", path, (long)getpid());
-    if (len < 0 || (size_t)len >= sizeof(tmp)) {
-        ss_error("%s: output path too long", path);
+    if (tmp_name(o->path, tmp, sizeof(tmp)) < 0) {
+        ss_error("%s: output path too long; use a shorter one", o->shown);
         return -1;
     }
     if ((o->fd = mkstemp(tmp)) < 0) {
         ss_error("%s: cannot create a temporary file next to it: %s; check the -o directory "
-                 "exists and is writable", path, strerror(errno));
+                 "exists and is writable", o->shown, strerror(errno));
         return -1;
     }
+    o->own_fd = 1;
     if (!(o->tmp = strdup(tmp))) {
         unlink(tmp);
         ss_error("out of memory opening the output");
         return -1;
     }
-    set_signal_paths(tmp);
-    arm_signals();
+    arm_removal(tmp, o->slot);
     /* mkstemp makes 0600; the final file gets what open(..., 0666) would under the umask */
     mode_t mask = umask(0);
     umask(mask);
     if (fchmod(o->fd, 0666 & ~mask) != 0)
-        ss_warn("%s: cannot set permissions: %s", o->tmp, strerror(errno));
+        ss_warn("%s: cannot set permissions: %s", o->shown, strerror(errno));
     return 0;
+}
+
+/* Is st the file our standard output already has open (a redirect, /dev/stdout)? */
+static int is_our_stdout(const struct stat *st)
+{
+    struct stat out;
+    return fstat(STDOUT_FILENO, &out) == 0 && out.st_dev == st->st_dev &&
+           out.st_ino == st->st_ino;
+}
+
+/*
+ * Where the bytes go, decided on the file a path names (stat follows
+ * symlinks): our own standard output (`-o /dev/stdout > f`, /proc/self/fd/1)
+ * is written through fd 1, so the shell's redirect (append or truncate) holds;
+ * a device, FIFO or socket is opened and written in place; a regular file,
+ * existing or new, gets a temporary beside the file itself (through a
+ * symlink: beside its target, so the rename replaces the target, not the link).
+ * 1: a temporary is needed (o->path set), 0: in place (o->fd set), -1: error.
+ */
+static int choose_target(ss_output_t *o)
+{
+    struct stat st;
+    if (stat(o->shown, &st) != 0) {
+        if (errno != ENOENT) {
+            ss_error("%s: cannot use as the output: %s", o->shown, strerror(errno));
+            return -1;
+        }
+        if (lstat(o->shown, &st) == 0) {
+            ss_error("%s: is a symbolic link to a missing file; give -o the target's path",
+                     o->shown);
+            return -1;
+        }
+        if (!(o->path = strdup(o->shown))) {
+            ss_error("out of memory opening the output");
+            return -1;
+        }
+        return 1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        ss_error("%s: is a directory; give -o a file name", o->shown);
+        return -1;
+    }
+    if (is_our_stdout(&st)) {
+        o->fd = STDOUT_FILENO;
+        return 0;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        if ((o->fd = open(o->shown, O_WRONLY)) < 0) {
+            ss_error("%s: cannot open for writing: %s", o->shown, strerror(errno));
+            return -1;
+        }
+        o->own_fd = 1;
+        return 0;
+    }
+    if (!(o->path = realpath(o->shown, NULL))) {
+        ss_error("%s: cannot resolve the output's path: %s", o->shown, strerror(errno));
+        return -1;
+    }
+    return 1;
 }
 
 ss_output_t *ss_output_open(const char *path)
@@ -125,34 +177,28 @@ ss_output_t *ss_output_open(const char *path)
         return NULL;
     }
     o->fd = -1;
+    for (int i = 0; i < N_NAMES; i++)
+        o->slot[i] = -1;
     if (!path || strcmp(path, "-") == 0) {
         o->fd = STDOUT_FILENO;
         return o;
     }
-    if (!(o->path = strdup(path))) {
+    if (!(o->shown = strdup(path))) {
         ss_error("out of memory opening the output");
         free(o);
         return NULL;
     }
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        if (S_ISDIR(st.st_mode)) {
-            ss_error("%s: is a directory; give -o a file name", path);
-            goto fail;
-        }
-        if ((o->fd = open(path, O_WRONLY)) < 0) {
-            ss_error("%s: cannot open for writing: %s", path, strerror(errno));
-            goto fail;
-        }
+    int r = choose_target(o);
+    if (r == 0 || (r == 1 && open_tmp(o) == 0))
         return o;
-    }
-    if (open_tmp(o, path) < 0)
-        goto fail;
-    return o;
-fail:
-    free(o->path);
-    free(o);
+    ss_output_abort(o);
     return NULL;
+}
+
+/* The name messages use. */
+static const char *shown(const ss_output_t *o)
+{
+    return o->shown ? o->shown : "standard output";
 }
 
 int ss_output_write(ss_output_t *o, const void *buf, size_t len)
@@ -163,9 +209,8 @@ int ss_output_write(ss_output_t *o, const void *buf, size_t len)
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            ss_error("%s: write failed: %s; check free space on its file system",
-                     o->path ? o->path : "standard output",
-                     w < 0 ? strerror(errno) : "no progress");
+            ss_error("%s: write failed: %s; check free space on its file system", shown(o),
+                     w < 0 ? strerror(errno) : "no bytes written");
             return -1;
         }
         p += w;
@@ -187,34 +232,54 @@ const char *ss_output_tmp_path(const ss_output_t *o)
 
 int ss_output_index_tabix(ss_output_t *o, int csi)
 {
-    const char *file = o->tmp ? o->tmp : o->path;
-    if (!file) {
-        ss_error("an index needs -o FILE, not standard output");
+    if (!o->tmp) {
+        ss_error("%s: a .gz output is indexed, which needs a regular file; give -o a file "
+                 "name", shown(o));
         return -1;
     }
     if (fsync(o->fd) != 0 && errno != EINVAL) {
-        ss_error("%s: cannot flush the output before indexing: %s", o->path, strerror(errno));
+        ss_error("%s: cannot flush the output before indexing: %s; check free space on its "
+                 "file system", shown(o), strerror(errno));
         return -1;
     }
-    if (ss_tabix_index(file, o->path, csi) < 0)
-        return -1;
-    o->index_ext = csi ? ".csi" : ".tbi";
-    return 0;
+    /* set first: a failed build may leave a partial index, which abort then removes */
+    o->indexed = 1;
+    return ss_tabix_index(o->tmp, o->shown, csi);
 }
 
-/* Rename or remove tmp+ext beside the output. */
-static int move_index(ss_output_t *o, int keep)
+const char *ss_output_index_path(ss_output_t *o)
 {
-    if (!o->index_ext || !o->tmp)
-        return 0;
+    if (o && o->tmp)
+        o->indexed = 1;
+    return o ? o->tmp : NULL;
+}
+
+/* Remove the index names beside tmp. */
+static void drop_index(ss_output_t *o)
+{
+    char p[PATH_MAX + 8];
+    for (int i = 0; o->indexed && o->tmp && i < N_NAMES - 1; i++) {
+        snprintf(p, sizeof(p), "%s%s", o->tmp, index_exts[i]);
+        unlink(p);
+    }
+}
+
+/*
+ * Rename tmp+ext to FILE+ext for each index built. When that fails FILE is
+ * already the new data: an index of an older FILE must not stay beside it.
+ */
+static int move_index(ss_output_t *o)
+{
     char from[PATH_MAX + 8], to[PATH_MAX + 8];
-    snprintf(from, sizeof(from), "%s%s", o->tmp, o->index_ext);
-    snprintf(to, sizeof(to), "%s%s", o->path, o->index_ext);
-    if (!keep)
-        return unlink(from);
-    if (rename(from, to) != 0) {
-        ss_error("%s: cannot rename the index into place: %s", to, strerror(errno));
-        unlink(from);
+    for (int i = 0; o->indexed && i < N_NAMES - 1; i++) {
+        snprintf(from, sizeof(from), "%s%s", o->tmp, index_exts[i]);
+        snprintf(to, sizeof(to), "%s%s", o->path, index_exts[i]);
+        if (access(from, F_OK) != 0 || rename(from, to) == 0)
+            continue;
+        ss_error("%s: the output is in place but its index could not be renamed to %s: %s; "
+                 "index it again (tabix, samtools index)", o->shown, to, strerror(errno));
+        unlink(to);
+        drop_index(o);
         return -1;
     }
     return 0;
@@ -222,70 +287,78 @@ static int move_index(ss_output_t *o, int keep)
 
 static void output_free(ss_output_t *o)
 {
+    free(o->shown);
     free(o->path);
     free(o->tmp);
     free(o);
 }
 
-int ss_output_commit(ss_output_t *o)
+/* Rename tmp (and its index) into place. 0, or -1 after ss_error(). */
+static int rename_into_place(ss_output_t *o)
 {
     int rc = 0;
-    if (o->fd == STDOUT_FILENO) {
-        output_free(o);
-        return 0;
+    /* no signal between the rename and the handler forgetting tmp: it would unlink nothing,
+     * but then report "no output written" while FILE is complete */
+    sigset_t saved;
+    ss_signals_block(&saved);
+    if (rename(o->tmp, o->path) != 0) {
+        ss_error("%s: cannot rename the finished output into place: %s; nothing was written",
+                 o->shown, strerror(errno));
+        unlink(o->tmp);
+        drop_index(o);
+        rc = -1;
+    } else if (move_index(o) < 0) {
+        rc = -1;
     }
-    if (close(o->fd) != 0) {
-        ss_error("%s: error finishing the output: %s; check free space", o->path, strerror(errno));
-        o->fd = -1;
+    disarm_removal(o->slot);
+    ss_signals_restore(&saved);
+    return rc;
+}
+
+int ss_output_commit(ss_output_t *o)
+{
+    int fd = o->fd;
+    o->fd = -1;
+    if (o->own_fd && close(fd) != 0) {
+        ss_error("%s: error finishing the output: %s; check free space on its file system",
+                 shown(o), strerror(errno));
         ss_output_abort(o);
         return -1;
     }
-    o->fd = -1;
-    if (o->tmp) {
-        /* no signal between the rename and disarming, or the handler would unlink nothing */
-        sigset_t block, saved;
-        sigemptyset(&block);
-        sigaddset(&block, SIGINT);
-        sigaddset(&block, SIGTERM);
-        pthread_sigmask(SIG_BLOCK, &block, &saved);
-        if (rename(o->tmp, o->path) != 0) {
-            ss_error("%s: cannot rename %s into place: %s", o->path, o->tmp, strerror(errno));
-            unlink(o->tmp);
-            move_index(o, 0);
-            rc = -1;
-        } else if (move_index(o, 1) < 0) {
-            rc = -1;
-        }
-        disarm_signals();
-        pthread_sigmask(SIG_SETMASK, &saved, NULL);
-    }
+    int rc = o->tmp ? rename_into_place(o) : 0;
     output_free(o);
     return rc;
 }
 
 int ss_output_guard(const char *tmp_path)
 {
-    if (sig_armed || set_signal_paths(tmp_path) < 0)
+    if (guard_slot[0] >= 0)
         return -1;
-    arm_signals();
-    return 0;
+    arm_removal(tmp_path, guard_slot);
+    int armed = 1;
+    for (int i = 0; i < N_NAMES; i++)
+        armed = armed && guard_slot[i] >= 0;
+    if (armed)
+        return 0;
+    disarm_removal(guard_slot);
+    return -1;
 }
 
 void ss_output_unguard(void)
 {
-    disarm_signals();
+    disarm_removal(guard_slot);
 }
 
 void ss_output_abort(ss_output_t *o)
 {
     if (!o)
         return;
-    if (o->fd >= 0 && o->fd != STDOUT_FILENO)
+    if (o->fd >= 0 && o->own_fd)
         close(o->fd);
     if (o->tmp) {
         unlink(o->tmp);
-        move_index(o, 0);
-        disarm_signals();
+        drop_index(o);
     }
+    disarm_removal(o->slot);
     output_free(o);
 }

@@ -2,8 +2,9 @@
  * report.c -- --report FILE.json: what ran, on what, and how the work spread
  * over the workers. Load imbalance = max busy time / mean busy time (1.0 is
  * perfect). Peak RSS is the process high-water mark (getrusage ru_maxrss).
+ * Written under a temporary name like the output, and renamed with it.
  */
-#include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -133,14 +134,12 @@ static void write_ranks(FILE *fp, const ss_report_t *r)
             tot > 0 ? max / (tot / r->n_ranks) : 1.0);
 }
 
-int ss_report_write(const char *path, const ss_report_t *r)
+/* The JSON, built in memory: it reaches the file through ss_output's checked writes. */
+static int report_json(const ss_report_t *r, char **buf, size_t *len)
 {
-    FILE *fp = fopen(path, "w");
-    if (!fp) {
-        ss_error("%s: cannot write the report: %s; check the --report path", path,
-                 strerror(errno));
+    FILE *fp = open_memstream(buf, len);
+    if (!fp)
         return -1;
-    }
     struct rusage ru;
     long max_rss_kb = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
     fprintf(fp, "{\n");
@@ -161,9 +160,28 @@ int ss_report_write(const char *path, const ss_report_t *r)
     fprintf(fp, "  \"wall_s\": %.6f,\n  \"peak_rss_bytes\": %lld,\n  \"bytes_written\": %llu\n}\n",
             r->wall_s, max_rss_kb < 0 ? -1LL : (long long)max_rss_kb * 1024,
             (unsigned long long)r->bytes_written);
-    if (ferror(fp) | (fclose(fp) != 0)) {
-        ss_error("%s: error writing the report; check free space", path);
+    int bad = ferror(fp);
+    if (fclose(fp) != 0 || bad) {
+        free(*buf);
+        *buf = NULL;
         return -1;
     }
     return 0;
+}
+
+ss_output_t *ss_report_write(const char *path, const ss_report_t *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    if (report_json(r, &buf, &len) < 0) {
+        ss_error("%s: out of memory building the report", path);
+        return NULL;
+    }
+    ss_output_t *out = ss_output_open(path);
+    if (out && ss_output_write(out, buf, len) < 0) {
+        ss_output_abort(out);
+        out = NULL;
+    }
+    free(buf);
+    return out;
 }

@@ -10,11 +10,15 @@
 #include "ss_comm.h"
 #include "ss_internal.h"
 
-int ss_report_write_all(const char *path, ss_report_t *r, int run_rc)
+int ss_report_write_all(const char *path, ss_report_t *r, int run_rc, ss_output_t **out)
 {
     int n = ss_comm_size();
-    if (n < 2)
-        return run_rc == 0 ? ss_report_write(path, r) : 0;
+    *out = NULL;
+    if (n < 2) {
+        if (run_rc == 0 && !(*out = ss_report_write(path, r)))
+            return -1;
+        return 0;
+    }
     ss_rank_stats_t me = {0};
     for (int i = 0; i < r->n_workers; i++) {
         me.shards += r->workers[i].shards;
@@ -40,8 +44,8 @@ int ss_report_write_all(const char *path, ss_report_t *r, int run_rc)
     r->bytes_written = 0;
     for (int i = 0; i < n; i++)
         r->bytes_written += all[i].bytes_out;
-    rc = ss_report_write(path, r);
+    *out = ss_report_write(path, r);
     r->ranks = NULL;
     free(all);
-    return rc;
+    return *out ? 0 : -1;
 }

@@ -86,12 +86,16 @@ int ss_comm_bcast_str(char *buf, size_t cap);
 typedef struct ss_comm_file_s ss_comm_file_t;
 
 /*
- * Collective: open (create) path for writing by all ranks. NULL after
+ * Collective: open (create) path for writing by all ranks; messages name it
+ * `shown` (the user's -o for a temporary file; NULL: path). NULL after
  * ss_error(). Open and close wait inside MPI: call them right after an
  * agreement, when every rank arrives at once.
  */
-ss_comm_file_t *ss_comm_file_open(const char *path);
-/* Write len bytes at offset (independent). Returns 0 or -1 after ss_error(). */
+ss_comm_file_t *ss_comm_file_open(const char *path, const char *shown);
+/*
+ * Write len bytes at offset (independent); a short write is retried, one that
+ * writes nothing fails. Returns 0 or -1 after ss_error().
+ */
 int ss_comm_file_write_at(ss_comm_file_t *f, uint64_t offset, const void *buf, size_t len);
 /* Collective: close. Returns 0 or -1. */
 int ss_comm_file_close(ss_comm_file_t *f);

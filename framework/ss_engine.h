@@ -36,7 +36,7 @@ typedef struct {
     int (*put)(engine_t *e, int idx, kstring_t *buf);
     /* Main thread: start n_workers workers, write their shards as they come, join them. */
     int (*run)(engine_t *e, int n_workers, worker_t *w);
-    /* Collective: trailer, close, and on success index and rename; rc < 0: remove. */
+    /* Collective: trailer and close; the output's owner then seals it (engine.c). */
     int (*finish)(engine_t *e, int rc);
 } ss_sink_t;
 
@@ -59,6 +59,7 @@ struct engine_s {
     int fail_shard;            /* SEQSHARD_FAIL_SHARD, or -1 */
     int kill_shard;            /* SEQSHARD_KILL_SHARD, or -1 */
     int kill_rank;             /* SEQSHARD_KILL_RANK, or -1 */
+    int stall_shard;           /* SEQSHARD_STALL_SHARD, or -1 */
     ss_store_t *store;         /* multi-rank: outputs wait here until written */
     ss_merge_t *merge;         /* multi-rank: the streaming merge (main thread) */
     atomic_int workers_live;   /* multi-rank: workers not yet finished */
@@ -82,11 +83,5 @@ struct worker_s {
 /* Start n_workers threads (fewer if the system refuses some). 0, or -1 after ss_error(). */
 int ss_engine_start_workers(engine_t *e, int n_workers, worker_t *w);
 void ss_engine_join_workers(int n_workers, worker_t *w);
-/*
- * The output's last steps (the rank that owns it): on success index .gz
- * text (tabix's .tbi, or .csi past 2^29 bp), rename into place and index
- * BAM/CRAM (--write-index); on failure remove the temporary file. Returns 0 or -1.
- */
-int ss_engine_seal(engine_t *e, int rc);
 
 #endif

@@ -6,6 +6,7 @@
 #ifndef SS_INTERNAL_H
 #define SS_INTERNAL_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "../alloc/ss_count.h"
@@ -36,6 +37,16 @@ samFile *ss_job_file(const ss_job_t *job);
 hts_idx_t *ss_job_index(const ss_job_t *job);
 const char *ss_job_kernel(const ss_job_t *job);
 
+
+/*
+ * Check every path the run writes before any work (outcheck.c): -o and
+ * --report can be created (indexed: with a .tbi/.csi beside -o), --tmp-dir is
+ * a writable directory, and no output is an input, an input's index, the
+ * reference, its .fai/.gzi, the -l file, or the other output. 0, or -1 after
+ * ss_error(). Main thread.
+ */
+int ss_outputs_check(const ss_common_opts_t *o, int indexed);
+
 /* Seconds on a monotonic clock. Any thread. */
 double ss_now(void);
 
@@ -44,10 +55,12 @@ double ss_now(void);
 typedef struct ss_output_s ss_output_t;
 
 /*
- * Open the destination: NULL or "-" means stdout. For a path, a temporary
- * FILE.tmp.<pid>.XXXXXX is created in the same directory (so the rename is
- * atomic) and removed again on abort or on SIGINT/SIGTERM. Returns NULL after
- * ss_error(). Main thread.
+ * Open the destination: NULL or "-" means stdout, and so does a path naming
+ * the file our stdout already has open (/dev/stdout, /proc/self/fd/1); a
+ * device or FIFO is written in place. For a regular file (new, existing, or
+ * the target of a symlink) a temporary .FILE.tmp.XXXXXX is created beside it
+ * (so the rename is atomic), removed again on abort or on a terminating
+ * signal. Returns NULL after ss_error(). Main thread.
  */
 ss_output_t *ss_output_open(const char *path);
 /* Write all of buf. Returns 0, or -1 after ss_error() named the file. Main thread. */
@@ -61,9 +74,8 @@ uint64_t ss_output_bytes(const ss_output_t *o);
 /* The temporary path being written (NULL for stdout or in-place output). */
 const char *ss_output_tmp_path(const ss_output_t *o);
 /*
- * Multi-rank, on every rank but the one that opened it: make this process's
- * SIGINT/SIGTERM remove tmp_path (and an index beside it) and exit 1, as
- * the owner's do, so a run whose rank 0 was killed leaves nothing behind.
+ * Multi-rank, on every rank but the one that opened it: make a terminating
+ * signal remove tmp_path (and an index beside it) here too, as the owner's does, so a run whose rank 0 was killed leaves nothing behind.
  * Returns 0, or -1 (path too long, or a file is already guarded here). Main
  * thread; the path is stored before the handler is armed, so a signal never
  * sees half of it.
@@ -77,7 +89,34 @@ void ss_output_unguard(void);
  * Returns 0 or -1 after ss_error().
  */
 int ss_output_index_tabix(ss_output_t *o, int csi);
+/*
+ * The finished temporary file, for an index builder (the kernel's finish
+ * hook) that writes PATH.csi or PATH.crai beside it: commit renames those
+ * with the file, abort removes them. NULL when the output is not a temporary
+ * file (standard output, a device). Main thread.
+ */
+const char *ss_output_index_path(ss_output_t *o);
 
+
+/* ---- terminating signals (signals.c) ---- */
+
+/*
+ * Catch SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1/2, SIGALRM, SIGPIPE, SIGXCPU,
+ * SIGXFSZ, SIGVTALRM (not those ignored at start): remove the registered
+ * files, print "seqshard: interrupted by SIG...; no output written" (nothing
+ * when quiet, or for SIGPIPE) and exit 128 + the signal. Main thread, once.
+ */
+void ss_signals_install(int quiet);
+/* Unlink path if a signal ends the process. A slot >= 0, or -1 (none free, or path too
+ * long). Main thread. */
+int ss_signals_remove_on_exit(const char *path);
+/* Stop removing slot's file (renamed into place, or already removed). -1 is a no-op. */
+void ss_signals_forget(int slot);
+/* on: the output goes straight to its destination, so a signal says it is incomplete. */
+void ss_signals_output_direct(int on);
+/* Hold the caught signals off this thread (around a rename and its forget), and restore. */
+void ss_signals_block(sigset_t *saved);
+void ss_signals_restore(const sigset_t *saved);
 
 /* ---- Slurm defaults (slurm_env.c) ---- */
 
@@ -141,13 +180,18 @@ typedef struct {
     int n_ranks;
 } ss_report_t;
 
-/* Write the JSON report to path. Returns 0, or -1 after ss_error(). Main thread. */
-int ss_report_write(const char *path, const ss_report_t *r);
+/*
+ * Write the JSON report under path's temporary name: the caller commits it
+ * (renames it into place) once the output is in place, or aborts it. NULL
+ * after ss_error(). Main thread.
+ */
+ss_output_t *ss_report_write(const char *path, const ss_report_t *r);
 /*
  * Collective over ranks: gather every rank's summary to rank 0, which writes
- * the report when run_rc == 0. Returns 0, or -1 on rank 0 if writing failed.
+ * the report (ss_report_write) when run_rc == 0, into *out. Returns 0 (*out
+ * NULL where nothing was written), or -1 on rank 0 if writing failed.
  */
-int ss_report_write_all(const char *path, ss_report_t *r, int run_rc);
+int ss_report_write_all(const char *path, ss_report_t *r, int run_rc, ss_output_t **out);
 
 /* Version strings shared by --version and --report (cli.c). buf gets the MPI library line. */
 void ss_mpi_version(char *buf, size_t size);

@@ -36,8 +36,13 @@ void ss_out_run_destroy(ss_out_run_t *r);
 int ss_out_run_header(const ss_out_run_t *r, kstring_t *out);
 /* The file's last bytes: the CRAM EOF container or the BGZF EOF block. 0 or -1 after ss_error(). */
 int ss_out_run_trailer(const ss_out_run_t *r, kstring_t *out);
-/* After the output was renamed into place: --write-index. 0, or -1 after ss_error(). */
-int ss_out_run_finish(const ss_out_run_t *r, const char *final_path);
+/*
+ * --write-index on the finished temporary file tmp_path (NULL: the output is
+ * not a file), before it is renamed: the index is written beside it and
+ * renamed with it (ss_output_index_path). output names -o in messages.
+ * 0, or -1 after ss_error().
+ */
+int ss_out_run_index(const ss_out_run_t *r, const char *tmp_path, const char *output);
 
 /*
  * A worker's output. ss_out_init: NULL after ss_error(). begin binds the

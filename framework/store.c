@@ -69,12 +69,15 @@ static int open_spill(ss_store_t *s)
     return 0;
 }
 
+/* All of p at off, or -1 with errno set (ENOSPC when a write moved nothing). */
 static int write_all(int fd, const char *p, size_t len, uint64_t off)
 {
     while (len > 0) {
         ssize_t w = pwrite(fd, p, len, (off_t)off);
         if (w < 0 && errno == EINTR)
             continue;
+        if (w == 0)
+            errno = ENOSPC;
         if (w <= 0)
             return -1;
         p += w, len -= (size_t)w, off += (uint64_t)w;
@@ -107,7 +110,8 @@ int ss_store_put(ss_store_t *s, int idx, const char *buf, size_t len)
         p->file_off = s->file_len;
         /* written under the lock: spills are rare and sequential appends are fast */
         if (write_all(s->fd, buf, len, p->file_off) < 0) {
-            ss_error("%s: writing a spill file failed (%s); free space in --tmp-dir", s->dir,
+            ss_error("%s: writing %zu bytes of shard %d to a spill file failed (%s); free space "
+                     "there or point --tmp-dir at a larger file system", s->dir, len, idx,
                      strerror(errno));
             rc = -1;
         }

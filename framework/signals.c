@@ -1,0 +1,129 @@
+/*
+ * signals.c -- what a terminating signal does: remove this process's
+ * temporary files, say in one line which signal ended the run, and exit
+ * 128 + the signal number, as shells and Slurm report a signal death.
+ *
+ * The handler may run on any thread at any moment, so it only reads state
+ * that was complete before it was published (a slot's path is written
+ * before its armed flag is set, and lock-free atomics are safe in a handler)
+ * and only makes async-signal-safe calls: unlink, write, _exit.
+ *
+ * SIGPIPE is quiet (status 141): the reader of our pipe went away, which
+ * `seqshard ... | head` does on purpose. Signals ignored when we started
+ * (nohup's SIGHUP, a background job's SIGINT) stay ignored. The fault
+ * signals (SIGSEGV, SIGBUS, SIGABRT, ...) are left alone: they keep their
+ * core dumps and MPI's backtraces, and a temporary name never looks final.
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ss_internal.h"
+
+/* Files one process may have to remove: the output and its index names (4), a
+ * guarded rank-0 output and its (4), the report and its (4). */
+#define N_SLOTS 16
+
+static char slot_path[N_SLOTS][PATH_MAX];
+static atomic_int slot_armed[N_SLOTS];
+static atomic_int quiet_, direct_;
+
+static const struct {
+    int sig;
+    const char *name;
+} caught[] = {
+    {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"},
+    {SIGTERM, "SIGTERM"}, {SIGUSR1, "SIGUSR1"}, {SIGUSR2, "SIGUSR2"},
+    {SIGALRM, "SIGALRM"}, {SIGPIPE, "SIGPIPE"}, {SIGXCPU, "SIGXCPU"},
+    {SIGXFSZ, "SIGXFSZ"}, {SIGVTALRM, "SIGVTALRM"},
+};
+#define N_CAUGHT (sizeof(caught) / sizeof(caught[0]))
+
+/* Append s at *len in buf (of cap bytes). Async-signal-safe. */
+static void append(char *buf, size_t cap, size_t *len, const char *s)
+{
+    while (*s && *len < cap)
+        buf[(*len)++] = *s++;
+}
+
+static void say_interrupted(int sig)
+{
+    char line[128];
+    size_t len = 0;
+    const char *name = "a signal";
+    for (size_t i = 0; i < N_CAUGHT; i++)
+        if (caught[i].sig == sig)
+            name = caught[i].name;
+    append(line, sizeof(line), &len, "seqshard: interrupted by ");
+    append(line, sizeof(line), &len, name);
+    append(line, sizeof(line), &len,
+           atomic_load(&direct_) ? "; the output is incomplete\n" : "; no output written\n");
+    ssize_t w = write(STDERR_FILENO, line, len);
+    (void)w; /* nowhere left to report a failure to */
+}
+
+static void on_signal(int sig)
+{
+    for (int i = 0; i < N_SLOTS; i++)
+        if (atomic_load(&slot_armed[i]))
+            unlink(slot_path[i]);
+    if (sig != SIGPIPE && !atomic_load(&quiet_))
+        say_interrupted(sig);
+    _exit(128 + sig);
+}
+
+void ss_signals_install(int quiet)
+{
+    atomic_store(&quiet_, quiet);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    /* one handler at a time per thread: a second signal waits for the _exit */
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < N_CAUGHT; i++)
+        sigaddset(&sa.sa_mask, caught[i].sig);
+    for (size_t i = 0; i < N_CAUGHT; i++)
+        if (sigaction(caught[i].sig, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(caught[i].sig, &sa, NULL);
+}
+
+int ss_signals_remove_on_exit(const char *path)
+{
+    if (strlen(path) >= PATH_MAX)
+        return -1;
+    for (int i = 0; i < N_SLOTS; i++) {
+        if (atomic_load(&slot_armed[i]))
+            continue;
+        memcpy(slot_path[i], path, strlen(path) + 1);
+        atomic_store(&slot_armed[i], 1); /* after the path: the handler never sees half */
+        return i;
+    }
+    return -1;
+}
+
+void ss_signals_forget(int slot)
+{
+    if (slot >= 0 && slot < N_SLOTS)
+        atomic_store(&slot_armed[slot], 0);
+}
+
+void ss_signals_output_direct(int on)
+{
+    atomic_store(&direct_, on);
+}
+
+void ss_signals_block(sigset_t *saved)
+{
+    sigset_t block;
+    sigemptyset(&block);
+    for (size_t i = 0; i < N_CAUGHT; i++)
+        sigaddset(&block, caught[i].sig);
+    pthread_sigmask(SIG_BLOCK, &block, saved);
+}
+
+void ss_signals_restore(const sigset_t *saved)
+{
+    pthread_sigmask(SIG_SETMASK, saved, NULL);
+}
