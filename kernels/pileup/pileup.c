@@ -118,7 +118,7 @@ static void worker_destroy(void *wstate)
 #define BLOCK_CACHE_MIN ((int)256 << 10) /* htslib caches nothing under one 64 KiB block */
 
 /* Bind this shard's files (the reader may reopen them) and contig. */
-static void bind_inputs(pl_worker_t *w, int tid)
+static void bind_inputs(pl_worker_t *w, int tid, int shard_idx)
 {
     const char *name = sam_hdr_tid2name(w->hdr, tid);
     int cache = BLOCK_CACHE_TOTAL / (w->n > 0 ? w->n : 1);
@@ -134,6 +134,7 @@ static void bind_inputs(pl_worker_t *w, int tid)
         in->ref_len = w->ctg_ref_len;
         in->ref_src = w->ref;
         in->ref_tid = tid;
+        in->shard_idx = shard_idx;
         in->do_baq = w->o->baq && w->ctg_ref;
     }
 }
@@ -160,8 +161,9 @@ static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
                      (long long)sh->beg + 1, (long long)sh->end,
                      is_cram ? "CRAM decoding needs the reference it was made with; give it with "
                             "-f ref.fa (or REF_PATH), or check the file with samtools quickcheck"
-                          : "the file is truncated or corrupt; check it with samtools "
-                            "quickcheck and regenerate it");
+                          : "the file is truncated or corrupt, or its index does not match "
+                            "it; check it with samtools quickcheck and re-index it with "
+                            "samtools index");
             return -1;
         }
         if (err == PE_ERR_NOMEM) {
@@ -274,7 +276,7 @@ static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_
     /* the reference is read by window: what this shard prints, then what its reads need */
     ss_ref_release(w->ref);
     ss_ref_release(w->ref_aux);
-    bind_inputs(w, sh->tid);
+    bind_inputs(w, sh->tid, sh->idx);
     if (ss_ref_cover(w->ref, sh->tid, sh->beg, sh->end) < 0)
         return -1;
     hts_pos_t start = pl_safe_start(w->in, w->n, sh->tid, sh->beg, scope_beg, o->max_depth,

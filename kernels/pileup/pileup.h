@@ -72,6 +72,8 @@ typedef struct pl_input_s {
     samFile *fp;
     hts_idx_t *idx;
     hts_itr_t *itr;
+    ss_io_order_t order;     /* itr's records so far: reset by pl_query */
+    int shard_idx;           /* the shard being read, for messages */
     sam_hdr_t *hdr;
     const char *path;
     const pl_opts_t *opts;

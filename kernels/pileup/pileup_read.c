@@ -79,11 +79,32 @@ static int keep_read(pl_input_t *in, bam1_t *b, int may_baq)
     return 1;
 }
 
+/* Say what is wrong with the record b that the checks refused (ss_io_check_record). */
+static void bad_record(const pl_input_t *in, const bam1_t *b, int code)
+{
+    char what[1024];
+    ss_io_bad_record_text(what, sizeof(what), code, in->hdr, b, &in->order, in->shard_idx);
+    ss_error("%s: %s", in->path, what);
+}
+
+/*
+ * The next record of the input's query, checked (ids in range, coordinate
+ * order, the query's contig). A bad record is reported here: >= 0 record,
+ * -1 end, < -1 error (bad records reported, htslib's read errors not yet).
+ */
+static int next_record(pl_input_t *in, bam1_t *b)
+{
+    int ret = ss_io_itr_next(in->fp, in->itr, b, sam_hdr_nref(in->hdr), &in->order);
+    if (ss_io_is_bad_record(ret))
+        bad_record(in, b, ret);
+    return ret;
+}
+
 int pl_read_filtered(void *data, bam1_t *b)
 {
     pl_input_t *in = data;
     int ret;
-    while ((ret = sam_itr_next(in->fp, in->itr, b)) >= 0) {
+    while ((ret = next_record(in, b)) >= 0) {
         in->n_read++;
         int keep = keep_read(in, b, 1);
         if (keep < 0)
@@ -106,14 +127,18 @@ int pl_query(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end)
                  in->path, sam_hdr_tid2name(in->hdr, tid), (long long)beg + 1, (long long)end);
         return -1;
     }
+    ss_io_order_reset(&in->order);
     return 0;
 }
 
 static int read_error(pl_input_t *in, int ret)
 {
-    ss_error("%s: read failed (htslib code %d); the file may be truncated or corrupt: check it "
-             "with samtools quickcheck",
-             in->path, ret);
+    if (ss_io_is_bad_record(ret))
+        return -1; /* reported by next_record */
+    ss_error("%s: read failed in shard %d (htslib code %d): the file is truncated or corrupt, or "
+             "its index does not match it; check it with samtools quickcheck and re-index it "
+             "with samtools index",
+             in->path, in->shard_idx, ret);
     return -1;
 }
 
@@ -125,7 +150,7 @@ int pl_has_reads(pl_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t end, b
         int ret;
         if (pl_query(&in[i], tid, beg, end) < 0)
             return -1;
-        while ((ret = sam_itr_next(in[i].fp, in[i].itr, b)) >= 0) {
+        while ((ret = next_record(&in[i], b)) >= 0) {
             int keep = keep_read(&in[i], b, 0);
             if (keep)
                 return keep;
@@ -195,7 +220,7 @@ static int safe_point(pl_input_t *in, int tid, hts_pos_t q, hts_pos_t scope_beg,
     int ret;
     if (pl_query(in, tid, q - 1, q) < 0)
         return -1;
-    while ((ret = sam_itr_next(in->fp, in->itr, b)) >= 0) {
+    while ((ret = next_record(in, b)) >= 0) {
         int keep = keep_read(in, b, 0);
         if (keep < 0)
             return -1;
@@ -212,7 +237,7 @@ static int safe_point(pl_input_t *in, int tid, hts_pos_t q, hts_pos_t scope_beg,
     if (pl_query(in, tid, from, q) < 0)
         return -1;
     heap->n = 0;
-    while ((ret = sam_itr_next(in->fp, in->itr, b)) >= 0) {
+    while ((ret = next_record(in, b)) >= 0) {
         int keep = keep_read(in, b, 0);
         if (keep < 0)
             return -1;
