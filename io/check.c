@@ -156,7 +156,8 @@ void ss_io_bad_record_text(char *buf, size_t size, int code, const sam_hdr_t *h,
         break;
     case SS_IO_UNSORTED:
         place(prev, sizeof(prev), h, o->tid, o->pos);
-        snprintf(what, sizeof(what), "records out of coordinate order (%s after %s)", at, prev);
+        snprintf(what, sizeof(what), "records out of coordinate order: this one comes after "
+                 "one at %s", prev);
         problem = what;
         fix = "the file is corrupt or not sorted: check it with samtools quickcheck, sort it "
               "with samtools sort and index it with samtools index";

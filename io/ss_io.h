@@ -84,6 +84,16 @@ int ss_io_itr_next(samFile *fp, hts_itr_t *itr, bam1_t *b, int n_targets, ss_io_
 void ss_io_bad_record_text(char *buf, size_t size, int code, const sam_hdr_t *h, const bam1_t *b,
                            const ss_io_order_t *o, int shard);
 
+/*
+ * Whether input i's index idx describes it (index_check.c): not older than
+ * the file, and for BAI/CSI the same contigs, the first record where fp's
+ * header ends (call it with fp just after sam_hdr_read) and nothing mapped
+ * after the last record it knows. Returns 0, or -1 with "its index ... ;
+ * re-index ..." in msg (the caller names the file). Moves fp. Main thread.
+ */
+int ss_io_index_problem(const ss_io_inputs_t *in, int i, samFile *fp, sam_hdr_t *h,
+                        hts_idx_t *idx, char *msg, size_t size);
+
 /* ---- descriptor budget (process-wide) ---- */
 
 /*

@@ -12,6 +12,9 @@ as when a file is damaged after it was indexed.
   bam_patch.py fuzz IN OUT SEED           overwrite 1-4 bytes of records in one
                                           data block (random, from SEED)
   bam_patch.py count IN                   records, and data blocks that can be patched
+  bam_patch.py append IN EXTRA OUT        IN without its EOF block, then the record blocks
+                                          of EXTRA (any compression; its header's blocks
+                                          dropped): records added after IN was indexed
 """
 import random
 import struct
@@ -25,6 +28,7 @@ class Bam:
     def __init__(self, path):
         self.raw = bytearray(open(path, "rb").read())
         self.blocks = []  # (file offset, size, [(uncompressed offset, file offset, length)])
+        self.ustart = []  # uncompressed offset where each block starts
         self.ulen = 0
         self._scan_blocks()
         self.data = self._inflate_all()
@@ -39,6 +43,7 @@ class Bam:
             size = struct.unpack_from("<H", b, off + 16)[0] + 1
             isize = struct.unpack_from("<I", b, off + size - 4)[0]
             self.blocks.append((off, size, self._stored_segments(off, size, isize)))
+            self.ustart.append(self.ulen)
             self.ulen += isize
             off += size
 
@@ -128,6 +133,12 @@ def main(argv):
             n = min(rng.randint(1, 4), hi - u)
             bam.patch(u, bytes(rng.randrange(256) for _ in range(n)))
         bam.save(argv[3])
+    elif len(argv) == 5 and argv[1] == "append":
+        bam, extra = Bam(argv[2]), Bam(argv[3])
+        eof = bam.blocks[-1]
+        out = bam.raw[:eof[0]] if eof[1] == 28 else bam.raw
+        first = [k for k, u in enumerate(extra.ustart) if u >= extra.header_end][0]
+        open(argv[4], "wb").write(out + extra.raw[extra.blocks[first][0]:])
     else:
         sys.exit(__doc__)
 
