@@ -100,6 +100,19 @@ static int check_next(samFile *fp, hts_itr_t *itr, bam1_t *b, const checked_t *c
     return -1;
 }
 
+/*
+ * The contig a query's records must be on, -1 for the unplaced reads, -2 when
+ * any: htslib leaves tid unset (0) for BAM's read-to-the-end iterators.
+ */
+static int query_contig(const hts_itr_t *itr)
+{
+    if (!itr->read_rest)
+        return itr->tid; /* a BAM query of one contig's chunks */
+    if (itr->is_cram && itr->tid == HTS_IDX_NOCOOR)
+        return -1;
+    return itr->is_cram && itr->tid >= 0 ? itr->tid : -2;
+}
+
 int ss_io_itr_next(samFile *fp, hts_itr_t *itr, bam1_t *b, int n_targets, ss_io_order_t *o)
 {
     if (!itr || itr->multi)
@@ -109,8 +122,7 @@ int ss_io_itr_next(samFile *fp, hts_itr_t *itr, bam1_t *b, int n_targets, ss_io_
     int r = hts_itr_next(fp->is_bgzf ? fp->fp.bgzf : NULL, itr, b, &c);
     itr->readrec = c.readrec;
     if (r >= 0) {
-        /* a query on one contig (or on the unplaced reads) returns that contig only */
-        int want = itr->tid == HTS_IDX_NOCOOR ? -1 : itr->tid;
+        int want = query_contig(itr);
         if (want >= -1 && b->core.tid != want)
             return SS_IO_WRONG_CONTIG;
         return r;
