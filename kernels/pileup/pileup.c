@@ -266,6 +266,10 @@ static void skip_line(pl_worker_t *w)
 static int process(void *wstate, const ss_shard_t *sh, kstring_t *out, ss_shard_stats_t *st)
 {
     pl_worker_t *w = wstate;
+    if (sh->tid == SS_TID_UNPLACED) {
+        bind_inputs(w, 0, sh->idx);
+        return pl_check_unplaced(w->in, w->n, w->scratch, &st->reads);
+    }
     const pl_opts_t *o = w->o;
     const char *ctg = sam_hdr_tid2name(w->hdr, sh->tid);
     const ss_bed_t *bed = ss_job_bed(w->job);

@@ -285,3 +285,25 @@ hts_pos_t pl_safe_start(pl_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t
     free(heap.a);
     return start;
 }
+
+int pl_check_unplaced(pl_input_t *in, int n, bam1_t *b, uint64_t *reads)
+{
+    for (int i = 0; i < n; i++) {
+        int ret;
+        hts_itr_destroy(in[i].itr);
+        in[i].itr = sam_itr_queryi(in[i].idx, HTS_IDX_NOCOOR, 0, 0);
+        if (!in[i].itr) {
+            if (hts_idx_get_n_no_coor(in[i].idx) == 0 && in[i].fp->format.format != cram)
+                continue; /* htslib has no iterator for "no unplaced reads after the last" */
+            ss_error("%s: cannot find the unplaced reads through the index; re-index it with "
+                     "samtools index", in[i].path);
+            return -1;
+        }
+        ss_io_order_reset(&in[i].order);
+        while ((ret = next_record(&in[i], b)) >= 0)
+            (*reads)++;
+        if (ret < -1)
+            return read_error(&in[i], ret);
+    }
+    return 0;
+}

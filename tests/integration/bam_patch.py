@@ -9,9 +9,11 @@ as when a file is damaged after it was indexed.
 
   bam_patch.py set IN OUT K FIELD VALUE   record K (0 = first after the header):
                                           FIELD tid, pos, mtid or mpos (int32)
-  bam_patch.py fuzz IN OUT SEED           overwrite 1-4 bytes of records in one
-                                          data block (random, from SEED)
+  bam_patch.py fuzz IN PREFIX SEED...     for each SEED, PREFIX.SEED.bam: IN with 1-4
+                                          byte runs of records in one data block
+                                          overwritten (random, from SEED)
   bam_patch.py count IN                   records, and data blocks that can be patched
+  bam_patch.py records IN OUT            the bytes of IN's records (after its header)
   bam_patch.py append IN EXTRA OUT        IN without its EOF block, then the record blocks
                                           of EXTRA (any compression; its header's blocks
                                           dropped): records added after IN was indexed
@@ -25,8 +27,8 @@ FIELDS = {"tid": 0, "pos": 4, "mtid": 20, "mpos": 24}  # offsets after block_siz
 
 
 class Bam:
-    def __init__(self, path):
-        self.raw = bytearray(open(path, "rb").read())
+    def __init__(self, path, raw=None):
+        self.raw = bytearray(raw if raw is not None else open(path, "rb").read())
         self.blocks = []  # (file offset, size, [(uncompressed offset, file offset, length)])
         self.ustart = []  # uncompressed offset where each block starts
         self.ulen = 0
@@ -109,6 +111,21 @@ class Bam:
         open(path, "wb").write(self.raw)
 
 
+def fuzz(bam, seed):
+    rng = random.Random(seed)
+    # one data block: a stored block holding record bytes (not the header's, not EOF)
+    blocks = [s for _, _, s in bam.blocks
+              if s and s[0][2] > 0 and s[-1][0] + s[-1][2] > bam.header_end]
+    segs = rng.choice(blocks)
+    lo = max(segs[0][0], bam.header_end)
+    hi = segs[-1][0] + segs[-1][2]
+    for _ in range(rng.randint(1, 4)):
+        u = rng.randrange(lo, hi)
+        n = min(rng.randint(1, 4), hi - u)
+        bam.patch(u, bytes(rng.randrange(256) for _ in range(n)))
+    return bam
+
+
 def main(argv):
     if len(argv) >= 3 and argv[1] == "count":
         bam = Bam(argv[2])
@@ -119,20 +136,13 @@ def main(argv):
         rec = bam.records()[int(argv[4])]
         bam.patch(rec + 4 + FIELDS[argv[5]], struct.pack("<i", int(argv[6])))
         bam.save(argv[3])
-    elif len(argv) == 5 and argv[1] == "fuzz":
+    elif len(argv) >= 5 and argv[1] == "fuzz":
+        pristine = bytes(Bam(argv[2]).raw)
+        for seed in argv[4:]:
+            fuzz(Bam(argv[2], pristine), int(seed)).save("%s.%s.bam" % (argv[3], seed))
+    elif len(argv) == 4 and argv[1] == "records":
         bam = Bam(argv[2])
-        rng = random.Random(int(argv[4]))
-        # one data block: a stored block holding record bytes (not the header's, not EOF)
-        blocks = [s for _, _, s in bam.blocks
-                  if s and s[0][2] > 0 and s[-1][0] + s[-1][2] > bam.header_end]
-        segs = rng.choice(blocks)
-        lo = max(segs[0][0], bam.header_end)
-        hi = segs[-1][0] + segs[-1][2]
-        for _ in range(rng.randint(1, 4)):
-            u = rng.randrange(lo, hi)
-            n = min(rng.randint(1, 4), hi - u)
-            bam.patch(u, bytes(rng.randrange(256) for _ in range(n)))
-        bam.save(argv[3])
+        open(argv[3], "wb").write(bam.data[bam.header_end:])
     elif len(argv) == 5 and argv[1] == "append":
         bam, extra = Bam(argv[2]), Bam(argv[3])
         eof = bam.blocks[-1]
