@@ -9,7 +9,9 @@
  * SIGINT/SIGTERM while a temporary file exists: the handler unlinks it and
  * the index that may be being built beside it (the paths were stored before
  * the handler was armed; unlink and _exit are async-signal-safe) and exits
- * with status 1. In a multi-rank run the other ranks guard rank 0's
+ * with status 1. A crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) unlinks
+ * them too, then dies of the same signal, so the crash is still seen as one
+ * (not under the sanitizers, whose own handlers report it). In a multi-rank run the other ranks guard rank 0's
  * temporary file the same way (ss_output_guard): when one rank dies, mpirun
  * sends SIGTERM to the rest, and the dead one may be rank 0.
  */
@@ -45,13 +47,58 @@ static volatile sig_atomic_t sig_armed;
 static int sig_installed;
 static struct sigaction old_int, old_term;
 
-static void on_signal(int sig)
+static void remove_tmp_paths(void)
 {
-    (void)sig;
     if (sig_armed)
         for (int i = 0; i < SIG_N_PATHS; i++)
             unlink(sig_paths[i]);
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    remove_tmp_paths();
     _exit(SS_EXIT_FAIL);
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SS_CRASH_CLEANUP 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SS_CRASH_CLEANUP 0
+#endif
+#endif
+#ifndef SS_CRASH_CLEANUP
+#define SS_CRASH_CLEANUP 1
+#endif
+
+static const int crash_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+#define N_CRASH_SIGS ((int)(sizeof(crash_sigs) / sizeof(crash_sigs[0])))
+static struct sigaction old_crash[N_CRASH_SIGS];
+
+/* SA_RESETHAND put the default action back: raising again dies of the signal. */
+static void on_crash(int sig)
+{
+    remove_tmp_paths();
+    raise(sig);
+}
+
+static void crash_handlers(int on)
+{
+    if (!SS_CRASH_CLEANUP)
+        return;
+    for (int i = 0; i < N_CRASH_SIGS; i++) {
+        if (!on) {
+            sigaction(crash_sigs[i], &old_crash[i], NULL);
+            continue;
+        }
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_crash;
+        sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+        sigemptyset(&sa.sa_mask);
+        sigaction(crash_sigs[i], &sa, &old_crash[i]);
+    }
 }
 
 /* Store the paths the handler removes. 0, or -1 when tmp is too long. Not while armed. */
@@ -74,6 +121,7 @@ static void arm_signals(void)
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, &old_int);
         sigaction(SIGTERM, &sa, &old_term);
+        crash_handlers(1);
         sig_installed = 1;
     }
     sig_armed = 1;
@@ -86,6 +134,7 @@ static void disarm_signals(void)
         return;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    crash_handlers(0);
     sig_installed = 0;
 }
 
