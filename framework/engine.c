@@ -140,6 +140,7 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
     const char *ctg = sh->tid >= 0 ? sam_hdr_tid2name(ss_job_header(e->job), sh->tid) : "*";
     ss_shard_stats_t st = { 0, 0 };
     double t0 = ss_now();
+    ss_reader_set_shard(rd, idx);
     if (ss_reader_begin(rd) < 0)
         return -1;
     int r = injected(e, sh, ctg);

@@ -169,6 +169,11 @@ static int check_input(ss_job_t *job, int i)
         goto fail;
     if (!(idx = ss_io_load_index(&job->inputs, i, fp)))
         goto fail;
+    char problem[8192];
+    if (ss_io_index_problem(&job->inputs, i, fp, h, idx, problem, sizeof(problem)) < 0) {
+        ss_error("%s: %s", path, problem);
+        goto fail;
+    }
     if (i == 0) {
         job->fp = fp, job->h = h, job->idx = idx;
         return 0;

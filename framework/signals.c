@@ -64,14 +64,53 @@ static void say_interrupted(int sig)
     (void)w; /* nowhere left to report a failure to */
 }
 
+static void remove_armed(void);
+
 static void on_signal(int sig)
+{
+    remove_armed();
+    if (sig != SIGPIPE && !atomic_load(&quiet_))
+        say_interrupted(sig);
+    _exit(128 + sig);
+}
+
+static void remove_armed(void)
 {
     for (int i = 0; i < N_SLOTS; i++)
         if (atomic_load(&slot_armed[i]))
             unlink(slot_path[i]);
-    if (sig != SIGPIPE && !atomic_load(&quiet_))
-        say_interrupted(sig);
-    _exit(128 + sig);
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SS_CRASH_CLEANUP 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SS_CRASH_CLEANUP 0
+#endif
+#endif
+#ifndef SS_CRASH_CLEANUP
+#define SS_CRASH_CLEANUP 1
+#endif
+
+/* SA_RESETHAND put the default action back: raising again dies of the signal. */
+static void on_crash(int sig)
+{
+    remove_armed();
+    raise(sig);
+}
+
+static void install_crash_handlers(void)
+{
+    static const int crash[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+    if (!SS_CRASH_CLEANUP)
+        return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_crash;
+    sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof(crash) / sizeof(crash[0]); i++)
+        sigaction(crash[i], &sa, NULL);
 }
 
 void ss_signals_install(int quiet)
@@ -87,6 +126,7 @@ void ss_signals_install(int quiet)
     for (size_t i = 0; i < N_CAUGHT; i++)
         if (sigaction(caught[i].sig, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
             sigaction(caught[i].sig, &sa, NULL);
+    install_crash_handlers();
 }
 
 int ss_signals_remove_on_exit(const char *path)

@@ -62,6 +62,7 @@ typedef struct {
     sam_hdr_t *h;      /* kept in every mode from the first open */
     hts_idx_t *idx;    /* with fp */
     hts_itr_t *itr;    /* the current query (a streamed BAM's is kept across batches) */
+    ss_io_order_t order; /* the current query's records so far (check.c), across batches */
     int q_tid;         /* the current query's range */
     hts_pos_t q_beg, q_end;
     rd_batch_t batch;  /* streamed only */
@@ -71,6 +72,7 @@ struct ss_reader_s {
     ss_io_inputs_t in; /* paths borrowed from the job */
     rd_file_t *f;
     ss_file_source_t *src; /* [in.n]: each input as a record source (source.c) */
+    int shard;             /* the shard being read, for messages; -1 before any */
     int is_open;       /* between begin and end */
     int n_refused;     /* inputs the budget refused */
     int held;          /* descriptors reserved in the budget */
@@ -84,6 +86,7 @@ ss_reader_t *ss_reader_init(const ss_io_inputs_t *in)
     if (!r)
         return NULL;
     r->in = *in;
+    r->shard = -1;
     if (in->n > 0 && (!(r->f = calloc((size_t)in->n, sizeof(*r->f))) ||
                       !(r->src = calloc((size_t)in->n, sizeof(*r->src))))) {
         free(r->f);
@@ -306,6 +309,7 @@ int ss_reader_query(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end
     hts_itr_destroy(f->itr);
     f->itr = NULL;
     f->q_tid = tid, f->q_beg = beg, f->q_end = end;
+    ss_io_order_reset(&f->order);
     if (f->mode == RD_STREAMED) {
         f->batch.n = f->batch.cur = f->batch.done = 0;
         f->batch.last_pos = -1;
@@ -376,6 +380,27 @@ static bam1_t *batch_slot(rd_batch_t *bt)
 }
 
 /* Read records of fp's query into the batch, up to its byte share. Returns >= -1 or < -1. */
+/*
+ * The next record of a streamed input's query, checked (check.c). A CRAM
+ * batch queries again from the last position returned and meets again the
+ * records it returned there, and those that start before it: they are skipped
+ * (*taken set) before the order check, which would see them go backwards.
+ */
+static int next_checked(rd_file_t *f, samFile *fp, bam1_t *b, hts_pos_t last, int64_t *skip,
+                        int *taken)
+{
+    *taken = 0;
+    if (!f->is_cram)
+        return ss_io_itr_next(fp, f->itr, b, sam_hdr_nref(f->h), &f->order);
+    int ret = sam_itr_next(fp, f->itr, b);
+    if (ret < 0)
+        return ret;
+    if ((*taken = taken_before(f, b, last, skip)))
+        return ret;
+    int bad = ss_io_check_record(b, sam_hdr_nref(f->h), &f->order);
+    return bad < 0 ? bad : ret;
+}
+
 static int fill(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_pos_t last, int64_t skip)
 {
     rd_batch_t *bt = &f->batch;
@@ -387,9 +412,10 @@ static int fill(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_pos_t last, int64
             ss_error("%s: out of memory for a batch of records", r->in.paths[f - r->f]);
             return -4;
         }
-        if ((ret = sam_itr_next(fp, f->itr, b)) < 0)
+        int taken;
+        if ((ret = next_checked(f, fp, b, last, &skip, &taken)) < 0)
             break;
-        if (f->is_cram && taken_before(f, b, last, &skip))
+        if (taken)
             continue;
         note_taken(bt, b);
         bytes += (size_t)b->l_data + sizeof(*b);
@@ -440,13 +466,28 @@ static int refill(ss_reader_t *r, int i, rd_file_t *f)
     return ret;
 }
 
+const ss_io_order_t *ss_reader_order(ss_reader_t *r, int i)
+{
+    return i >= 0 && i < r->in.n ? &r->f[i].order : NULL;
+}
+
+void ss_reader_set_shard(ss_reader_t *r, int shard_idx)
+{
+    r->shard = shard_idx;
+}
+
+int ss_reader_shard(const ss_reader_t *r)
+{
+    return r->shard;
+}
+
 int ss_reader_next(ss_reader_t *r, int i, bam1_t *b)
 {
     rd_file_t *f = file_of(r, i);
     if (!f)
         return -4;
     if (f->mode != RD_STREAMED)
-        return f->itr ? sam_itr_next(f->fp, f->itr, b) : -4;
+        return f->itr ? ss_io_itr_next(f->fp, f->itr, b, sam_hdr_nref(f->h), &f->order) : -4;
     rd_batch_t *bt = &f->batch;
     if (bt->cur == bt->n) {
         if (bt->done)

@@ -6,6 +6,7 @@
  *
  * Owned by the worker thread that owns the reader.
  */
+#include "../base/ss_base.h"
 #include "ss_io_private.h"
 
 static int file_query(ss_source_t *src, int tid, hts_pos_t beg, hts_pos_t end)
@@ -24,6 +25,16 @@ static int file_query(ss_source_t *src, int tid, hts_pos_t beg, hts_pos_t end)
     return ss_reader_query(f->r, f->i, HTS_IDX_NOCOOR, 0, 0);
 }
 
+/* A record the checks refused (check.c): one line naming the file, shard and record. */
+static int bad_record(ss_file_source_t *f, const bam1_t *b, int code)
+{
+    char what[1024];
+    ss_io_bad_record_text(what, sizeof(what), code, ss_reader_header(f->r, f->i), b,
+                          ss_reader_order(f->r, f->i), ss_reader_shard(f->r));
+    ss_error("%s: %s", f->src.name, what);
+    return SS_IO_REPORTED;
+}
+
 static int file_next(ss_source_t *src, bam1_t *b)
 {
     ss_file_source_t *f = (ss_file_source_t *)src;
@@ -32,6 +43,8 @@ static int file_next(ss_source_t *src, bam1_t *b)
     int r = ss_reader_next(f->r, f->i, b);
     if (r >= 0)
         b->id = f->seq++;
+    else if (ss_io_is_bad_record(r))
+        return bad_record(f, b, r);
     return r;
 }
 

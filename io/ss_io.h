@@ -45,6 +45,67 @@ hts_idx_t *ss_io_load_index(const ss_io_inputs_t *in, int i, samFile *fp);
 void ss_io_cram_read_error(const char *path, sam_hdr_t *h, const char *reference,
                            const char *ref_opt, int shard_idx, const char *where, int tid);
 
+/* ---- what every reader checks of every record (check.c) ---- */
+
+/*
+ * The order state of one stream of records: one query, or one shard's run of
+ * records. It belongs to whoever owns the stream (the worker that owns the
+ * iterator); reset it when a new stream starts. Plain struct, no allocation.
+ */
+typedef struct {
+    int tid;       /* the last record's (tid, pos): the next may not sort before it */
+    hts_pos_t pos;
+    uint64_t n;    /* records checked in this stream */
+    int ended;     /* the stream ended and the record after it was checked */
+} ss_io_order_t;
+
+/* Codes for a bad record: below every htslib read error code. */
+enum {
+    SS_IO_BAD_TID = -100,      /* contig id outside -1..n_targets-1 */
+    SS_IO_BAD_MTID = -101,     /* mate contig id outside -1..n_targets-1 */
+    SS_IO_BAD_POS = -102,      /* POS or mate POS below -1 */
+    SS_IO_UNSORTED = -103,     /* (tid, pos) sorts before the stream's previous record */
+    SS_IO_WRONG_CONTIG = -104  /* a query on one contig returned a record of another */
+};
+static inline int ss_io_is_bad_record(int code)
+{
+    return code <= SS_IO_BAD_TID && code >= SS_IO_WRONG_CONTIG;
+}
+
+void ss_io_order_reset(ss_io_order_t *o);
+/*
+ * Check b, the next record of stream o: ids and positions in range, not
+ * before the previous record. Returns 0 (and moves o on to b) or an
+ * SS_IO_BAD_* code (o keeps the previous record, for the message). A few
+ * compares: call it on every record read, also those a kernel skips.
+ */
+int ss_io_check_record(const bam1_t *b, int n_targets, ss_io_order_t *o);
+/*
+ * sam_itr_next with the checks: every record htslib's iterator reads (also
+ * those it skips, and the one past the query that ends it) goes through
+ * ss_io_check_record, and at the end of a BAM query the record just after
+ * the stream is checked too. Returns >= 0 with a record in b, -1 at the end,
+ * an htslib read error code (< -1), or an SS_IO_BAD_* code with the bad
+ * record in b. Single-region iterators; the caller's thread.
+ */
+int ss_io_itr_next(samFile *fp, hts_itr_t *itr, bam1_t *b, int n_targets, ss_io_order_t *o);
+/*
+ * "PROBLEM (shard N, record NAME at CONTIG:POS); FIX" for a bad record code,
+ * into buf (always terminated); the caller puts the file name in front.
+ */
+void ss_io_bad_record_text(char *buf, size_t size, int code, const sam_hdr_t *h, const bam1_t *b,
+                           const ss_io_order_t *o, int shard);
+
+/*
+ * Whether input i's index idx describes it (index_check.c): not older than
+ * the file, and for BAI/CSI the same contigs, the first record where fp's
+ * header ends (call it with fp just after sam_hdr_read) and nothing mapped
+ * after the last record it knows. Returns 0, or -1 with "its index ... ;
+ * re-index ..." in msg (the caller names the file). Moves fp. Main thread.
+ */
+int ss_io_index_problem(const ss_io_inputs_t *in, int i, samFile *fp, sam_hdr_t *h,
+                        hts_idx_t *idx, char *msg, size_t size);
+
 /* ---- descriptor budget (process-wide) ---- */
 
 /*
@@ -91,9 +152,13 @@ void ss_io_error_fds(const char *path, int err);
  * unplaced unmapped records at the file's end. Returns 0, or -1 after
  * ss_error() named the file and range.
  * next gives the range's next record in b, with b->id set to its order in
- * the range (0, 1, ...: moving kernels sort ties by it). Returns >= 0, -1
- * at the end of the range, < -1 after ss_error() named the file and record.
+ * the range (0, 1, ...: moving kernels sort ties by it), every record checked
+ * on the way (ids in range, coordinate order, the query's contig: check.c).
+ * Returns >= 0, -1 at the end of the range, SS_IO_REPORTED after ss_error()
+ * named the file, shard and bad record, or another value < -1: an htslib read
+ * error the caller explains (it knows the shard and kernel).
  */
+#define SS_IO_REPORTED (-99)
 #define SS_IO_UNPLACED (-1)
 typedef struct ss_source_s ss_source_t;
 struct ss_source_s {
@@ -155,6 +220,14 @@ int ss_reader_n(const ss_reader_t *r);
  * do not free. NULL when i is out of range.
  */
 ss_source_t *ss_reader_source(ss_reader_t *r, int i);
+/*
+ * The shard the reader's records are for (the engine sets it before each
+ * shard), named in the messages about bad records; -1 before any.
+ */
+void ss_reader_set_shard(ss_reader_t *r, int shard_idx);
+int ss_reader_shard(const ss_reader_t *r);
+/* Input i's order state (the previous record of its query), for messages. */
+const ss_io_order_t *ss_reader_order(ss_reader_t *r, int i);
 /* How many inputs are held across shards (budget granted), and how many streamed. */
 int ss_reader_holds(const ss_reader_t *r);
 int ss_reader_streams(const ss_reader_t *r);

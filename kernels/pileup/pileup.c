@@ -169,7 +169,7 @@ void pl_scope(const pl_worker_t *w, int tid, hts_pos_t *beg, hts_pos_t *end)
 
 static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
 {
-    const char *ctg = sam_hdr_tid2name(w->hdr, sh->tid);
+    const char *ctg = sh->tid >= 0 ? sam_hdr_tid2name(w->hdr, sh->tid) : "*";
     if (ss_error_raised())
         return -1; /* said already (the reference could not be read, say) */
     for (int i = 0; i < w->n; i++) {
@@ -186,7 +186,8 @@ static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
         }
         if (in->read_err) {
             ss_error("%s: reading shard %d (%s:%lld-%lld) failed: the file is truncated or "
-                     "corrupt; check it with samtools quickcheck and regenerate it", in->path,
+                     "corrupt, or its index does not match it; check it with samtools "
+                     "quickcheck and re-index it with samtools index", in->path,
                      sh->idx, ctg, (long long)sh->beg + 1, (long long)sh->end);
             return -1;
         }
@@ -290,6 +291,11 @@ static void skip_line(pl_worker_t *w)
 static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_stats_t *st)
 {
     pl_worker_t *w = wstate;
+    if (sh->tid == SS_TID_UNPLACED) {
+        bind_inputs(w, 0);
+        return pl_check_unplaced(w->in, w->n, w->scratch, &st->reads) < 0 ? pileup_error(w, sh)
+                                                                            : 0;
+    }
     kstring_t *out = ss_out_text(so);
     const pl_opts_t *o = w->o;
     const char *ctg = sam_hdr_tid2name(w->hdr, sh->tid);

@@ -104,6 +104,14 @@ int pl_read_filtered(void *data, bam1_t *b);
 hts_pos_t pl_safe_start(pl_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t scope_beg,
                         int max_depth, bam1_t *scratch);
 
+/*
+ * Read and check every input's unplaced unmapped reads (the shard of tid
+ * SS_TID_UNPLACED): they print nothing, but samtools fails on a damaged one.
+ * Adds the records read to *reads. Returns 0, or -1 (the input's read_err set
+ * for the caller's message, or after ss_error()).
+ */
+int pl_check_unplaced(pl_input_t *in, int n, bam1_t *scratch, uint64_t *reads);
+
 /* Start in->src on [beg, end) of tid. Returns 0, or -1 after ss_error(). */
 int pl_query(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end);
 

@@ -108,6 +108,20 @@ static int read_error(pl_input_t *in, int ret)
     return -1;
 }
 
+int pl_check_unplaced(pl_input_t *in, int n, bam1_t *b, uint64_t *reads)
+{
+    for (int i = 0; i < n; i++) {
+        int ret;
+        if (ss_source_query(in[i].src, SS_IO_UNPLACED, 0, 0) < 0)
+            return -1;
+        while ((ret = ss_source_next(in[i].src, b)) >= 0)
+            (*reads)++;
+        if (ret < -1)
+            return read_error(&in[i], ret);
+    }
+    return 0;
+}
+
 int pl_has_reads(pl_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t end, bam1_t *b)
 {
     if (beg >= end)

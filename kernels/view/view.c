@@ -217,8 +217,21 @@ static int read_error(vw_worker_t *w, const ss_shard_t *sh, int is_cram)
         ss_io_cram_read_error(path, w->hdr, w->reference, w->ref_option, sh->idx, where,
                               sh->tid);
     else
-        ss_error("%s: read error in shard %d (%s): the file is truncated or corrupt; check it "
-                 "with samtools quickcheck", path, sh->idx, where);
+        ss_error("%s: read error in shard %d (%s): the file is truncated or corrupt, or its "
+                 "index does not match it; check it with samtools quickcheck and re-index it "
+                 "with samtools index", path, sh->idx, where);
+    return -1;
+}
+
+/* A record the checks refused (ss_io_check_record), or a read error. Returns -1. */
+static int bad_read(vw_worker_t *w, const ss_shard_t *sh, int is_cram, int code,
+                    const ss_io_order_t *ord)
+{
+    if (!ss_io_is_bad_record(code))
+        return read_error(w, sh, is_cram);
+    char what[1024];
+    ss_io_bad_record_text(what, sizeof(what), code, w->hdr, w->b, ord, sh->idx);
+    ss_error("%s: %s", ss_reader_path(w->rd, 0), what);
     return -1;
 }
 
@@ -287,6 +300,8 @@ static int read_by_query(vw_worker_t *w, const ss_shard_t *sh, hts_pos_t qbeg, h
         if (emit_kept(w, out, &st->bases) < 0)
             return -1;
     }
+    if (r == SS_IO_REPORTED)
+        return -1;
     return r < -1 ? read_error(w, sh, is_cram) : 0;
 }
 
@@ -327,10 +342,14 @@ static int read_by_containers(vw_worker_t *w, const ss_shard_t *sh, const vw_con
                  "samtools quickcheck", ss_reader_path(w->rd, 0), (long long)c[i].off);
         return -1;
     }
+    ss_io_order_t ord;
+    ss_io_order_reset(&ord);
     for (int64_t k = 0; k < total; k++) {
         int r = sam_read1(fp, w->hdr, w->b);
         if (r < 0)
             return read_error(w, sh, 1); /* the index promised more records */
+        if ((r = ss_io_check_record(w->b, sam_hdr_nref(w->hdr), &ord)) < 0)
+            return bad_read(w, sh, 1, r, &ord);
         st->reads++;
         hts_pos_t pos = w->b->core.pos;
         if (w->b->core.tid != sh->tid || pos >= sh->scope_end)

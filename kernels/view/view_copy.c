@@ -16,10 +16,15 @@
  * once and in order, so the output does not depend on the shard size, the
  * threads or the ranks; only a block's owner does.
  *
- * Copied blocks are still checked as htslib checks what it reads: each is
- * inflated and its CRC32 and length compared, so a damaged input fails with
- * a message instead of passing into the output (inflating costs about a
- * sixth of decoding and encoding again).
+ * Copied blocks are still checked as samtools view checks what it reads:
+ * the shard's records are decoded through htslib (CRC32 and length of every
+ * block, each record's layout and CIGAR against its sequence) and pass the
+ * checks every reader makes (ss_io_check_record: contig ids in range,
+ * coordinate order, also against the next shard's first record), so a
+ * damaged or unsorted input fails with a message instead of passing into
+ * the output. Decoding costs little more than inflating, which the check
+ * needs anyway: about a sixth of decoding and encoding again. The bytes
+ * copied and the bytes checked are read from the same file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,35 +34,18 @@
 #include <unistd.h>
 
 #include <htslib/bgzf.h>
-#include <htslib/hts_endian.h>
-#ifdef SS_HAVE_LIBDEFLATE
-#include <libdeflate.h>
-#endif
 
 #include "view.h"
 
-#define BGZF_HEADER 18
-#define BGZF_FOOTER 8
-#define BGZF_MAX 65536
-
 struct vw_copier_s {
     int fd; /* the input, opened at first use */
-#ifdef SS_HAVE_LIBDEFLATE
-    struct libdeflate_decompressor *inflater;
-#endif
-    uint8_t scratch[2 * BGZF_MAX]; /* an inflated block, then a compressed one */
 };
 
 int vw_copy_eligible(const vw_opts_t *o, const ss_common_opts_t *co)
 {
-#ifndef SS_HAVE_LIBDEFLATE
-    (void)o, (void)co;
-    return 0; /* no way here to check the copied blocks */
-#else
     return o->fmt == VW_BAM && o->level < 0 && co->n_regions == 0 && !o->target_path &&
            !o->multi_region && !o->header_only && o->min_mapq == 0 && !o->flag_on &&
            !o->flag_off && !o->flag_anyon && !o->flag_alloff && co->n_fmt_opts == 0;
-#endif
 }
 
 /* Where the header's blocks end and the EOF block starts; -1 if blocks cannot be copied. */
@@ -139,15 +127,8 @@ static int64_t voffset_of_key(samFile *fp, hts_idx_t *idx, const sam_hdr_t *h, b
 vw_copier_t *vw_copier_init(void)
 {
     vw_copier_t *cp = calloc(1, sizeof(*cp));
-    if (!cp)
-        return NULL;
-    cp->fd = -1;
-#ifdef SS_HAVE_LIBDEFLATE
-    if (!(cp->inflater = libdeflate_alloc_decompressor())) {
-        free(cp);
-        return NULL;
-    }
-#endif
+    if (cp)
+        cp->fd = -1;
     return cp;
 }
 
@@ -157,102 +138,36 @@ void vw_copier_destroy(vw_copier_t *cp)
         return;
     if (cp->fd >= 0)
         close(cp->fd);
-#ifdef SS_HAVE_LIBDEFLATE
-    libdeflate_free_decompressor(cp->inflater);
-#endif
     free(cp);
 }
 
 /*
- * Walking the records through the inflated blocks: the records that start
- * from the shard's first key up to the next shard's are counted, and the walk
- * must land on the next shard's first record, a check of the record chain.
+ * Decode the records from vbeg up to vend, and the one after (the next
+ * shard's first, so that the order check spans the cut), checking each.
+ * Returns 0 and the count in *records, -2 when the file is damaged there
+ * (a read error, or records that do not end at vend), or an SS_IO_BAD_*
+ * code with the record in b and the order state in *ord.
  */
-typedef struct {
-    uint64_t records;
-    uint64_t skip;   /* bytes left in the current record */
-    uint8_t len[4];  /* the next record's length, as far as read */
-    int have;        /* bytes of len read */
-} chain_t;
-
-/* Walk data[from, to); stop early at a record start at `stop` (-1: none). -1 if corrupt. */
-static int walk(chain_t *c, const uint8_t *data, size_t from, size_t to)
+static int check_records(samFile *fp, int n_ref, bam1_t *b, int64_t vbeg, int64_t vend,
+                         uint64_t *records, ss_io_order_t *ord)
 {
-    size_t p = from;
-    while (p < to) {
-        if (c->skip > 0) {
-            size_t take = c->skip < to - p ? (size_t)c->skip : to - p;
-            p += take;
-            c->skip -= take;
-            continue;
-        }
-        if (c->have == 0)
-            c->records++;
-        c->len[c->have++] = data[p++];
-        if (c->have == 4) {
-            c->skip = le_to_u32(c->len);
-            c->have = 0;
-            if (c->skip < 32) /* shorter than a record's fixed part */
-                return -1;
-        }
+    BGZF *z = fp->fp.bgzf;
+    int r;
+    ss_io_order_reset(ord);
+    if (bgzf_seek(z, vbeg, SEEK_SET) < 0)
+        return -2;
+    while (bgzf_tell(z) < vend) {
+        if ((r = bam_read1(z, b)) < 0)
+            return -2; /* also -1: the file ends before vend */
+        if ((r = ss_io_check_record(b, n_ref, ord)) < 0)
+            return r;
+        (*records)++;
     }
-    return 0;
-}
-
-/* Check the BGZF block at p (n bytes available) and inflate it; its size, or 0 if damaged. */
-static size_t inflate_block(vw_copier_t *cp, const uint8_t *p, size_t n, size_t *got)
-{
-#ifdef SS_HAVE_LIBDEFLATE
-    if (n < BGZF_HEADER + BGZF_FOOTER || p[0] != 31 || p[1] != 139 || p[2] != 8 ||
-        !(p[3] & 4) || p[10] != 6 || p[12] != 'B' || p[13] != 'C')
-        return 0;
-    size_t size = (size_t)(p[16] | p[17] << 8) + 1;
-    if (size > n || size < BGZF_HEADER + BGZF_FOOTER)
-        return 0;
-    uint32_t isize = le_to_u32(p + size - 4);
-    if (isize > BGZF_MAX ||
-        libdeflate_deflate_decompress(cp->inflater, p + BGZF_HEADER,
-                                      size - BGZF_HEADER - BGZF_FOOTER, cp->scratch, BGZF_MAX,
-                                      got) != LIBDEFLATE_SUCCESS ||
-        *got != isize || libdeflate_crc32(0, cp->scratch, *got) != le_to_u32(p + size - 8))
-        return 0;
-    return size;
-#else
-    (void)cp, (void)p, (void)n, (void)got;
-    return 0;
-#endif
-}
-
-/*
- * Check the copied blocks [p, p+n), which start at the block of vbeg, and
- * count the records from vbeg to vend; the block of vend, when records of
- * this shard start in it, is read from the input. -1 if anything is damaged.
- */
-static int check_blocks(vw_copier_t *cp, const uint8_t *p, size_t n, int64_t vbeg, int64_t vend,
-                        uint64_t *records)
-{
-    chain_t c = {0};
-    size_t from = (size_t)(vbeg & 0xffff), got;
-    while (n > 0) {
-        size_t size = inflate_block(cp, p, n, &got);
-        if (!size || from > got || walk(&c, cp->scratch, from, got) < 0)
-            return -1;
-        p += size;
-        n -= size;
-        from = 0;
-    }
-    size_t stop = (size_t)(vend & 0xffff);
-    if (stop > 0) { /* vend's block holds records that start before it: read it to walk them */
-        uint8_t *blk = cp->scratch + BGZF_MAX; /* room for one compressed block */
-        ssize_t r = pread(cp->fd, blk, BGZF_MAX, vend >> 16);
-        size_t size = r > 0 ? inflate_block(cp, blk, (size_t)r, &got) : 0;
-        if (!size || stop > got || walk(&c, cp->scratch, from, stop) < 0)
-            return -1;
-    }
-    if (c.skip != 0 || c.have != 0) /* the walk must end on the next shard's first record */
-        return -1;
-    *records = c.records;
-    return 0;
+    if (bgzf_tell(z) != vend)
+        return -2; /* a record runs over the next shard's first one */
+    if ((r = bam_read1(z, b)) < -1)
+        return -2;
+    return r >= 0 ? ss_io_check_record(b, n_ref, ord) : 0;
 }
 
 int vw_copy_shard(vw_copier_t *cp, const vw_run_t *o, ss_reader_t *rd, const sam_hdr_t *h,
@@ -287,7 +202,6 @@ int vw_copy_shard(vw_copier_t *cp, const vw_run_t *o, ss_reader_t *rd, const sam
                  strerror(errno));
         return -1;
     }
-    size_t at = out->l;
     if (ss_io_append_file_range(cp->fd, vbeg >> 16, (size_t)((vend >> 16) - (vbeg >> 16)), out) < 0) {
         if (errno == EIO)
             return -2;
@@ -295,6 +209,13 @@ int vw_copy_shard(vw_copier_t *cp, const vw_run_t *o, ss_reader_t *rd, const sam
                  (long long)(vend >> 16), strerror(errno));
         return -1;
     }
-    return check_blocks(cp, (const uint8_t *)out->s + at, out->l - at, vbeg, vend, records) < 0
-               ? -2 : 0;
+    ss_io_order_t ord;
+    int r = check_records(fp, n_ref, b, vbeg, vend, records, &ord);
+    if (ss_io_is_bad_record(r)) {
+        char what[1024];
+        ss_io_bad_record_text(what, sizeof(what), r, h, b, &ord, sh->idx);
+        ss_error("%s: %s", path, what);
+        return -1;
+    }
+    return r < 0 ? -2 : 0;
 }

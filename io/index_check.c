@@ -1,0 +1,142 @@
+/*
+ * index_check.c -- does an input's index describe the file beside it?
+ *
+ * Shards read through the index, so an index made before records were added
+ * makes whole contigs invisible: the run would end with exit 0 and a smaller
+ * output. htslib only warns when the index is older than the data (and we
+ * silence its warnings); the other engineering answer, reading the whole
+ * file, would cost a pass over every input. These checks cost a stat and
+ * two short reads at job open:
+ *   - the index file's mtime against the data's, in whole seconds as htslib
+ *     compares them (a copy made with cp keeps index >= data);
+ *   - BAI/CSI: the number of contigs against the header, the first record
+ *     the index knows against where the header ends, and after the last
+ *     mapped record it knows: the end of the file, or the unplaced reads.
+ * CRAI has none of these offsets in htslib's API: only its mtime is checked.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <htslib/bgzf.h>
+
+#include "ss_io.h"
+
+/* st's mtime for path (whole seconds), or -1 when it cannot be read. */
+static long long mtime_of(const char *path, long long *size)
+{
+    struct stat st;
+    if (strstr(path, "://") || stat(path, &st) != 0)
+        return -1;
+    if (size)
+        *size = (long long)st.st_size;
+    return (long long)st.st_mtime;
+}
+
+/*
+ * The index htslib loads for path when none is given, in its order
+ * (hts_idx_check_local): X.csi, base.csi, X.bai, base.bai; X.crai, base.crai.
+ * Writes it into buf; 0, or -1 when none of them exists.
+ */
+static int locate_index(const char *path, int is_cram, char *buf, size_t size)
+{
+    static const char *bam_ext[] = { ".csi", ".bai" }, *cram_ext[] = { ".crai" };
+    const char **ext = is_cram ? cram_ext : bam_ext;
+    int n_ext = is_cram ? 1 : 2;
+    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+    int base_len = dot && (!slash || dot > slash) ? (int)(dot - path) : -1;
+    for (int e = 0; e < n_ext; e++) {
+        snprintf(buf, size, "%s%s", path, ext[e]);
+        if (mtime_of(buf, NULL) >= 0)
+            return 0;
+        if (base_len < 0)
+            continue;
+        snprintf(buf, size, "%.*s%s", base_len, path, ext[e]);
+        if (mtime_of(buf, NULL) >= 0)
+            return 0;
+    }
+    return -1;
+}
+
+/* The offset where the index's reads start (tid START) or its mapped reads end (NOCOOR). */
+static int64_t index_offset(hts_idx_t *idx, int tid)
+{
+    hts_itr_t *itr = sam_itr_queryi(idx, tid, 0, 0);
+    int64_t off = itr ? (int64_t)itr->curr_off : -1;
+    hts_itr_destroy(itr);
+    return off;
+}
+
+enum { IDX_OK = 0, IDX_STALE, IDX_OTHER, IDX_PAST_END };
+
+/*
+ * After the last mapped read the index knows there must be the unplaced
+ * reads it counts, or the end. A mapped read there was added after the
+ * index was made (or the index is another file's).
+ */
+static int check_tail(samFile *fp, hts_idx_t *idx, long long file_size)
+{
+    int64_t end = index_offset(idx, HTS_IDX_NOCOOR);
+    if (end <= 0)
+        return IDX_OK; /* no mapped reads indexed: nothing to compare */
+    if ((end >> 16) > file_size)
+        return IDX_PAST_END;
+    bam1_t *b = bam_init1();
+    if (!b)
+        return IDX_OK; /* out of memory: the run will say so soon enough */
+    int r = bgzf_seek(fp->fp.bgzf, end, SEEK_SET) < 0 ? -2 : bam_read1(fp->fp.bgzf, b);
+    int tid = b->core.tid;
+    bam_destroy1(b);
+    if (r < -1)
+        return IDX_OTHER;
+    if (r == -1)
+        return hts_idx_get_n_no_coor(idx) > 0 ? IDX_STALE : IDX_OK;
+    return tid >= 0 ? IDX_STALE : IDX_OK;
+}
+
+static int check_offsets(samFile *fp, sam_hdr_t *h, hts_idx_t *idx, int64_t data_beg,
+                         long long file_size)
+{
+    if (hts_idx_nseq(idx) != sam_hdr_nref(h))
+        return IDX_OTHER;
+    int64_t first = index_offset(idx, HTS_IDX_START);
+    if (first > 0 && first != data_beg)
+        return IDX_OTHER; /* the first indexed read is not where this file's records start */
+    return check_tail(fp, idx, file_size);
+}
+
+int ss_io_index_problem(const ss_io_inputs_t *in, int i, samFile *fp, sam_hdr_t *h,
+                        hts_idx_t *idx, char *msg, size_t size)
+{
+    const char *path = in->paths[i];
+    char found[4096];
+    const char *idx_path = in->index_paths ? in->index_paths[i] : NULL;
+    int is_cram = fp->format.format == cram;
+    int64_t data_beg = is_cram ? 0 : bgzf_tell(fp->fp.bgzf);
+    long long size_data = 0;
+    long long t_data = mtime_of(path, &size_data);
+    if (!idx_path && locate_index(path, is_cram, found, sizeof(found)) == 0)
+        idx_path = found;
+    long long t_idx = idx_path ? mtime_of(idx_path, NULL) : -1;
+    int problem = IDX_OK;
+    if (t_data >= 0 && t_idx >= 0 && t_idx < t_data)
+        problem = IDX_STALE;
+    else if (!is_cram && t_data >= 0)
+        problem = check_offsets(fp, h, idx, data_beg, size_data);
+    const char *name = idx_path ? idx_path : "(its index)";
+    switch (problem) {
+    case IDX_STALE:
+        snprintf(msg, size, "its index %s is older than the file (or does not cover it); "
+                 "re-index with samtools index %s", name, path);
+        return -1;
+    case IDX_OTHER:
+        snprintf(msg, size, "its index %s does not match the file; re-index with samtools "
+                 "index %s", name, path);
+        return -1;
+    case IDX_PAST_END:
+        snprintf(msg, size, "its index %s points past the end of the file: the file is "
+                 "truncated, or the index is another file's; check the file with samtools "
+                 "quickcheck, then re-index with samtools index %s", name, path);
+        return -1;
+    }
+    return 0;
+}
