@@ -43,8 +43,20 @@ static void add_span(dp_ring_t *r, int f, hts_pos_t beg, hts_pos_t end, hts_pos_
         end = top;
     size_t mask = r->cap - 1, n = (size_t)r->n;
     int32_t *c = r->cnt + f;
-    for (hts_pos_t p = beg; p < end; p++)
-        c[((size_t)p & mask) * n]++;
+    while (beg < end) {
+        /* runs up to the ring's wrap: one input's counts are then a plain array */
+        size_t at = (size_t)beg & mask, run = r->cap - at;
+        if ((hts_pos_t)run > end - beg)
+            run = (size_t)(end - beg);
+        int32_t *d = c + at * n;
+        if (n == 1)
+            for (size_t k = 0; k < run; k++)
+                d[k]++;
+        else
+            for (size_t k = 0; k < run; k++)
+                d[k * n]++;
+        beg += (hts_pos_t)run;
+    }
 }
 
 /* The same where a base's quality decides: qual[q + k] for position beg + k. */
