@@ -229,6 +229,20 @@ static int flush_to(dp_worker_t *w, hts_pos_t to, int zeros, kstring_t *out)
 {
     dp_ring_t *r = &w->ring;
     hts_pos_t p = r->lo, covered = to < r->cover ? to : r->cover;
+    if (!ss_job_bed(w->job)) {
+        hts_pos_t zero_to = zeros ? to : covered;
+        if (covered < p)
+            covered = p;
+        if (zero_to < covered)
+            zero_to = covered;
+        if (dp_fmt_rows(&w->fmt, out, r, p, covered, 0) < 0 ||
+            dp_fmt_rows(&w->fmt, out, r, covered, zero_to, 1) < 0)
+            return -1;
+        w->rows += (uint64_t)(zero_to - p);
+        if (to > r->lo)
+            r->lo = to;
+        return 0;
+    }
     for (; p < covered; p++)
         if (bed_allows(w, p)) {
             if (dp_fmt_row(&w->fmt, out, p, dp_ring_at(r, p), w->n) < 0)

@@ -131,5 +131,9 @@ void dp_fmt_contig(dp_fmt_t *f, const char *name);
 int dp_fmt_row(dp_fmt_t *f, kstring_t *out, hts_pos_t p, const int32_t *d, int n);
 /* The same with every count 0. */
 int dp_fmt_zero_row(dp_fmt_t *f, kstring_t *out, hts_pos_t p, int n);
+/* The rows of positions [from, to) with the ring's counts (lo <= from, to <= cover), or
+ * with zeros. 0, or -1 out of memory. */
+int dp_fmt_rows(dp_fmt_t *f, kstring_t *out, const dp_ring_t *r, hts_pos_t from, hts_pos_t to,
+                int zeros);
 
 #endif

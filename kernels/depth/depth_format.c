@@ -113,3 +113,47 @@ int dp_fmt_zero_row(dp_fmt_t *f, kstring_t *out, hts_pos_t p, int n)
     row_end(f, out, s);
     return 0;
 }
+
+/*
+ * Rows of [from, to) in one go: room for all of them first, then each row
+ * copied out without a check (the common case: no -b, one run of positions).
+ */
+int dp_fmt_rows(dp_fmt_t *f, kstring_t *out, const dp_ring_t *r, hts_pos_t from, hts_pos_t to,
+                int zeros)
+{
+    int n = r->n;
+    if (from >= to)
+        return 0;
+    if (!f->ctg_len) { /* a name too long for the fast path */
+        for (hts_pos_t p = from; p < to; p++)
+            if ((zeros ? dp_fmt_zero_row(f, out, p, n) : dp_fmt_row(f, out, p, dp_ring_at(r, p), n)) < 0)
+                return -1;
+        return 0;
+    }
+    size_t row_max = f->ctg_len + 24 + 11 * (size_t)n + 1;
+    if (ks_resize(out, out->l + (size_t)(to - from) * row_max + 1) < 0)
+        return -1;
+    if (from != f->next)
+        set_pos(f, from);
+    char *s = out->s + out->l;
+    for (hts_pos_t p = from; p < to; p++) {
+        memcpy(s, f->ctg, f->ctg_len);
+        s += f->ctg_len;
+        memcpy(s, f->num + sizeof(f->num) - f->num_len, (size_t)f->num_len);
+        s += f->num_len;
+        if (zeros) {
+            for (int i = 0; i < n; i++)
+                *s++ = '\t', *s++ = '0';
+        } else {
+            const int32_t *d = dp_ring_at(r, p);
+            for (int i = 0; i < n; i++) {
+                *s++ = '\t';
+                s = put_u32(s, (uint32_t)d[i]);
+            }
+        }
+        *s++ = '\n';
+        step_pos(f);
+    }
+    out->l = (size_t)(s - out->s);
+    return 0;
+}

@@ -33,6 +33,18 @@ int dp_read_passes(const dp_opts_t *o, const bam1_t *b)
     return !o->min_len || dp_qlen_used(b) >= o->min_len;
 }
 
+/* d[0..len) += 1, eight at a time (gcc -O2 turns the block into vector adds). */
+static void add_one(int32_t *d, size_t len)
+{
+    size_t k = 0;
+    for (; k + 8 <= len; k += 8) {
+        d[k]++, d[k + 1]++, d[k + 2]++, d[k + 3]++;
+        d[k + 4]++, d[k + 5]++, d[k + 6]++, d[k + 7]++;
+    }
+    for (; k < len; k++)
+        d[k]++;
+}
+
 /* Add 1 at [beg, end) of input f, within the kept positions [from, top). */
 static void add_span(dp_ring_t *r, int f, hts_pos_t beg, hts_pos_t end, hts_pos_t from,
                      hts_pos_t top)
@@ -50,8 +62,7 @@ static void add_span(dp_ring_t *r, int f, hts_pos_t beg, hts_pos_t end, hts_pos_
             run = (size_t)(end - beg);
         int32_t *d = c + at * n;
         if (n == 1)
-            for (size_t k = 0; k < run; k++)
-                d[k]++;
+            add_one(d, run);
         else
             for (size_t k = 0; k < run; k++)
                 d[k * n]++;
