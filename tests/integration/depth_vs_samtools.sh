@@ -70,9 +70,12 @@ r += [rec("ins", 0, "c1", 320, 60, "10S20M5I20M")]
 r += [rec("hclip", 0, "c1", 330, 60, "5H10S40M")]          # -l: clips behind H stay
 r += [rec("lowdel", 0, "c1", 400, 60, "10M10D10M", qual="I" * 10 + "#" + "I" * 9)]
 # overlapping mates, one pair crossing 2000, a contained mate
-r += [rec("pa", 99, "c1", 1000, 60, "100M", "=", 1050), rec("pa", 147, "c1", 1050, 60, "100M", "=", 1000)]
-r += [rec("pc", 99, "c1", 1990, 60, "150M", "=", 2010), rec("pc", 147, "c1", 2010, 60, "50M", "=", 1990)]
-r += [rec("pd", 99, "c1", 1995, 60, "20M30D20M", "=", 2000), rec("pd", 147, "c1", 2000, 60, "60M", "=", 1995)]
+r += [rec("pa", 99, "c1", 1000, 60, "100M", "=", 1050),
+      rec("pa", 147, "c1", 1050, 60, "100M", "=", 1000)]
+r += [rec("pc", 99, "c1", 1990, 60, "150M", "=", 2010),
+      rec("pc", 147, "c1", 2010, 60, "50M", "=", 1990)]
+r += [rec("pd", 99, "c1", 1995, 60, "20M30D20M", "=", 2000),
+      rec("pd", 147, "c1", 2000, 60, "60M", "=", 1995)]
 # three alignments of a name: supplementary, primary, mate
 r += [rec("sx", 2048 + 65, "c1", 3000, 60, "60M90H", "=", 3100),
       rec("sx", 97, "c1", 3050, 60, "90S60M", "=", 3100),
@@ -81,7 +84,8 @@ r += [rec("sx", 2048 + 65, "c1", 3000, 60, "60M90H", "=", 3100),
 r += [rec("mo", 65, "c1", 3500, 60, "100M", "c3", 10), rec("mu", 65, "c1", 3600, 60, "100M"),
       rec("mu", 129, "c1", 3650, 60, "100M")]
 # an unmapped read placed at its mate's position; flags for -g/-G
-r += [rec("um", 73, "c1", 4000, 60, "100M", "=", 4000), rec("um", 133, "c1", 4000, 0, "*", "=", 4000)]
+r += [rec("um", 73, "c1", 4000, 60, "100M", "=", 4000),
+      rec("um", 133, "c1", 4000, 0, "*", "=", 4000)]
 r += [rec("dup", 1024, "c1", 4050, 60, "100M"), rec("qc", 512, "c1", 4060, 60, "100M"),
       rec("sec", 256, "c1", 4070, 60, "100M"), rec("mq0", 0, "c1", 4080, 0, "100M"),
       rec("short", 0, "c1", 4090, 60, "20M")]
@@ -172,7 +176,8 @@ if cmp -s "$W/exp.o.txt" "$W/got.gz.txt" && [ -s "$W/got.txt.gz.tbi" ]; then ss_
 else ss_bad "-o .gz" "not the same lines as BGZF with a .tbi"; fi
 
 # ---- usage and errors ------------------------------------------------------------------------
-if "$SEQSHARD" depth --help | grep -q -- '-aa' ; then ss_ok "--help"; else ss_bad "--help" "no -aa"; fi
+if "$SEQSHARD" depth --help | grep -q -- '-aa'; then ss_ok "--help"
+else ss_bad "--help" "no -aa"; fi
 "$SEQSHARD" depth --quiet "$TD/noindex.bam" >/dev/null 2>"$W/err"
 rc=$?
 if [ $rc != 0 ] && grep -q noindex "$W/err"; then ss_ok "no index: fails naming the file"
