@@ -16,16 +16,9 @@
 # TMPDIR (scratch on local disk: two outputs of ~110 MB).
 set -euo pipefail
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-SRC=$(cd "$HERE/.." && pwd)
-SEQSHARD=${SEQSHARD:-$SRC/build/seqshard}
-DATA=${SS_BENCH_DATA:-$HERE/data}
-OUT=${SS_BENCH_OUT:-$HERE/results}
-RUNS=${SS_BENCH_RUNS:-5}
-T=${SS_BENCH_THREADS:-2}
+. "$(dirname "$0")/lib.sh"
+bench_init bench-depth 5
 TIME=/usr/bin/time
-
-die() { echo "bench-depth: $*" >&2; exit 1; }
 [ -x "$SEQSHARD" ] || die "SEQSHARD=$SEQSHARD is not executable; build seqshard first"
 [ -x "$TIME" ] || die "GNU time not found at $TIME; apt-get install time"
 command -v samtools >/dev/null || die "samtools not found; apt-get install samtools"

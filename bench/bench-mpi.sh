@@ -38,19 +38,13 @@
 # records it in mpi-env.json.
 set -euo pipefail
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-SRC=$(cd "$HERE/.." && pwd)
-SEQSHARD=${SEQSHARD:-$SRC/build/seqshard}
-DATA=${SS_BENCH_DATA:-$HERE/data}
-OUT=${SS_BENCH_OUT:-$HERE/results}
-RUNS=${SS_BENCH_RUNS:-3}
+. "$(dirname "$0")/lib.sh"
+bench_init bench-mpi 3
 CONFIGS=${SS_BENCH_CONFIGS:-1x1 1x2 2x1}
 SHARD_SIZE=${SS_BENCH_SHARD_SIZE:-}
 CHECK_SAMTOOLS=${SS_BENCH_CHECK_SAMTOOLS:-1}
 BIND=${SS_BENCH_BIND:-none}
 MODE=${SS_BENCH_MODE:-nobaq}
-
-die() { echo "bench-mpi: $*" >&2; exit 1; }
 
 # ---- tools -------------------------------------------------------------------------
 [ -x "$SEQSHARD" ] || die "SEQSHARD=$SEQSHARD is not executable; build seqshard first"

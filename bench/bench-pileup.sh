@@ -19,14 +19,8 @@
 # SS_BENCH_DATA [bench/data], SS_BENCH_OUT [bench/results].
 set -euo pipefail
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-SRC=$(cd "$HERE/.." && pwd)
-SEQSHARD=${SEQSHARD:-$SRC/build/seqshard}
-DATA=${SS_BENCH_DATA:-$HERE/data}
-OUT=${SS_BENCH_OUT:-$HERE/results}
-RUNS=${SS_BENCH_RUNS:-5}
-
-die() { echo "bench-pileup: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+bench_init bench-pileup 5
 
 # ---- tools ---------------------------------------------------------------------
 [ -x "$SEQSHARD" ] || die "SEQSHARD=$SEQSHARD is not executable; build seqshard first"

@@ -25,15 +25,8 @@
 # TMPDIR (scratch: two BAM copies of ~130 MB).
 set -euo pipefail
 
-HERE=$(cd "$(dirname "$0")" && pwd)
-SRC=$(cd "$HERE/.." && pwd)
-SEQSHARD=${SEQSHARD:-$SRC/build/seqshard}
-DATA=${SS_BENCH_DATA:-$HERE/data}
-OUT=${SS_BENCH_OUT:-$HERE/results}
-RUNS=${SS_BENCH_RUNS:-5}
-T=${SS_BENCH_THREADS:-2}
-
-die() { echo "bench-view: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+bench_init bench-view 5
 [ -x "$SEQSHARD" ] || die "SEQSHARD=$SEQSHARD is not executable; build seqshard first"
 for t in samtools hyperfine python3; do
     command -v "$t" >/dev/null || die "$t not found; apt-get install $t"

@@ -23,17 +23,8 @@ done
 
 mkdir -p "$(dirname "$OUT")"
 OUT=$(cd "$(dirname "$OUT")" && pwd)/$(basename "$OUT")
-exec 9>"$OUT.lock"
-flock 9
-if [ -f "$OUT/.stamp" ] && [ "$(cat "$OUT/.stamp")" = "$VERSION" ]; then
-    echo "make-data: $OUT is up to date ($VERSION)"
-    exit 0
-fi
-TMP=$(mktemp -d "$OUT.tmp.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-chmod 755 "$TMP"
-cd "$TMP"
-T0=$SECONDS
+. "$(dirname "$0")/../scripts/lib-data.sh"
+data_begin make-data "$OUT" "$VERSION"
 
 # One contig named by its accession (the FASTA header is a gi|...| string).
 python3 - "$GENOME_GZ" <<'PY'

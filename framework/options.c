@@ -167,6 +167,30 @@ int ss_opt_string(char **dst, const char *arg)
     return set_string(dst, arg) < 0 ? -1 : 0;
 }
 
+int ss_opt_next(int argc, char **argv, const char *shortopts, const struct option *lopts,
+                ss_common_opts_t *co, int *c)
+{
+    const char *cmd = cli_command ? cli_command : "";
+    for (;;) {
+        opterr = 0; /* our messages, one line each */
+        if ((*c = getopt_long(argc, argv, shortopts, lopts, NULL)) < 0)
+            return 0;
+        if (*c == '?' || *c == ':') {
+            fprintf(stderr, *c == ':' ? "seqshard %s: option '%s' needs a value; see 'seqshard %s "
+                                        "--help'\n"
+                                      : "seqshard %s: unknown option '%s'; see 'seqshard %s "
+                                        "--help'\n",
+                    cmd, argv[optind - 1], cmd);
+            return -1;
+        }
+        int common = ss_common_opt(*c, optarg, co);
+        if (common < 0)
+            return -1;
+        if (common == 0)
+            return 1;
+    }
+}
+
 int ss_common_opt(int c, const char *arg, ss_common_opts_t *o)
 {
     switch (c) {

@@ -210,6 +210,16 @@ int ss_common_opt(int c, const char *arg, ss_common_opts_t *o);
  */
 int ss_opt_int(const char *opt, const char *arg, int lo, int hi, int *out);
 int ss_opt_string(char **dst, const char *arg);
+/*
+ * A kernel parser's getopt_long loop, with what every kernel does in it: an
+ * unknown option or a missing value gets one line naming it, and the common
+ * options go to ss_common_opt. shortopts must start with ':' and hold "@:".
+ * Returns 1 with the kernel's own option in *c (its value in optarg), 0 when
+ * the options are over (optind at the first file argument), -1 after a usage
+ * message. Set optind = 1 before the first call. Main thread.
+ */
+int ss_opt_next(int argc, char **argv, const char *shortopts, const struct option *lopts,
+                ss_common_opts_t *co, int *c);
 /* Print the common options block of a kernel's --help. */
 void ss_common_usage(FILE *fp);
 /*

@@ -33,19 +33,8 @@ done
 
 # One builder at a time (ctest fixtures, parallel make); later ones wait and
 # then find the stamp.
-exec 9>"$OUT.lock"
-flock 9
-
-if [ -f "$OUT/.stamp" ] && [ "$(cat "$OUT/.stamp")" = "$VERSION" ]; then
-    echo "make-testdata: $OUT is up to date ($VERSION)"
-    exit 0
-fi
-
-TMP=$(mktemp -d "$OUT.tmp.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-chmod 755 "$TMP"
-cd "$TMP"
-T0=$SECONDS
+. "$(dirname "$0")/lib-data.sh"
+data_begin make-testdata "$OUT" "$VERSION"
 echo "make-testdata: building $VERSION in $TMP"
 
 # ---------------------------------------------------------------- reference

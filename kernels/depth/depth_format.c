@@ -86,6 +86,7 @@ static char *row_start(dp_fmt_t *f, kstring_t *out, hts_pos_t p, int n)
 static void row_end(dp_fmt_t *f, kstring_t *out, char *s)
 {
     *s++ = '\n';
+    *s = '\0'; /* a kstring stays a string (row_start left room) */
     out->l = (size_t)(s - out->s);
     step_pos(f);
 }
@@ -157,6 +158,7 @@ int dp_fmt_rows(dp_fmt_t *f, kstring_t *out, const dp_ring_t *r, hts_pos_t from,
         *s++ = '\n';
         step_pos(f);
     }
+    *s = '\0'; /* the room for it was reserved above */
     out->l = (size_t)(s - out->s);
     return 0;
 }

@@ -168,30 +168,19 @@ int dp_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
     if (!(*kopts = o))
         return SS_EXIT_USAGE;
     dp_opts_default(o);
-    int c, r;
+    int c, r, more;
     optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":@:q:Q:JHd:m:l:g:G:o:ar:Xf:b:sh", lopts, NULL)) >= 0) {
-        const char *bad = argv[optind - 1];
-        if (c == '?' || c == ':') {
-            fprintf(stderr, c == ':' ? "seqshard depth: option '%s' needs a value; see "
-                                       "'seqshard depth --help'\n"
-                                     : "seqshard depth: unknown option '%s'; see 'seqshard "
-                                       "depth --help'\n", bad);
-            return SS_EXIT_USAGE;
-        }
-        int common = ss_common_opt(c, optarg, co);
-        if (common < 0)
-            return SS_EXIT_USAGE;
-        if (common > 0)
-            continue;
-        if ((r = apply(o, co, c, optarg, bad)) < 0)
+    while ((more = ss_opt_next(argc, argv, ":@:q:Q:JHd:m:l:g:G:o:ar:Xf:b:sh", lopts, co, &c)) >
+           0) {
+        if ((r = apply(o, co, c, optarg, argv[optind - 1])) < 0)
             return SS_EXIT_USAGE;
         if (r == 1) {
             dp_usage(stdout);
             return -1;
         }
     }
+    if (more < 0)
+        return SS_EXIT_USAGE;
     if (add_inputs(o, co, argc, argv) < 0)
         return SS_EXIT_USAGE;
     if (co->n_inputs == 0) {

@@ -270,32 +270,19 @@ int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
     pl_opts_default(o);
     *kopts = o;
     co->ref_option = "-f"; /* samtools mpileup's name, in messages about the reference */
-    int c, r = 0;
+    int c, r = 0, more;
     optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":Af:r:l:q:Q:RC:Bd:b:o:EG:6OsxaMXh@:", lopts, NULL)) >= 0) {
-        const char *bad = argv[optind - 1];
-        if (c == '?' || c == ':') {
-            if (c == ':')
-                fprintf(stderr, "seqshard pileup: option '%s' needs a value; see 'seqshard "
-                                "pileup --help'\n", bad);
-            else
-                fprintf(stderr, "seqshard pileup: unknown option '%s'; see 'seqshard pileup "
-                                "--help'\n", bad);
-            return SS_EXIT_USAGE;
-        }
-        int common = ss_common_opt(c, optarg, co);
-        if (common < 0)
-            return SS_EXIT_USAGE;
-        if (common > 0)
-            continue;
-        if ((r = apply(o, co, c, optarg, bad)) < 0)
+    while ((more = ss_opt_next(argc, argv, ":Af:r:l:q:Q:RC:Bd:b:o:EG:6OsxaMXh@:", lopts, co,
+                               &c)) > 0) {
+        if ((r = apply(o, co, c, optarg, argv[optind - 1])) < 0)
             return SS_EXIT_USAGE;
         if (r == 1) {
             pl_usage(stdout);
             return -1;
         }
     }
+    if (more < 0)
+        return SS_EXIT_USAGE;
     if (o->custom_index && co->n_inputs > 0) {
         fprintf(stderr, "seqshard pileup: the -b option cannot be combined with -X\n");
         return SS_EXIT_USAGE;
