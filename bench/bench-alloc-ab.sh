@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-alloc-ab.sh -- the default build against the other allocators in many short,
-# alternating runs: the 3% target of issue 5, with a confidence interval.
+# alternating runs: the 3% allocation target, with a confidence interval.
 #
 #   bench/bench-alloc-ab.sh            # bench/data (bench/make-data.sh); about 15 minutes
 #

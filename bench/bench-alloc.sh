@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-alloc.sh [DATA_DIR] -- the same kernels under each allocator: wall, user, sys
-# and peak RSS, medians of SS_BENCH_RUNS runs (issue 5; DESIGN.md, Allocation).
+# and peak RSS, medians of SS_BENCH_RUNS runs (DESIGN.md, Allocation).
 #
 #   bench/bench-alloc.sh                      # bench/data (bench/make-data.sh): 1-2 hours
 #   SS_BENCH_RUNS=1 bench/bench-alloc.sh build/testdata   # a quick look on the test data
@@ -383,7 +383,7 @@ PY
         done
     done
     echo
-    echo "## Targets (issue 5)"
+    echo "## Targets"
     echo
     if [[ " $ALLOCATORS " == *" default "* ]]; then
         echo "The default build within 3% of the best allocator (median wall), and its sys" \

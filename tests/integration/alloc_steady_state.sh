@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # alloc_steady_state.sh -- in steady state, pileup (and view, once it exists) calls the
-# allocator at most 0.01 times per read (DESIGN.md, Allocation; issue 5).
+# allocator at most 0.01 times per read (DESIGN.md, Allocation).
 #
 # Each kernel runs twice under the counting shim (LD_PRELOAD=$SS_COUNT_LIB, built from
 # alloc/count_preload.c), on a small and a large region of the same input, one worker:
@@ -19,7 +19,7 @@
 . "$(dirname "$0")/lib.sh"
 
 SS_SKIP=77
-# Issue 5's target is 0.01. Measured: pileup -B 0.0009 and view 0.0007 per read. What is
+# The target is 0.01. Measured: pileup -B 0.0009 and view 0.0007 per read. What is
 # left is per shard (index queries, iterators) and records growing to the largest read;
 # htslib's per-BGZF-block deflate state comes from alloc/deflate_pool.c's thread cache
 # and the pileup's mate table never shrinks.
