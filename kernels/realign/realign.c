@@ -200,10 +200,17 @@ static int process(void *ws, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats
     }
     if (write_block(w, sh, out) < 0)
         return -1;
+    st->counts[0] += counts.windows, st->counts[1] += counts.skipped;
+    st->counts[2] += counts.cleaned, st->counts[3] += counts.realigned;
+    st->counts[4] += counts.unclipped;
     if (sh->est_work > 0 && ss_out_length(out) > 0)
         w->out_per_work = 1.25 * (double)ss_out_length(out) / (double)sh->est_work;
     return 0;
 }
+
+/* --report's kernel_counts; each window is counted by the shard holding its start. */
+static const char *const counter_names[] = { "windows", "windows_skipped", "windows_cleaned",
+                                             "reads_realigned", "ends_unclipped", NULL };
 
 const ss_kernel_t ss_kernel_realign = {
     .name = "realign",
@@ -215,4 +222,5 @@ const ss_kernel_t ss_kernel_realign = {
     .worker_init = worker_init,
     .process = process,
     .worker_destroy = worker_destroy,
+    .counter_names = counter_names,
 };
