@@ -220,7 +220,7 @@ int rl_rewrite_read(rl_block_t *k, int i, const rl_ref_t *ref);
 /* The qname -> read map fix_mates uses; freed with the block. */
 void rl_names_destroy(void *names);
 /* Give every pair with a moved member matching PNEXT/TLEN/MC (rl_record.c). 0 or -1. */
-int rl_fix_mates(rl_block_t *k);
+int rl_fix_mates(rl_block_t *k, int max_isize);
 /* NM and MD of b against ref, into *nm and md. 0 or -1. */
 int rl_nm_md(const bam1_t *b, const rl_ref_t *ref, int *nm, kstring_t *md);
 

@@ -238,7 +238,7 @@ int rl_block_decide(rl_block_t *k, const rl_opts_t *o, const rl_ref_t *ref, hts_
             mine.realigned += c.realigned, mine.unclipped += c.unclipped;
         }
     }
-    if (rl_fix_mates(k) < 0)
+    if (rl_fix_mates(k, o->max_isize) < 0)
         return -1;
     if (counts) {
         counts->windows += mine.windows, counts->skipped += mine.skipped;

@@ -10,7 +10,8 @@
  * PNEXT and MC; both primaries of a pair with a moved member get TLEN as
  * samtools fixmate 1.16 computes it (5' end to 5' end: POS of a forward read,
  * the end of a reverse one; mate's minus own). Secondary and supplementary
- * records of such a pair get PNEXT and MC too, TLEN is left as it was. The
+ * records of such a pair get PNEXT and MC too when within --max-isize of the mate
+ * (else a shard could not know), TLEN is left as it was. The
  * decisions for both mates are made in every shard that holds either (the
  * halo covers --max-isize), so each writes the same fields without talking.
  */
@@ -221,7 +222,19 @@ static int take_mate(bam1_t *b, const bam1_t *m, int with_tlen, kstring_t *s)
     return bam_aux_update_str(b, "MC", (int)s->l + 1, s->s);
 }
 
-int rl_fix_mates(rl_block_t *k)
+/*
+ * A secondary or supplementary record may lie anywhere; it follows its moved mate only
+ * when that mate is within --max-isize of it, so every shard that writes it sees the
+ * mate's window (the halo) and decides alike.
+ */
+static int near_mate(const bam1_t *b, int max_isize)
+{
+    hts_pos_t d = b->core.mpos > b->core.pos ? b->core.mpos - b->core.pos
+                                             : b->core.pos - b->core.mpos;
+    return b->core.mtid == b->core.tid && d <= max_isize;
+}
+
+int rl_fix_mates(rl_block_t *k, int max_isize)
 {
     int any = 0;
     for (int i = 0; i < k->n && !any; i++)
@@ -238,7 +251,7 @@ int rl_fix_mates(rl_block_t *k)
         if (j < 0)
             continue;
         int self = IS_PRIMARY(b) && k->reads[i].moved;
-        if (!k->reads[j].moved && !self)
+        if ((!k->reads[j].moved && !self) || (!IS_PRIMARY(b) && !near_mate(b, max_isize)))
             continue;
         int tlen = IS_PRIMARY(b) && b->core.tid == k->recs[j]->core.tid;
         if (take_mate(b, k->recs[j], tlen, &k->aux) < 0)
