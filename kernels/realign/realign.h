@@ -118,6 +118,12 @@ typedef struct {
     hts_pos_t beg, end;
 } rl_span_t;
 
+/* A target as found, before the ones too few reads share are dropped (rl_targets.c). */
+typedef struct {
+    hts_pos_t beg, end;
+    int kind;
+} rl_raw_target_t;
+
 /* A candidate haplotype: the reference with up to two indels, and the reads carrying it. */
 typedef struct {
     int n;
@@ -144,6 +150,8 @@ struct rl_block_s {
     int n_known, m_known;
     rl_span_t *tg;          /* targets */
     int n_tg, m_tg;
+    rl_raw_target_t *raw;   /* targets as found */
+    int n_raw, m_raw;
     rl_window_t *win;
     int n_win, m_win;
     uint32_t *cig;          /* arena of new CIGARs */

@@ -28,6 +28,7 @@ void rl_block_destroy(rl_block_t *k)
     free(k->reads);
     free(k->known);
     free(k->tg);
+    free(k->raw);
     free(k->win);
     free(k->cig);
     free(k->members);

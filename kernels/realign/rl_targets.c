@@ -16,32 +16,22 @@
 
 enum { T_INDEL = 0, T_CLIP = 1 };
 
-typedef struct {
-    hts_pos_t beg, end;
-    int kind;
-} raw_target_t;
-
-typedef struct {
-    raw_target_t *t;
-    int n, m;
-} raw_list_t;
-
-static int raw_add(raw_list_t *l, hts_pos_t beg, hts_pos_t end, int kind)
+static int raw_add(rl_block_t *k, hts_pos_t beg, hts_pos_t end, int kind)
 {
-    if (l->n == l->m) {
-        int m = l->m ? 2 * l->m : 1024;
-        raw_target_t *p = realloc(l->t, (size_t)m * sizeof(*p));
+    if (k->n_raw == k->m_raw) {
+        int m = k->m_raw ? 2 * k->m_raw : 1024;
+        rl_raw_target_t *p = realloc(k->raw, (size_t)m * sizeof(*p));
         if (!p)
             return -1;
-        l->t = p, l->m = m;
+        k->raw = p, k->m_raw = m;
     }
-    l->t[l->n++] = (raw_target_t){ beg, end, kind };
+    k->raw[k->n_raw++] = (rl_raw_target_t){ beg, end, kind };
     return 0;
 }
 
 static int raw_cmp(const void *pa, const void *pb)
 {
-    const raw_target_t *a = pa, *b = pb;
+    const rl_raw_target_t *a = pa, *b = pb;
     if (a->beg != b->beg)
         return a->beg < b->beg ? -1 : 1;
     if (a->end != b->end)
@@ -57,32 +47,33 @@ static void indel_span(const rl_indel_t *e, hts_pos_t *beg, hts_pos_t *end)
 }
 
 /* Each indel of one read, normalised, and its clipped ends, as targets. */
-static int read_targets(const rl_read_t *r, const rl_ref_t *ref, raw_list_t *l)
+static int read_targets(rl_block_t *k, const rl_read_t *r, const rl_ref_t *ref)
 {
     rl_indel_t e[8];
     int n = rl_read_indels(r, ref, e, 8);
     for (int i = 0; i < n && i < 8; i++) {
         hts_pos_t b, en;
         indel_span(&e[i], &b, &en);
-        if (raw_add(l, b, en, T_INDEL) < 0)
+        if (raw_add(k, b, en, T_INDEL) < 0)
             return -1;
     }
-    if (r->lclip >= RL_MIN_CLIP && raw_add(l, r->pos, r->pos + 1, T_CLIP) < 0)
+    if (r->lclip >= RL_MIN_CLIP && raw_add(k, r->pos, r->pos + 1, T_CLIP) < 0)
         return -1;
-    if (r->rclip >= RL_MIN_CLIP && raw_add(l, r->end, r->end + 1, T_CLIP) < 0)
+    if (r->rclip >= RL_MIN_CLIP && raw_add(k, r->end, r->end + 1, T_CLIP) < 0)
         return -1;
     return 0;
 }
 
 /* Keep indel and known targets, and clip targets RL_MIN_READS reads share. */
-static int keep_targets(rl_block_t *k, raw_list_t *l)
+static int keep_targets(rl_block_t *k)
 {
-    qsort(l->t, (size_t)l->n, sizeof(*l->t), raw_cmp);
+    const rl_raw_target_t *t = k->raw;
+    qsort(k->raw, (size_t)k->n_raw, sizeof(*k->raw), raw_cmp);
     k->n_tg = 0;
-    for (int i = 0, j; i < l->n; i = j) {
-        for (j = i + 1; j < l->n && !raw_cmp(&l->t[i], &l->t[j]); j++)
+    for (int i = 0, j; i < k->n_raw; i = j) {
+        for (j = i + 1; j < k->n_raw && !raw_cmp(&t[i], &t[j]); j++)
             ;
-        if (l->t[i].kind == T_CLIP && j - i < RL_MIN_READS)
+        if (t[i].kind == T_CLIP && j - i < RL_MIN_READS)
             continue;
         if (k->n_tg == k->m_tg) {
             int m = k->m_tg ? 2 * k->m_tg : 1024;
@@ -91,7 +82,7 @@ static int keep_targets(rl_block_t *k, raw_list_t *l)
                 return -1;
             k->tg = p, k->m_tg = m;
         }
-        k->tg[k->n_tg++] = (rl_span_t){ l->t[i].beg, l->t[i].end };
+        k->tg[k->n_tg++] = (rl_span_t){ t[i].beg, t[i].end };
     }
     return 0;
 }
@@ -146,22 +137,18 @@ static void assign_reads(rl_block_t *k)
 
 int rl_find_windows(rl_block_t *k, const rl_opts_t *o, const rl_ref_t *ref)
 {
-    raw_list_t l = { 0 };
-    int ret = -1;
+    k->n_raw = 0;
     for (int i = 0; i < k->n; i++)
-        if (k->reads[i].eligible && read_targets(&k->reads[i], ref, &l) < 0)
-            goto out;
+        if (k->reads[i].eligible && read_targets(k, &k->reads[i], ref) < 0)
+            return -1;
     for (int i = 0; i < k->n_known; i++) {
         hts_pos_t b, e;
         indel_span(&k->known[i], &b, &e);
-        if (raw_add(&l, b, e, T_INDEL) < 0)
-            goto out;
+        if (raw_add(k, b, e, T_INDEL) < 0)
+            return -1;
     }
-    if (keep_targets(k, &l) < 0 || chain(k, o->max_window) < 0)
-        goto out;
+    if (keep_targets(k) < 0 || chain(k, o->max_window) < 0)
+        return -1;
     assign_reads(k);
-    ret = k->n_win;
-out:
-    free(l.t);
-    return ret;
+    return k->n_win;
 }
