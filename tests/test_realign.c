@@ -16,7 +16,7 @@
 #include "../kernels/realign/realign.h"
 
 #define REF_LEN 2000
-#define QLEN 100
+#define QLEN    100
 
 static char ref_seq[REF_LEN + 1];
 static rl_ref_t ref;
@@ -32,12 +32,12 @@ static void make_ref(void)
     }
     memcpy(ref_seq + 1199, "CAAAAAAAAG", 10); /* A x8 at 1200-1207 */
     /* contexts where the cases' indels are already left-normalised */
-    memcpy(ref_seq + 498, "CAGTCA", 6);  /* deleting GT at 500 */
-    memcpy(ref_seq + 298, "CAGTCA", 6);  /* deleting GT at 300 */
-    ref_seq[699] = 'C';                  /* inserting TTG before 700 */
-    ref_seq[305] = 'G';                  /* inserting AC before 306 */
+    memcpy(ref_seq + 498, "CAGTCA", 6); /* deleting GT at 500 */
+    memcpy(ref_seq + 298, "CAGTCA", 6); /* deleting GT at 300 */
+    ref_seq[699] = 'C';                 /* inserting TTG before 700 */
+    ref_seq[305] = 'G';                 /* inserting AC before 306 */
     ref_seq[REF_LEN] = '\0';
-    ref = (rl_ref_t){ ref_seq, 0, REF_LEN, REF_LEN, "chrT" };
+    ref = (rl_ref_t){ref_seq, 0, REF_LEN, REF_LEN, "chrT"};
     rl_opts_default(&opts);
 }
 
@@ -87,19 +87,19 @@ static const char *cigar_of(const bam1_t *b)
     return cigar_buf;
 }
 
-#define CHECK_READ(b, want_pos, want_cigar)                                                     \
-    do {                                                                                       \
-        const char *got_ = cigar_of(b);                                                        \
-        if ((b)->core.pos != (want_pos) || strcmp(got_, (want_cigar)))                         \
-            printf("\n  %s: got %lld %s, want %lld %s\n", bam_get_qname(b),                    \
-                   (long long)(b)->core.pos, got_, (long long)(want_pos), (want_cigar));       \
-        CU_ASSERT_EQUAL((b)->core.pos, (want_pos));                                            \
-        CU_ASSERT_STRING_EQUAL(got_, (want_cigar));                                            \
+#define CHECK_READ(b, want_pos, want_cigar)                                              \
+    do {                                                                                 \
+        const char *got_ = cigar_of(b);                                                  \
+        if ((b)->core.pos != (want_pos) || strcmp(got_, (want_cigar)))                   \
+            printf("\n  %s: got %lld %s, want %lld %s\n", bam_get_qname(b),              \
+                   (long long)(b)->core.pos, got_, (long long)(want_pos), (want_cigar)); \
+        CU_ASSERT_EQUAL((b)->core.pos, (want_pos));                                      \
+        CU_ASSERT_STRING_EQUAL(got_, (want_cigar));                                      \
     } while (0)
 
 static rl_counts_t decide(rl_block_t *k)
 {
-    rl_counts_t c = { 0 };
+    rl_counts_t c = {0};
     CU_ASSERT_EQUAL(rl_block_decide(k, &opts, &ref, 0, REF_LEN, &c), 0);
     return c;
 }
@@ -129,7 +129,8 @@ static void test_indel_as_mismatches(void)
     bam1_t *b = add_read(k, "mism", seq, 408, "100M", 0, 60);
     rl_counts_t c = decide(k);
     CHECK_READ(b, 408, "92M2D8M");
-    CU_ASSERT(bam_aux_get(b, "OA") && !strcmp(bam_aux2Z(bam_aux_get(b, "OA")), "chrT,409,+,100M,60,0;"));
+    CU_ASSERT(bam_aux_get(b, "OA") &&
+              !strcmp(bam_aux2Z(bam_aux_get(b, "OA")), "chrT,409,+,100M,60,0;"));
     CU_ASSERT(bam_aux_get(b, "BQ") == NULL);
     CU_ASSERT_EQUAL(bam_aux2i(bam_aux_get(b, "NM")), 2);
     CU_ASSERT_EQUAL(b->core.qual, 60);
@@ -168,7 +169,7 @@ static void test_homopolymer(void)
     char seq[QLEN + 1], name[32], cig[32];
     bam1_t *b[6];
     for (int i = 0; i < 6; i++) {
-        int at = i % 4;           /* the mapper put the deletion at 1200 + at */
+        int at = i % 4; /* the mapper put the deletion at 1200 + at */
         int start = 1200 - 30 - 7 * i;
         int before = 1200 + at - start;
         memcpy(seq, hap_seq + start, QLEN);
@@ -258,9 +259,9 @@ static void test_pass_through(void)
     char seq[QLEN + 1];
     memcpy(seq, hap_seq + 500 - 92, QLEN);
     seq[QLEN] = '\0';
-    static const int flags[] = { BAM_FDUP, BAM_FSECONDARY, BAM_FSUPPLEMENTARY, BAM_FQCFAIL, 0,
-                                 BAM_FPAIRED | BAM_FMUNMAP };
-    static const int mapqs[] = { 60, 60, 60, 60, 0, 60 };
+    static const int flags[] = {BAM_FDUP, BAM_FSECONDARY,           BAM_FSUPPLEMENTARY, BAM_FQCFAIL,
+                                0,        BAM_FPAIRED | BAM_FMUNMAP};
+    static const int mapqs[] = {60, 60, 60, 60, 0, 60};
     bam1_t *b[6];
     for (int i = 0; i < 6; i++) {
         char name[16];
@@ -292,7 +293,7 @@ static void test_window_past_cap(void)
     bam1_t *b = add_read(k, "mism", seq, 408, "100M", 0, 60);
     /* known indels every 8 bp from 440 to 560 chain the window past a 60 bp cap */
     for (int p = 440; p <= 560; p += 8) {
-        rl_indel_t e = { p, -1, "" };
+        rl_indel_t e = {p, -1, ""};
         CU_ASSERT_EQUAL(rl_block_add_known(k, &e), 0);
     }
     opts.max_window = 60;
@@ -333,10 +334,10 @@ static void test_mates(void)
 
 static void test_indel_norm(void)
 {
-    rl_indel_t e = { 1205, -1, "" }; /* one A of the run at 1200-1207 */
+    rl_indel_t e = {1205, -1, ""}; /* one A of the run at 1200-1207 */
     rl_indel_norm(&e, &ref);
     CU_ASSERT_EQUAL(e.pos, 1200);
-    rl_indel_t i = { 1206, 2, "AA" };
+    rl_indel_t i = {1206, 2, "AA"};
     rl_indel_norm(&i, &ref);
     CU_ASSERT_EQUAL(i.pos, 1200);
     CU_ASSERT_EQUAL(rl_indel_from_alleles(10, "AC", "ACGT", &i), 0);

@@ -98,15 +98,16 @@ static int worker_init(void **ws, const void *kopts, const void *run, const ss_j
 static int read_error(const rl_worker_t *w, const ss_shard_t *sh)
 {
     ss_error("%s: read error in shard %d (%s:%lld-%lld): the file is truncated or corrupt; "
-             "check it with samtools quickcheck", ss_reader_path(w->rd, 0), sh->idx,
+             "check it with samtools quickcheck",
+             ss_reader_path(w->rd, 0), sh->idx,
              sh->tid >= 0 ? sam_hdr_tid2name(w->hdr, sh->tid) : "*", (long long)sh->beg + 1,
              (long long)sh->end);
     return -1;
 }
 
 /* Every record of [beg, end) into the block. 0, or -1 after ss_error(). */
-static int load_reads(rl_worker_t *w, const ss_shard_t *sh, int tid, hts_pos_t beg,
-                      hts_pos_t end, ss_shard_stats_t *st)
+static int load_reads(rl_worker_t *w, const ss_shard_t *sh, int tid, hts_pos_t beg, hts_pos_t end,
+                      ss_shard_stats_t *st)
 {
     ss_source_t *src = ss_reader_source(w->rd, 0);
     rl_block_reset(w->blk);
@@ -116,8 +117,7 @@ static int load_reads(rl_worker_t *w, const ss_shard_t *sh, int tid, hts_pos_t b
     for (;;) {
         bam1_t *b = rl_block_next(w->blk);
         if (!b) {
-            ss_error("out of memory holding shard %d's reads; use a smaller --shard-size",
-                     sh->idx);
+            ss_error("out of memory holding shard %d's reads; use a smaller --shard-size", sh->idx);
             return -1;
         }
         if ((r = ss_source_next(src, b)) < 0) {
@@ -139,7 +139,8 @@ static int load_reference(rl_worker_t *w, const ss_shard_t *sh, hts_pos_t end, r
     const char *s = ss_ref_get(w->ref, sh->tid, name, &len);
     if (!s) {
         ss_error("%s: no contig %s in the reference (shard %d); give the FASTA the input "
-                 "was aligned to", w->fasta, name, sh->idx);
+                 "was aligned to",
+                 w->fasta, name, sh->idx);
         return -1;
     }
     hts_pos_t pad = RL_SPAN_MAX + RL_MAX_INDEL + 16;
@@ -147,7 +148,7 @@ static int load_reference(rl_worker_t *w, const ss_shard_t *sh, hts_pos_t end, r
     hts_pos_t hi = end + pad < len ? end + pad : len;
     if (ss_ref_cover(w->ref, sh->tid, lo, hi) < 0)
         return -1;
-    *ref = (rl_ref_t){ s + lo, lo, hi - lo, len, name };
+    *ref = (rl_ref_t){s + lo, lo, hi - lo, len, name};
     return 0;
 }
 
@@ -166,8 +167,7 @@ static int write_block(rl_worker_t *w, const ss_shard_t *sh, ss_out_t *out)
     return 0;
 }
 
-static int pass_unplaced(rl_worker_t *w, const ss_shard_t *sh, ss_out_t *out,
-                         ss_shard_stats_t *st)
+static int pass_unplaced(rl_worker_t *w, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats_t *st)
 {
     if (load_reads(w, sh, SS_IO_UNPLACED, 0, 0, st) < 0)
         return -1;
@@ -189,7 +189,7 @@ static int process(void *ws, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats
     hts_pos_t len = sam_hdr_tid2len(w->hdr, sh->tid);
     hts_pos_t end = sh->read_end < len ? sh->read_end : len;
     rl_ref_t ref;
-    rl_counts_t counts = { 0 };
+    rl_counts_t counts = {0};
     if (load_reads(w, sh, sh->tid, sh->read_beg, sh->read_end, st) < 0 ||
         load_reference(w, sh, end, &ref) < 0 ||
         rl_known_load(w->known, ref.name, sh->read_beg, end, &ref, w->blk) < 0)
@@ -209,8 +209,8 @@ static int process(void *ws, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats
 }
 
 /* --report's kernel_counts; each window is counted by the shard holding its start. */
-static const char *const counter_names[] = { "windows", "windows_skipped", "windows_cleaned",
-                                             "reads_realigned", "ends_unclipped", NULL };
+static const char *const counter_names[] = {"windows",         "windows_skipped", "windows_cleaned",
+                                            "reads_realigned", "ends_unclipped",  NULL};
 
 const ss_kernel_t ss_kernel_realign = {
     .name = "realign",

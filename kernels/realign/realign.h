@@ -32,35 +32,35 @@
 #ifndef SS_KERNEL_REALIGN_H
 #define SS_KERNEL_REALIGN_H
 
-#include <stdint.h>
 #include <htslib/kstring.h>
 #include <htslib/sam.h>
+#include <stdint.h>
 
 #include "../../framework/ss_framework.h"
 
-#define RL_GAP 10          /* targets closer than this join one window (GATK's 10 bp) */
-#define RL_LOD 5           /* (original score - best) / 10 needed to clean a window */
-#define RL_MAX_HAPS 8      /* alternative haplotypes per window, by the rank rule */
-#define RL_MAX_INDEL 60    /* longest indel (bp) taken as a candidate; longer pass */
-#define RL_SPAN_MAX 600    /* reads whose clipped+aligned span is longer pass through */
-#define RL_CLIP_CAP 40     /* most a soft-clipped end adds to a read's score */
-#define RL_GAP_COST 30     /* what an indel in an original alignment costs in its score */
-#define RL_MIN_READS 2     /* reads that must share an indel or clip start for a target */
-#define RL_MIN_CLIP 3      /* shortest soft clip that makes a clip target */
+#define RL_GAP            10  /* targets closer than this join one window (GATK's 10 bp) */
+#define RL_LOD            5   /* (original score - best) / 10 needed to clean a window */
+#define RL_MAX_HAPS       8   /* alternative haplotypes per window, by the rank rule */
+#define RL_MAX_INDEL      60  /* longest indel (bp) taken as a candidate; longer pass */
+#define RL_SPAN_MAX       600 /* reads whose clipped+aligned span is longer pass through */
+#define RL_CLIP_CAP       40  /* most a soft-clipped end adds to a read's score */
+#define RL_GAP_COST       30  /* what an indel in an original alignment costs in its score */
+#define RL_MIN_READS      2   /* reads that must share an indel or clip start for a target */
+#define RL_MIN_CLIP       3   /* shortest soft clip that makes a clip target */
 #define RL_DEFAULT_WINDOW 500
 
 /* Options, filled by rl_parse (rl_opts.c); read-only afterwards. */
 typedef struct {
     ss_out_format_t format;
-    char **known;          /* --known files, owned */
+    char **known; /* --known files, owned */
     int n_known;
-    int level;             /* -l: compression level, -1 = htslib's default */
-    int write_index;       /* --write-index */
-    int max_move;          /* --max-move: farthest a read's POS may move */
-    int max_isize;         /* --max-isize: farther mates keep their alignments */
-    int max_window;        /* --max-window: longer windows are skipped */
-    int threads;           /* -@ copy, for the index */
-    char *cmdline;         /* for @PG CL, owned */
+    int level;       /* -l: compression level, -1 = htslib's default */
+    int write_index; /* --write-index */
+    int max_move;    /* --max-move: farthest a read's POS may move */
+    int max_isize;   /* --max-isize: farther mates keep their alignments */
+    int max_window;  /* --max-window: longer windows are skipped */
+    int threads;     /* -@ copy, for the index */
+    char *cmdline;   /* for @PG CL, owned */
 } rl_opts_t;
 
 void rl_opts_default(rl_opts_t *o);
@@ -93,17 +93,17 @@ int rl_indel_cmp(const rl_indel_t *a, const rl_indel_t *b);
 /* What one read is in a shard's block, and what was decided for it. */
 typedef struct {
     bam1_t *b;
-    hts_pos_t opos, oend;     /* the original aligned span (which region it belongs to) */
-    hts_pos_t pos, end;       /* aligned span [pos, end) */
-    hts_pos_t ustart, uend;   /* with the soft clips: [ustart, uend) */
-    int lclip, rclip;         /* soft-clipped bases at each end */
-    int eligible;             /* may be realigned (rl_eligible) */
-    int win;                  /* the window it is scored in, or -1 */
-    int orig_score;           /* its original alignment's score */
-    int moved;                /* realigned: new_pos / cigar below hold its alignment */
+    hts_pos_t opos, oend;   /* the original aligned span (which region it belongs to) */
+    hts_pos_t pos, end;     /* aligned span [pos, end) */
+    hts_pos_t ustart, uend; /* with the soft clips: [ustart, uend) */
+    int lclip, rclip;       /* soft-clipped bases at each end */
+    int eligible;           /* may be realigned (rl_eligible) */
+    int win;                /* the window it is scored in, or -1 */
+    int orig_score;         /* its original alignment's score */
+    int moved;              /* realigned: new_pos / cigar below hold its alignment */
     hts_pos_t new_pos;
-    int cig_off, n_cig;       /* its new CIGAR in the block's arena */
-    int mate;                 /* index of its primary mate in the block, or -1 */
+    int cig_off, n_cig; /* its new CIGAR in the block's arena */
+    int mate;           /* index of its primary mate in the block, or -1 */
 } rl_read_t;
 
 /* A window: [beg, end) of target positions clustered; skipped when too long. */
@@ -143,32 +143,32 @@ typedef struct {
  */
 typedef struct rl_block_s rl_block_t;
 struct rl_block_s {
-    bam1_t **recs;          /* records, reused across shards */
+    bam1_t **recs; /* records, reused across shards */
     int n, m;
-    rl_read_t *reads;       /* [m] */
-    rl_indel_t *known;      /* known indels of the block */
+    rl_read_t *reads;  /* [m] */
+    rl_indel_t *known; /* known indels of the block */
     int n_known, m_known;
-    rl_span_t *tg;          /* targets */
+    rl_span_t *tg; /* targets */
     int n_tg, m_tg;
-    rl_raw_target_t *raw;   /* targets as found */
+    rl_raw_target_t *raw; /* targets as found */
     int n_raw, m_raw;
     rl_window_t *win;
     int n_win, m_win;
-    uint32_t *cig;          /* arena of new CIGARs */
+    uint32_t *cig; /* arena of new CIGARs */
     int n_cig, m_cig;
-    int *members;           /* one window's reads */
+    int *members; /* one window's reads */
     int n_mem, m_mem;
-    rl_cand_t *cand;        /* one window's candidates */
+    rl_cand_t *cand; /* one window's candidates */
     int n_cand, m_cand;
-    int *score, *off;       /* [member][cand + 1]: best score and offset on each haplotype */
+    int *score, *off; /* [member][cand + 1]: best score and offset on each haplotype */
     size_t m_score;
-    char *hap;              /* one haplotype's bases (upper case) */
-    hts_pos_t *hap_ref;     /* the reference position of each, -1 inside an insertion */
+    char *hap;          /* one haplotype's bases (upper case) */
+    hts_pos_t *hap_ref; /* the reference position of each, -1 inside an insertion */
     int m_hap;
-    uint32_t *tmp_cig;      /* building one CIGAR */
+    uint32_t *tmp_cig; /* building one CIGAR */
     int m_tmp_cig;
     kstring_t md, aux;
-    void *names;            /* qname -> read index (khash), for mates */
+    void *names; /* qname -> read index (khash), for mates */
     bam1_t *scratch;
 };
 rl_block_t *rl_block_init(void);

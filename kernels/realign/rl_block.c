@@ -114,8 +114,8 @@ void rl_read_spans(rl_read_t *r)
     r->pos = b->core.pos;
     r->end = n ? bam_endpos(b) : b->core.pos + 1;
     r->lclip = n && bam_cigar_op(c[0]) == BAM_CSOFT_CLIP ? (int)bam_cigar_oplen(c[0]) : 0;
-    r->rclip = n > 1 && bam_cigar_op(c[n - 1]) == BAM_CSOFT_CLIP ? (int)bam_cigar_oplen(c[n - 1])
-                                                                   : 0;
+    r->rclip =
+        n > 1 && bam_cigar_op(c[n - 1]) == BAM_CSOFT_CLIP ? (int)bam_cigar_oplen(c[n - 1]) : 0;
     r->ustart = r->pos - r->lclip;
     r->uend = r->end + r->rclip;
 }
@@ -156,7 +156,8 @@ void rl_indel_norm(rl_indel_t *e, const rl_ref_t *ref)
 {
     if (e->len < 0) {
         int k = -e->len;
-        while (e->pos > ref->beg + 1 && rl_ref_at(ref, e->pos - 1) == rl_ref_at(ref, e->pos + k - 1) &&
+        while (e->pos > ref->beg + 1 &&
+               rl_ref_at(ref, e->pos - 1) == rl_ref_at(ref, e->pos + k - 1) &&
                rl_ref_at(ref, e->pos - 1) != 'N')
             e->pos--;
         return;
@@ -229,9 +230,9 @@ int rl_block_decide(rl_block_t *k, const rl_opts_t *o, const rl_ref_t *ref, hts_
     }
     if (rl_find_windows(k, o, ref) < 0)
         return -1;
-    rl_counts_t mine = { 0 };
+    rl_counts_t mine = {0};
     for (int w = 0; w < k->n_win; w++) {
-        rl_counts_t c = { 0 };
+        rl_counts_t c = {0};
         if (rl_decide_window(k, w, o, ref, &c) < 0)
             return -1;
         if (k->win[w].beg >= own_beg && k->win[w].beg < own_end) { /* one shard counts it */

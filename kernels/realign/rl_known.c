@@ -19,8 +19,8 @@ typedef struct {
     const char *path;
     htsFile *fp;
     bcf_hdr_t *hdr;
-    tbx_t *tbx;       /* VCF.gz */
-    hts_idx_t *idx;   /* BCF */
+    tbx_t *tbx;     /* VCF.gz */
+    hts_idx_t *idx; /* BCF */
     bcf1_t *rec;
     kstring_t line;
 } known_file_t;
@@ -65,7 +65,8 @@ static int open_file(known_file_t *f, const char *path)
         f->tbx = tbx_index_load(path);
     if (!f->idx && !f->tbx) {
         ss_error("--known %s: no index; compress it with bgzip and run tabix -p vcf (or "
-                 "bcftools index) on it", path);
+                 "bcftools index) on it",
+                 path);
         return -1;
     }
     if (!(f->rec = bcf_init())) {
@@ -86,8 +87,8 @@ static int check_contigs(known_file_t *f, const sam_hdr_t *h, const char *fasta)
             bad = i;
     if (bad >= 0)
         ss_error("--known %s: contig '%s' is not in the input's header (nor, so, in %s); "
-                 "give known sites made against the same reference", f->path, names[bad],
-                 fasta ? fasta : "the reference");
+                 "give known sites made against the same reference",
+                 f->path, names[bad], fasta ? fasta : "the reference");
     free(names);
     return bad >= 0 ? -1 : 0;
 }
@@ -179,8 +180,8 @@ static int load_file(known_file_t *f, const char *name, hts_pos_t beg, hts_pos_t
     int tid = f->tbx ? tbx_name2id(f->tbx, name) : bcf_hdr_name2id(f->hdr, name);
     if (tid < 0)
         return 0; /* no records on this contig */
-    hts_itr_t *it = f->tbx ? tbx_itr_queryi(f->tbx, tid, beg, end)
-                           : bcf_itr_queryi(f->idx, tid, beg, end);
+    hts_itr_t *it =
+        f->tbx ? tbx_itr_queryi(f->tbx, tid, beg, end) : bcf_itr_queryi(f->idx, tid, beg, end);
     if (!it)
         return 0;
     int r, ret = 0;
@@ -199,8 +200,8 @@ static int load_file(known_file_t *f, const char *name, hts_pos_t beg, hts_pos_t
         ret = -1;
     if (ret < 0)
         ss_error("--known %s: cannot read the records of %s:%lld-%lld: the file is damaged "
-                 "or out of memory; check it with bcftools view", f->path, name,
-                 (long long)beg + 1, (long long)end);
+                 "or out of memory; check it with bcftools view",
+                 f->path, name, (long long)beg + 1, (long long)end);
     return ret;
 }
 

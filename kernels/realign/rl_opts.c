@@ -35,47 +35,47 @@ void rl_opts_free(void *kopts)
 void rl_usage(FILE *fp)
 {
     fprintf(fp,
-        "Usage: seqshard realign -f ref.fa [options] in.bam|in.cram [region ...]\n"
-        "\n"
-        "Local indel realignment (GATK3 IndelRealigner's model): around indels seen in\n"
-        "reads, soft clips shared by reads and known indels, each read is scored at its\n"
-        "best ungapped offset on the reference and on candidate haplotypes (indels seen\n"
-        "in reads, pairs of them, known indels); where the best haplotype beats the\n"
-        "original alignments by LOD >= %d, the reads it improves get its alignment,\n"
-        "indels left-aligned, soft-clipped ends that match it unclipped. No assembly:\n"
-        "indels longer than %d bp are never candidates. The same bytes at any -@, rank\n"
-        "count and --shard-size. The input must be coordinate-sorted and indexed.\n"
-        "\n"
-        "Options:\n"
-        "  -f, --reference FILE    reference FASTA with .fai (required)\n"
-        "      --known FILE        indexed VCF/BCF of known indels (up to 2 files)\n"
-        "  -O, --output-fmt FMT    bam, cram or sam [bam]\n"
-        "  -l, --level INT         compression level 0-9 [htslib's default]\n"
-        "      --write-index       index the output (BAM: FILE.csi, CRAM: FILE.crai)\n"
-        "      --max-move INT      a read's POS moves at most INT bp, else it keeps its\n"
-        "                          alignment [200]\n"
-        "      --max-isize INT     reads whose mate is farther (or on another contig,\n"
-        "                          or unmapped) keep their alignment [3000]\n"
-        "      --max-window INT    windows of targets longer than INT bp are skipped and\n"
-        "                          counted in --report [%d]\n"
-        "\n"
-        "Passed through unchanged: unmapped, secondary, supplementary, QC-fail and\n"
-        "duplicate reads, MAPQ 0, reads with H, N or P in the CIGAR, reads spanning\n"
-        "more than %d bp with their clips. A realigned read gets a new POS and CIGAR,\n"
-        "OA:Z with its original alignment, NM and MD recomputed if it had them, BQ\n"
-        "removed, MAPQ kept; its mate's PNEXT, TLEN (samtools fixmate's 5'-to-5'\n"
-        "definition) and MC follow it.\n"
-        "\n",
-        RL_LOD, RL_MAX_INDEL, RL_DEFAULT_WINDOW, RL_SPAN_MAX);
+            "Usage: seqshard realign -f ref.fa [options] in.bam|in.cram [region ...]\n"
+            "\n"
+            "Local indel realignment (GATK3 IndelRealigner's model): around indels seen in\n"
+            "reads, soft clips shared by reads and known indels, each read is scored at its\n"
+            "best ungapped offset on the reference and on candidate haplotypes (indels seen\n"
+            "in reads, pairs of them, known indels); where the best haplotype beats the\n"
+            "original alignments by LOD >= %d, the reads it improves get its alignment,\n"
+            "indels left-aligned, soft-clipped ends that match it unclipped. No assembly:\n"
+            "indels longer than %d bp are never candidates. The same bytes at any -@, rank\n"
+            "count and --shard-size. The input must be coordinate-sorted and indexed.\n"
+            "\n"
+            "Options:\n"
+            "  -f, --reference FILE    reference FASTA with .fai (required)\n"
+            "      --known FILE        indexed VCF/BCF of known indels (up to 2 files)\n"
+            "  -O, --output-fmt FMT    bam, cram or sam [bam]\n"
+            "  -l, --level INT         compression level 0-9 [htslib's default]\n"
+            "      --write-index       index the output (BAM: FILE.csi, CRAM: FILE.crai)\n"
+            "      --max-move INT      a read's POS moves at most INT bp, else it keeps its\n"
+            "                          alignment [200]\n"
+            "      --max-isize INT     reads whose mate is farther (or on another contig,\n"
+            "                          or unmapped) keep their alignment [3000]\n"
+            "      --max-window INT    windows of targets longer than INT bp are skipped and\n"
+            "                          counted in --report [%d]\n"
+            "\n"
+            "Passed through unchanged: unmapped, secondary, supplementary, QC-fail and\n"
+            "duplicate reads, MAPQ 0, reads with H, N or P in the CIGAR, reads spanning\n"
+            "more than %d bp with their clips. A realigned read gets a new POS and CIGAR,\n"
+            "OA:Z with its original alignment, NM and MD recomputed if it had them, BQ\n"
+            "removed, MAPQ kept; its mate's PNEXT, TLEN (samtools fixmate's 5'-to-5'\n"
+            "definition) and MC follow it.\n"
+            "\n",
+            RL_LOD, RL_MAX_INDEL, RL_DEFAULT_WINDOW, RL_SPAN_MAX);
     ss_common_usage(fp);
 }
 
 /* What the @PG CL keeps: everything but the run-only options (contract 1). */
 static int run_only(const char *a, int *takes_value)
 {
-    static const char *const with_value[] = { "--threads", "--shard-size", "--report",
-                                              "--tmp-dir", "--bind", "-@", NULL };
-    static const char *const alone[] = { "--quiet", "--print-binding", NULL };
+    static const char *const with_value[] = {"--threads", "--shard-size", "--report", "--tmp-dir",
+                                             "--bind",    "-@",           NULL};
+    static const char *const alone[] = {"--quiet", "--print-binding", NULL};
     for (int i = 0; with_value[i]; i++) {
         size_t n = strlen(with_value[i]);
         if (!strncmp(a, with_value[i], n) && (a[n] == '\0' || a[n] == '=' || i == 5)) {
@@ -108,8 +108,10 @@ static char *command_line(int argc, char **argv)
 static int add_known(rl_opts_t *o, const char *path)
 {
     if (o->n_known == 2) {
-        fprintf(stderr, "seqshard realign: --known '%s': at most 2 known-sites files; merge "
-                        "them with bcftools concat\n", path);
+        fprintf(stderr,
+                "seqshard realign: --known '%s': at most 2 known-sites files; merge "
+                "them with bcftools concat\n",
+                path);
         return -1;
     }
     char **k = realloc(o->known, (size_t)(o->n_known + 1) * sizeof(*k));
@@ -167,18 +169,17 @@ static int apply(rl_opts_t *o, ss_common_opts_t *co, int c, const char *arg)
 
 int rl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
 {
-    static const struct option lopts[] = {
-        SS_COMMON_LONG_OPTS,
-        {"reference", required_argument, NULL, 'f'},
-        {"output-fmt", required_argument, NULL, 'O'},
-        {"level", required_argument, NULL, 'l'},
-        {"known", required_argument, NULL, O_KNOWN},
-        {"max-move", required_argument, NULL, O_MAX_MOVE},
-        {"max-isize", required_argument, NULL, O_MAX_ISIZE},
-        {"max-window", required_argument, NULL, O_MAX_WINDOW},
-        {"write-index", no_argument, NULL, O_WRITE_INDEX},
-        {"help", no_argument, NULL, O_HELP},
-        {NULL, 0, NULL, 0}};
+    static const struct option lopts[] = {SS_COMMON_LONG_OPTS,
+                                          {"reference", required_argument, NULL, 'f'},
+                                          {"output-fmt", required_argument, NULL, 'O'},
+                                          {"level", required_argument, NULL, 'l'},
+                                          {"known", required_argument, NULL, O_KNOWN},
+                                          {"max-move", required_argument, NULL, O_MAX_MOVE},
+                                          {"max-isize", required_argument, NULL, O_MAX_ISIZE},
+                                          {"max-window", required_argument, NULL, O_MAX_WINDOW},
+                                          {"write-index", no_argument, NULL, O_WRITE_INDEX},
+                                          {"help", no_argument, NULL, O_HELP},
+                                          {NULL, 0, NULL, 0}};
     rl_opts_t *o = calloc(1, sizeof(*o));
     if (!(*kopts = o))
         return SS_EXIT_USAGE;

@@ -89,7 +89,8 @@ static int original_alignment(const bam1_t *b, const char *ctg, kstring_t *s)
     s->l = 0;
     if (oa && bam_aux2Z(oa) && kputs(bam_aux2Z(oa), s) < 0)
         return -1;
-    if (ksprintf(s, "%s,%lld,%c,", ctg, (long long)b->core.pos + 1, bam_is_rev(b) ? '-' : '+') < 0 ||
+    if (ksprintf(s, "%s,%lld,%c,", ctg, (long long)b->core.pos + 1, bam_is_rev(b) ? '-' : '+') <
+            0 ||
         format_cigar(bam_get_cigar(b), (int)b->core.n_cigar, s) < 0 ||
         ksprintf(s, ",%d,", b->core.qual) < 0)
         return -1;
@@ -229,8 +230,8 @@ static int take_mate(bam1_t *b, const bam1_t *m, int with_tlen, kstring_t *s)
  */
 static int near_mate(const bam1_t *b, int max_isize)
 {
-    hts_pos_t d = b->core.mpos > b->core.pos ? b->core.mpos - b->core.pos
-                                             : b->core.pos - b->core.mpos;
+    hts_pos_t d =
+        b->core.mpos > b->core.pos ? b->core.mpos - b->core.pos : b->core.pos - b->core.mpos;
     return b->core.mtid == b->core.tid && d <= max_isize;
 }
 

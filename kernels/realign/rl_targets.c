@@ -25,7 +25,7 @@ static int raw_add(rl_block_t *k, hts_pos_t beg, hts_pos_t end, int kind)
             return -1;
         k->raw = p, k->m_raw = m;
     }
-    k->raw[k->n_raw++] = (rl_raw_target_t){ beg, end, kind };
+    k->raw[k->n_raw++] = (rl_raw_target_t){beg, end, kind};
     return 0;
 }
 
@@ -82,7 +82,7 @@ static int keep_targets(rl_block_t *k)
                 return -1;
             k->tg = p, k->m_tg = m;
         }
-        k->tg[k->n_tg++] = (rl_span_t){ t[i].beg, t[i].end };
+        k->tg[k->n_tg++] = (rl_span_t){t[i].beg, t[i].end};
     }
     return 0;
 }
@@ -96,7 +96,7 @@ static int add_window(rl_block_t *k, hts_pos_t beg, hts_pos_t end, int cap)
             return -1;
         k->win = p, k->m_win = m;
     }
-    k->win[k->n_win++] = (rl_window_t){ beg, end, end - beg > cap, 0 };
+    k->win[k->n_win++] = (rl_window_t){beg, end, end - beg > cap, 0};
     return 0;
 }
 

@@ -243,8 +243,7 @@ static hts_pos_t hap_index(const rl_cand_t *c, hts_pos_t hs, hts_pos_t r)
 /* ---- scores ---- */
 
 /* Mismatching qualities of read bases [from, to) placed at hap[o + i]. */
-static int run_score(const bam1_t *b, const uint8_t *hap, hts_pos_t o, int from, int to,
-                     int bound)
+static int run_score(const bam1_t *b, const uint8_t *hap, hts_pos_t o, int from, int to, int bound)
 {
     const uint8_t *s = bam_get_seq(b), *q = bam_get_qual(b);
     int sum = 0;
@@ -267,8 +266,8 @@ static int score_at(const rl_read_t *r, const uint8_t *hap, hts_pos_t o, int bou
 }
 
 /* The best ungapped offset of r on haplotype c (length hlen): score, offset in *off. */
-static int best_offset(const rl_block_t *k, const rl_read_t *r, const rl_cand_t *c,
-                       hts_pos_t hs, int hlen, int *off)
+static int best_offset(const rl_block_t *k, const rl_read_t *r, const rl_cand_t *c, hts_pos_t hs,
+                       int hlen, int *off)
 {
     int qlen = r->b->core.l_qseq, slack = 4;
     for (int i = 0; c && i < c->n; i++)
@@ -326,7 +325,8 @@ static int score_room(rl_block_t *k, size_t need)
 {
     if (need <= k->m_score)
         return 0;
-    int *s = realloc(k->score, need * sizeof(*s)), *o = s ? realloc(k->off, need * sizeof(*o)) : NULL;
+    int *s = realloc(k->score, need * sizeof(*s)),
+        *o = s ? realloc(k->off, need * sizeof(*o)) : NULL;
     if (s)
         k->score = s;
     if (o)
@@ -410,7 +410,8 @@ static int hap_cigar(rl_block_t *k, int qlen, hts_pos_t o, int L, int R, hts_pos
         return -1;
     for (int i = L; i < qlen - R; i++) {
         hts_pos_t hr = k->hap_ref[o + i];
-        if (hr >= 0 && prev >= 0 && hr != prev + 1 && cig_push(k, &n, BAM_CDEL, (int)(hr - prev - 1)) < 0)
+        if (hr >= 0 && prev >= 0 && hr != prev + 1 &&
+            cig_push(k, &n, BAM_CDEL, (int)(hr - prev - 1)) < 0)
             return -1;
         if (cig_push(k, &n, hr < 0 ? BAM_CINS : BAM_CMATCH, 1) < 0)
             return -1;
@@ -446,22 +447,24 @@ static int arena_keep(rl_block_t *k, int n)
 }
 
 /* Give member i the alignment at offset o of the haplotype in k->hap; 1 if it moved. */
-static int realign_read(rl_block_t *k, int i, hts_pos_t o, const rl_opts_t *o_, const rl_ref_t *ref,
-                        rl_counts_t *counts)
+static int realign_read(rl_block_t *k, int i, hts_pos_t o, const rl_opts_t *opt,
+                        const rl_ref_t *ref, rl_counts_t *counts)
 {
     rl_read_t *r = &k->reads[i];
     int qlen = r->b->core.l_qseq;
     const uint8_t *hap = (const uint8_t *)k->hap;
     /* a clipped end that matches the haplotype is unclipped (bwa mem clips near indels) */
-    int L = r->lclip && run_score(r->b, hap, o, 0, r->lclip, RL_CLIP_CAP) < RL_CLIP_CAP ? 0 : r->lclip;
+    int L =
+        r->lclip && run_score(r->b, hap, o, 0, r->lclip, RL_CLIP_CAP) < RL_CLIP_CAP ? 0 : r->lclip;
     int R = r->rclip && run_score(r->b, hap, o, qlen - r->rclip, qlen, RL_CLIP_CAP) < RL_CLIP_CAP
-                ? 0 : r->rclip;
+                ? 0
+                : r->rclip;
     hts_pos_t pos;
     int n = hap_cigar(k, qlen, o, L, R, &pos);
     if (n <= 0)
         return n;
     hts_pos_t d = pos > r->pos ? pos - r->pos : r->pos - pos;
-    if (d > o_->max_move || same_alignment(r->b, pos, k->tmp_cig, n))
+    if (d > opt->max_move || same_alignment(r->b, pos, k->tmp_cig, n))
         return 0;
     int at = arena_keep(k, n);
     if (at < 0)
