@@ -138,7 +138,7 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
 {
     const ss_shard_t *sh = &e->shards[idx];
     const char *ctg = sh->tid >= 0 ? sam_hdr_tid2name(ss_job_header(e->job), sh->tid) : "*";
-    ss_shard_stats_t st = { 0, 0 };
+    ss_shard_stats_t st = { 0 };
     double t0 = ss_now();
     ss_reader_set_shard(rd, idx);
     if (ss_reader_begin(rd) < 0)
@@ -163,6 +163,8 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
     s->shards++;
     s->reads += st.reads;
     s->bases += st.bases;
+    for (int c = 0; c < SS_KERNEL_COUNTERS; c++)
+        s->counts[c] += st.counts[c];
     atomic_fetch_add_explicit(&e->reads_done, st.reads, memory_order_relaxed);
     return 0;
 }
@@ -421,7 +423,7 @@ static int report(engine_t *e, const setup_t *s, double t0, const ss_count_t *c0
     *rep = NULL;
     if (!o->report)
         return rc;
-    ss_report_t r = { .kernel = e->k->name, .threads = s->threads, .n_shards = s->n,
+    ss_report_t r = { .kernel = e->k->name, .counter_names = e->k->counter_names, .threads = s->threads, .n_shards = s->n,
                       .n_workers = s->n_workers, .workers = e->stats, .wall_s = ss_now() - t0,
                       .est_work_total = s->total_work };
     r.bytes_written = e->bytes_written;

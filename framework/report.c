@@ -57,6 +57,30 @@ static void write_versions(FILE *fp)
             ai.heap_bytes, ai.allocated_bytes, ai.free_bytes, ai.thread_cache_bytes);
 }
 
+/* "kernel_counts": the kernel's own counters, over every worker of every rank. */
+static void write_kernel_counts(FILE *fp, const ss_report_t *r)
+{
+    if (!r->counter_names || !r->counter_names[0])
+        return;
+    uint64_t tot[SS_KERNEL_COUNTERS] = { 0 };
+    if (r->ranks && r->n_ranks > 1) {
+        for (int i = 0; i < r->n_ranks; i++)
+            for (int c = 0; c < SS_KERNEL_COUNTERS; c++)
+                tot[c] += r->ranks[i].counts[c];
+    } else {
+        for (int i = 0; i < r->n_workers; i++)
+            for (int c = 0; c < SS_KERNEL_COUNTERS; c++)
+                tot[c] += r->workers[i].counts[c];
+    }
+    fprintf(fp, "  \"kernel_counts\": {");
+    for (int c = 0; c < SS_KERNEL_COUNTERS && r->counter_names[c]; c++) {
+        fprintf(fp, "%s", c ? ", " : "");
+        json_str(fp, r->counter_names[c]);
+        fprintf(fp, ": %llu", (unsigned long long)tot[c]);
+    }
+    fprintf(fp, "},\n");
+}
+
 /*
  * Returns this process's reads (what its allocation counts are divided by).
  * With several ranks, "workers" lists this rank's (rank 0's) workers, but
@@ -64,7 +88,7 @@ static void write_versions(FILE *fp)
  */
 static uint64_t write_workers(FILE *fp, const ss_report_t *r)
 {
-    ss_worker_stats_t tot = { 0, 0, 0, 0 };
+    ss_worker_stats_t tot = { 0 };
     double max_busy = 0;
     fprintf(fp, "  \"workers\": [");
     for (int i = 0; i < r->n_workers; i++) {
@@ -93,6 +117,7 @@ static uint64_t write_workers(FILE *fp, const ss_report_t *r)
             (unsigned long long)tot.shards, (unsigned long long)tot.reads,
             (unsigned long long)tot.bases, tot.busy_s);
     fprintf(fp, "  \"load_imbalance\": %.4f,\n", mean > 0 ? max_busy / mean : 1.0);
+    write_kernel_counts(fp, r);
     return own_reads;
 }
 

@@ -25,6 +25,8 @@ int ss_report_write_all(const char *path, ss_report_t *r, int run_rc, ss_output_
         me.reads += r->workers[i].reads;
         me.bases += r->workers[i].bases;
         me.busy_s += r->workers[i].busy_s;
+        for (int c = 0; c < SS_KERNEL_COUNTERS; c++)
+            me.counts[c] += r->workers[i].counts[c];
     }
     struct rusage ru;
     me.peak_rss_bytes = getrusage(RUSAGE_SELF, &ru) == 0 ? (int64_t)ru.ru_maxrss * 1024 : -1;

@@ -167,10 +167,14 @@ typedef struct {
     int input_list;          /* inputs came from -b: file arguments are ignored, as samtools does */
 } ss_common_opts_t;
 
-/* Counters a kernel fills per shard; summed per worker for --report. */
+/* How many counters of its own a kernel may report (ss_kernel_t.counter_names). */
+#define SS_KERNEL_COUNTERS 6
+
+/* Counters a kernel fills per shard; summed per worker (and over ranks) for --report. */
 typedef struct {
     uint64_t reads;   /* records read from the inputs */
     uint64_t bases;   /* reference positions produced (pileup) or bases emitted */
+    uint64_t counts[SS_KERNEL_COUNTERS]; /* the kernel's own, named by counter_names */
 } ss_shard_stats_t;
 
 /* Defaults shared by all kernels (threads 0, shard size SS_DEFAULT_SHARD_SIZE). */
@@ -293,6 +297,13 @@ typedef struct ss_kernel_s {
      */
     int (*process)(void *wstate, const ss_shard_t *shard, ss_out_t *out, ss_shard_stats_t *stats);
     void (*worker_destroy)(void *wstate);
+    /*
+     * Names of the kernel's own counters (stats->counts[i]), NULL-terminated,
+     * at most SS_KERNEL_COUNTERS; --report sums them over shards and ranks
+     * as "kernel_counts". NULL: none. A counter that must not depend on the
+     * shard size counts each thing in one shard only.
+     */
+    const char *const *counter_names;
 } ss_kernel_t;
 
 /*

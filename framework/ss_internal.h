@@ -154,6 +154,7 @@ void ss_progress_finish(ss_progress_t *p, int ok);
 typedef struct {
     uint64_t shards, reads, bases;
     double busy_s;
+    uint64_t counts[SS_KERNEL_COUNTERS]; /* the kernel's own (ss_kernel_t.counter_names) */
 } ss_worker_stats_t;
 
 /* One rank's summary, gathered to rank 0 for the report. */
@@ -162,10 +163,12 @@ typedef struct {
     double busy_s, wall_s;
     int64_t peak_rss_bytes;
     int threads;
+    uint64_t counts[SS_KERNEL_COUNTERS];
 } ss_rank_stats_t;
 
 typedef struct {
     const char *kernel;
+    const char *const *counter_names; /* the kernel's own counters, or NULL */
     int threads;
     int n_shards;
     int n_workers;

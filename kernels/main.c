@@ -10,11 +10,13 @@
 extern const ss_kernel_t ss_kernel_pileup;
 extern const ss_kernel_t ss_kernel_view;
 extern const ss_kernel_t ss_kernel_depth;
+extern const ss_kernel_t ss_kernel_realign;
 
 static const ss_kernel_t *const kernels[] = {
     &ss_kernel_pileup,
     &ss_kernel_view,
     &ss_kernel_depth,
+    &ss_kernel_realign,
 };
 
 int main(int argc, char **argv)

@@ -6,11 +6,13 @@
 
 extern const ss_kernel_t ss_kernel_pileup;
 extern const ss_kernel_t ss_kernel_view;
+extern const ss_kernel_t ss_kernel_realign;
 extern const ss_kernel_t ss_kernel_test_shift;
 
 static const ss_kernel_t *const kernels[] = {
     &ss_kernel_pileup,
     &ss_kernel_view,
+    &ss_kernel_realign,
     &ss_kernel_test_shift,
 };
 

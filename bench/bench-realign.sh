@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# bench-realign.sh -- seqshard realign on the whole E. coli 536 genome at 30x
+# (dwgsim + bwa mem: ref.fa, ecoli30x.bam, mutations.vcf = dwgsim's truth), read-only:
+#
+#   speed   `seqshard realign -@T -l 6` against `seqshard view -@T -b -l 6` re-encoding
+#           the same BAM (a level given, so view compresses instead of copying blocks),
+#           in alternating rounds; median wall time of each, their ratio, peak RSS.
+#   reads   scripts/realign-eval.py on bwa's BAM and on the realigned one: of the
+#           MAPQ >= 1 reads whose clipped span covers a homozygous true indel with 5
+#           bases each side, the share holding exactly it (left-normalised); and the
+#           reads' indels that match no true indel.
+#   calls   bcftools mpileup -f ref.fa | bcftools call -mv | bcftools norm -f ref.fa -m -both
+#           on both BAMs; indel recall and precision against the truth (normalised the
+#           same way), matched on CHROM, POS, REF, ALT.
+#   scale   the realigned BAM's records at -@1 --shard-size 50k equal the -@T run's.
+#
+# Results: bench/results/realign.md (the table docs/benchmarks.md quotes) and
+# realign.txt (raw figures). Environment: SEQSHARD [<repo>/build/seqshard],
+# SS_BENCH_DATA [bench/data], SS_BENCH_OUT [bench/results], SS_BENCH_RUNS [3],
+# SS_BENCH_THREADS [2], TMPDIR (scratch: three BAMs of ~130 MB).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$HERE/.." && pwd)
+SEQSHARD=${SEQSHARD:-$SRC/build/seqshard}
+DATA=${SS_BENCH_DATA:-$HERE/data}
+OUT=${SS_BENCH_OUT:-$HERE/results}
+RUNS=${SS_BENCH_RUNS:-3}
+T=${SS_BENCH_THREADS:-2}
+REF=$DATA/ref.fa
+IN=$DATA/ecoli30x.bam
+TRUTH=$DATA/mutations.vcf
+
+die() { echo "bench-realign: $*" >&2; exit 1; }
+[ -x "$SEQSHARD" ] || die "SEQSHARD=$SEQSHARD is not executable; build seqshard first"
+for t in samtools bcftools python3 /usr/bin/time; do
+    command -v "$t" >/dev/null || die "$t not found"
+done
+for f in "$REF" "$IN" "$TRUTH"; do [ -f "$f" ] || die "no $f; run bench/make-data.sh"; done
+mkdir -p "$OUT"
+W=$(mktemp -d "${TMPDIR:-/tmp}/bench-realign.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+
+REALIGN=("$SEQSHARD" realign --quiet -@ "$T" -l 6 -f "$REF" -o "$W/realigned.bam" "$IN")
+VIEW=("$SEQSHARD" view --quiet -@ "$T" -b -l 6 -o "$W/view.bam" "$IN")
+
+timed() { # NAME CMD...: append "NAME wall_s rss_kb" to $W/times
+    local name=$1
+    shift
+    /usr/bin/time -f "$name %e %M" -a -o "$W/times" "$@"
+}
+for ((i = 0; i < RUNS; i++)); do # alternate, so drift hits both alike
+    timed view "${VIEW[@]}"
+    timed realign "${REALIGN[@]}"
+done
+median() { awk -v n="$1" '$1 == n {print $2}' "$W/times" | sort -g | awk '{a[NR] = $1}
+    END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+rss_max() { awk -v n="$1" '$1 == n && $3 > m {m = $3} END {print m}' "$W/times"; }
+t_view=$(median view)
+t_realign=$(median realign)
+ratio=$(awk -v a="$t_realign" -v b="$t_view" 'BEGIN {printf "%.2f", a / b}')
+rss_mb=$(awk -v k="$(rss_max realign)" 'BEGIN {printf "%.0f", k / 1024}')
+view_rss_mb=$(awk -v k="$(rss_max view)" 'BEGIN {printf "%.0f", k / 1024}')
+
+# ---- the same records at another thread count and shard size ----
+"$SEQSHARD" realign --quiet -@ 1 --shard-size 50k -l 1 -f "$REF" -o "$W/r50k.bam" \
+    --report "$W/report.json" "$IN"
+if cmp -s <(samtools view "$W/realigned.bam") <(samtools view "$W/r50k.bam"); then
+    scale="same records"
+else
+    scale="RECORDS DIFFER"
+fi
+counts=$(grep -o '"kernel_counts": {[^}]*}' "$W/report.json" | sed 's/"kernel_counts": //')
+rm -f "$W/r50k.bam"
+
+# ---- reads over true indels ----
+EVAL=$SRC/scripts/realign-eval.py
+e_bwa=$(samtools view "$IN" | python3 "$EVAL" "$REF" "$TRUTH" bwa)
+e_rl=$(samtools view "$W/realigned.bam" | python3 "$EVAL" "$REF" "$TRUTH" realigned)
+get() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+
+# ---- bcftools indel calls ----
+bcftools norm -f "$REF" -m -both "$TRUTH" 2>/dev/null |
+    awk '!/^#/ && length($4) != length($5) {print $1"\t"$2"\t"$4"\t"$5}' | sort -u >"$W/truth.tsv"
+calls() { # BAM OUT.tsv
+    bcftools mpileup --threads "$T" -Ou -f "$REF" "$1" 2>/dev/null | bcftools call -mv -Ou 2>/dev/null |
+        bcftools norm -f "$REF" -m -both 2>/dev/null |
+        awk '!/^#/ && length($4) != length($5) {print $1"\t"$2"\t"$4"\t"$5}' | sort -u >"$2"
+}
+calls "$IN" "$W/bwa.tsv"
+calls "$W/realigned.bam" "$W/rl.tsv"
+rp() { # CALLS.tsv: "recall precision TP called"
+    local tp n c
+    tp=$(comm -12 "$W/truth.tsv" "$1" | wc -l)
+    n=$(wc -l <"$W/truth.tsv")
+    c=$(wc -l <"$1")
+    awk -v tp="$tp" -v n="$n" -v c="$c" 'BEGIN {printf "%.4f %.4f %d %d", tp / n, c ? tp / c : 0, tp, c}'
+}
+read -r rec_bwa prec_bwa tp_bwa c_bwa <<<"$(rp "$W/bwa.tsv")"
+read -r rec_rl prec_rl tp_rl c_rl <<<"$(rp "$W/rl.tsv")"
+n_truth=$(wc -l <"$W/truth.tsv")
+
+verdict() { awk "BEGIN {exit !($1)}" && echo met || echo "NOT met"; }
+share_ok=$(verdict "$(get "$e_rl" share) >= 0.99")
+false_ok=$(verdict "$(get "$e_rl" false) <= $(get "$e_bwa" false) / 2")
+recall_ok=$(verdict "$rec_rl > $rec_bwa")
+prec_ok=$(verdict "$prec_rl >= $prec_bwa")
+speed_ok=$(verdict "$ratio <= 1.3")
+rss_ok=$(verdict "$rss_mb < 512")
+
+{
+    echo "$e_bwa"
+    echo "$e_rl"
+    echo "bcftools bwa recall=$rec_bwa precision=$prec_bwa tp=$tp_bwa called=$c_bwa truth=$n_truth"
+    echo "bcftools realigned recall=$rec_rl precision=$prec_rl tp=$tp_rl called=$c_rl truth=$n_truth"
+    echo "time view_s=$t_view realign_s=$t_realign ratio=$ratio realign_rss_mb=$rss_mb view_rss_mb=$view_rss_mb runs=$RUNS threads=$T"
+    echo "kernel_counts $counts"
+    echo "scale -@1 --shard-size 50k: $scale"
+} >"$OUT/realign.txt"
+
+cat >"$OUT/realign.md" <<EOF
+| figure | bwa mem (input) | seqshard realign | floor | |
+|---|---|---|---|---|
+| MAPQ>=1 reads over homozygous true indels holding exactly it | $(get "$e_bwa" holding)/$(get "$e_bwa" covering) = $(get "$e_bwa" share) | $(get "$e_rl" holding)/$(get "$e_rl" covering) = $(get "$e_rl" share) | >= 0.99 | $share_ok |
+| the same, all reads (MAPQ 0 included) | $(get "$e_bwa" holding_all)/$(get "$e_bwa" covering_all) | $(get "$e_rl" holding_all)/$(get "$e_rl" covering_all) | | |
+| read indels matching no true indel | $(get "$e_bwa" false) | $(get "$e_rl" false) | <= half of bwa's | $false_ok |
+| bcftools indel recall ($n_truth true) | $rec_bwa ($tp_bwa) | $rec_rl ($tp_rl) | higher | $recall_ok |
+| bcftools indel precision | $prec_bwa ($c_bwa called) | $prec_rl ($c_rl called) | not lower | $prec_ok |
+| wall time, -@ $T (median of $RUNS) | view -b -l 6: ${t_view} s | ${t_realign} s (x$ratio) | <= 1.3x view | $speed_ok |
+| peak RSS | view: ${view_rss_mb} MB | ${rss_mb} MB | < 512 MB | $rss_ok |
+| -@1 --shard-size 50k vs -@$T default | | $scale | same | |
+EOF
+cat "$OUT/realign.txt"
+cat "$OUT/realign.md"
