@@ -294,10 +294,15 @@ static rd_file_t *file_of(ss_reader_t *r, int i)
 
 static int query_error(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end)
 {
-    const char *ctg = r->f[i].h ? sam_hdr_tid2name(r->f[i].h, tid) : NULL;
+    const sam_hdr_t *h = r->f[i].h;
+    const char *ctg = h && tid >= 0 && tid < sam_hdr_nref(h) ? sam_hdr_tid2name(h, tid) : NULL;
+    if (!ctg) {
+        ss_error("%s: cannot query contig #%d: the header has %d contigs (a kernel's bug: "
+                 "please report it)", r->in.paths[i], tid + 1, h ? sam_hdr_nref(h) : 0);
+        return -1;
+    }
     ss_error("%s: cannot query %s:%lld-%lld through the index; check the index matches the "
-             "file (samtools index)", r->in.paths[i], ctg ? ctg : "?", (long long)beg + 1,
-             (long long)end);
+             "file (samtools index)", r->in.paths[i], ctg, (long long)beg + 1, (long long)end);
     return -1;
 }
 
