@@ -48,9 +48,30 @@ static void warn_reference_contigs(const ss_job_t *job)
 /* Text out; the options are all the workers need, so there is no run state. */
 static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_spec_t *out)
 {
-    (void)kopts, (void)job, (void)run;
+    const pl_opts_t *o = kopts;
+    (void)run;
     out->format = SS_FMT_TEXT;
+    if (o->realign && rl_check_inputs(o->rl, job) < 0)
+        return -1;
     warn_reference_contigs(job);
+    return 0;
+}
+
+/*
+ * --realign: each input read through a source that realigns it as `seqshard
+ * realign` would (kernels/realign/rl_source.h): the pileup is then the
+ * realigned BAM's, with nothing written. 0, or -1 after ss_error().
+ */
+static int open_realign(pl_worker_t *w, const ss_job_t *job, ss_reader_t *rd)
+{
+    if (!(w->rls = calloc((size_t)w->n, sizeof(*w->rls)))) {
+        ss_error("out of memory starting a pileup worker");
+        return -1;
+    }
+    for (int i = 0; i < w->n; i++)
+        if (!(w->rls[i] = rl_source_init(w->o->rl, ss_reader_source(rd, i), ss_job_header(job),
+                                         ss_job_opts(job)->reference)))
+            return -1;
     return 0;
 }
 
@@ -95,7 +116,7 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
             goto oom;
     }
     *wstate = w;
-    return 0;
+    return w->o->realign ? open_realign(w, job, rd) : 0;
 oom:
     ss_error("out of memory starting a pileup worker");
     *wstate = w;
@@ -109,6 +130,9 @@ static void worker_destroy(void *wstate)
         return;
     for (int i = 0; w->eng && i < w->n; i++)
         pe_destroy(w->eng[i]);
+    for (int i = 0; w->rls && i < w->n; i++)
+        rl_source_destroy(w->rls[i]);
+    free(w->rls);
     free(w->in);
     free(w->eng);
     free(w->has_col);
@@ -148,7 +172,7 @@ static void bind_inputs(pl_worker_t *w, int tid)
         samFile *fp = ss_reader_file(w->rd, i); /* NULL when streamed: no file to cache for */
         if (cache >= BLOCK_CACHE_MIN && fp && fp->format.compression == bgzf)
             bgzf_set_cache_size(fp->fp.bgzf, cache); /* sets a size only: cheap per shard */
-        in->src = ss_reader_source(w->rd, i);
+        in->src = w->rls ? rl_source_get(w->rls[i]) : ss_reader_source(w->rd, i);
         in->hdr = ss_reader_header(w->rd, i);
         in->ref = w->ctg_ref;
         in->ref_len = w->ctg_ref_len;
@@ -288,6 +312,16 @@ static void skip_line(pl_worker_t *w)
  */
 #define FIRST_BYTES_PER_BASE(n_inputs) (32 + 96 * (size_t)(n_inputs))
 
+/* What a realigning source decided since before, into the shard's counters. */
+static void add_realign_counts(const rl_source_t *s, const uint64_t before[5],
+                               ss_shard_stats_t *st)
+{
+    uint64_t now[5];
+    rl_source_counts(s, now);
+    for (int k = 0; k < 5; k++)
+        st->counts[k] += now[k] - before[k];
+}
+
 static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_stats_t *st)
 {
     pl_worker_t *w = wstate;
@@ -318,8 +352,15 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
         w->in[i].baq_from = sh->beg;
         w->in[i].n_read = 0;
         w->in[i].read_err = 0;
+        if (w->rls) /* the windows this shard owns are counted by its main query */
+            rl_source_count_next(w->rls[i], sh->beg, sh->end);
+        uint64_t before[5];
+        if (w->rls)
+            rl_source_counts(w->rls[i], before);
         if (pl_query(&w->in[i], sh->tid, start, sh->end) < 0)
             return -1;
+        if (w->rls)
+            add_realign_counts(w->rls[i], before, st);
         pe_reset(w->eng[i], sh->tid);
         w->has_col[i] = 0;
     }
@@ -368,6 +409,11 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     return 0;
 }
 
+/* --report's kernel_counts (with --realign; zero without): what realignment did. */
+static const char *const realign_counter_names[] = {
+    "realign_windows", "realign_windows_skipped", "realign_windows_cleaned",
+    "reads_realigned", "ends_unclipped", NULL};
+
 const ss_kernel_t ss_kernel_pileup = {
     .name = "pileup",
     .summary = "text pileup, byte-identical to samtools mpileup",
@@ -378,4 +424,5 @@ const ss_kernel_t ss_kernel_pileup = {
     .worker_init = worker_init,
     .process = process,
     .worker_destroy = worker_destroy,
+    .counter_names = realign_counter_names,
 };

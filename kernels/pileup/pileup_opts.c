@@ -29,6 +29,7 @@ void pl_opts_free(pl_opts_t *o)
         return;
     for (int i = 0; i < o->n_tags; i++)
         free(o->tags[i]);
+    rl_opts_free(o->rl);
     if (o->rg_exclude)
         khash_str2int_destroy_free(o->rg_exclude);
 }
@@ -92,7 +93,13 @@ void pl_usage(FILE *fp)
     ss_common_usage(fp);
     fprintf(fp, "Generic options:\n"
                 "  -X, --customized-index  inputs are followed by their index files\n"
-                "      --input-fmt-option OPT[=VAL]  htslib input option (e.g. decode_md=0)\n");
+                "      --input-fmt-option OPT[=VAL]  htslib input option (e.g. decode_md=0)\n"
+                "\n"
+                "Realignment (the pileup of the reads `seqshard realign` would write, in one\n"
+                "pass, nothing written to disk; each input is realigned on its own, as one\n"
+                "`seqshard realign` per file would do; needs -f):\n"
+                "      --realign           realign around indels before the pileup [off]\n");
+    rl_usage_shared(fp);
 }
 
 /* Non-negative integer option value, or -1 after a message. */
@@ -144,7 +151,7 @@ static int read_rg_list(pl_opts_t *o, const char *path)
 
 enum {
     O_RF = 1, O_FF, O_QNAME, O_REVDEL, O_EXTRA, O_SEP, O_EMPTY, O_NOINS, O_NOINSMODS,
-    O_NODEL, O_NOENDS, O_BP5, O_REFERENCE, O_FMTOPT
+    O_NODEL, O_NOENDS, O_BP5, O_REFERENCE, O_FMTOPT, O_REALIGN
 };
 
 static const struct option lopts[] = {
@@ -197,8 +204,22 @@ static const struct option lopts[] = {
     {"no-output-ins-mods", no_argument, NULL, O_NOINSMODS},
     {"no-output-del", no_argument, NULL, O_NODEL},
     {"no-output-ends", no_argument, NULL, O_NOENDS},
+    {"realign", no_argument, NULL, O_REALIGN},
+    RL_SHARED_LONG_OPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
+
+/* --realign and realign's own options: realign's defaults first. 0 or -1. */
+static int realign_opt(pl_opts_t *o, int c, const char *arg)
+{
+    if (!o->rl && !(o->rl = rl_opts_new()))
+        return -1;
+    if (c == O_REALIGN) {
+        o->realign = 1;
+        return 0;
+    }
+    return rl_opt_shared(o->rl, c, arg);
+}
 
 /* One option; returns 0, 1 for --help, or -1 after a message. */
 static int apply(pl_opts_t *o, ss_common_opts_t *co, int c, const char *arg, const char *bad)
@@ -247,6 +268,11 @@ static int apply(pl_opts_t *o, ss_common_opts_t *co, int c, const char *arg, con
     case 'a': o->all++; return 0;
     case 'h': return 1;
     case 'X': o->custom_index = 1; return 0;
+    case O_REALIGN:
+    case RL_OPT_KNOWN:
+    case RL_OPT_MAX_MOVE:
+    case RL_OPT_MAX_ISIZE:
+    case RL_OPT_MAX_WINDOW: return realign_opt(o, c, arg);
     case O_FMTOPT: {
         char **a = realloc(co->fmt_opts, (size_t)(co->n_fmt_opts + 1) * sizeof(*a));
         if (!a || !(a[co->n_fmt_opts] = strdup(arg)))
@@ -313,6 +339,16 @@ int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         for (int i = optind; i < argc; i++)
             if (ss_common_add_input(co, argv[i]) < 0)
                 return SS_EXIT_USAGE;
+    if (o->rl && !o->realign) {
+        fprintf(stderr, "seqshard pileup: --known, --max-move, --max-isize and --max-window "
+                        "need --realign\n");
+        return SS_EXIT_USAGE;
+    }
+    if (o->realign && !co->reference) {
+        fprintf(stderr, "seqshard pileup: --realign needs -f ref.fa (haplotypes are built "
+                        "from it)\n");
+        return SS_EXIT_USAGE;
+    }
     if (o->redo_baq && !o->baq) {
         fprintf(stderr, "seqshard pileup: -B cannot be combined with -E\n");
         return SS_EXIT_USAGE;

@@ -40,12 +40,22 @@ static int check_reference(const ss_job_t *job, const char *fasta)
     return 0;
 }
 
+int rl_check_inputs(const rl_opts_t *o, const ss_job_t *job)
+{
+    const char *fasta = ss_job_opts(job)->reference;
+    if (!fasta) {
+        ss_error("realignment needs the reference the reads were aligned to: give -f ref.fa");
+        return -1;
+    }
+    return check_reference(job, fasta) < 0 || rl_known_check(o, ss_job_header(job), fasta) < 0
+               ? -1 : 0;
+}
+
 static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_spec_t *out)
 {
     const rl_opts_t *o = kopts;
-    const char *fasta = ss_job_opts(job)->reference;
     (void)run;
-    if (check_reference(job, fasta) < 0 || rl_known_check(o, ss_job_header(job), fasta) < 0)
+    if (rl_check_inputs(o, job) < 0)
         return -1;
     out->header = sam_hdr_dup(ss_job_header(job));
     if (!out->header ||

@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "../../framework/ss_framework.h"
+#include "rl_source.h"
 
 #define RL_GAP            10  /* targets closer than this join one window (GATK's 10 bp) */
 #define RL_LOD            5   /* (original score - best) / 10 needed to clean a window */
@@ -50,7 +51,7 @@
 #define RL_DEFAULT_WINDOW 500
 
 /* Options, filled by rl_parse (rl_opts.c); read-only afterwards. */
-typedef struct {
+struct rl_opts_s {
     ss_out_format_t format;
     char **known; /* --known files, owned */
     int n_known;
@@ -61,10 +62,9 @@ typedef struct {
     int max_window;  /* --max-window: longer windows are skipped */
     int threads;     /* -@ copy, for the index */
     char *cmdline;   /* for @PG CL, owned */
-} rl_opts_t;
+};
 
 void rl_opts_default(rl_opts_t *o);
-void rl_opts_free(void *kopts);
 void rl_usage(FILE *fp);
 int rl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts);
 /* The context a shard reads around its range so every decision it needs is whole. */

@@ -8,7 +8,7 @@
 
 #include "realign.h"
 
-enum { O_KNOWN = 0x2001, O_MAX_MOVE, O_MAX_ISIZE, O_MAX_WINDOW, O_WRITE_INDEX, O_HELP };
+enum { O_WRITE_INDEX = RL_OPT_MAX_WINDOW + 1, O_HELP };
 
 void rl_opts_default(rl_opts_t *o)
 {
@@ -47,17 +47,14 @@ void rl_usage(FILE *fp)
             "count and --shard-size. The input must be coordinate-sorted and indexed.\n"
             "\n"
             "Options:\n"
-            "  -f, --reference FILE    reference FASTA with .fai (required)\n"
-            "      --known FILE        indexed VCF/BCF of known indels (up to 2 files)\n"
+            "  -f, --reference FILE    reference FASTA with .fai (required)\n",
+            RL_LOD, RL_MAX_INDEL);
+    fprintf(fp,
             "  -O, --output-fmt FMT    bam, cram or sam [bam]\n"
             "  -l, --level INT         compression level 0-9 [htslib's default]\n"
-            "      --write-index       index the output (BAM: FILE.csi, CRAM: FILE.crai)\n"
-            "      --max-move INT      a read's POS moves at most INT bp, else it keeps its\n"
-            "                          alignment [200]\n"
-            "      --max-isize INT     reads whose mate is farther (or on another contig,\n"
-            "                          or unmapped) keep their alignment [3000]\n"
-            "      --max-window INT    windows of targets longer than INT bp are skipped and\n"
-            "                          counted in --report [%d]\n"
+            "      --write-index       index the output (BAM: FILE.csi, CRAM: FILE.crai)\n");
+    rl_usage_shared(fp);
+    fprintf(fp,
             "\n"
             "Passed through unchanged: unmapped, secondary, supplementary, QC-fail and\n"
             "duplicate reads, MAPQ 0, reads with H, N or P in the CIGAR, reads spanning\n"
@@ -66,8 +63,21 @@ void rl_usage(FILE *fp)
             "removed, MAPQ kept; its mate's PNEXT, TLEN (samtools fixmate's 5'-to-5'\n"
             "definition) and MC follow it.\n"
             "\n",
-            RL_LOD, RL_MAX_INDEL, RL_DEFAULT_WINDOW, RL_SPAN_MAX);
+            RL_SPAN_MAX);
     ss_common_usage(fp);
+}
+
+void rl_usage_shared(FILE *fp)
+{
+    fprintf(fp,
+            "      --known FILE        indexed VCF/BCF of known indels (up to 2 files)\n"
+            "      --max-move INT      a read's POS moves at most INT bp, else it keeps its\n"
+            "                          alignment [200]\n"
+            "      --max-isize INT     reads whose mate is farther (or on another contig,\n"
+            "                          or unmapped) keep their alignment [3000]\n"
+            "      --max-window INT    windows of targets longer than INT bp are skipped and\n"
+            "                          counted in --report [%d]\n",
+            RL_DEFAULT_WINDOW);
 }
 
 /* What the @PG CL keeps: everything but the run-only options (contract 1). */
@@ -136,6 +146,29 @@ static int format_arg(rl_opts_t *o, const char *arg)
     return 0;
 }
 
+int rl_opt_shared(rl_opts_t *o, int c, const char *arg)
+{
+    switch (c) {
+    case RL_OPT_KNOWN:
+        return add_known(o, arg);
+    case RL_OPT_MAX_MOVE:
+        return ss_opt_int("--max-move", arg, 0, 100000, &o->max_move);
+    case RL_OPT_MAX_ISIZE:
+        return ss_opt_int("--max-isize", arg, 0, 1000000, &o->max_isize);
+    case RL_OPT_MAX_WINDOW:
+        return ss_opt_int("--max-window", arg, 1, 100000, &o->max_window);
+    }
+    return -1;
+}
+
+rl_opts_t *rl_opts_new(void)
+{
+    rl_opts_t *o = calloc(1, sizeof(*o));
+    if (o)
+        rl_opts_default(o);
+    return o;
+}
+
 /* One option of our own: 0, -1 bad (message printed), 1 --help. */
 static int apply(rl_opts_t *o, ss_common_opts_t *co, int c, const char *arg)
 {
@@ -148,14 +181,11 @@ static int apply(rl_opts_t *o, ss_common_opts_t *co, int c, const char *arg)
         return format_arg(o, arg);
     case 'l':
         return ss_opt_int("-l", arg, 0, 9, &o->level);
-    case O_KNOWN:
-        return add_known(o, arg);
-    case O_MAX_MOVE:
-        return ss_opt_int("--max-move", arg, 0, 100000, &o->max_move);
-    case O_MAX_ISIZE:
-        return ss_opt_int("--max-isize", arg, 0, 1000000, &o->max_isize);
-    case O_MAX_WINDOW:
-        return ss_opt_int("--max-window", arg, 1, 100000, &o->max_window);
+    case RL_OPT_KNOWN:
+    case RL_OPT_MAX_MOVE:
+    case RL_OPT_MAX_ISIZE:
+    case RL_OPT_MAX_WINDOW:
+        return rl_opt_shared(o, c, arg);
     case O_WRITE_INDEX:
         o->write_index = 1;
         return 0;
@@ -173,10 +203,7 @@ int rl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
                                           {"reference", required_argument, NULL, 'f'},
                                           {"output-fmt", required_argument, NULL, 'O'},
                                           {"level", required_argument, NULL, 'l'},
-                                          {"known", required_argument, NULL, O_KNOWN},
-                                          {"max-move", required_argument, NULL, O_MAX_MOVE},
-                                          {"max-isize", required_argument, NULL, O_MAX_ISIZE},
-                                          {"max-window", required_argument, NULL, O_MAX_WINDOW},
+                                          RL_SHARED_LONG_OPTS,
                                           {"write-index", no_argument, NULL, O_WRITE_INDEX},
                                           {"help", no_argument, NULL, O_HELP},
                                           {NULL, 0, NULL, 0}};
