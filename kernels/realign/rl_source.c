@@ -105,7 +105,8 @@ static int select_range(rl_source_t *s, hts_pos_t beg, hts_pos_t end)
             s->out[s->n_out++] = i;
     }
     sort_blk = s->blk;
-    qsort(s->out, (size_t)s->n_out, sizeof(*s->out), by_final_position);
+    if (s->n_out > 1)
+        qsort(s->out, (size_t)s->n_out, sizeof(*s->out), by_final_position);
     return 0;
 }
 

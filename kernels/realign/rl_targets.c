@@ -68,8 +68,10 @@ static int read_targets(rl_block_t *k, const rl_read_t *r, const rl_ref_t *ref)
 static int keep_targets(rl_block_t *k)
 {
     const rl_raw_target_t *t = k->raw;
-    qsort(k->raw, (size_t)k->n_raw, sizeof(*k->raw), raw_cmp);
     k->n_tg = 0;
+    if (k->n_raw == 0)
+        return 0; /* no targets, and qsort may not be given the NULL array */
+    qsort(k->raw, (size_t)k->n_raw, sizeof(*k->raw), raw_cmp);
     for (int i = 0, j; i < k->n_raw; i = j) {
         for (j = i + 1; j < k->n_raw && !raw_cmp(&t[i], &t[j]); j++)
             ;

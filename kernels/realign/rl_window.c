@@ -154,6 +154,8 @@ static int window_cands(rl_block_t *k, const rl_window_t *w, const rl_ref_t *ref
     for (int i = 0; i < k->n_known; i++)
         if (in_window(&k->known[i], w) && push_cand(k, &k->known[i], 1, 0, 1) < 0)
             return -1;
+    if (k->n_cand == 0)
+        return 0; /* no candidate: the reference alone (and qsort may not get NULL) */
     qsort(k->cand, (size_t)k->n_cand, sizeof(*k->cand), by_content);
     int n = 0;
     for (int i = 0; i < k->n_cand; i++) {
@@ -441,7 +443,8 @@ static int arena_keep(rl_block_t *k, int n)
             return -1;
         k->cig = p, k->m_cig = m;
     }
-    memcpy(k->cig + k->n_cig, k->tmp_cig, (size_t)n * sizeof(*k->tmp_cig));
+    if (n > 0) /* memcpy may not be given the arena before its first allocation */
+        memcpy(k->cig + k->n_cig, k->tmp_cig, (size_t)n * sizeof(*k->tmp_cig));
     k->n_cig += n;
     return k->n_cig - n;
 }
