@@ -1,0 +1,43 @@
+/*
+ * baq_priv.h -- private to baq*.c: the forward-backward pass on a group of
+ * reads of one shape, in the widths each instruction set builds.
+ */
+#ifndef SS_KERNEL_PILEUP_BAQ_PRIV_H
+#define SS_KERNEL_PILEUP_BAQ_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What every lane of a group shares; the pass's constants follow from it. */
+typedef struct {
+    int l_query, l_ref, bw; /* bw: the band the pass uses (not the one asked for) */
+    double d, e;            /* gap open and extension probabilities */
+    const float *q2p;       /* 10^(-q/10) as float, q = 0..255 */
+} baq_shape_t;
+
+/* One read of a group: its inputs and where its results go. */
+typedef struct {
+    const uint8_t *tseq, *tref; /* codes 0-4 (4: N or other), l_query and l_ref of them */
+    const uint8_t *qual;        /* base qualities, l_query */
+    int *state;                 /* per query base: ref position << 2 | 0 match, 1 insertion */
+    double *miss;               /* per query base: 1 - posterior of state, before the log */
+} baq_lane_t;
+
+/*
+ * Doubles of workspace a pass on shape sh needs at width w. The workspace is
+ * aligned to 64 bytes.
+ */
+size_t baq_dp_doubles(const baq_shape_t *sh, int w);
+
+/*
+ * One pass over w lanes of shape sh (lanes[0..w-1]; lanes may repeat a read
+ * to fill the width). Each lane's state[] and miss[] equal what the scalar
+ * pass gives that read. ws: baq_dp_doubles(sh, w) doubles.
+ */
+void baq_dp_scalar(const baq_shape_t *sh, const baq_lane_t *lanes, double *ws);
+void baq_dp_sse2_2(const baq_shape_t *sh, const baq_lane_t *lanes, double *ws);
+void baq_dp_sse2_4(const baq_shape_t *sh, const baq_lane_t *lanes, double *ws);
+void baq_dp_avx2_4(const baq_shape_t *sh, const baq_lane_t *lanes, double *ws);
+void baq_dp_avx2_8(const baq_shape_t *sh, const baq_lane_t *lanes, double *ws);
+
+#endif
