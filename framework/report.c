@@ -147,6 +147,10 @@ int ss_report_write(const char *path, const ss_report_t *r)
     write_versions(fp);
     fprintf(fp, "  \"kernel\": ");
     json_str(fp, r->kernel);
+    if (r->kernel_info) {
+        fprintf(fp, ",\n  \"kernel_info\": ");
+        json_str(fp, r->kernel_info);
+    }
     fprintf(fp, ",\n  \"command_line\": ");
     json_str(fp, ss_cli_cmdline());
     fprintf(fp, ",\n  \"threads\": %d,\n  \"shards\": %d,\n  \"est_work_total\": %llu,\n",

@@ -282,6 +282,13 @@ typedef struct ss_kernel_s {
      */
     int (*process)(void *wstate, const ss_shard_t *shard, ss_out_t *out, ss_shard_stats_t *stats);
     void (*worker_destroy)(void *wstate);
+
+    /*
+     * Optional: one line on how this build runs the kernel on this machine
+     * (pileup: its BAQ code path), for `seqshard --version` and --report.
+     * Returns a static string. Main thread.
+     */
+    const char *(*describe)(void);
 } ss_kernel_t;
 
 /*

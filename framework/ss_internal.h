@@ -118,6 +118,7 @@ typedef struct {
 
 typedef struct {
     const char *kernel;
+    const char *kernel_info; /* the kernel's describe() line, or NULL */
     int threads;
     int n_shards;
     int n_workers;
