@@ -5,9 +5,9 @@
  * aligned span from the CIGAR, the band and the reference window, then the
  * forward-backward pass (baq_dp.h), then the CIGAR walk that turns the
  * pass's states and posteriors into BQ and applies it. The reads that need
- * the pass are grouped by shape and each group goes through the widest pass
- * the path has, a read per lane; a group that does not fill the width is
- * padded with copies of its own last read.
+ * the pass are grouped by shape and each group goes through the path's
+ * pass, a read per lane; a group that does not fill the width is padded with
+ * copies of its own last read.
  *
  * Memory: the workspace (per-read buffers of a batch, the pass's matrices)
  * grows to the largest batch seen and is reused; the BAQ path allocates
@@ -495,7 +495,7 @@ static int run_lanes(pl_baq_t *q, const int *ord, int n, int w, dp_fn fn)
 {
     const job_t *j0 = &q->jobs[ord[0]];
     baq_shape_t sh = {j0->l_query, j0->l_ref, j0->bw_pass, j0->d, 0.1, q->q2p};
-    baq_lane_t ln[8];
+    baq_lane_t ln[4];
     if (grow_ws(q, baq_dp_doubles(&sh, w)) < 0)
         return -1;
     for (int l = 0; l < w; l++) {
@@ -506,22 +506,18 @@ static int run_lanes(pl_baq_t *q, const int *ord, int n, int w, dp_fn fn)
     return 0;
 }
 
-/* One group of a shape, in the widths of the path. */
+/*
+ * One group of a shape, in the width of the path. A lone read goes through
+ * the scalar pass: a vector step costs about what one read costs alone.
+ */
 static int run_group(pl_baq_t *q, const int *ord, int n)
 {
+    int w = q->path == PL_BAQ_AVX2 ? 4 : q->path == PL_BAQ_SSE2 ? 2 : 1;
+    dp_fn fn = w == 4 ? baq_dp_avx2_4 : w == 2 ? baq_dp_sse2_2 : baq_dp_scalar;
     while (n > 0) {
-        int w = 1, take;
-        dp_fn fn = baq_dp_scalar;
-        if (q->path == PL_BAQ_AVX2 && n >= 5)
-            w = 8, fn = baq_dp_avx2_8;
-        else if (q->path == PL_BAQ_AVX2 && n >= 2)
-            w = 4, fn = baq_dp_avx2_4;
-        else if (q->path == PL_BAQ_SSE2 && n >= 3)
-            w = 4, fn = baq_dp_sse2_4;
-        else if (q->path == PL_BAQ_SSE2 && n >= 2)
-            w = 2, fn = baq_dp_sse2_2;
-        take = n < w ? n : w;
-        if (run_lanes(q, ord, take, w, fn) < 0)
+        int take = n < w ? n : w;
+        if (take == 1 ? run_lanes(q, ord, 1, 1, baq_dp_scalar) < 0
+                      : run_lanes(q, ord, take, w, fn) < 0)
             return -1;
         ord += take, n -= take;
     }

@@ -26,8 +26,8 @@
 typedef enum {
     PL_BAQ_HTSLIB, /* htslib's sam_prob_realn, per read */
     PL_BAQ_SCALAR, /* ours, one read at a time */
-    PL_BAQ_SSE2,   /* ours, 2 and 4 reads per step (SSE2) */
-    PL_BAQ_AVX2    /* ours, 4 and 8 reads per step (AVX2) */
+    PL_BAQ_SSE2,   /* ours, 2 reads per step (SSE2) */
+    PL_BAQ_AVX2    /* ours, 4 reads per step (AVX2) */
 } pl_baq_path_t;
 
 /*

@@ -1,7 +1,6 @@
 /*
- * baq_avx2.c -- the forward-backward pass on 4 and 8 reads per step with
- * AVX2 (8 lanes are two registers, for more work in flight on the pass's
- * serial chains). Every function here is built for AVX2 (the pragma) and
+ * baq_avx2.c -- the forward-backward pass on 4 reads per step with AVX2.
+ * Every function here is built for AVX2 (the pragma) and
  * only called after __builtin_cpu_supports("avx2") (baq.c). AVX2 does not
  * bring FMA with it, and the file is built without FMA contraction or
  * fast-math (CMakeLists.txt).
@@ -12,24 +11,10 @@
 
 typedef double baq_v4d __attribute__((vector_size(32)));
 typedef __typeof__((baq_v4d){0} == (baq_v4d){0}) baq_v4m;
-typedef double baq_v8d __attribute__((vector_size(64)));
-typedef __typeof__((baq_v8d){0} == (baq_v8d){0}) baq_v8m;
 
 #define BAQ_W 4
 #define BAQ_FN baq_dp_avx2_4
 #define BAQ_VD baq_v4d
 #define BAQ_VM baq_v4m
 #define BAQ_SEL(m, a, b) ((baq_v4d)(((m) & (baq_v4m)(a)) | (~(m) & (baq_v4m)(b))))
-#include "baq_dp.h"
-#undef BAQ_W
-#undef BAQ_FN
-#undef BAQ_VD
-#undef BAQ_VM
-#undef BAQ_SEL
-
-#define BAQ_W 8
-#define BAQ_FN baq_dp_avx2_8
-#define BAQ_VD baq_v8d
-#define BAQ_VM baq_v8m
-#define BAQ_SEL(m, a, b) ((baq_v8d)(((m) & (baq_v8m)(a)) | (~(m) & (baq_v8m)(b))))
 #include "baq_dp.h"

@@ -43,7 +43,20 @@ static inline BAQ_VD BQ(splat)(double x)
     return v;
 }
 
-/* Emission probability: 1 for an N on either side, else match or mismatch. */
+/*
+ * Emission probability: 1 for an N on either side (an N in the query made
+ * match and mis 1 already), else match or mismatch. One lane picks from a
+ * table, as htslib does: a branch would be mispredicted on every error.
+ */
+#if BAQ_W == 1
+static inline double BQ(emit)(double r, double qc, double match, double mis, double one,
+                              double four)
+{
+    (void)four;
+    const double t[4] = {mis, match, one, one};
+    return t[(r > 3.) * 2 + (r == qc)];
+}
+#else
 static inline BAQ_VD BQ(emit)(BAQ_VD r, BAQ_VD qc, BAQ_VD match, BAQ_VD mis, BAQ_VD one,
                               BAQ_VD four)
 {
@@ -51,6 +64,7 @@ static inline BAQ_VD BQ(emit)(BAQ_VD r, BAQ_VD qc, BAQ_VD match, BAQ_VD mis, BAQ
     BAQ_VD e = BAQ_SEL(eq, match, mis);
     return BAQ_SEL(amb, one, e);
 }
+#endif
 
 typedef struct {
     int lq, lr, bw, S;     /* S: cells per stored row (R + 2) */

@@ -36,8 +36,6 @@ size_t baq_dp_doubles(const baq_shape_t *sh, int w);
  */
 void baq_dp_scalar(const baq_shape_t *sh, const baq_lane_t *lanes, double *ws);
 void baq_dp_sse2_2(const baq_shape_t *sh, const baq_lane_t *lanes, double *ws);
-void baq_dp_sse2_4(const baq_shape_t *sh, const baq_lane_t *lanes, double *ws);
 void baq_dp_avx2_4(const baq_shape_t *sh, const baq_lane_t *lanes, double *ws);
-void baq_dp_avx2_8(const baq_shape_t *sh, const baq_lane_t *lanes, double *ws);
 
 #endif
