@@ -2,9 +2,10 @@
  * baq.c -- sam_prob_realn() of htslib 1.16, for a batch of reads at once.
  *
  * Per read, in htslib's order: the BQ/ZQ tag checks and conversions, the
- * aligned span from the CIGAR, the band and the reference window, then the
- * forward-backward pass (baq_dp.h), then the CIGAR walk that turns the
- * pass's states and posteriors into BQ and applies it. The reads that need
+ * aligned span from the CIGAR, the band and the reference window
+ * (baq_realn.c), then the forward-backward pass (baq_dp.h), then the CIGAR
+ * walk that turns the pass's states and posteriors into BQ and applies it
+ * (baq_realn.c). The reads that need
  * the pass are grouped by shape and each group goes through the path's
  * pass, a read per lane; a group that does not fill the width is padded with
  * copies of its own last read.
@@ -14,12 +15,9 @@
  * nothing per read (bam_aux_append may grow a record's data, as in htslib).
  */
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <htslib/hts_log.h>
 
 #include "baq.h"
 #include "baq_priv.h"
@@ -30,22 +28,10 @@
 #define BAQ_HAVE_AVX2_BUILD 0
 #endif
 
-/* A read of the batch: where its pass reads and writes. */
-typedef struct {
-    bam1_t *b;
-    int ret;            /* final code, or 1 while the pass is pending */
-    int l_query, l_ref, bw, bw_pass; /* bw: realn's band; bw_pass: the pass's */
-    double d;
-    int xb, xe;         /* the reference window, before the cut at the contig end */
-    uint8_t *tseq, *tref, *bq;
-    int *state;
-    double *miss;
-} job_t;
-
 struct pl_baq_s {
     pl_baq_path_t path;
     float q2p[256];
-    job_t *jobs;
+    baq_job_t *jobs;
     int *order;
     int m_jobs;
     unsigned char *arena; /* per-read buffers of the batch */
@@ -124,7 +110,7 @@ static int grow_jobs(pl_baq_t *q, int n)
 {
     if (n <= q->m_jobs)
         return 0;
-    job_t *j = realloc(q->jobs, (size_t)n * sizeof(*j));
+    baq_job_t *j = realloc(q->jobs, (size_t)n * sizeof(*j));
     if (!j)
         return -1;
     q->jobs = j;
@@ -168,299 +154,9 @@ static int grow_ws(pl_baq_t *q, size_t doubles)
     return 0;
 }
 
-/* ---- before the pass: tags, span, band, window -------------------------------------------- */
-
-static int tag_ok(const uint8_t *tg, enum htsLogLevel severity, const char *type, const bam1_t *b)
-{
-    if (*tg != 'Z') {
-        hts_log(severity, "pl_baq", "Incorrect %s tag type (%c) for read %s", type, *tg,
-                bam_get_qname(b));
-        return 0;
-    }
-    if ((size_t)b->core.l_qseq != strlen((const char *)tg + 1)) {
-        hts_log(severity, "pl_baq", "Read %s %s tag is wrong length", bam_get_qname(b), type);
-        return 0;
-    }
-    return 1;
-}
-
-/*
- * Existing BQ/ZQ tags, as htslib treats them: dropped, reused, or converted
- * into each other. Returns 1 when the read needs the pass, else the final
- * code. Pointers into the aux data are kept across bam_aux_del exactly as
- * htslib keeps them, so a tag that moves is read where htslib reads it.
- */
-static int realn_tags(bam1_t *b, int flag)
-{
-    int apply = flag & BAQ_APPLY, redo = flag & BAQ_REDO, fix_bq = 0;
-    uint8_t *bq, *zq, *qual = bam_get_qual(b);
-    int l = b->core.l_qseq;
-
-    if ((bq = bam_aux_get(b, "BQ")) != NULL) {
-        if (!redo && !tag_ok(bq, HTS_LOG_WARNING, "BQ", b))
-            fix_bq = 1;
-        ++bq;
-    }
-    if ((zq = bam_aux_get(b, "ZQ")) != NULL) {
-        if (!tag_ok(zq, HTS_LOG_ERROR, "ZQ", b))
-            return -4;
-        ++zq;
-    }
-    if (bq && redo) {
-        bam_aux_del(b, bq - 1);
-        bq = NULL;
-    }
-    if (bq && zq) {
-        bam_aux_del(b, zq - 1);
-        zq = NULL;
-    }
-    if (!zq && fix_bq) {
-        bam_aux_del(b, bq - 1);
-        bq = NULL;
-    }
-    if (!bq && !zq)
-        return 1;
-    if ((apply && zq) || (!apply && bq))
-        return -3;
-    if (bq && apply) { /* BQ becomes ZQ */
-        for (int i = 0; i < l; ++i)
-            qual[i] = qual[i] + 64 < bq[i] ? 0 : qual[i] - ((int)bq[i] - 64);
-        *(bq - 3) = 'Z';
-    } else if (zq && !apply) { /* ZQ becomes BQ */
-        for (int i = 0; i < l; ++i)
-            qual[i] += (int)zq[i] - 64;
-        *(zq - 3) = 'B';
-    }
-    return 0;
-}
-
-/*
- * The aligned span, the band and the reference window (before it is cut at
- * the contig end). Returns 1, or -1 when the read has no M/=/X or has an N.
- */
-static int realn_window(const bam1_t *b, job_t *j, int *xe_out)
-{
-    const uint32_t *cigar = bam_get_cigar(b);
-    const bam1_core_t *c = &b->core;
-    hts_pos_t x = c->pos;
-    int y = 0, yb = -1, ye = -1, xb = -1, xe = -1;
-    for (uint32_t k = 0; k < c->n_cigar; ++k) {
-        int op = bam_cigar_op(cigar[k]), l = bam_cigar_oplen(cigar[k]);
-        if (op == BAM_CMATCH || op == BAM_CEQUAL || op == BAM_CDIFF) {
-            if (yb < 0)
-                yb = y;
-            if (xb < 0)
-                xb = x;
-            ye = y + l, xe = x + l;
-            x += l, y += l;
-        } else if (op == BAM_CSOFT_CLIP || op == BAM_CINS) {
-            y += l;
-        } else if (op == BAM_CDEL) {
-            x += l;
-        } else if (op == BAM_CREF_SKIP) {
-            return -1;
-        }
-    }
-    if (xb == -1)
-        return -1;
-    int bw = 7;
-    if (abs((xe - xb) - (ye - yb)) > bw)
-        bw = abs((xe - xb) - (ye - yb)) + 3;
-    xb -= yb + bw / 2;
-    if (xb < 0)
-        xb = 0;
-    xe += c->l_qseq - ye + bw / 2;
-    if (xe - xb - c->l_qseq > bw) {
-        xb += (xe - xb - c->l_qseq - bw) / 2; /* the second uses the new xb, as in htslib */
-        xe -= (xe - xb - c->l_qseq - bw) / 2;
-    }
-    j->bw = bw;
-    j->xb = xb;
-    *xe_out = xe;
-    return 1;
-}
-
-/* Bytes of per-read buffers for a read of l_query bases and a window of at most lr. */
-static size_t job_bytes(const job_t *j)
-{
-    size_t lq = j->l_query, lr = j->xe - j->xb;
-    size_t n = lq * (sizeof(double) + sizeof(int) + 2) + 1 + (lr > 0 ? lr : 1);
-    return (n + 15) & ~(size_t)15;
-}
-
-/* miss, state, tseq, bq (with room for the tag's NUL), tref */
-static void job_place(job_t *j, unsigned char *p)
-{
-    size_t lq = j->l_query;
-    j->miss = (double *)p;
-    j->state = (int *)(p + lq * sizeof(double));
-    j->tseq = p + lq * (sizeof(double) + sizeof(int));
-    j->bq = j->tseq + lq;
-    j->tref = j->bq + lq + 1;
-}
-
-/* Codes for the pass, the window cut at the contig end, and the pass's band. */
-static void job_fill(job_t *j, const char *ref, hts_pos_t ref_len)
-{
-    int xe = j->xe;
-    const bam1_t *b = j->b;
-    const uint8_t *seq = bam_get_seq(b);
-    for (int i = 0; i < j->l_query; ++i)
-        j->tseq[i] = (uint8_t)seq_nt16_int[bam_seqi(seq, i)];
-    for (int i = j->xb; i < xe; ++i) {
-        if (i >= ref_len || ref[i] == '\0') {
-            xe = i;
-            break;
-        }
-        j->tref[i - j->xb] = (uint8_t)seq_nt16_int[seq_nt16_table[(unsigned char)ref[i]]];
-    }
-    j->l_ref = xe - j->xb;
-    int bw = j->l_ref > j->l_query ? j->l_ref : j->l_query;
-    if (bw > j->bw)
-        bw = j->bw;
-    if (bw < abs(j->l_ref - j->l_query))
-        bw = abs(j->l_ref - j->l_query);
-    j->bw_pass = bw;
-}
-
-/* ---- after the pass: BQ from the states and posteriors ------------------------------------- */
-
-/* htslib's phred value of a posterior miss, capped as it caps it. */
-static inline uint8_t miss_q(double miss)
-{
-    int k = (int)(-4.343 * log(miss) + .499);
-    return (uint8_t)(k > 100 ? 99 : k);
-}
-
-static inline int state_ok(const job_t *j, int i, hts_pos_t x, int y)
-{
-    return (j->state[i] & 3) == 0 && j->state[i] >> 2 == x - j->xb + (i - y);
-}
-
-/* Without BAQ_EXTEND: BQ capped by the base quality. bq[] holds the qualities on entry. */
-static void bq_capped(job_t *j)
-{
-    const bam1_t *b = j->b;
-    const uint32_t *cigar = bam_get_cigar(b);
-    const uint8_t *qual = bam_get_qual(b);
-    int lq = b->core.l_qseq, y = 0;
-    hts_pos_t x = b->core.pos;
-    for (uint32_t k = 0; k < b->core.n_cigar; ++k) {
-        int op = bam_cigar_op(cigar[k]), l = bam_cigar_oplen(cigar[k]);
-        if (l == 0)
-            continue;
-        if (op == BAM_CMATCH || op == BAM_CEQUAL || op == BAM_CDIFF) {
-            if (l > lq - y)
-                l = lq - y;
-            for (int i = y; i < y + l; ++i) {
-                if (!state_ok(j, i, x, y))
-                    j->bq[i] = 0;
-                else if (j->bq[i] != 0) { /* min(0, q) needs no q */
-                    uint8_t q = miss_q(j->miss[i]);
-                    j->bq[i] = j->bq[i] < q ? j->bq[i] : q;
-                }
-            }
-            x += l, y += l;
-        } else if (op == BAM_CSOFT_CLIP || op == BAM_CINS) {
-            if (l > lq - y)
-                l = lq - y;
-            y += l;
-        } else if (op == BAM_CDEL) {
-            x += l;
-        }
-    }
-    for (int i = 0; i < lq; ++i)
-        j->bq[i] = qual[i] - j->bq[i] + 64;
-}
-
-/*
- * BAQ_EXTEND (samtools mpileup's default): BAQ per aligned block is the lower of the running maxima from
- * either end, and may exceed the base quality. left/right: scratch of l_query.
- */
-static void bq_extended(job_t *j, uint8_t *left, uint8_t *right)
-{
-    const bam1_t *b = j->b;
-    const uint32_t *cigar = bam_get_cigar(b);
-    const uint8_t *qual = bam_get_qual(b);
-    uint8_t *bq = j->bq;
-    int lq = b->core.l_qseq, y = 0;
-    hts_pos_t x = b->core.pos;
-    for (uint32_t k = 0; k < b->core.n_cigar; ++k) {
-        int op = bam_cigar_op(cigar[k]), l = bam_cigar_oplen(cigar[k]);
-        if (l == 0)
-            continue;
-        if (op == BAM_CMATCH || op == BAM_CEQUAL || op == BAM_CDIFF) {
-            if (l > lq - y)
-                l = lq - y;
-            for (int i = y; i < y + l; ++i)
-                bq[i] = state_ok(j, i, x, y) ? miss_q(j->miss[i]) : 0;
-            left[y] = bq[y];
-            for (int i = y + 1; i < y + l; ++i)
-                left[i] = bq[i] > left[i - 1] ? bq[i] : left[i - 1];
-            right[y + l - 1] = bq[y + l - 1];
-            for (int i = y + l - 2; i >= y; --i)
-                right[i] = bq[i] > right[i + 1] ? bq[i] : right[i + 1];
-            for (int i = y; i < y + l; ++i)
-                bq[i] = left[i] < right[i] ? left[i] : right[i];
-            x += l, y += l;
-        } else if (op == BAM_CSOFT_CLIP || op == BAM_CINS) {
-            if (l > lq - y)
-                l = lq - y;
-            y += l;
-        } else if (op == BAM_CDEL) {
-            x += l;
-        }
-    }
-    for (int i = 0; i < lq; ++i)
-        bq[i] = 64 + (qual[i] <= bq[i] ? 0 : qual[i] - bq[i]);
-}
-
-static void job_finish(job_t *j, int flag, uint8_t *scratch)
-{
-    bam1_t *b = j->b;
-    uint8_t *qual = bam_get_qual(b);
-    int lq = b->core.l_qseq;
-    memcpy(j->bq, qual, lq); /* bases outside M/=/X keep their quality */
-    if (flag & BAQ_EXTEND)
-        bq_extended(j, scratch, scratch + lq);
-    else
-        bq_capped(j);
-    uint8_t *tag = j->bq; /* bam_aux_append copies l_qseq + 1 bytes: the text and its NUL */
-    tag[lq] = 0;
-    if (flag & BAQ_APPLY) {
-        for (int i = 0; i < lq; ++i)
-            qual[i] -= tag[i] - 64;
-        bam_aux_append(b, "ZQ", 'Z', lq + 1, tag);
-    } else {
-        bam_aux_append(b, "BQ", 'Z', lq + 1, tag);
-    }
-    j->ret = 0;
-}
-
 /* ---- the batch --------------------------------------------------------------------------- */
 
-/* Steps 1 and 2 of a read: 1 when it needs the pass (sizes set), else its code. */
-static int job_start(job_t *j, bam1_t *b, int flag)
-{
-    const bam1_core_t *c = &b->core;
-    int system = flag & (0xff << 3);
-    j->b = b;
-    j->l_query = c->l_qseq;
-    j->d = c->l_qseq > 1000 || system > BAQ_ILLUMINA ? 1e-7 : 0.001;
-    if ((c->flag & BAM_FUNMAP) || c->l_qseq == 0 || bam_get_qual(b)[0] == (uint8_t)-1)
-        return -1;
-    int r = realn_tags(b, flag);
-    if (r != 1)
-        return r;
-    if (realn_window(b, j, &j->xe) < 0)
-        return -1;
-    /* probaln_glocal's own checks: a negative window or a query too long fails */
-    if (j->xe - j->xb < 0 || c->l_qseq >= INT_MAX - 2)
-        return -4;
-    return 1;
-}
-
-static int shape_cmp(const job_t *a, const job_t *b)
+static int shape_cmp(const baq_job_t *a, const baq_job_t *b)
 {
     if (a->l_query != b->l_query)
         return a->l_query < b->l_query ? -1 : 1;
@@ -493,13 +189,13 @@ typedef void (*dp_fn)(const baq_shape_t *, const baq_lane_t *, double *);
 /* Run w lanes from jobs ord[0..n-1] (n <= w; the last read fills the rest). */
 static int run_lanes(pl_baq_t *q, const int *ord, int n, int w, dp_fn fn)
 {
-    const job_t *j0 = &q->jobs[ord[0]];
+    const baq_job_t *j0 = &q->jobs[ord[0]];
     baq_shape_t sh = {j0->l_query, j0->l_ref, j0->bw_pass, j0->d, 0.1, q->q2p};
     baq_lane_t ln[4];
     if (grow_ws(q, baq_dp_doubles(&sh, w)) < 0)
         return -1;
     for (int l = 0; l < w; l++) {
-        const job_t *j = &q->jobs[ord[l < n ? l : n - 1]];
+        const baq_job_t *j = &q->jobs[ord[l < n ? l : n - 1]];
         ln[l] = (baq_lane_t){j->tseq, j->tref, bam_get_qual(j->b), j->state, j->miss};
     }
     fn(&sh, ln, q->ws);
@@ -540,10 +236,10 @@ int pl_baq_batch(pl_baq_t *q, bam1_t *const *b, int n, const char *ref, hts_pos_
     }
     size_t bytes = 0, max_lq = 1;
     for (int i = 0; i < n; i++) {
-        job_t *j = &q->jobs[i];
-        j->ret = job_start(j, b[i], flag);
+        baq_job_t *j = &q->jobs[i];
+        j->ret = baq_job_start(j, b[i], flag);
         if (j->ret == 1) {
-            bytes += job_bytes(j);
+            bytes += baq_job_bytes(j);
             if ((size_t)j->l_query + 1 > max_lq)
                 max_lq = (size_t)j->l_query + 1;
         }
@@ -553,12 +249,11 @@ int pl_baq_batch(pl_baq_t *q, bam1_t *const *b, int n, const char *ref, hts_pos_
         goto oom;
     unsigned char *p = q->arena;
     for (int i = 0; i < n; i++) {
-        job_t *j = &q->jobs[i];
+        baq_job_t *j = &q->jobs[i];
         if (j->ret != 1)
             continue;
-        job_place(j, p);
-        p += job_bytes(j);
-        job_fill(j, ref, ref_len);
+        baq_job_place(j, p, ref, ref_len);
+        p += baq_job_bytes(j);
     }
     uint8_t *scratch = p;
     int np = sort_pending(q, n);
@@ -569,7 +264,7 @@ int pl_baq_batch(pl_baq_t *q, bam1_t *const *b, int n, const char *ref, hts_pos_
         if (q->jobs[q->order[s]].l_ref == 0) {
             /* htslib's pass returns without writing its outputs: no state is right */
             for (int k = s; k < e; k++) {
-                job_t *j = &q->jobs[q->order[k]];
+                baq_job_t *j = &q->jobs[q->order[k]];
                 for (int i = 0; i < j->l_query; i++)
                     j->state[i] = -1, j->miss[i] = 1.;
             }
@@ -580,7 +275,7 @@ int pl_baq_batch(pl_baq_t *q, bam1_t *const *b, int n, const char *ref, hts_pos_
     }
     for (int i = 0; i < n; i++) {
         if (q->jobs[i].ret == 1)
-            job_finish(&q->jobs[i], flag, scratch);
+            baq_job_finish(&q->jobs[i], flag, scratch);
         ret[i] = q->jobs[i].ret;
     }
     return 0;
