@@ -116,6 +116,9 @@ static void version(FILE *fp)
     fprintf(fp, "mpi: %s\n", mpi);
     fprintf(fp, "allocator: %s%s%s%s\n", ss_alloc_name(), ai.version && *ai.version ? " (" : "",
             ai.version ? ai.version : "", ai.version && *ai.version ? ")" : "");
+    for (int i = 0; i < n_kernels; i++)
+        if (kernels[i]->describe)
+            fprintf(fp, "%s: %s\n", kernels[i]->name, kernels[i]->describe());
 }
 
 static void unknown_kernel(const char *name)

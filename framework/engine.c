@@ -426,6 +426,7 @@ static int report(engine_t *e, const setup_t *s, double t0, const ss_count_t *c0
     ss_report_t r = { .kernel = e->k->name, .counter_names = e->k->counter_names, .threads = s->threads, .n_shards = s->n,
                       .n_workers = s->n_workers, .workers = e->stats, .wall_s = ss_now() - t0,
                       .est_work_total = s->total_work };
+    r.kernel_info = e->k->describe ? e->k->describe() : NULL;
     r.bytes_written = e->bytes_written;
     r.buffer_cap = s->buffer_cap;
     r.buffer_peak = e->ow ? ss_ordered_peak_buffers(e->ow) : 0;

@@ -171,6 +171,10 @@ static int report_json(const ss_report_t *r, char **buf, size_t *len)
     write_versions(fp);
     fprintf(fp, "  \"kernel\": ");
     json_str(fp, r->kernel);
+    if (r->kernel_info) {
+        fprintf(fp, ",\n  \"kernel_info\": ");
+        json_str(fp, r->kernel_info);
+    }
     fprintf(fp, ",\n  \"command_line\": ");
     json_str(fp, ss_cli_cmdline());
     fprintf(fp, ",\n  \"threads\": %d,\n  \"shards\": %d,\n  \"est_work_total\": %llu,\n",

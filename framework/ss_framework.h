@@ -304,6 +304,13 @@ typedef struct ss_kernel_s {
      * shard size counts each thing in one shard only.
      */
     const char *const *counter_names;
+
+    /*
+     * Optional: one line on how this build runs the kernel on this machine
+     * (pileup: its BAQ code path), for `seqshard --version` and --report.
+     * Returns a static string. Main thread.
+     */
+    const char *(*describe)(void);
 } ss_kernel_t;
 
 /*

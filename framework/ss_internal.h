@@ -169,6 +169,7 @@ typedef struct {
 typedef struct {
     const char *kernel;
     const char *const *counter_names; /* the kernel's own counters, or NULL */
+    const char *kernel_info; /* the kernel's describe() line, or NULL */
     int threads;
     int n_shards;
     int n_workers;

@@ -45,11 +45,28 @@ static void warn_reference_contigs(const ss_job_t *job)
             co->ref_option);
 }
 
-/* Text out; the options are all the workers need, so there is no run state. */
+/* Reads per BAQ batch and input: enough for full SIMD groups, bounded over many inputs. */
+static int ahead_cap(int n_inputs)
+{
+    int cap = 4096 / (n_inputs > 0 ? n_inputs : 1);
+    return cap > 64 ? 64 : cap < 8 ? 8 : cap;
+}
+
+/* Text out; the run state is the BAQ path (SEQSHARD_BAQ_PATH or the CPU's best). */
 static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_spec_t *out)
 {
     const pl_opts_t *o = kopts;
-    (void)run;
+    const char *why;
+    pl_run_t *r = calloc(1, sizeof(*r));
+    if (!r) {
+        ss_error("out of memory preparing the pileup");
+        return -1;
+    }
+    *run = r;
+    if (pl_baq_path_select(&r->baq_path, &why) < 0) {
+        ss_error("%s", why);
+        return -1;
+    }
     out->format = SS_FMT_TEXT;
     if (o->realign && rl_check_inputs(o->rl, job) < 0)
         return -1;
@@ -75,10 +92,29 @@ static int open_realign(pl_worker_t *w, const ss_job_t *job, ss_reader_t *rd)
     return 0;
 }
 
+static void run_free(void *run)
+{
+    free(run);
+}
+
+/* For --version and --report: the BAQ code this machine runs. */
+static const char *describe(void)
+{
+    static char buf[128];
+    pl_baq_path_t p;
+    const char *why;
+    if (pl_baq_path_select(&p, &why) < 0)
+        snprintf(buf, sizeof(buf), "BAQ path: none (%s)", why);
+    else
+        snprintf(buf, sizeof(buf), "BAQ path: %s", pl_baq_path_name(p));
+    return buf;
+}
+
 static int worker_init(void **wstate, const void *kopts, const void *run, const ss_job_t *job,
                        ss_reader_t *rd, int worker_id)
 {
-    (void)worker_id, (void)run;
+    (void)worker_id;
+    const pl_run_t *r = run;
     /* Written per position: private lines, or the two workers' writes contend (ss_alloc.h). */
     pl_worker_t *w = ss_alloc_private(sizeof(*w));
     if (!w)
@@ -98,7 +134,8 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
     w->scratch = ss_bam_private();
     w->ref = ss_ref_init(ss_job_opts(job)->reference);
     w->ref_aux = ss_ref_init(ss_job_opts(job)->reference);
-    if (!w->in || !w->eng || !w->has_col || !w->at || !w->n_plp || !w->plp || !w->cov || !w->scratch || !w->ref ||
+    w->baq = pl_baq_init(r->baq_path);
+    if (!w->baq || !w->in || !w->eng || !w->has_col || !w->at || !w->n_plp || !w->plp || !w->cov || !w->scratch || !w->ref ||
         !w->ref_aux || ss_ks_private(&w->fmt.head, 256) < 0 ||
         ss_ks_private(&w->fmt.ins, 1024) < 0 || ss_ks_private(&w->fmt.bases, 4096) < 0 ||
         ss_ks_private(&w->fmt.quals, 4096) < 0)
@@ -110,6 +147,9 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
         w->in[i].path = ss_job_inputs(job)->paths[i];
         w->in[i].rd = rd;
         w->in[i].i = i;
+        w->in[i].baq = w->baq;
+        if (!(w->in[i].ahead = pl_ahead_init(ahead_cap(w->n))))
+            goto oom;
         w->eng[i] = pe_init(pl_read_filtered, &w->in[i], w->o->max_depth, w->o->overlaps,
                             w->o->mods);
         if (!w->eng[i])
@@ -133,6 +173,9 @@ static void worker_destroy(void *wstate)
     for (int i = 0; w->rls && i < w->n; i++)
         rl_source_destroy(w->rls[i]);
     free(w->rls);
+    for (int i = 0; w->in && i < w->n; i++)
+        pl_ahead_destroy(w->in[i].ahead);
+    pl_baq_destroy(w->baq);
     free(w->in);
     free(w->eng);
     free(w->has_col);
@@ -421,6 +464,8 @@ const ss_kernel_t ss_kernel_pileup = {
     .parse = pl_parse,
     .opts_free = opts_free,
     .prepare = prepare,
+    .run_free = run_free,
+    .describe = describe,
     .worker_init = worker_init,
     .process = process,
     .worker_destroy = worker_destroy,

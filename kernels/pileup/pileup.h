@@ -20,6 +20,7 @@
 
 #include "../../framework/ss_framework.h"
 #include "../realign/rl_source.h"
+#include "baq.h"
 
 /* Extra columns, in the order samtools prints them. */
 enum {
@@ -70,6 +71,19 @@ typedef struct {
 void pl_opts_default(pl_opts_t *o);
 void pl_opts_free(pl_opts_t *o);
 
+/*
+ * Reads taken ahead from an input's source, so that BAQ runs on a batch
+ * (grouped by shape, several reads per instruction) instead of one read at a
+ * time. They pass the filters before BAQ when taken, get BAQ together, and
+ * leave in their order through the filters after BAQ (-C, -q, orphans), so
+ * the pileup sees the same reads as before. Worker-owned (pileup_read.c).
+ */
+typedef struct pl_ahead_s pl_ahead_t;
+
+/* NULL when out of memory. cap: reads per batch. */
+pl_ahead_t *pl_ahead_init(int cap);
+void pl_ahead_destroy(pl_ahead_t *a);
+
 /* One input as the read callback sees it: worker-owned. */
 typedef struct pl_input_s {
     ss_reader_t *rd;         /* the worker's reader, for the file's format and block cache */
@@ -85,6 +99,8 @@ typedef struct pl_input_s {
     int ref_tid;
     int do_baq;              /* BAQ applies (reference loaded and not -B) */
     hts_pos_t baq_from;      /* BAQ only reads ending past this (see pl_safe_start) */
+    pl_baq_t *baq;           /* the worker's BAQ workspace, shared by its inputs */
+    pl_ahead_t *ahead;       /* reads taken ahead for BAQ, owned */
     uint64_t n_read;         /* records read, for stats */
     int read_err;            /* htslib's error code when a read failed, else 0 */
     int warned_beyond_ref;
@@ -115,7 +131,7 @@ hts_pos_t pl_safe_start(pl_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t
  */
 int pl_check_unplaced(pl_input_t *in, int n, bam1_t *scratch, uint64_t *reads);
 
-/* Start in->src on [beg, end) of tid. Returns 0, or -1 after ss_error(). */
+/* Start in->src on [beg, end) of tid (forgets reads taken ahead). 0, or -1 after ss_error(). */
 int pl_query(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end);
 
 /*
@@ -158,7 +174,13 @@ typedef struct {
     bam1_t *scratch;
     pl_fmt_buf_t fmt;
     size_t bytes_per_base;   /* output per position in the last shard, to size the next */
+    pl_baq_t *baq;
 } pl_worker_t;
+
+/* The run state: what every worker needs beyond the options. */
+typedef struct {
+    pl_baq_path_t baq_path;
+} pl_run_t;
 
 /* The region the reference run reads on tid: -r, or the whole contig. */
 void pl_scope(const pl_worker_t *w, int tid, hts_pos_t *beg, hts_pos_t *end);

@@ -3,7 +3,9 @@
  *
  * The filter reproduces samtools mpileup 1.16's read callback, in its order,
  * because the order matters: BAQ rewrites base qualities before -C reads
- * them, and -C lowers MAPQ before -q tests it.
+ * them, and -C lowers MAPQ before -q tests it. The pileup's reads are taken
+ * a batch ahead so that BAQ runs on many at once (pl_ahead_t); the filters
+ * and BAQ of each read stay what they were, and so does the order.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -11,66 +13,82 @@
 
 #include "pileup.h"
 
+/* Which step of samtools' filter a read reached. */
+enum { DROP = 0, KEEP = 1, KEEP_BAQ = 2, REF_ERROR = -1 };
+
 /*
- * Apply samtools' filters to b: 1 keeps it, 0 drops it, -1 when the
- * reference could not be read (reported). May rewrite b.
+ * The filters before BAQ: DROP, KEEP, KEEP_BAQ (keep, once BAQ ran), or
+ * REF_ERROR when the reference could not be read (reported). May rewrite b.
  */
-static int keep_read(pl_input_t *in, bam1_t *b, int may_baq)
+static int keep_before_baq(pl_input_t *in, bam1_t *b, int may_baq)
 {
     const pl_opts_t *o = in->opts;
     bam1_core_t *c = &b->core;
 
     if (c->tid < 0 || (c->flag & BAM_FUNMAP))
-        return 0;
+        return DROP;
     if (o->rflag_require && !(o->rflag_require & c->flag))
-        return 0;
+        return DROP;
     if (o->rflag_filter && (o->rflag_filter & c->flag))
-        return 0;
+        return DROP;
     if (in->bed && o->all == 0 &&
         !ss_bed_overlap(in->bed, sam_hdr_tid2name(in->hdr, c->tid), c->pos, bam_endpos(b)))
-        return 0;
+        return DROP;
     if (o->rg_exclude) {
         uint8_t *rg = bam_aux_get(b, "RG");
         if (rg && khash_str2int_get(o->rg_exclude, (const char *)(rg + 1), NULL) == 0)
-            return 0;
+            return DROP;
     }
     if (o->illumina13) {
         uint8_t *q = bam_get_qual(b);
         for (int i = 0; i < c->l_qseq; ++i)
             q[i] = q[i] > 31 ? q[i] - 31 : 0;
     }
-    if (in->ref) {
-        /*
-         * The reference window must hold what BAQ and -C read (the read's
-         * span and a band of up to its length on each side) and the deleted
-         * bases the formatter prints.
-         */
-        hts_pos_t rlen = bam_cigar2rlen(c->n_cigar, bam_get_cigar(b)), m = c->l_qseq + rlen + 64;
-        if (ss_ref_cover(in->ref_src, in->ref_tid, c->pos - m, c->pos + rlen + m) < 0) {
-            in->read_err = -4;
-            return -1;
-        }
-        if (in->ref_len <= c->pos) {
-            if (!in->warned_beyond_ref++)
-                ss_warn("%s: reads on %s start past the end of the reference; skipped, as "
-                        "samtools mpileup does",
-                        in->path, sam_hdr_tid2name(in->hdr, c->tid));
+    if (!in->ref)
+        return KEEP;
+    /*
+     * The reference window must hold what BAQ and -C read (the read's
+     * span and a band of up to its length on each side) and the deleted
+     * bases the formatter prints.
+     */
+    hts_pos_t rlen = bam_cigar2rlen(c->n_cigar, bam_get_cigar(b)), m = c->l_qseq + rlen + 64;
+    if (ss_ref_cover(in->ref_src, in->ref_tid, c->pos - m, c->pos + rlen + m) < 0) {
+        in->read_err = -4;
+        return REF_ERROR;
+    }
+    if (in->ref_len <= c->pos) {
+        if (!in->warned_beyond_ref++)
+            ss_warn("%s: reads on %s start past the end of the reference; skipped, as "
+                    "samtools mpileup does",
+                    in->path, sam_hdr_tid2name(in->hdr, c->tid));
+        return DROP;
+    }
+    /*
+     * BAQ is the expensive step. Reads that end before the shard's first
+     * position only steer the depth cap, which BAQ cannot change; with -C
+     * the MAPQ depends on BAQ'd qualities, so then every read gets it.
+     */
+    if (in->do_baq && (o->cap_q > 10 || (may_baq && bam_endpos(b) > in->baq_from)))
+        return KEEP_BAQ;
+    return KEEP;
+}
+
+static int baq_flag(const pl_input_t *in)
+{
+    return in->opts->redo_baq ? 7 : 3;
+}
+
+/* The filters after BAQ, in samtools' order: -C lowers MAPQ before -q tests it. */
+static int keep_after_baq(pl_input_t *in, bam1_t *b)
+{
+    const pl_opts_t *o = in->opts;
+    bam1_core_t *c = &b->core;
+    if (in->ref && o->cap_q > 10) {
+        int q = sam_cap_mapq(b, in->ref, in->ref_len, o->cap_q);
+        if (q < 0)
             return 0;
-        }
-        /*
-         * BAQ is the expensive step. Reads that end before the shard's first
-         * position only steer the depth cap, which BAQ cannot change; with
-         * -C the MAPQ depends on BAQ'd qualities, so then every read gets it.
-         */
-        if (in->do_baq && (o->cap_q > 10 || (may_baq && bam_endpos(b) > in->baq_from)))
-            sam_prob_realn(b, in->ref, in->ref_len, o->redo_baq ? 7 : 3);
-        if (o->cap_q > 10) {
-            int q = sam_cap_mapq(b, in->ref, in->ref_len, o->cap_q);
-            if (q < 0)
-                return 0;
-            if (c->qual > q)
-                c->qual = q;
-        }
+        if (c->qual > q)
+            c->qual = q;
     }
     if (c->qual < o->min_mq)
         return 0;
@@ -79,25 +97,151 @@ static int keep_read(pl_input_t *in, bam1_t *b, int may_baq)
     return 1;
 }
 
+/*
+ * samtools' whole read filter on one read: 1 keeps it, 0 drops it, -1 when
+ * the reference could not be read (reported). May rewrite b.
+ */
+static int keep_read(pl_input_t *in, bam1_t *b, int may_baq)
+{
+    int k = keep_before_baq(in, b, may_baq);
+    if (k == REF_ERROR)
+        return -1;
+    if (k == DROP)
+        return 0;
+    if (k == KEEP_BAQ)
+        pl_baq_one(in->baq, b, in->ref, in->ref_len, baq_flag(in));
+    return keep_after_baq(in, b);
+}
+
+/*
+ * Reads taken ahead. rec[next..n) passed the filters before BAQ and had BAQ;
+ * each remembers the source's return value and how many source records it
+ * stands for (itself and the dropped ones before it), so n_read counts what
+ * the pileup consumed, as before. end: what the source said after rec[n-1]
+ * (0: not at the end yet).
+ */
+struct pl_ahead_s {
+    bam1_t **rec;
+    bam1_t **baq;     /* the batch's reads that get BAQ */
+    int *src_ret, *baq_ret;
+    uint64_t *consumed;
+    int cap, n, next, end;
+    int end_src;      /* end came from the source (else: reported already) */
+    uint64_t tail;    /* source records dropped after the last one taken */
+};
+
+pl_ahead_t *pl_ahead_init(int cap)
+{
+    pl_ahead_t *a = ss_alloc_private(sizeof(*a));
+    if (!a)
+        return NULL;
+    a->cap = cap;
+    a->rec = calloc(cap, sizeof(*a->rec));
+    a->baq = calloc(cap, sizeof(*a->baq));
+    a->src_ret = calloc(cap, sizeof(*a->src_ret));
+    a->baq_ret = calloc(cap, sizeof(*a->baq_ret));
+    a->consumed = calloc(cap, sizeof(*a->consumed));
+    if (!a->rec || !a->baq || !a->src_ret || !a->baq_ret || !a->consumed)
+        goto fail;
+    for (int i = 0; i < cap; i++)
+        if (!(a->rec[i] = ss_bam_private()))
+            goto fail;
+    return a;
+fail:
+    pl_ahead_destroy(a);
+    return NULL;
+}
+
+void pl_ahead_destroy(pl_ahead_t *a)
+{
+    if (!a)
+        return;
+    for (int i = 0; a->rec && i < a->cap; i++)
+        if (a->rec[i])
+            bam_destroy1(a->rec[i]);
+    free(a->rec);
+    free(a->baq);
+    free(a->src_ret);
+    free(a->baq_ret);
+    free(a->consumed);
+    free(a);
+}
+
+static void ahead_reset(pl_ahead_t *a)
+{
+    a->n = a->next = a->end = a->end_src = 0;
+    a->tail = 0;
+}
+
+/* Take up to cap filtered reads, then BAQ those that need it, together. */
+static void ahead_fill(pl_input_t *in)
+{
+    pl_ahead_t *a = in->ahead;
+    uint64_t consumed = 0;
+    int n_baq = 0, ret = 0;
+    a->n = a->next = 0;
+    while (a->n < a->cap) {
+        bam1_t *b = a->rec[a->n];
+        if ((ret = ss_source_next(in->src, b)) < 0) {
+            a->end = ret;
+            a->end_src = 1;
+            break;
+        }
+        consumed++;
+        int k = keep_before_baq(in, b, 1);
+        if (k == REF_ERROR) {
+            a->end = -4; /* the reference could not be read: reported */
+            break;
+        }
+        if (k == DROP)
+            continue;
+        if (k == KEEP_BAQ)
+            a->baq[n_baq++] = b;
+        a->src_ret[a->n] = ret;
+        a->consumed[a->n++] = consumed;
+        consumed = 0;
+    }
+    a->tail = consumed;
+    if (n_baq && pl_baq_batch(in->baq, a->baq, n_baq, in->ref, in->ref_len, baq_flag(in),
+                              a->baq_ret) < 0) {
+        ss_error("%s: out of memory for BAQ; lower -@", in->path);
+        a->n = 0;
+        a->end = -4;
+    }
+}
+
 int pl_read_filtered(void *data, bam1_t *b)
 {
     pl_input_t *in = data;
-    int ret;
-    while ((ret = ss_source_next(in->src, b)) >= 0) {
-        in->n_read++;
-        int keep = keep_read(in, b, 1);
-        if (keep < 0)
-            return -4; /* the reference could not be read: reported */
-        if (keep)
+    pl_ahead_t *a = in->ahead;
+    for (;;) {
+        while (a->next < a->n) {
+            int i = a->next++;
+            bam1_t *r = a->rec[i];
+            in->n_read += a->consumed[i];
+            if (!keep_after_baq(in, r))
+                continue;
+            bam1_t t = *b; /* hand the record over: the engine's buffer comes back to us */
+            *b = *r;
+            *r = t;
+            return a->src_ret[i];
+        }
+        if (a->end) {
+            int ret = a->end;
+            in->n_read += a->tail;
+            a->tail = 0;
+            if (ret < -1 && a->end_src)
+                in->read_err = ret;
             return ret;
+        }
+        ahead_fill(in);
     }
-    if (ret < -1)
-        in->read_err = ret;
-    return ret;
 }
 
 int pl_query(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end)
 {
+    if (in->ahead)
+        ahead_reset(in->ahead);
     return ss_source_query(in->src, tid, beg, end);
 }
 
