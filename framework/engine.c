@@ -337,7 +337,8 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
     ss_alloc_tune(s->threads);
     /* before any output or worker: a limit too low for even one input per worker says so */
     if (!failed && ss_io_budget_init(ss_job_opts(e->job)->n_inputs,
-                                     s->n_workers > 0 ? s->n_workers : 1) < 0)
+                                     s->n_workers > 0 ? s->n_workers : 1,
+                                     ss_job_inputs(e->job)->cram_refs != NULL) < 0)
         failed = 1;
     int n_slots = s->n_workers > 0 ? s->n_workers : 1; /* per-worker arrays, never empty */
     e->stats = calloc((size_t)n_slots, sizeof(*e->stats));

@@ -81,7 +81,7 @@ static void test_budget_and_leaks(void)
     char *paths[] = { bam1, bam2 };
     ss_io_inputs_t in = { .paths = paths, .n = 2, .reference = NULL };
     setenv("SEQSHARD_MAX_OPEN_FILES", "3", 1);
-    SS_EQ(ss_io_budget_init(2, 1), 3);
+    SS_EQ(ss_io_budget_init(2, 1, 0), 3);
     int base = count_fds();
     CU_ASSERT_FATAL(base > 0);
 
@@ -159,7 +159,7 @@ static void test_streamed(void)
     char *paths[] = { big, bam1 };
     ss_io_inputs_t in = { .paths = paths, .n = 2, .reference = NULL };
     setenv("SEQSHARD_MAX_OPEN_FILES", "0", 1);
-    SS_EQ(ss_io_budget_init(2, 1), 0);
+    SS_EQ(ss_io_budget_init(2, 1, 0), 0);
     int base = count_fds();
     ss_reader_t *s = ss_reader_init(&in);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
@@ -171,7 +171,7 @@ static void test_streamed(void)
     CU_ASSERT_PTR_NOT_NULL(ss_reader_header(s, 0));
 
     unsetenv("SEQSHARD_MAX_OPEN_FILES");
-    ss_io_budget_init(2, 1);
+    ss_io_budget_init(2, 1, 0);
     ss_reader_t *h = ss_reader_init(&in);
     SS_EQ_FATAL(ss_reader_begin(h), 0);
     SS_EQ(ss_reader_holds(h), 2);
@@ -202,7 +202,7 @@ static int need_under(struct rlimit *rl, rlim_t limit)
 {
     rl->rlim_cur = limit;
     CU_ASSERT_FATAL(setrlimit(RLIMIT_NOFILE, rl) == 0);
-    return ss_io_budget_need(2);
+    return ss_io_budget_need(2, 0);
 }
 
 /* A limit too low for the workers' own descriptors is refused, saying what would do. */
@@ -214,7 +214,7 @@ static void test_limit_too_low(void)
     int need = need_under(&rl, 8); /* below the two workers' own 2 x 5 whatever is open */
     CU_ASSERT_FATAL(need > 8);
     ss_error_reset();
-    SS_EQ(ss_io_budget_init(30, 2), -1);
+    SS_EQ(ss_io_budget_init(30, 2, 0), -1);
     char want[200];
     snprintf(want, sizeof(want), "30 inputs need at least %d open files per worker (-@ 2: %d in "
              "all) but the limit is 8 (ulimit -n); raise it with ulimit -n %d or use fewer "
@@ -223,7 +223,7 @@ static void test_limit_too_low(void)
     /* just enough: nothing left to hold, every input opened per use */
     int at = need_under(&rl, 64);
     int need_at = need_under(&rl, (rlim_t)at);
-    SS_EQ(ss_io_budget_init(30, 2), at - need_at);
+    SS_EQ(ss_io_budget_init(30, 2, 0), at - need_at);
     CU_ASSERT(at - need_at >= 0);
     CU_ASSERT_FATAL(setrlimit(RLIMIT_NOFILE, &old) == 0);
     ss_error_reset();
@@ -233,7 +233,7 @@ static void test_reader_missing_file(void)
 {
     char *paths[] = { bam1, "/nonexistent/gone.bam" };
     ss_io_inputs_t in = { .paths = paths, .n = 2, .reference = NULL };
-    ss_io_budget_init(2, 1);
+    ss_io_budget_init(2, 1, 0);
     int base = count_fds();
     ss_reader_t *r = ss_reader_init(&in);
     ss_error_reset();

@@ -288,6 +288,13 @@ static void skip_line(pl_worker_t *w)
  */
 #define FIRST_BYTES_PER_BASE(n_inputs) (32 + 96 * (size_t)(n_inputs))
 
+/*
+ * How far before a shard its start is usually found (pl_safe_start queries
+ * [beg - 1, beg), then from the first read covering it): the CRAM window
+ * reaches that far back, so the shard's three queries cost one slice decode.
+ */
+#define SAFE_START_REACH 1024
+
 static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_stats_t *st)
 {
     pl_worker_t *w = wstate;
@@ -310,6 +317,8 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     bind_inputs(w, sh->tid);
     if (ss_ref_cover(w->ref, sh->tid, sh->beg, sh->end) < 0)
         return -1;
+    hts_pos_t reach = sh->beg - SAFE_START_REACH;
+    ss_reader_window(w->rd, sh->tid, reach > scope_beg ? reach : scope_beg, sh->end);
     hts_pos_t start = pl_safe_start(w->in, w->n, sh->tid, sh->beg, scope_beg, o->max_depth,
                                     w->scratch);
     if (start < 0)
