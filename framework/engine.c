@@ -388,7 +388,7 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
 static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
 {
     const ss_common_opts_t *o = ss_job_opts(e->job);
-    int failed = ss_plan_build(e->job, &s->shards, &s->n) < 0;
+    int failed = ss_plan_build(e->job, spec, &s->shards, &s->n) < 0;
     e->shards = s->shards;
     e->n_shards = s->n;
     hts_pos_t halo = spec->halo;

@@ -127,6 +127,13 @@ ss_reader_t *ss_reader_init(const ss_io_inputs_t *in)
  */
 static pthread_mutex_t shared_ref_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static void (*open_hook)(void); /* set before any reader runs, then only read */
+
+void ss_io_set_open_hook(void (*hook)(void))
+{
+    open_hook = hook;
+}
+
 static int share_reference(samFile *fp, void *refs)
 {
     pthread_mutex_lock(&shared_ref_lock);
@@ -213,6 +220,8 @@ samFile *ss_io_open_input(const ss_io_inputs_t *in, int i)
             goto fail;
         }
     }
+    if (open_hook)
+        open_hook();
     return fp;
 fail:
     close_input(fp);
@@ -225,6 +234,8 @@ hts_idx_t *ss_io_load_index(const ss_io_inputs_t *in, int i, samFile *fp)
     const char *idx_path = in->index_paths ? in->index_paths[i] : NULL;
     errno = 0;
     hts_idx_t *idx = idx_path ? sam_index_load2(fp, path, idx_path) : sam_index_load(fp, path);
+    if (idx && open_hook)
+        open_hook();
     if (!idx) {
         /* htslib tries several names; out of descriptors, each of them fails with EMFILE */
         if (ss_io_fds_exhausted(errno))

@@ -150,6 +150,13 @@ int ss_io_budget_take(int n);
 void ss_io_budget_give(int n);
 /* How many descriptors are held now (for tests and --report). */
 int ss_io_budget_used(void);
+/*
+ * Called after every file a reader opens and every index it loads, on that
+ * reader's thread, or NULL (the default): the moments its descriptors peak,
+ * for a caller that counts them (test_reader's budget test). Set it before
+ * any reader runs.
+ */
+void ss_io_set_open_hook(void (*hook)(void));
 /* Whether errno value err means out of descriptors (EMFILE, ENFILE). */
 int ss_io_fds_exhausted(int err);
 /* ss_error() for path: "too many open files", with the limit and what to do. */
