@@ -339,7 +339,8 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
     ss_alloc_tune(s->threads);
     /* before any output or worker: a limit too low for even one input per worker says so */
     if (!failed && ss_io_budget_init(ss_job_opts(e->job)->n_inputs,
-                                     s->n_workers > 0 ? s->n_workers : 1) < 0)
+                                     s->n_workers > 0 ? s->n_workers : 1,
+                                     ss_job_inputs(e->job)->cram_refs != NULL) < 0)
         failed = 1;
     int n_slots = s->n_workers > 0 ? s->n_workers : 1; /* per-worker arrays, never empty */
     e->stats = calloc((size_t)n_slots, sizeof(*e->stats));
@@ -389,7 +390,7 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
 static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
 {
     const ss_common_opts_t *o = ss_job_opts(e->job);
-    int failed = ss_plan_build(e->job, &s->shards, &s->n) < 0;
+    int failed = ss_plan_build(e->job, spec, &s->shards, &s->n) < 0;
     e->shards = s->shards;
     e->n_shards = s->n;
     hts_pos_t halo = spec->halo;

@@ -14,7 +14,16 @@
  *    index) and each cell's work is estimated from the indexes of the first
  *    few inputs (ss_io_est_cells: compressed bytes).
  * 3. Cuts: target work per shard = shard_size * (total work / total bp), so
- *    --shard-size is in bases of average depth. Cells are packed greedily up
+ *    --shard-size is in bases of average depth. A kernel whose output grows
+ *    with the inputs (ss_out_spec_t) also has each cell's output estimated:
+ *    its work times the kernel's bytes per work byte, CRAM work scaled to
+ *    BAM's, summed over the estimating inputs and scaled to all of them. A
+ *    cell then weighs its work, or its output in work units (the output
+ *    target, SS_SHARD_OUTPUT, worth one shard's work), whichever is more, so
+ *    a shard makes at most about the output target: 1000 inputs of 30x cut
+ *    into shards of ~700 bp instead of 262 kb, 1.3 GB of text each. Such
+ *    shards may be shorter than the 1 kb minimum (down to MIN_OUT_SHARD_BP).
+ *    Cells are packed greedily up
  *    to the target; a cell heavier than the target is split evenly by bp; a
  *    shard is never shorter than 1 kb (unless its span is) nor longer than
  *    16 * shard_size. When the index says nothing (-1), spans are cut into
@@ -36,6 +45,20 @@
 #define MIN_SHARD_BP 1000
 #define MAX_SHARD_FACTOR 16
 #define MAX_EST_INPUTS 8             /* more inputs change the shape of the work little */
+#define MIN_OUT_SHARD_BP 100         /* output-bound shards: below this, queries cost more than reads */
+/*
+ * A CRAM holds the same reads in fewer bytes than a BAM (the benchmark's
+ * 30x E. coli: 70 MB against 125 MB), so its work counts this much more
+ * towards the output, which follows the reads.
+ */
+#define CRAM_OUTPUT_SCALE 1.8
+/*
+ * A cell's own estimate is coarse (a BAI says nothing finer than 16 kb, a
+ * CRAM index nothing finer than a container, ~50 kb at 30x): a cell may show
+ * no work where it has reads. The output estimate is therefore at least the
+ * span's density over this much around it.
+ */
+#define DENSITY_REACH ((hts_pos_t)128 << 10)
 
 typedef struct {
     int tid;                         /* SS_TID_UNPLACED: the unplaced reads, no cells */
@@ -44,6 +67,7 @@ typedef struct {
     int whole_contig;
     size_t cell0;                    /* index of its first cell in the cell array */
     size_t n_cells;
+    double density;                  /* output work per bp around it (with a spec) */
 } span_t;
 
 typedef struct {
@@ -62,7 +86,12 @@ typedef struct {
     int all_contigs;
     spans_t spans;
     int64_t *cell_work;              /* per cell, summed over the estimating inputs */
+    double *cell_out;                /* per cell, estimated output of all inputs (with spec) */
     size_t n_cells;
+    const ss_out_spec_t *spec;       /* NULL: no output estimate */
+    int n_est;                       /* inputs whose indexes were read */
+    double out_target;               /* output per shard */
+    hts_pos_t min_bp;                /* MIN_SHARD_BP, or less for output-bound shards */
     int by_bp;                       /* the index could not estimate: equal-bp cuts */
     double target;                   /* work per shard */
     shards_t out;
@@ -175,6 +204,20 @@ static hts_pos_t cell_end(const span_t *s, size_t k)
     return e < s->end ? e : s->end;
 }
 
+/* Add one input's work per bp over the span and DENSITY_REACH around it. 0, or -1. */
+static int add_density(ss_io_est_t *est, sam_hdr_t *h, span_t *s, double scale)
+{
+    hts_pos_t len = sam_hdr_tid2len(h, s->tid);
+    hts_pos_t lo = s->beg > DENSITY_REACH ? s->beg - DENSITY_REACH : 0;
+    hts_pos_t hi = s->end + DENSITY_REACH < len ? s->end + DENSITY_REACH : len;
+    hts_pos_t pos[2] = { lo, hi };
+    int64_t w;
+    if (hi <= lo || ss_io_est_cells(est, s->tid, pos, 1, &w) < 0)
+        return -1;
+    s->density += scale * (double)w / (double)(hi - lo);
+    return 0;
+}
+
 /* Add one input's estimates to every cell. Returns 0, 1 if it cannot estimate, -1 on error. */
 static int estimate_input(plan_t *p, samFile *fp, sam_hdr_t *h, hts_idx_t *idx)
 {
@@ -205,8 +248,16 @@ static int estimate_input(plan_t *p, samFile *fp, sam_hdr_t *h, hts_idx_t *idx)
             r = 1;
             break;
         }
-        for (size_t k = 0; k < s->n_cells; k++)
+        double scale = fp->format.format == cram ? CRAM_OUTPUT_SCALE : 1;
+        for (size_t k = 0; k < s->n_cells; k++) {
             p->cell_work[s->cell0 + k] += w[k];
+            if (p->cell_out)
+                p->cell_out[s->cell0 + k] += scale * (double)w[k];
+        }
+        if (p->cell_out && add_density(est, h, &p->spans.a[i], scale) < 0) {
+            r = 1;
+            break;
+        }
     }
     ss_io_est_destroy(est);
     free(pos);
@@ -247,14 +298,81 @@ static int estimate(plan_t *p)
     }
     if (p->n_cells && !(p->cell_work = calloc(p->n_cells, sizeof(*p->cell_work))))
         return -1;
+    if (p->n_cells && p->spec && !(p->cell_out = calloc(p->n_cells, sizeof(*p->cell_out))))
+        return -1;
     const ss_io_inputs_t *in = ss_job_inputs(p->job);
     int r = estimate_input(p, ss_job_file(p->job), ss_job_header(p->job), ss_job_index(p->job));
     for (int i = 1; r == 0 && i < in->n && i < MAX_EST_INPUTS; i++)
         r = estimate_other(p, in->paths[i]);
     if (r < 0)
         return -1;
+    p->n_est = in->n < MAX_EST_INPUTS ? in->n : MAX_EST_INPUTS;
     p->by_bp = r > 0;
     return 0;
+}
+
+/*
+ * The estimating inputs' scaled work per cell (or the span's density, when
+ * more) -> the output of all inputs: times the kernel's bytes per work byte
+ * and n_inputs / n_est, plus its bytes per position.
+ */
+static void estimate_output(plan_t *p)
+{
+    double per_work = p->spec->out_per_work * ss_job_inputs(p->job)->n / p->n_est;
+    for (size_t i = 0; i < p->spans.n; i++) {
+        span_t *s = &p->spans.a[i];
+        s->density = s->density * per_work + p->spec->out_per_base; /* now output per bp */
+        for (size_t k = 0; k < s->n_cells; k++) {
+            double *o = &p->cell_out[s->cell0 + k], bp = (double)(cell_end(s, k) - cell_beg(s, k));
+            *o = *o * per_work + p->spec->out_per_base * bp;
+            if (*o < s->density * bp)
+                *o = s->density * bp;
+        }
+    }
+}
+
+/* The work a cell weighs: its own, or its output in work units when that is more. */
+static double cell_weight(const plan_t *p, size_t c)
+{
+    double w = (double)p->cell_work[c];
+    if (!p->cell_out)
+        return w;
+    double o = p->cell_out[c] * p->target / p->out_target;
+    return o > w ? o : w;
+}
+
+/* The shard length at which output-bound shards reach the output target, if under 1 kb. */
+static void output_min_bp(plan_t *p, double total_bp)
+{
+    p->min_bp = MIN_SHARD_BP;
+    if (!p->cell_out || total_bp <= 0)
+        return;
+    double out = 0;
+    for (size_t i = 0; i < p->n_cells; i++)
+        out += p->cell_out[i];
+    double per_bp = out / total_bp;
+    if (per_bp * MIN_SHARD_BP > p->out_target) {
+        hts_pos_t bp = (hts_pos_t)(p->out_target / per_bp);
+        p->min_bp = bp > MIN_OUT_SHARD_BP ? bp : MIN_OUT_SHARD_BP;
+    }
+}
+
+/*
+ * Equal-bp cuts (the cells show no work): shard_size, or less when the
+ * span's output per bp (its density, or what -a prints) would pass the target.
+ */
+static hts_pos_t bp_size(const plan_t *p, const span_t *s)
+{
+    hts_pos_t size = p->shard_size;
+    double per_bp = !p->spec ? 0 : p->cell_out ? s->density : p->spec->out_per_base;
+    if (per_bp > 0) {
+        hts_pos_t by_out = (hts_pos_t)(p->out_target / per_bp);
+        if (by_out < MIN_OUT_SHARD_BP)
+            by_out = MIN_OUT_SHARD_BP;
+        if (by_out < size)
+            size = by_out;
+    }
+    return size;
 }
 
 static int shard_add(plan_t *p, const span_t *s, hts_pos_t beg, hts_pos_t end, double work)
@@ -294,49 +412,54 @@ static int cut_by_bp(plan_t *p, const span_t *s, hts_pos_t size)
     return 0;
 }
 
-/* Greedy packing of cells (split when heavy) into shards near the target work. */
+/*
+ * Greedy packing of cells (split when heavy) into shards near the target:
+ * cur weighs what the shard holds (work, or output in work units, per cell:
+ * cell_weight), cur_work its work alone, which the shard reports.
+ */
 static int cut_by_work(plan_t *p, const span_t *s)
 {
     int first = p->out.n;
-    hts_pos_t cur_beg = s->beg;
-    double cur = 0;
+    hts_pos_t cur_beg = s->beg, min_bp = p->min_bp;
+    double cur = 0, cur_work = 0;
     for (size_t k = 0; k < s->n_cells; k++) {
         hts_pos_t cb = cell_beg(s, k), ce = cell_end(s, k);
-        double w = (double)p->cell_work[s->cell0 + k];
+        double w = cell_weight(p, s->cell0 + k), work = (double)p->cell_work[s->cell0 + k];
         hts_pos_t parts = (hts_pos_t)ceil(w / p->target);
         hts_pos_t by_len = (ce - cb + p->max_bp - 1) / p->max_bp;
         if (parts < by_len)
             parts = by_len;
-        if (parts > (ce - cb) / MIN_SHARD_BP)
-            parts = (ce - cb) / MIN_SHARD_BP;
+        if (parts > (ce - cb) / min_bp)
+            parts = (ce - cb) / min_bp;
         if (parts < 1)
             parts = 1;
         for (hts_pos_t j = 0; j < parts; j++) {
             hts_pos_t ub = cb + (ce - cb) * j / parts, ue = cb + (ce - cb) * (j + 1) / parts;
-            double uw = w / (double)parts;
+            double uw = w / (double)parts, uwork = work / (double)parts;
             hts_pos_t cur_bp = ub - cur_beg;
             int too_long = cur_bp + (ue - ub) > p->max_bp;
             int overshoot = cur + uw > p->target && cur + uw - p->target > p->target - cur;
-            if (cur_bp > 0 && (too_long || (overshoot && cur_bp >= MIN_SHARD_BP))) {
-                if (shard_add(p, s, cur_beg, ub, cur) < 0)
+            if (cur_bp > 0 && (too_long || (overshoot && cur_bp >= min_bp))) {
+                if (shard_add(p, s, cur_beg, ub, cur_work) < 0)
                     return -1;
-                cur_beg = ub, cur = 0;
+                cur_beg = ub, cur = cur_work = 0;
             }
             cur += uw;
-            if (cur >= p->target && ue - cur_beg >= MIN_SHARD_BP) {
-                if (shard_add(p, s, cur_beg, ue, cur) < 0)
+            cur_work += uwork;
+            if (cur >= p->target && ue - cur_beg >= min_bp) {
+                if (shard_add(p, s, cur_beg, ue, cur_work) < 0)
                     return -1;
-                cur_beg = ue, cur = 0;
+                cur_beg = ue, cur = cur_work = 0;
             }
         }
     }
     if (cur_beg < s->end) {
         ss_shard_t *prev = p->out.n > first ? &p->out.a[p->out.n - 1] : NULL;
-        if (prev && (cur < p->target / 2 || s->end - cur_beg < MIN_SHARD_BP) &&
+        if (prev && (cur < p->target / 2 || s->end - cur_beg < min_bp) &&
             s->end - prev->beg <= p->max_bp) {
             prev->end = s->end; /* a small tail joins the shard before it */
-            prev->est_work += (uint64_t)llround(cur);
-        } else if (shard_add(p, s, cur_beg, s->end, cur) < 0) {
+            prev->est_work += (uint64_t)llround(cur_work);
+        } else if (shard_add(p, s, cur_beg, s->end, cur_work) < 0) {
             return -1;
         }
     }
@@ -360,6 +483,8 @@ static int cut(plan_t *p)
     if (total_work <= 0)
         p->by_bp = 1; /* no reads anywhere: nothing to balance */
     p->target = total_bp > 0 ? (double)p->shard_size * total_work / total_bp : 1;
+    if (p->cell_out)
+        output_min_bp(p, total_bp);
     for (size_t i = 0; i < p->spans.n; i++) {
         const span_t *s = &p->spans.a[i];
         double w = 0;
@@ -373,17 +498,29 @@ static int cut(plan_t *p)
         else if (s->whole_contig && !p->all_contigs && !p->by_bp)
             r = shard_add(p, s, s->beg, s->end, 0); /* no reads: the kernel prints little */
         else
-            r = cut_by_bp(p, s, p->shard_size);
+            r = cut_by_bp(p, s, bp_size(p, s));
         if (r < 0)
             return -1;
     }
     return 0;
 }
 
-int ss_plan_build(const ss_job_t *job, ss_shard_t **shards, int *n)
+/* SEQSHARD_SHARD_OUTPUT=<bytes> (k/m/g), else SS_SHARD_OUTPUT. */
+static double output_target(void)
+{
+    const char *s = getenv("SEQSHARD_SHARD_OUTPUT");
+    hts_pos_t v;
+    if (s && *s && ss_parse_size(s, &v) == 0 && v > 0)
+        return (double)v;
+    return (double)SS_SHARD_OUTPUT;
+}
+
+int ss_plan_build(const ss_job_t *job, const ss_out_spec_t *spec, ss_shard_t **shards, int *n)
 {
     const ss_common_opts_t *o = ss_job_opts(job);
-    plan_t p = { .job = job };
+    int weighs = spec && (spec->out_per_work > 0 || spec->out_per_base > 0);
+    plan_t p = { .job = job, .spec = weighs ? spec : NULL, .out_target = output_target(),
+                 .min_bp = MIN_SHARD_BP };
     p.shard_size = o->shard_size >= MIN_SHARD_BP ? o->shard_size : SS_DEFAULT_SHARD_SIZE;
     p.max_bp = MAX_SHARD_FACTOR * p.shard_size;
     p.all_contigs = o->all_contigs;
@@ -392,12 +529,15 @@ int ss_plan_build(const ss_job_t *job, ss_shard_t **shards, int *n)
     int r = build_spans(&p);
     if (r == 0)
         r = estimate(&p);
+    if (r == 0 && p.cell_out)
+        estimate_output(&p);
     if (r == 0)
         r = cut(&p);
     if (r < 0 && !ss_error_raised())
         ss_error("out of memory planning shards");
     free(p.spans.a);
     free(p.cell_work);
+    free(p.cell_out);
     if (r < 0) {
         free(p.out.a);
         return -1;

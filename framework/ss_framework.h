@@ -70,6 +70,16 @@ typedef struct {
      */
     hts_pos_t max_shift;
     hts_pos_t halo;
+    /*
+     * What a shard's output weighs, so the planner can cut shards that each
+     * make about SS_SHARD_OUTPUT bytes at most whatever the number of inputs
+     * (plan.c): out_per_work bytes per byte of one input's estimated work
+     * (BAM-compressed bytes; the plan sums it over the inputs), plus
+     * out_per_base bytes per position whatever the reads (pileup -a). Both
+     * 0: the output does not grow with the inputs, and only work cuts.
+     */
+    double out_per_work;
+    double out_per_base;
 } ss_out_spec_t;
 
 /* A worker's output for the shard it is processing (out.c). */
@@ -179,6 +189,11 @@ typedef struct {
 
 /* Defaults shared by all kernels (threads 0, shard size SS_DEFAULT_SHARD_SIZE). */
 #define SS_DEFAULT_SHARD_SIZE 262144
+/*
+ * The output a shard may make, estimated (ss_out_spec_t): a rank holds a few
+ * shard buffers (ordered.c), so this, not the number of inputs, bounds them.
+ */
+#define SS_SHARD_OUTPUT ((size_t)48 << 20)
 void ss_common_opts_init(ss_common_opts_t *o);
 void ss_common_opts_free(ss_common_opts_t *o);
 
@@ -358,10 +373,12 @@ const ss_interval_t *ss_job_region(const ss_job_t *job);
  * header order; either intersected with the -l BED intervals) into shards of
  * balanced estimated work, numbered in that order. A region "*" is one shard
  * of tid SS_TID_UNPLACED. The plan depends only on the inputs and options,
- * never on threads or ranks. Returns 0 and a malloc'ed array in *shards (caller frees; may be
+ * never on threads or ranks. With spec (may be NULL), shards are also cut
+ * where their estimated output would pass SS_SHARD_OUTPUT bytes (or
+ * SEQSHARD_SHARD_OUTPUT's). Returns 0 and a malloc'ed array in *shards (caller frees; may be
  * NULL when *n is 0), or -1 after ss_error(). Main thread.
  */
-int ss_plan_build(const ss_job_t *job, ss_shard_t **shards, int *n);
+int ss_plan_build(const ss_job_t *job, const ss_out_spec_t *spec, ss_shard_t **shards, int *n);
 
 /* ---- the engine ---- */
 

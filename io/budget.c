@@ -82,19 +82,30 @@ static long fd_limit(void)
     return (long)rl.rlim_cur;
 }
 
-int ss_io_budget_need(int n_workers)
+/*
+ * A shared CRAM reference (the job's) is one FASTA handle for the process,
+ * which htslib may close and reopen under its lock, instead of one per
+ * worker's CRAM handle: it moves from the workers' share to the later ones.
+ */
+static int per_worker(int shared_ref)
 {
-    return fds_open_now(fd_limit()) + SS_IO_FDS_LATER + n_workers * SS_IO_FDS_PER_WORKER;
+    return SS_IO_FDS_PER_WORKER - (shared_ref != 0);
 }
 
-int ss_io_budget_init(int n_inputs, int n_workers)
+int ss_io_budget_need(int n_workers, int shared_ref)
 {
-    long limit = fd_limit(), need = ss_io_budget_need(n_workers), cap = env_cap();
+    return fds_open_now(fd_limit()) + SS_IO_FDS_LATER + (shared_ref != 0) +
+           n_workers * per_worker(shared_ref);
+}
+
+int ss_io_budget_init(int n_inputs, int n_workers, int shared_ref)
+{
+    long limit = fd_limit(), need = ss_io_budget_need(n_workers, shared_ref), cap = env_cap();
     if (limit < need) {
         ss_error("%d input%s need%s at least %d open files per worker (-@ %d: %ld in all) but "
                  "the limit is %ld (ulimit -n); raise it with ulimit -n %ld or use fewer "
                  "threads", n_inputs, n_inputs == 1 ? "" : "s", n_inputs == 1 ? "s" : "",
-                 SS_IO_FDS_PER_WORKER, n_workers, need, limit, need);
+                 per_worker(shared_ref), n_workers, need, limit, need);
         return -1;
     }
     long max = limit == LONG_MAX ? 1 << 20 : limit - need;

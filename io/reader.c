@@ -23,6 +23,7 @@
  * Owned by one worker thread; nothing here is shared.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <htslib/bgzf.h>
@@ -45,7 +46,17 @@
 #define BATCH_MIN (128 << 10)
 #define BATCH_MAX (1 << 20)
 
+/*
+ * CRAM inputs a worker may hold open across shards. A CRAM handle keeps the
+ * slice it last decoded (10,000 reads by default: 4-5 MB), and the pileup
+ * reads every input of a shard at once, so 333 held CRAMs were 1.7 GB per
+ * worker; past this many they are streamed, and a streamed CRAM reads a
+ * shard's window in one go (ss_reader_window) and closes again.
+ */
+#define CRAM_HOLD_MAX 4
+
 enum { RD_NEW, RD_HELD, RD_PER_SHARD, RD_STREAMED };
+enum { WIN_NONE, WIN_LOADED, WIN_FAILED }; /* a CRAM input's window this shard */
 
 typedef struct {
     bam1_t **rec;      /* records, reused across batches */
@@ -59,13 +70,19 @@ typedef struct {
     int mode;          /* RD_* */
     int is_cram;
     samFile *fp;       /* open: held, per shard between begin and end */
-    sam_hdr_t *h;      /* kept in every mode from the first open */
-    hts_idx_t *idx;    /* with fp */
+    sam_hdr_t *h;      /* kept in every mode from the first open: the job's, or own */
+    int own_h;
+    hts_idx_t *idx;    /* with fp: the job's (a BAM's), or own */
+    int own_idx;
     hts_itr_t *itr;    /* the current query (a streamed BAM's is kept across batches) */
     ss_io_order_t order; /* the current query's records so far (check.c), across batches */
     int q_tid;         /* the current query's range */
     hts_pos_t q_beg, q_end;
     rd_batch_t batch;  /* streamed only */
+    rd_batch_t win;    /* CRAM: the window's records (ss_reader_window), reused across shards */
+    int win_state;     /* WIN_*: reset at every ss_reader_end */
+    int in_win;        /* the current query is answered from win, from win_cur on */
+    int win_cur;
 } rd_file_t;
 
 struct ss_reader_s {
@@ -78,6 +95,8 @@ struct ss_reader_s {
     int held;          /* descriptors reserved in the budget */
     int opens;         /* times the inputs were opened for a shard (held ones once) */
     int batch_bytes;
+    int w_tid;         /* the shard's window (ss_reader_window), -2 when none */
+    hts_pos_t w_beg, w_end;
 };
 
 ss_reader_t *ss_reader_init(const ss_io_inputs_t *in)
@@ -87,6 +106,7 @@ ss_reader_t *ss_reader_init(const ss_io_inputs_t *in)
         return NULL;
     r->in = *in;
     r->shard = -1;
+    r->w_tid = -2;
     if (in->n > 0 && (!(r->f = calloc((size_t)in->n, sizeof(*r->f))) ||
                       !(r->src = calloc((size_t)in->n, sizeof(*r->src))))) {
         free(r->f);
@@ -100,13 +120,46 @@ ss_reader_t *ss_reader_init(const ss_io_inputs_t *in)
     return r;
 }
 
-/* Close input i's file and index; the header stays. */
+/*
+ * htslib counts the handles on a shared reference (refs_t) without a lock
+ * (cram_io.c: CRAM_OPT_SHARED_REF does count++, refs_free --count), so
+ * workers take this lock to join or leave the shared reference.
+ */
+static pthread_mutex_t shared_ref_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void (*open_hook)(void); /* set before any reader runs, then only read */
+
+void ss_io_set_open_hook(void (*hook)(void))
+{
+    open_hook = hook;
+}
+
+static int share_reference(samFile *fp, void *refs)
+{
+    pthread_mutex_lock(&shared_ref_lock);
+    int r = hts_set_opt(fp, CRAM_OPT_SHARED_REF, refs);
+    pthread_mutex_unlock(&shared_ref_lock);
+    return r;
+}
+
+/* hts_close, under the shared reference's lock for a CRAM. Returns hts_close's result. */
+static int close_input(samFile *fp)
+{
+    if (fp->format.format != cram)
+        return hts_close(fp);
+    pthread_mutex_lock(&shared_ref_lock);
+    int r = hts_close(fp);
+    pthread_mutex_unlock(&shared_ref_lock);
+    return r;
+}
+
+/* Close input i's file and its own index; the header stays. */
 static void close_file(rd_file_t *f)
 {
-    if (f->idx)
+    if (f->idx && f->own_idx)
         hts_idx_destroy(f->idx);
     if (f->fp)
-        hts_close(f->fp); /* fails only after a read error, already reported */
+        close_input(f->fp); /* fails only after a read error, already reported */
     f->idx = NULL;
     f->fp = NULL;
 }
@@ -142,7 +195,16 @@ samFile *ss_io_open_input(const ss_io_inputs_t *in, int i)
             ss_error("%s: cannot set CRAM decoding options", path);
             goto fail;
         }
-        if (in->reference && hts_set_fai_filename(fp, in->reference) != 0) {
+        /*
+         * The job's reference, shared: else every handle opens the FASTA and
+         * loads the contig itself (4.9 MB for E. coli, per CRAM per worker).
+         */
+        if (in->reference && in->cram_refs && share_reference(fp, in->cram_refs) != 0) {
+            ss_error("%s: cannot share the reference %s with the other CRAM inputs", path,
+                     in->reference);
+            goto fail;
+        }
+        if (in->reference && !in->cram_refs && hts_set_fai_filename(fp, in->reference) != 0) {
             ss_error("%s: cannot use reference %s for this CRAM; check it is the FASTA the "
                      "CRAM was made against, with a .fai index", path, in->reference);
             goto fail;
@@ -158,9 +220,11 @@ samFile *ss_io_open_input(const ss_io_inputs_t *in, int i)
             goto fail;
         }
     }
+    if (open_hook)
+        open_hook();
     return fp;
 fail:
-    sam_close(fp);
+    close_input(fp);
     return NULL;
 }
 
@@ -170,6 +234,8 @@ hts_idx_t *ss_io_load_index(const ss_io_inputs_t *in, int i, samFile *fp)
     const char *idx_path = in->index_paths ? in->index_paths[i] : NULL;
     errno = 0;
     hts_idx_t *idx = idx_path ? sam_index_load2(fp, path, idx_path) : sam_index_load(fp, path);
+    if (idx && open_hook)
+        open_hook();
     if (!idx) {
         /* htslib tries several names; out of descriptors, each of them fails with EMFILE */
         if (ss_io_fds_exhausted(errno))
@@ -183,9 +249,17 @@ hts_idx_t *ss_io_load_index(const ss_io_inputs_t *in, int i, samFile *fp)
     return idx;
 }
 
+/* The job's index of input i (a BAM's), or NULL. */
+static hts_idx_t *shared_index(const ss_reader_t *r, int i)
+{
+    return r->in.idx && r->in.hdr ? r->in.idx[i] : NULL;
+}
+
 /*
- * Open input i's file and index into f; read its header into f->h the first
- * time, and past it (a CRAM cannot be read otherwise) after. 0 or -1.
+ * Open input i's file and index into f. A BAM with the job's index and
+ * header needs neither read: its iterator seeks to the records. Otherwise
+ * read the header (into f->h the first time; a CRAM cannot be read past it
+ * otherwise) and load the index. 0 or -1.
  */
 static int open_file(ss_reader_t *r, int i, rd_file_t *f)
 {
@@ -193,17 +267,29 @@ static int open_file(ss_reader_t *r, int i, rd_file_t *f)
     if (!(f->fp = ss_io_open_input(&r->in, i)))
         return -1;
     f->is_cram = f->fp->format.format == cram;
+    if (!f->is_cram && shared_index(r, i)) {
+        f->idx = shared_index(r, i);
+        f->own_idx = 0;
+        if (!f->h)
+            f->h = r->in.hdr, f->own_h = 0;
+        return 0;
+    }
     sam_hdr_t *h = sam_hdr_read(f->fp);
     if (!h) {
         ss_error("%s: cannot read the header; check the file with samtools quickcheck", path);
         goto fail;
     }
-    if (f->h)
+    if (!f->h && r->in.hdr) {
+        f->h = r->in.hdr, f->own_h = 0; /* the same @SQ lines (job.c checked) */
         sam_hdr_destroy(h);
-    else
-        f->h = h;
+    } else if (f->h) {
+        sam_hdr_destroy(h);
+    } else {
+        f->h = h, f->own_h = 1;
+    }
     if (!(f->idx = ss_io_load_index(&r->in, i, f->fp)))
         goto fail;
+    f->own_idx = 1;
     return 0;
 fail:
     close_file(f);
@@ -223,15 +309,39 @@ static void drop_all(ss_reader_t *r)
     r->held = r->n_refused = r->is_open = 0;
 }
 
-/* First begin: open each input alone, keep it if the budget grants it. 0 or -1. */
+/* Input i's format and header from the job, without opening it. 1 if the job knows them. */
+static int known_without_open(ss_reader_t *r, int i, rd_file_t *f)
+{
+    if (!r->in.is_cram || !r->in.hdr)
+        return 0;
+    f->is_cram = r->in.is_cram[i];
+    if (!f->h)
+        f->h = r->in.hdr, f->own_h = 0;
+    return 1;
+}
+
+/*
+ * First begin: keep each input open if the budget grants it (and, for a
+ * CRAM, while the worker holds fewer than CRAM_HOLD_MAX). An input the job
+ * described is opened only when kept; others are opened alone to learn
+ * their format and header. A held CRAM costs a second descriptor for its
+ * reference unless the handles share one (the job's). 0 or -1.
+ */
 static int first_open(ss_reader_t *r)
 {
+    int crams = 0;
     for (int i = 0; i < r->in.n; i++) {
         rd_file_t *f = &r->f[i];
-        if (open_file(r, i, f) < 0)
+        int known = known_without_open(r, i, f);
+        if (!known && open_file(r, i, f) < 0)
             return -1;
-        int need = 1 + f->is_cram;
-        if (ss_io_budget_take(need)) {
+        int need = 1 + (f->is_cram && !r->in.cram_refs);
+        int may_hold = !f->is_cram || ++crams <= CRAM_HOLD_MAX;
+        if (may_hold && ss_io_budget_take(need)) {
+            if (known && open_file(r, i, f) < 0) {
+                ss_io_budget_give(need);
+                return -1;
+            }
             f->mode = RD_HELD;
             r->held += need;
         } else {
@@ -274,8 +384,11 @@ void ss_reader_end(ss_reader_t *r)
 {
     if (!r)
         return;
+    r->w_tid = -2;
     for (int i = 0; i < r->in.n; i++) {
         rd_file_t *f = &r->f[i];
+        f->win_state = WIN_NONE;
+        f->in_win = 0;
         if (f->mode == RD_HELD)
             continue;
         hts_itr_destroy(f->itr);
@@ -283,6 +396,125 @@ void ss_reader_end(ss_reader_t *r)
         close_file(f);
     }
     r->is_open = 0;
+}
+
+/* ---- batches and windows ---- */
+
+static bam1_t *batch_slot(rd_batch_t *bt)
+{
+    if (bt->n == bt->m) {
+        int m = bt->m ? 2 * bt->m : 64;
+        bam1_t **a = realloc(bt->rec, (size_t)m * sizeof(*a));
+        if (!a)
+            return NULL;
+        memset(a + bt->m, 0, (size_t)(m - bt->m) * sizeof(*a));
+        bt->rec = a, bt->m = m;
+    }
+    if (!bt->rec[bt->n])
+        bt->rec[bt->n] = bam_init1();
+    return bt->rec[bt->n];
+}
+
+static void batch_free(rd_batch_t *bt)
+{
+    for (int k = 0; k < bt->m; k++)
+        if (bt->rec[k])
+            bam_destroy1(bt->rec[k]);
+    free(bt->rec);
+    memset(bt, 0, sizeof(*bt));
+}
+
+void ss_reader_window(ss_reader_t *r, int tid, hts_pos_t beg, hts_pos_t end)
+{
+    r->w_tid = tid, r->w_beg = beg, r->w_end = end;
+}
+
+static int in_window(const ss_reader_t *r, int tid, hts_pos_t beg, hts_pos_t end)
+{
+    return tid >= 0 && tid == r->w_tid && r->w_beg <= beg && end <= r->w_end;
+}
+
+/*
+ * Read every record of the window into f->win through fp and idx, checked
+ * as one stream. Returns 0, or < 0 when the records could not all be read:
+ * the caller then reads its queries from the file, which meets the same
+ * fault where a query reaches it and reports it as it always has.
+ */
+static int window_fill(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *idx)
+{
+    hts_itr_t *itr = sam_itr_queryi(idx, r->w_tid, r->w_beg, r->w_end);
+    if (!itr)
+        return -1;
+    ss_io_order_t order;
+    ss_io_order_reset(&order);
+    rd_batch_t *w = &f->win;
+    int ret;
+    w->n = 0;
+    for (;;) {
+        bam1_t *b = batch_slot(w);
+        if (!b) {
+            ret = -2;
+            break;
+        }
+        if ((ret = ss_io_itr_next(fp, itr, b, sam_hdr_nref(f->h), &order)) < 0)
+            break;
+        w->n++;
+    }
+    hts_itr_destroy(itr);
+    return ret == -1 ? 0 : ret;
+}
+
+/*
+ * Whether input i's window is read (reading it now if not yet this shard):
+ * through the open file when there is one, else opened for it and closed
+ * again, so the decoded slice goes with the handle. 1, or 0 to read the
+ * query from the file instead.
+ */
+static int window_ready(ss_reader_t *r, int i, rd_file_t *f)
+{
+    if (f->win_state != WIN_NONE)
+        return f->win_state == WIN_LOADED;
+    f->win_state = WIN_FAILED;
+    samFile *fp = f->fp;
+    hts_idx_t *idx = f->idx;
+    sam_hdr_t *h = NULL;
+    if (!fp) {
+        if (!(fp = ss_io_open_input(&r->in, i)))
+            return 0; /* said why; the query's own open fails the same way */
+        h = sam_hdr_read(fp);
+        idx = h ? ss_io_load_index(&r->in, i, fp) : NULL;
+    }
+    if (idx && window_fill(r, f, fp, idx) == 0)
+        f->win_state = WIN_LOADED;
+    if (fp != f->fp) {
+        if (idx)
+            hts_idx_destroy(idx);
+        if (h)
+            sam_hdr_destroy(h);
+        close_input(fp);
+    }
+    return f->win_state == WIN_LOADED;
+}
+
+/* The window's next record overlapping the query, as the file's iterator would give it. */
+static int window_next(ss_reader_t *r, int i, rd_file_t *f, bam1_t *b)
+{
+    rd_batch_t *w = &f->win;
+    while (f->win_cur < w->n) {
+        const bam1_t *s = w->rec[f->win_cur++];
+        if (s->core.pos >= f->q_end) {
+            f->win_cur = w->n; /* sorted: nothing after it overlaps */
+            break;
+        }
+        if (bam_endpos(s) <= f->q_beg)
+            continue;
+        if (!bam_copy1(b, s)) {
+            ss_error("%s: out of memory copying a record", r->in.paths[i]);
+            return -4;
+        }
+        return 0;
+    }
+    return -1;
 }
 
 /* ---- queries ---- */
@@ -315,6 +547,12 @@ int ss_reader_query(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end
     f->itr = NULL;
     f->q_tid = tid, f->q_beg = beg, f->q_end = end;
     ss_io_order_reset(&f->order);
+    f->in_win = 0;
+    if (f->is_cram && in_window(r, tid, beg, end) && window_ready(r, i, f)) {
+        f->in_win = 1;
+        f->win_cur = 0;
+        return 0;
+    }
     if (f->mode == RD_STREAMED) {
         f->batch.n = f->batch.cur = f->batch.done = 0;
         f->batch.last_pos = -1;
@@ -326,13 +564,17 @@ int ss_reader_query(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end
     return 0;
 }
 
-/* A streamed BAM: the first batch queries, the next ones resume at the iterator's offset. */
+/*
+ * A streamed BAM: the first batch queries (through the job's index, or one
+ * loaded for it), the next ones resume at the iterator's offset.
+ */
 static int bam_resume(ss_reader_t *r, int i, rd_file_t *f, samFile *fp)
 {
     if (!f->itr) {
-        hts_idx_t *idx = ss_io_load_index(&r->in, i, fp);
+        hts_idx_t *shared = shared_index(r, i);
+        hts_idx_t *idx = shared ? shared : ss_io_load_index(&r->in, i, fp);
         f->itr = idx ? sam_itr_queryi(idx, f->q_tid, f->q_beg, f->q_end) : NULL;
-        if (idx)
+        if (idx && !shared)
             hts_idx_destroy(idx); /* a BAM iterator keeps its own copy of the offsets */
         if (!f->itr)
             return idx ? query_error(r, i, f->q_tid, f->q_beg, f->q_end) : -1;
@@ -369,20 +611,6 @@ static void note_taken(rd_batch_t *bt, const bam1_t *b)
     }
 }
 
-static bam1_t *batch_slot(rd_batch_t *bt)
-{
-    if (bt->n == bt->m) {
-        int m = bt->m ? 2 * bt->m : 64;
-        bam1_t **a = realloc(bt->rec, (size_t)m * sizeof(*a));
-        if (!a)
-            return NULL;
-        memset(a + bt->m, 0, (size_t)(m - bt->m) * sizeof(*a));
-        bt->rec = a, bt->m = m;
-    }
-    if (!bt->rec[bt->n])
-        bt->rec[bt->n] = bam_init1();
-    return bt->rec[bt->n];
-}
 
 /* Read records of fp's query into the batch, up to its byte share. Returns >= -1 or < -1. */
 /*
@@ -467,7 +695,7 @@ static int refill(ss_reader_t *r, int i, rd_file_t *f)
         ret = cram_refill(r, i, f, fp);
     else if (bam_resume(r, i, f, fp) == 0)
         ret = fill(r, f, fp, -1, 0);
-    hts_close(fp);
+    close_input(fp);
     return ret;
 }
 
@@ -491,6 +719,8 @@ int ss_reader_next(ss_reader_t *r, int i, bam1_t *b)
     rd_file_t *f = file_of(r, i);
     if (!f)
         return -4;
+    if (f->in_win)
+        return window_next(r, i, f, b);
     if (f->mode != RD_STREAMED)
         return f->itr ? ss_io_itr_next(f->fp, f->itr, b, sam_hdr_nref(f->h), &f->order) : -4;
     rd_batch_t *bt = &f->batch;
@@ -571,12 +801,10 @@ void ss_reader_destroy(ss_reader_t *r)
         rd_file_t *f = &r->f[i];
         hts_itr_destroy(f->itr);
         close_file(f);
-        if (f->h)
+        if (f->h && f->own_h)
             sam_hdr_destroy(f->h);
-        for (int k = 0; k < f->batch.m; k++)
-            if (f->batch.rec[k])
-                bam_destroy1(f->batch.rec[k]);
-        free(f->batch.rec);
+        batch_free(&f->batch);
+        batch_free(&f->win);
     }
     if (r->held)
         ss_io_budget_give(r->held);

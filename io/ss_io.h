@@ -17,7 +17,13 @@
 #include <htslib/hts.h>
 #include <htslib/sam.h>
 
-/* The inputs a job reads: paths are borrowed from the options. */
+/*
+ * The inputs a job reads: paths are borrowed from the options. The shared
+ * fields are loaded once per process by the job (main thread) and only read
+ * by the workers, so a worker's per-input cost is its data handle alone; they
+ * may all be NULL (readers then load their own), and the job frees them after
+ * the workers are joined.
+ */
 typedef struct {
     char **paths;
     int n;
@@ -25,6 +31,13 @@ typedef struct {
     char **index_paths;    /* index of each input, or NULL: found beside the input */
     char **fmt_opts;       /* --input-fmt-option strings applied to every input */
     int n_fmt_opts;
+    /* shared, read-only */
+    sam_hdr_t *hdr;        /* the first input's header: every input has its @SQ lines */
+    hts_idx_t **idx;       /* [n]: each BAM's index (queries only read it); NULL for a CRAM,
+                            * whose htslib index is tied to the handle that loaded it */
+    unsigned char *is_cram; /* [n]: the input's format, known before a worker opens it */
+    void *cram_refs;       /* htslib refs_t every CRAM handle shares (CRAM_OPT_SHARED_REF,
+                            * under htslib's own lock): the contig is loaded once per process */
 } ss_io_inputs_t;
 
 /*
@@ -119,22 +132,31 @@ int ss_io_index_problem(const ss_io_inputs_t *in, int i, samFile *fp, sam_hdr_t 
 
 /*
  * Descriptors a run with n_workers needs at least: those open now, the
- * later ones and every worker's. Any thread; counts /proc/self/fd.
+ * later ones and every worker's; with shared_ref (the CRAM handles share the
+ * job's reference, ss_io_inputs_t.cram_refs) its one FASTA handle replaces
+ * each worker's. Any thread; counts /proc/self/fd.
  */
-int ss_io_budget_need(int n_workers);
+int ss_io_budget_need(int n_workers, int shared_ref);
 /*
  * Set the budget for descriptors held open across shards: what the soft
- * RLIMIT_NOFILE leaves after ss_io_budget_need(n_workers), lowered by
+ * RLIMIT_NOFILE leaves after ss_io_budget_need(), lowered by
  * SEQSHARD_MAX_OPEN_FILES. Main thread, before workers start. Returns the
  * budget, or -1 after ss_error() when the limit is below the need (the
  * message counts n_inputs and says what limit would do).
  */
-int ss_io_budget_init(int n_inputs, int n_workers);
+int ss_io_budget_init(int n_inputs, int n_workers, int shared_ref);
 /* Try to reserve n held descriptors; returns 1 if granted, 0 if not (or no budget set). */
 int ss_io_budget_take(int n);
 void ss_io_budget_give(int n);
 /* How many descriptors are held now (for tests and --report). */
 int ss_io_budget_used(void);
+/*
+ * Called after every file a reader opens and every index it loads, on that
+ * reader's thread, or NULL (the default): the moments its descriptors peak,
+ * for a caller that counts them (test_reader's budget test). Set it before
+ * any reader runs.
+ */
+void ss_io_set_open_hook(void (*hook)(void));
 /* Whether errno value err means out of descriptors (EMFILE, ENFILE). */
 int ss_io_fds_exhausted(int err);
 /* ss_error() for path: "too many open files", with the limit and what to do. */
@@ -210,6 +232,14 @@ int ss_reader_next(ss_reader_t *r, int i, bam1_t *b);
 samFile *ss_reader_file(ss_reader_t *r, int i);
 sam_hdr_t *ss_reader_header(ss_reader_t *r, int i);
 hts_idx_t *ss_reader_index(ss_reader_t *r, int i);
+/*
+ * The kernel's coming queries of this shard lie within [beg, end) of tid: a
+ * CRAM input then reads that range's records once (one slice decode, where
+ * each query would decode the slice again) and answers the queries inside
+ * it from them, until ss_reader_end. Between begin and end; a query outside
+ * the window reads the file as before.
+ */
+void ss_reader_window(ss_reader_t *r, int tid, hts_pos_t beg, hts_pos_t end);
 /* Whether input i is a CRAM (known after the first begin). */
 int ss_reader_is_cram(const ss_reader_t *r, int i);
 const char *ss_reader_path(const ss_reader_t *r, int i);

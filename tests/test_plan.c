@@ -66,7 +66,7 @@ static int plan_list(const char *const *regions, int n_regions, const char *bed,
     ss_job_t *job = ss_job_open(&o, "test");
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
     int n = -1;
-    SS_EQ_FATAL(ss_plan_build(job, shards, &n), 0);
+    SS_EQ_FATAL(ss_plan_build(job, NULL, shards, &n), 0);
     ss_job_close(job);
     ss_common_opts_free(&o);
     return n;
@@ -83,7 +83,7 @@ static int plan(const char *region, const char *bed, int all_contigs, int thread
     ss_job_t *job = ss_job_open(&o, "test");
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
     int n = -1;
-    SS_EQ_FATAL(ss_plan_build(job, shards, &n), 0);
+    SS_EQ_FATAL(ss_plan_build(job, NULL, shards, &n), 0);
     ss_job_close(job);
     ss_common_opts_free(&o);
     return n;
@@ -368,7 +368,7 @@ static void test_region_merge(void)
     SS_EQ(r[4].tid, SS_TID_UNPLACED); /* once, last */
     ss_shard_t *s;
     int n = -1;
-    SS_EQ_FATAL(ss_plan_build(job, &s, &n), 0);
+    SS_EQ_FATAL(ss_plan_build(job, NULL, &s, &n), 0);
     int i = 0;
     for (int k = 0; k < 4; k++)
         i = check_run(s, n, i, (int)want[k][0], want[k][1], want[k][2]);

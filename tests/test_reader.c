@@ -81,7 +81,7 @@ static void test_budget_and_leaks(void)
     char *paths[] = { bam1, bam2 };
     ss_io_inputs_t in = { .paths = paths, .n = 2, .reference = NULL };
     setenv("SEQSHARD_MAX_OPEN_FILES", "3", 1);
-    SS_EQ(ss_io_budget_init(2, 1), 3);
+    SS_EQ(ss_io_budget_init(2, 1, 0), 3);
     int base = count_fds();
     CU_ASSERT_FATAL(base > 0);
 
@@ -159,7 +159,7 @@ static void test_streamed(void)
     char *paths[] = { big, bam1 };
     ss_io_inputs_t in = { .paths = paths, .n = 2, .reference = NULL };
     setenv("SEQSHARD_MAX_OPEN_FILES", "0", 1);
-    SS_EQ(ss_io_budget_init(2, 1), 0);
+    SS_EQ(ss_io_budget_init(2, 1, 0), 0);
     int base = count_fds();
     ss_reader_t *s = ss_reader_init(&in);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
@@ -171,7 +171,7 @@ static void test_streamed(void)
     CU_ASSERT_PTR_NOT_NULL(ss_reader_header(s, 0));
 
     unsetenv("SEQSHARD_MAX_OPEN_FILES");
-    ss_io_budget_init(2, 1);
+    ss_io_budget_init(2, 1, 0);
     ss_reader_t *h = ss_reader_init(&in);
     SS_EQ_FATAL(ss_reader_begin(h), 0);
     SS_EQ(ss_reader_holds(h), 2);
@@ -202,7 +202,7 @@ static int need_under(struct rlimit *rl, rlim_t limit)
 {
     rl->rlim_cur = limit;
     CU_ASSERT_FATAL(setrlimit(RLIMIT_NOFILE, rl) == 0);
-    return ss_io_budget_need(2);
+    return ss_io_budget_need(2, 0);
 }
 
 /* A limit too low for the workers' own descriptors is refused, saying what would do. */
@@ -214,7 +214,7 @@ static void test_limit_too_low(void)
     int need = need_under(&rl, 8); /* below the two workers' own 2 x 5 whatever is open */
     CU_ASSERT_FATAL(need > 8);
     ss_error_reset();
-    SS_EQ(ss_io_budget_init(30, 2), -1);
+    SS_EQ(ss_io_budget_init(30, 2, 0), -1);
     char want[200];
     snprintf(want, sizeof(want), "30 inputs need at least %d open files per worker (-@ 2: %d in "
              "all) but the limit is 8 (ulimit -n); raise it with ulimit -n %d or use fewer "
@@ -223,7 +223,7 @@ static void test_limit_too_low(void)
     /* just enough: nothing left to hold, every input opened per use */
     int at = need_under(&rl, 64);
     int need_at = need_under(&rl, (rlim_t)at);
-    SS_EQ(ss_io_budget_init(30, 2), at - need_at);
+    SS_EQ(ss_io_budget_init(30, 2, 0), at - need_at);
     CU_ASSERT(at - need_at >= 0);
     CU_ASSERT_FATAL(setrlimit(RLIMIT_NOFILE, &old) == 0);
     ss_error_reset();
@@ -233,7 +233,7 @@ static void test_reader_missing_file(void)
 {
     char *paths[] = { bam1, "/nonexistent/gone.bam" };
     ss_io_inputs_t in = { .paths = paths, .n = 2, .reference = NULL };
-    ss_io_budget_init(2, 1);
+    ss_io_budget_init(2, 1, 0);
     int base = count_fds();
     ss_reader_t *r = ss_reader_init(&in);
     ss_error_reset();
@@ -331,6 +331,92 @@ static void test_estimate(void)
     check_estimate(bam2, 0);
 }
 
+/* ---- the budget at its limit, with the job's shared headers, indexes and reference ---- */
+
+static int fd_peak, used_peak;
+
+/* The open hook: descriptors and held budget at the moments they peak. */
+static void note_fds(void)
+{
+    int n = count_fds();
+    if (n > fd_peak)
+        fd_peak = n;
+    if (ss_io_budget_used() > used_peak)
+        used_peak = ss_io_budget_used();
+}
+
+/* One "shard" as the pileup reads it: a window, a few queries in it, every input at once. */
+static void read_shard(ss_reader_t *r, int n, int tid, hts_pos_t beg, hts_pos_t end, bam1_t *b)
+{
+    SS_EQ_FATAL(ss_reader_begin(r), 0);
+    ss_reader_window(r, tid, beg - 1024, end);
+    for (int q = 0; q < 3; q++)
+        for (int i = 0; i < n; i++) {
+            hts_pos_t qb = q == 2 ? beg - 1 : beg - 1 - 300 * (q == 1), qe = q == 2 ? end : beg;
+            SS_EQ_FATAL(ss_reader_query(r, i, tid, qb, qe), 0);
+            for (int k = 0; k < 5 && ss_reader_next(r, i, b) >= 0; k++)
+                note_fds(); /* all inputs mid-query at once, as a pileup's are */
+        }
+    for (int i = 0; i < n; i++)
+        while (ss_reader_next(r, i, b) >= 0)
+            ;
+    note_fds();
+    ss_reader_end(r);
+}
+
+/*
+ * At budget B (SEQSHARD_MAX_OPEN_FILES), two workers' readers over 60 inputs
+ * (BAM, BAM, CRAM): the descriptors held across shards never pass B, and all
+ * open at once never pass what is open before, plus B, plus each worker's
+ * SS_IO_FDS_PER_WORKER less the FASTA the shared reference saves.
+ */
+static void test_budget_peak(void)
+{
+    const char *td = getenv("SS_TESTDATA");
+    if (!td) {
+        fprintf(stderr, "SS_TESTDATA unset: skipped ");
+        return;
+    }
+    enum { N = 60, B = 7 };
+    char path[3][512], ref[512];
+    snprintf(path[0], sizeof(path[0]), "%s/s1.bam", td);
+    snprintf(path[1], sizeof(path[1]), "%s/s2.bam", td);
+    snprintf(path[2], sizeof(path[2]), "%s/s1.cram", td);
+    snprintf(ref, sizeof(ref), "%s/ref.fa", td);
+    ss_common_opts_t o;
+    ss_common_opts_init(&o);
+    for (int i = 0; i < N; i++)
+        SS_EQ_FATAL(ss_common_add_input(&o, path[i % 3]), 0);
+    o.reference = strdup(ref);
+    ss_job_t *job = ss_job_open(&o, "test");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+    const ss_io_inputs_t *in = ss_job_inputs(job);
+    CU_ASSERT_PTR_NOT_NULL(in->cram_refs);
+    setenv("SEQSHARD_MAX_OPEN_FILES", "7", 1);
+    SS_EQ(ss_io_budget_init(N, 2, 1), B);
+    int base = count_fds();
+    fd_peak = used_peak = 0;
+    ss_io_set_open_hook(note_fds);
+    ss_reader_t *r[2] = { ss_reader_init(in), ss_reader_init(in) };
+    bam1_t *b = bam_init1();
+    CU_ASSERT_FATAL(r[0] && r[1] && b);
+    for (int shard = 0; shard < 6; shard++) /* alternating, as two workers take shards */
+        read_shard(r[shard % 2], N, 0, 5000 + 3000 * shard, 7000 + 3000 * shard, b);
+    SS_LE(used_peak, B);
+    SS_LE(fd_peak, base + B + 2 * (SS_IO_FDS_PER_WORKER - 1));
+    CU_ASSERT(fd_peak > base); /* the hook saw the files open */
+    SS_EQ(ss_reader_holds(r[0]) + ss_reader_holds(r[1]), B); /* 7 BAMs held, the rest streamed */
+    ss_io_set_open_hook(NULL);
+    bam_destroy1(b);
+    ss_reader_destroy(r[0]);
+    ss_reader_destroy(r[1]);
+    SS_EQ(ss_io_budget_used(), 0);
+    SS_EQ(count_fds(), base);
+    unsetenv("SEQSHARD_MAX_OPEN_FILES");
+    ss_job_close(job);
+    ss_common_opts_free(&o);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -341,7 +427,8 @@ int main(void)
         !CU_add_test(s, "limit_too_low", test_limit_too_low) ||
         !CU_add_test(s, "missing_file", test_reader_missing_file) ||
         !CU_add_test(s, "ref_cache", test_ref_cache) ||
-        !CU_add_test(s, "estimate", test_estimate))
+        !CU_add_test(s, "estimate", test_estimate) ||
+        !CU_add_test(s, "budget_peak", test_budget_peak))
         return 1;
     return ss_test_run();
 }

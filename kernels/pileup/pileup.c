@@ -45,6 +45,32 @@ static void warn_reference_contigs(const ss_job_t *job)
             co->ref_option);
 }
 
+/*
+ * Bytes a read base prints besides its base and quality, per extra column
+ * (PL_COL_* order: -s, -O, QNAME, FLAG, RNAME, POS, MAPQ, RNEXT, PNEXT, -5),
+ * and per --output-extra tag: typical widths, with their separators.
+ */
+static const double extra_col_bytes[PL_N_COLS] = { 1, 4, 26, 4, 6, 8, 3, 2, 8, 4 };
+#define EXTRA_TAG_BYTES 10
+#define EMPTY_LINE_HEAD 32  /* CONTIG\tPOS\tREF of a zero-depth line (-a) */
+#define EMPTY_COLUMN 6      /* \t0\t*\t* per input on a zero-depth line */
+
+/*
+ * What the output weighs, for the planner: at the default columns, 2.4-2.6
+ * bytes of text per byte of BAM read (the test data at 25x, the benchmark's
+ * E. coli at 30x: 65 bytes per position per input against 25 compressed),
+ * so 1.3 per byte a read base prints; -a prints every position.
+ */
+static void output_weight(const pl_opts_t *o, int n_inputs, ss_out_spec_t *out)
+{
+    double per_base = 2 + EXTRA_TAG_BYTES * o->n_tags;
+    for (int c = 0; c < PL_N_COLS; c++)
+        if (o->cols & (1 << c))
+            per_base += extra_col_bytes[c];
+    out->out_per_work = 1.3 * per_base;
+    out->out_per_base = o->all ? EMPTY_LINE_HEAD + EMPTY_COLUMN * (double)n_inputs : 0;
+}
+
 /* Reads per BAQ batch and input: enough for full SIMD groups, bounded over many inputs. */
 static int ahead_cap(int n_inputs)
 {
@@ -70,6 +96,7 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
     out->format = SS_FMT_TEXT;
     if (o->realign && rl_check_inputs(o->rl, job) < 0)
         return -1;
+    output_weight(o, ss_job_inputs(job)->n, out);
     warn_reference_contigs(job);
     return 0;
 }
@@ -365,6 +392,13 @@ static void add_realign_counts(const rl_source_t *s, const uint64_t before[5],
         st->counts[k] += now[k] - before[k];
 }
 
+/*
+ * How far before a shard its start is usually found (pl_safe_start queries
+ * [beg - 1, beg), then from the first read covering it): the CRAM window
+ * reaches that far back, so the shard's three queries cost one slice decode.
+ */
+#define SAFE_START_REACH 1024
+
 static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_stats_t *st)
 {
     pl_worker_t *w = wstate;
@@ -387,6 +421,8 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     bind_inputs(w, sh->tid);
     if (ss_ref_cover(w->ref, sh->tid, sh->beg, sh->end) < 0)
         return -1;
+    hts_pos_t reach = sh->beg - SAFE_START_REACH;
+    ss_reader_window(w->rd, sh->tid, reach > scope_beg ? reach : scope_beg, sh->end);
     hts_pos_t start = pl_safe_start(w->in, w->n, sh->tid, sh->beg, scope_beg, o->max_depth,
                                     w->scratch);
     if (start < 0)
