@@ -37,6 +37,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../alloc/ss_alloc.h"
@@ -432,11 +433,32 @@ static int report(engine_t *e, const setup_t *s, double t0, const ss_count_t *c0
     return ss_report_write_all(o->report, &r, rc, rep) < 0 ? -1 : rc;
 }
 
+/*
+ * The batch log's final line of a run that worked: reads, bytes and the
+ * largest peak RSS over every rank. Collective; rc is the agreed status, so
+ * every rank takes the same branch.
+ */
+static void log_done(const engine_t *e, const setup_t *s, int rc)
+{
+    if (rc != 0)
+        return;
+    uint64_t v[2] = { 0, e->bytes_written };
+    for (int i = 0; i < s->n_workers; i++)
+        v[0] += e->stats[i].reads;
+    struct rusage ru;
+    int rss_kb = getrusage(RUSAGE_SELF, &ru) == 0 ? (int)ru.ru_maxrss : 0;
+    if (ss_comm_sum_u64(v, 2) < 0)
+        return;
+    int max_kb = ss_comm_max_int(rss_kb);
+    ss_log_done(s->n, v[0], v[1], (int64_t)max_kb * 1024);
+}
+
 /* Run: the sink starts the workers and writes their shards, then finishes the file. */
 static int run(engine_t *e, setup_t *s, double t0)
 {
     const ss_common_opts_t *o = ss_job_opts(e->job);
     int parallel = ss_comm_parallel();
+    ss_log_start(o->n_inputs, s->threads, ss_comm_size(), s->n);
     if (e->sink->open(e, &s->header) < 0)
         return -1;
     ss_signals_output_direct(e->out && !ss_output_tmp_path(e->out));
@@ -462,6 +484,7 @@ static int run(engine_t *e, setup_t *s, double t0)
         if (ss_comm_rank() != 0)
             ss_output_unguard();
     }
+    log_done(e, s, rc);
     return rc;
 }
 

@@ -149,6 +149,23 @@ void ss_progress_update(ss_progress_t *p, int shards_done, uint64_t work_done, u
 /* Final line (TTY: finish the live line). Frees p. NULL is a no-op. */
 void ss_progress_finish(ss_progress_t *p, int ok);
 
+/* ---- the batch log's start and final lines (runlog.c) ---- */
+
+/*
+ * The run's log lines go to stderr only on rank 0, when stderr is not a
+ * terminal and --quiet was not given. Main thread. ss_log_open starts the
+ * clock; ss_log_start prints what runs; ss_log_done or ss_log_failed prints
+ * the final line (the first of them to be called; later calls are no-ops).
+ */
+void ss_log_open(const char *kernel, int quiet, int is_rank0);
+void ss_log_start(int n_inputs, int threads, int ranks, int shards);
+/* Totals over every rank: shards in the plan, reads, output bytes, largest peak RSS (bytes). */
+void ss_log_done(int shards, uint64_t reads, uint64_t bytes, int64_t peak_rss);
+/* The final line of a failed run, with the first error this process saw. */
+void ss_log_failed(void);
+/* "2026-12-01T08:30:05Z": now, UTC, for log lines and the report. Any thread. */
+void ss_log_stamp(char *buf, size_t size);
+
 /* ---- --report FILE.json (report.c) ---- */
 
 typedef struct {
