@@ -169,7 +169,7 @@ static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
     if (rc == -1)
         rc = ss_engine_run(k, kopts, run, &spec, job) == SS_EXIT_OK ? SS_EXIT_OK : SS_EXIT_FAIL;
     if (rc == SS_EXIT_FAIL)
-        ss_log_failed(); /* a no-op when the log is off or the engine already said so */
+        ss_log_failed(NULL); /* a no-op when the log is off or the engine already said so */
     if (spec.header)
         sam_hdr_destroy(spec.header); /* the run did not take it: setup failed before */
     if (run && k->run_free)

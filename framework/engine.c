@@ -140,7 +140,7 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
     const ss_shard_t *sh = &e->shards[idx];
     const char *ctg = sh->tid >= 0 ? sam_hdr_tid2name(ss_job_header(e->job), sh->tid) : "*";
     ss_shard_stats_t st = { 0, 0 };
-    double t0 = ss_now();
+    double t0 = ss_now(), wall0 = ss_wall_now();
     ss_reader_set_shard(rd, idx);
     if (ss_reader_begin(rd) < 0)
         return -1;
@@ -164,6 +164,10 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
     s->shards++;
     s->reads += st.reads;
     s->bases += st.bases;
+    /* shard idx is this worker's alone: the main thread reads the record after the join */
+    e->recs[idx] = (ss_shard_rec_t){ .idx = idx, .worker = w->id, .rank = ss_comm_rank(),
+                                     .done = 1, .beg = wall0, .end = ss_wall_now(),
+                                     .reads = st.reads, .bytes = buf->l };
     atomic_fetch_add_explicit(&e->reads_done, st.reads, memory_order_relaxed);
     return 0;
 }
@@ -299,6 +303,8 @@ typedef struct {
     ss_placement_t *place; /* [n_workers] */
     worker_t *w;
     kstring_t header;
+    int bind;          /* the ss_bind_mode_t in effect */
+    double workers_at; /* ss_now() when the workers were about to start: setup ends */
 } setup_t;
 
 /*
@@ -322,6 +328,7 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
 {
     const ss_common_opts_t *o = ss_job_opts(e->job);
     int bind = shared_node_unbound() && o->bind == SS_BIND_AUTO ? SS_BIND_NONE : o->bind;
+    s->bind = bind;
     if (bind != SS_BIND_NONE && !failed) {
         if (!(s->topo = ss_topo_load(NULL, NULL)))
             failed = 1;
@@ -342,6 +349,7 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
         failed = 1;
     int n_slots = s->n_workers > 0 ? s->n_workers : 1; /* per-worker arrays, never empty */
     e->stats = calloc((size_t)n_slots, sizeof(*e->stats));
+    e->recs = calloc((size_t)(s->n > 0 ? s->n : 1), sizeof(*e->recs));
     s->w = calloc((size_t)n_slots, sizeof(*s->w));
     /*
      * One buffer per worker that can run at once, plus the one being written: each new
@@ -372,7 +380,7 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
             e->place = s->place;
         }
     }
-    if (!failed && (!e->stats || !s->w || !e->ow || !e->sched ||
+    if (!failed && (!e->stats || !e->recs || !s->w || !e->ow || !e->sched ||
                     (ss_comm_parallel() && !e->store))) {
         ss_error("out of memory starting the run");
         failed = 1;
@@ -410,27 +418,62 @@ static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
     return ss_out_run_header(e->orun, &s->header) < 0;
 }
 
+/* The report's figures from what setup decided and what the workers did. */
+static void report_fill(const engine_t *e, const setup_t *s, double t0, ss_report_t *r)
+{
+    *r = (ss_report_t){ .kernel = e->k->name, .opts = ss_job_opts(e->job),
+                        .header = ss_job_header(e->job), .plan = s->shards,
+                        .threads = s->threads, .n_shards = s->n, .n_workers = s->n_workers,
+                        .workers = e->stats, .wall_s = ss_now() - t0,
+                        .est_work_total = s->total_work, .recs = e->recs };
+    r->setup_s = (s->workers_at > 0 ? s->workers_at : ss_now()) - ss_log_opened();
+    r->bytes_written = e->bytes_written;
+    r->buffer_cap = s->buffer_cap;
+    r->buffer_peak = e->ow ? ss_ordered_peak_buffers(e->ow) : 0;
+    /* auto means one worker per core when pinned (ss_topo_plan), else none */
+    int pinned = 0;
+    for (int i = 0; e->place && i < s->n_workers; i++)
+        pinned |= e->place[i].pinned;
+    int mode = !pinned ? SS_BIND_NONE : s->bind == SS_BIND_AUTO ? SS_BIND_CORE : s->bind;
+    r->bind_mode = ss_bind_mode_name((ss_bind_mode_t)mode);
+    r->place = e->place;
+}
+
 /*
- * Report: --report, collective: every rank's summary to rank 0, which writes
- * the JSON under its temporary name into *rep (NULL elsewhere, or when the
- * run failed); seal renames it after the output. rc or -1.
+ * Report: --report, collective: every rank's summary and shard records to
+ * rank 0 (into *r, released by the caller), which writes the JSON of a run
+ * that worked under its temporary name into *rep (NULL elsewhere, or when
+ * the run failed); seal renames it after the output. rc or -1.
  */
 static int report(engine_t *e, const setup_t *s, double t0, const ss_count_t *c0,
-                  const ss_count_t *c1, int rc, ss_output_t **rep)
+                  const ss_count_t *c1, int rc, ss_report_t *r, ss_output_t **rep)
 {
     const ss_common_opts_t *o = ss_job_opts(e->job);
     *rep = NULL;
     if (!o->report)
         return rc;
-    ss_report_t r = { .kernel = e->k->name, .threads = s->threads, .n_shards = s->n,
-                      .n_workers = s->n_workers, .workers = e->stats, .wall_s = ss_now() - t0,
-                      .est_work_total = s->total_work };
-    r.bytes_written = e->bytes_written;
-    r.buffer_cap = s->buffer_cap;
-    r.buffer_peak = e->ow ? ss_ordered_peak_buffers(e->ow) : 0;
-    r.count_before = c0;
-    r.count_after = c1;
-    return ss_report_write_all(o->report, &r, rc, rep) < 0 ? -1 : rc;
+    report_fill(e, s, t0, r);
+    r->count_before = c0;
+    r->count_after = c1;
+    if (ss_report_gather(r) < 0 && ss_comm_rank() == 0) {
+        ss_error("%s: cannot gather the ranks' figures for the report", o->report);
+        return -1;
+    }
+    if (ss_comm_rank() != 0 || rc != 0)
+        return rc;
+    return (*rep = ss_report_write(o->report, r)) ? rc : -1;
+}
+
+/*
+ * A failed run's report, on rank 0, under its name at once (the output never
+ * appears): what ran, the shards that finished, the error. The write's own
+ * failure is only reported: the run failed already.
+ */
+static void report_failed(const engine_t *e, ss_report_t *r)
+{
+    const char *path = ss_job_opts(e->job)->report;
+    if (path && ss_comm_rank() == 0)
+        ss_report_write_failed(path, r);
 }
 
 /*
@@ -453,6 +496,29 @@ static void log_done(const engine_t *e, const setup_t *s, int rc)
     ss_log_done(s->n, v[0], v[1], (int64_t)max_kb * 1024);
 }
 
+/*
+ * The batch log's final line of a failed run names the first failing rank's
+ * error, which rank 0 may not have seen: every rank's message is gathered.
+ * Collective; failed is agreed, so every rank takes the same branch.
+ */
+static void log_failed(int failed)
+{
+    if (!failed || !ss_comm_parallel())
+        return; /* one process: cli.c prints its own error */
+    enum { LEN = 512 };
+    int n = ss_comm_size();
+    char mine[LEN], *all = calloc((size_t)n, LEN);
+    const char *m = ss_error_message();
+    snprintf(mine, sizeof(mine), "%s", strncmp(m, "seqshard: ", 10) ? m : m + 10);
+    if (all && ss_comm_gather(mine, LEN, all) == 0 && ss_comm_rank() == 0)
+        for (int i = 0; i < n; i++)
+            if (all[(size_t)i * LEN]) {
+                ss_log_failed(all + (size_t)i * LEN);
+                break;
+            }
+    free(all);
+}
+
 /* Run: the sink starts the workers and writes their shards, then finishes the file. */
 static int run(engine_t *e, setup_t *s, double t0)
 {
@@ -465,16 +531,21 @@ static int run(engine_t *e, setup_t *s, double t0)
     e->progress = ss_progress_start(s->n, s->total_work, o->quiet, ss_comm_rank() == 0);
     ss_count_t count0, count1;
     int counted = ss_count_total(&count0) == 0;
+    s->workers_at = ss_now();
     int rc = e->sink->run(e, s->n_workers, s->w);
     if (parallel && e->kill_shard >= 0 && e->kill_rank == ss_comm_rank())
         raise(SIGKILL); /* the testing hook's rank took no shard >= kill_shard */
     rc = e->sink->finish(e, rc);
     counted = counted && ss_count_total(&count1) == 0;
     ss_output_t *rep;
-    rc = report(e, s, t0, counted ? &count0 : NULL, counted ? &count1 : NULL, rc, &rep);
+    ss_report_t r = { 0 };
+    rc = report(e, s, t0, counted ? &count0 : NULL, counted ? &count1 : NULL, rc, &r, &rep);
     /* the owner of the output (rank 0) indexes and renames, the others wait below */
     if (!parallel || ss_comm_rank() == 0)
         rc = seal(e, rc, rep);
+    if (rc != 0 && r.kernel)
+        report_failed(e, &r);
+    ss_report_release(&r);
     ss_progress_finish(e->progress, rc == 0);
     if (parallel) {
         /* rank 0 has indexed, renamed and reported: every rank exits with its
@@ -485,7 +556,20 @@ static int run(engine_t *e, setup_t *s, double t0)
             ss_output_unguard();
     }
     log_done(e, s, rc);
+    log_failed(parallel && rc != 0);
     return rc;
+}
+
+/* Every rank failed setup together (agreed): the report says what was planned and why. */
+static void setup_failed(engine_t *e, setup_t *s, double t0)
+{
+    if (!ss_job_opts(e->job)->report)
+        return;
+    ss_report_t r;
+    report_fill(e, s, t0, &r);
+    if (ss_report_gather(&r) == 0)
+        report_failed(e, &r);
+    ss_report_release(&r);
 }
 
 static void teardown(engine_t *e, setup_t *s)
@@ -501,6 +585,7 @@ static void teardown(engine_t *e, setup_t *s)
     free(s->place);
     ss_topo_destroy(s->topo);
     free(e->stats);
+    free(e->recs);
     free(s->w);
     free(s->shards);
 }
@@ -521,7 +606,11 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, const void *run_state,
     e.stall_shard = shard_from_env("SEQSHARD_STALL_SHARD");
     int failed = setup(&e, spec, &s);
     /* no rank may enter a collective step that another rank will never reach */
-    if (!ss_comm_max_int(failed) && (!parallel || ss_comm_counter_open(s.n) == 0))
+    if (ss_comm_max_int(failed)) {
+        setup_failed(&e, &s, t0);
+        log_failed(parallel);
+    }
+    else if (!parallel || ss_comm_counter_open(s.n) == 0)
         rc = run(&e, &s, t0);
     if (rc < 0 && !ss_error_raised() && !parallel)
         ss_error("the run failed");

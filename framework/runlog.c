@@ -22,16 +22,38 @@ static struct {
     int on;        /* a batch log on rank 0, not quiet */
     int ended;     /* the final line was printed */
     double t0;     /* monotonic start */
+    double t0_wall; /* the same moment, epoch seconds */
     char kernel[32];
 } lg;
 
-void ss_log_stamp(char *buf, size_t size)
+double ss_wall_now(void)
 {
     struct timespec t;
-    struct tm tm;
     clock_gettime(CLOCK_REALTIME, &t);
-    if (!gmtime_r(&t.tv_sec, &tm) || !strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm))
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+void ss_log_stamp_at(char *buf, size_t size, double t)
+{
+    struct tm tm;
+    time_t sec = (time_t)t;
+    if (!gmtime_r(&sec, &tm) || !strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm))
         snprintf(buf, size, "?");
+}
+
+void ss_log_stamp(char *buf, size_t size)
+{
+    ss_log_stamp_at(buf, size, ss_wall_now());
+}
+
+double ss_log_opened_wall(void)
+{
+    return lg.t0_wall;
+}
+
+double ss_log_opened(void)
+{
+    return lg.t0;
 }
 
 void ss_log_open(const char *kernel, int quiet, int is_rank0)
@@ -39,6 +61,7 @@ void ss_log_open(const char *kernel, int quiet, int is_rank0)
     memset(&lg, 0, sizeof(lg));
     lg.on = !quiet && is_rank0 && !isatty(STDERR_FILENO);
     lg.t0 = ss_now();
+    lg.t0_wall = ss_wall_now();
     snprintf(lg.kernel, sizeof(lg.kernel), "%s", kernel ? kernel : "?");
 }
 
@@ -83,14 +106,15 @@ void ss_log_done(int shards, uint64_t reads, uint64_t bytes, int64_t peak_rss)
     fflush(stderr);
 }
 
-void ss_log_failed(void)
+void ss_log_failed(const char *why)
 {
     if (!lg.on || lg.ended)
         return;
     lg.ended = 1;
     char ts[32];
     ss_log_stamp(ts, sizeof(ts));
-    const char *why = ss_error_message();
+    if (!why || !*why)
+        why = ss_error_message();
     /* the error as printed, without its "seqshard: " */
     if (strncmp(why, "seqshard: ", 10) == 0)
         why += 10;

@@ -55,6 +55,7 @@ struct engine_s {
     ss_sched_t *sched;
     ss_ordered_t *ow;
     ss_worker_stats_t *stats;  /* [n_workers] */
+    ss_shard_rec_t *recs;      /* [n_shards]: recs[i] written by the worker that ran shard i */
     atomic_ullong reads_done;
     int fail_shard;            /* SEQSHARD_FAIL_SHARD, or -1 */
     int kill_shard;            /* SEQSHARD_KILL_SHARD, or -1 */
