@@ -84,7 +84,7 @@ void vw_usage(FILE *fp)
             "                          k/m/g suffixes allowed [%d]\n"
             "      --report FILE.json  write run statistics (threads, shards, times) as JSON\n"
             "      --tmp-dir DIR       directory for temporary files\n"
-            "      --quiet             no progress line on stderr\n"
+            "      --quiet             no progress or log lines on stderr (errors still)\n"
             "\n"
             "Not supported (samtools view options): -c, -U, -p, -P, -X, -t, -r, -R, -N, -d,\n"
             "-D, -m, -e, -s, -x, -B, --library (our -l is the compression level), SAM.gz output.\n",
