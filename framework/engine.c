@@ -139,7 +139,7 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
 {
     const ss_shard_t *sh = &e->shards[idx];
     const char *ctg = sh->tid >= 0 ? sam_hdr_tid2name(ss_job_header(e->job), sh->tid) : "*";
-    ss_shard_stats_t st = { 0, 0 };
+    ss_shard_stats_t st = { 0 };
     double t0 = ss_now(), wall0 = ss_wall_now();
     ss_reader_set_shard(rd, idx);
     if (ss_reader_begin(rd) < 0)
@@ -164,6 +164,8 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
     s->shards++;
     s->reads += st.reads;
     s->bases += st.bases;
+    for (int i = 0; i < SS_SUMMARY_N; i++)
+        s->summary[i] += st.summary[i];
     /* shard idx is this worker's alone: the main thread reads the record after the join */
     e->recs[idx] = (ss_shard_rec_t){ .idx = idx, .worker = w->id, .rank = ss_comm_rank(),
                                      .done = 1, .beg = wall0, .end = ss_wall_now(),
@@ -519,6 +521,37 @@ static void log_failed(int failed)
     free(all);
 }
 
+/*
+ * The kernel's summary (view -c): its counters summed over every worker and
+ * rank, turned into text by the kernel on the output's owner, encoded as the
+ * output's text into e->summary, which the sink writes before the trailer.
+ * Collective when the kernel has a summary hook, whatever rc is on this rank
+ * (a rank that failed still takes part). rc or -1.
+ */
+static int summarize(engine_t *e, const setup_t *s, int rc)
+{
+    if (!e->k->run_summary)
+        return rc;
+    uint64_t sums[SS_SUMMARY_N] = { 0 };
+    for (int i = 0; i < s->n_workers; i++)
+        for (int j = 0; j < SS_SUMMARY_N; j++)
+            sums[j] += e->stats[i].summary[j];
+    if (ss_comm_sum_u64(sums, SS_SUMMARY_N) < 0) {
+        ss_error("cannot add up the ranks' %s counts", e->k->name);
+        return -1;
+    }
+    if (rc != 0 || ss_comm_rank() != 0)
+        return rc;
+    kstring_t text = KS_INITIALIZE;
+    int r = e->k->run_summary(e->kopts, sums, &text);
+    if (r == 0 && text.l && ss_out_run_text(e->orun, text.s, text.l, &e->summary) < 0) {
+        ss_error("out of memory writing the %s summary", e->k->name);
+        r = -1;
+    }
+    free(text.s);
+    return r < 0 ? -1 : rc;
+}
+
 /* Run: the sink starts the workers and writes their shards, then finishes the file. */
 static int run(engine_t *e, setup_t *s, double t0)
 {
@@ -535,6 +568,7 @@ static int run(engine_t *e, setup_t *s, double t0)
     int rc = e->sink->run(e, s->n_workers, s->w);
     if (parallel && e->kill_shard >= 0 && e->kill_rank == ss_comm_rank())
         raise(SIGKILL); /* the testing hook's rank took no shard >= kill_shard */
+    rc = summarize(e, s, rc);
     rc = e->sink->finish(e, rc);
     counted = counted && ss_count_total(&count1) == 0;
     ss_output_t *rep;
@@ -580,6 +614,7 @@ static void teardown(engine_t *e, setup_t *s)
     ss_store_destroy(e->store);
     ss_out_run_destroy(e->orun);
     free(s->header.s);
+    free(e->summary.s);
     if (s->place)
         ss_topo_plan_free(s->place, s->n_workers);
     free(s->place);

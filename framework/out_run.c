@@ -166,6 +166,11 @@ int ss_out_run_header(const ss_out_run_t *r, kstring_t *out)
     return rc;
 }
 
+int ss_out_run_text(const ss_out_run_t *r, const char *text, size_t len, kstring_t *out)
+{
+    return text_header(r, text, len, out);
+}
+
 int ss_out_run_trailer(const ss_out_run_t *r, kstring_t *out)
 {
     int rc = 0;

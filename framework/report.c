@@ -71,7 +71,7 @@ static void write_versions(FILE *fp)
  */
 static uint64_t write_workers(FILE *fp, const ss_report_t *r)
 {
-    ss_worker_stats_t tot = { 0, 0, 0, 0 };
+    ss_worker_stats_t tot = { 0 };
     double max_busy = 0;
     fprintf(fp, "  \"workers\": [");
     for (int i = 0; i < r->n_workers; i++) {

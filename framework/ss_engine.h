@@ -72,6 +72,7 @@ struct engine_s {
     uint64_t work_done;
     int work_counted;          /* multi-rank progress: shards whose work is in work_done */
     uint64_t bytes_written;
+    kstring_t summary;         /* the kernel's summary text, encoded (owner rank), or empty */
 };
 
 struct worker_s {

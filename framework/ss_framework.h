@@ -167,10 +167,14 @@ typedef struct {
     int input_list;          /* inputs came from -b: file arguments are ignored, as samtools does */
 } ss_common_opts_t;
 
+/* Run-wide counters a kernel may add to per shard, for its summary hook. */
+#define SS_SUMMARY_N 4
+
 /* Counters a kernel fills per shard; summed per worker for --report. */
 typedef struct {
     uint64_t reads;   /* records read from the inputs */
     uint64_t bases;   /* reference positions produced (pileup) or bases emitted */
+    uint64_t summary[SS_SUMMARY_N]; /* summed over every shard and rank for the summary hook */
 } ss_shard_stats_t;
 
 /* Defaults shared by all kernels (threads 0, shard size SS_DEFAULT_SHARD_SIZE). */
@@ -283,6 +287,17 @@ typedef struct ss_kernel_s {
      */
     int (*process)(void *wstate, const ss_shard_t *shard, ss_out_t *out, ss_shard_stats_t *stats);
     void (*worker_destroy)(void *wstate);
+
+    /*
+     * Optional, text output: a result of the whole run that no shard can
+     * print alone (view -c: one count). process adds to stats->summary[];
+     * the framework sums those over every shard and rank, and calls this
+     * once, on the main thread of the rank that owns the output, after every
+     * shard was written; the text it appends to *text ends the output (before
+     * any trailer, compressed like the rest). Not called when the run failed.
+     * 0, or -1 after ss_error().
+     */
+    int (*run_summary)(const void *kopts, const uint64_t sums[SS_SUMMARY_N], kstring_t *text);
 } ss_kernel_t;
 
 /*

@@ -182,6 +182,7 @@ double ss_log_opened(void);
 typedef struct {
     uint64_t shards, reads, bases;
     double busy_s;
+    uint64_t summary[SS_SUMMARY_N]; /* the kernel's summary counters, over this worker's shards */
 } ss_worker_stats_t;
 
 /*
