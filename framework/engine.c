@@ -342,6 +342,8 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
     s->threads = o->threads > 0 ? o->threads : ss_slurm_cpus(cores);
     if (s->threads <= 0)
         s->threads = cores;
+    if (ss_job_inputs(e->job)->stream)
+        s->threads = 1; /* standard input is read once, in order, by one worker */
     s->n_workers = s->threads < s->n ? s->threads : s->n;
     int window = 4 * s->threads > 8 ? 4 * s->threads : 8;
     ss_alloc_tune(s->threads);
@@ -411,6 +413,12 @@ static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
     failed = setup_workers(e, s, failed);
     if (failed)
         return 1;
+    if (ss_comm_parallel() && ss_job_inputs(e->job)->stream) {
+        if (ss_comm_rank() == 0)
+            ss_error("-: standard input is read by one process, but mpirun started %d ranks; "
+                     "run without mpirun/srun, or give a BAM/CRAM file", ss_comm_size());
+        return 1;
+    }
     if (ss_comm_parallel() && !o->output) {
         if (ss_comm_rank() == 0)
             ss_error("under mpirun with %d ranks the output must be a file: add -o FILE",

@@ -165,6 +165,8 @@ typedef struct {
                               * ends with their shard (tid SS_TID_UNPLACED), and the regions
                               * "*" (them) and "." (the whole file) are allowed */
     int input_list;          /* inputs came from -b: file arguments are ignored, as samtools does */
+    int stdin_ok;            /* the kernel reads "-" (standard input) as a stream: one worker,
+                              * one shard per contig in file order, no index */
 } ss_common_opts_t;
 
 /* Run-wide counters a kernel may add to per shard, for its summary hook. */

@@ -25,7 +25,17 @@ typedef struct {
     char **index_paths;    /* index of each input, or NULL: found beside the input */
     char **fmt_opts;       /* --input-fmt-option strings applied to every input */
     int n_fmt_opts;
+    /*
+     * Input 0 is standard input ("-"), opened once by the job: its file and
+     * header, which the one reader of the run borrows and reads in a single
+     * pass (no index); NULL for files.
+     */
+    samFile *stream;
+    sam_hdr_t *stream_hdr;
 } ss_io_inputs_t;
+
+/* The path that names standard input. */
+#define SS_IO_STDIN "-"
 
 /*
  * Open input i of in the way every reader does: CRAM MD rebuilding off, the

@@ -47,6 +47,10 @@ void vw_usage(FILE *fp)
             "decoding and encoding genomic shards in parallel. The input must be\n"
             "coordinate-sorted and indexed.\n"
             "\n"
+            "'-' as the input reads coordinate-sorted SAM/BAM/CRAM from standard input,\n"
+            "without an index: one worker in one pass, so it does not parallelise (no\n"
+            "regions, not under mpirun).\n"
+            "\n"
             "Regions: CONTIG, CONTIG:BEG or CONTIG:BEG-END (1-based, inclusive), '*' for the\n"
             "unplaced unmapped reads at the end of the file, '.' for the whole file. Each\n"
             "region's records are printed in the order the regions are given; a record in two\n"
@@ -432,6 +436,7 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         co->shard_size = VW_CRAM_SHARD_FACTOR * (hts_pos_t)SS_DEFAULT_SHARD_SIZE;
     /* the unplaced unmapped reads end a whole-file view; "*" and "." name them as regions */
     co->unplaced = 1;
+    co->stdin_ok = 1; /* "-": standard input, read by one worker in one pass */
     /*
      * all_contigs stays 0: the planner still gives every contig at least one
      * shard, and a contig without records costs one index query.
