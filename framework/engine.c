@@ -5,7 +5,8 @@
  * from which the main thread writes each shard at its offset once every
  * earlier shard's size is known (engine_par.c, merge.c), while the workers
  * go on. The run has three phases, each a function below: setup (plan,
- * threads, placement, output), run (the sink), report.
+ * threads, placement, output), run (the sink), and its end (engine_end.c:
+ * the kernel's summary, the report, the log's final line).
  *
  * Threads and ownership:
  *   - each worker owns its reader, its kernel state and the buffer of the
@@ -37,7 +38,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../alloc/ss_alloc.h"
@@ -296,18 +296,6 @@ static int seal(engine_t *e, int rc, ss_output_t *rep)
 }
 
 
-/* What setup decided, for the run and the report. */
-typedef struct {
-    ss_shard_t *shards;
-    int n, threads, n_workers, buffer_cap;
-    uint64_t total_work;
-    ss_topo_t *topo;
-    ss_placement_t *place; /* [n_workers] */
-    worker_t *w;
-    kstring_t header;
-    int bind;          /* the ss_bind_mode_t in effect */
-    double workers_at; /* ss_now() when the workers were about to start: setup ends */
-} setup_t;
 
 /*
  * The read range of every shard: its own range plus the kernel's halo. The
@@ -428,138 +416,6 @@ static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
     return ss_out_run_header(e->orun, &s->header) < 0;
 }
 
-/* The report's figures from what setup decided and what the workers did. */
-static void report_fill(const engine_t *e, const setup_t *s, double t0, ss_report_t *r)
-{
-    *r = (ss_report_t){ .kernel = e->k->name, .opts = ss_job_opts(e->job),
-                        .header = ss_job_header(e->job), .plan = s->shards,
-                        .threads = s->threads, .n_shards = s->n, .n_workers = s->n_workers,
-                        .workers = e->stats, .wall_s = ss_now() - t0,
-                        .est_work_total = s->total_work, .recs = e->recs };
-    r->setup_s = (s->workers_at > 0 ? s->workers_at : ss_now()) - ss_log_opened();
-    r->bytes_written = e->bytes_written;
-    r->buffer_cap = s->buffer_cap;
-    r->buffer_peak = e->ow ? ss_ordered_peak_buffers(e->ow) : 0;
-    /* auto means one worker per core when pinned (ss_topo_plan), else none */
-    int pinned = 0;
-    for (int i = 0; e->place && i < s->n_workers; i++)
-        pinned |= e->place[i].pinned;
-    int mode = !pinned ? SS_BIND_NONE : s->bind == SS_BIND_AUTO ? SS_BIND_CORE : s->bind;
-    r->bind_mode = ss_bind_mode_name((ss_bind_mode_t)mode);
-    r->place = e->place;
-}
-
-/*
- * Report: --report, collective: every rank's summary and shard records to
- * rank 0 (into *r, released by the caller), which writes the JSON of a run
- * that worked under its temporary name into *rep (NULL elsewhere, or when
- * the run failed); seal renames it after the output. rc or -1.
- */
-static int report(engine_t *e, const setup_t *s, double t0, const ss_count_t *c0,
-                  const ss_count_t *c1, int rc, ss_report_t *r, ss_output_t **rep)
-{
-    const ss_common_opts_t *o = ss_job_opts(e->job);
-    *rep = NULL;
-    if (!o->report)
-        return rc;
-    report_fill(e, s, t0, r);
-    r->count_before = c0;
-    r->count_after = c1;
-    if (ss_report_gather(r) < 0 && ss_comm_rank() == 0) {
-        ss_error("%s: cannot gather the ranks' figures for the report", o->report);
-        return -1;
-    }
-    if (ss_comm_rank() != 0 || rc != 0)
-        return rc;
-    return (*rep = ss_report_write(o->report, r)) ? rc : -1;
-}
-
-/*
- * A failed run's report, on rank 0, under its name at once (the output never
- * appears): what ran, the shards that finished, the error. The write's own
- * failure is only reported: the run failed already.
- */
-static void report_failed(const engine_t *e, ss_report_t *r)
-{
-    const char *path = ss_job_opts(e->job)->report;
-    if (path && ss_comm_rank() == 0)
-        ss_report_write_failed(path, r);
-}
-
-/*
- * The batch log's final line of a run that worked: reads, bytes and the
- * largest peak RSS over every rank. Collective; rc is the agreed status, so
- * every rank takes the same branch.
- */
-static void log_done(const engine_t *e, const setup_t *s, int rc)
-{
-    if (rc != 0)
-        return;
-    uint64_t v[2] = { 0, e->bytes_written };
-    for (int i = 0; i < s->n_workers; i++)
-        v[0] += e->stats[i].reads;
-    struct rusage ru;
-    int rss_kb = getrusage(RUSAGE_SELF, &ru) == 0 ? (int)ru.ru_maxrss : 0;
-    if (ss_comm_sum_u64(v, 2) < 0)
-        return;
-    int max_kb = ss_comm_max_int(rss_kb);
-    ss_log_done(s->n, v[0], v[1], (int64_t)max_kb * 1024);
-}
-
-/*
- * The batch log's final line of a failed run names the first failing rank's
- * error, which rank 0 may not have seen: every rank's message is gathered.
- * Collective; failed is agreed, so every rank takes the same branch.
- */
-static void log_failed(int failed)
-{
-    if (!failed || !ss_comm_parallel())
-        return; /* one process: cli.c prints its own error */
-    enum { LEN = 512 };
-    int n = ss_comm_size();
-    char mine[LEN], *all = calloc((size_t)n, LEN);
-    const char *m = ss_error_message();
-    snprintf(mine, sizeof(mine), "%s", strncmp(m, "seqshard: ", 10) ? m : m + 10);
-    if (all && ss_comm_gather(mine, LEN, all) == 0 && ss_comm_rank() == 0)
-        for (int i = 0; i < n; i++)
-            if (all[(size_t)i * LEN]) {
-                ss_log_failed(all + (size_t)i * LEN);
-                break;
-            }
-    free(all);
-}
-
-/*
- * The kernel's summary (view -c): its counters summed over every worker and
- * rank, turned into text by the kernel on the output's owner, encoded as the
- * output's text into e->summary, which the sink writes before the trailer.
- * Collective when the kernel has a summary hook, whatever rc is on this rank
- * (a rank that failed still takes part). rc or -1.
- */
-static int summarize(engine_t *e, const setup_t *s, int rc)
-{
-    if (!e->k->run_summary)
-        return rc;
-    uint64_t sums[SS_SUMMARY_N] = { 0 };
-    for (int i = 0; i < s->n_workers; i++)
-        for (int j = 0; j < SS_SUMMARY_N; j++)
-            sums[j] += e->stats[i].summary[j];
-    if (ss_comm_sum_u64(sums, SS_SUMMARY_N) < 0) {
-        ss_error("cannot add up the ranks' %s counts", e->k->name);
-        return -1;
-    }
-    if (rc != 0 || ss_comm_rank() != 0)
-        return rc;
-    kstring_t text = KS_INITIALIZE;
-    int r = e->k->run_summary(e->kopts, sums, &text);
-    if (r == 0 && text.l && ss_out_run_text(e->orun, text.s, text.l, &e->summary) < 0) {
-        ss_error("out of memory writing the %s summary", e->k->name);
-        r = -1;
-    }
-    free(text.s);
-    return r < 0 ? -1 : rc;
-}
-
 /* Run: the sink starts the workers and writes their shards, then finishes the file. */
 static int run(engine_t *e, setup_t *s, double t0)
 {
@@ -576,17 +432,17 @@ static int run(engine_t *e, setup_t *s, double t0)
     int rc = e->sink->run(e, s->n_workers, s->w);
     if (parallel && e->kill_shard >= 0 && e->kill_rank == ss_comm_rank())
         raise(SIGKILL); /* the testing hook's rank took no shard >= kill_shard */
-    rc = summarize(e, s, rc);
+    rc = ss_engine_summarize(e, s, rc);
     rc = e->sink->finish(e, rc);
     counted = counted && ss_count_total(&count1) == 0;
     ss_output_t *rep;
     ss_report_t r = { 0 };
-    rc = report(e, s, t0, counted ? &count0 : NULL, counted ? &count1 : NULL, rc, &r, &rep);
+    rc = ss_engine_report(e, s, t0, counted ? &count0 : NULL, counted ? &count1 : NULL, rc, &r, &rep);
     /* the owner of the output (rank 0) indexes and renames, the others wait below */
     if (!parallel || ss_comm_rank() == 0)
         rc = seal(e, rc, rep);
     if (rc != 0 && r.kernel)
-        report_failed(e, &r);
+        ss_engine_report_failed(e, &r);
     ss_report_release(&r);
     ss_progress_finish(e->progress, rc == 0);
     if (parallel) {
@@ -597,21 +453,9 @@ static int run(engine_t *e, setup_t *s, double t0)
         if (ss_comm_rank() != 0)
             ss_output_unguard();
     }
-    log_done(e, s, rc);
-    log_failed(parallel && rc != 0);
+    ss_engine_log_done(e, s, rc);
+    ss_engine_log_failed(parallel && rc != 0);
     return rc;
-}
-
-/* Every rank failed setup together (agreed): the report says what was planned and why. */
-static void setup_failed(engine_t *e, setup_t *s, double t0)
-{
-    if (!ss_job_opts(e->job)->report)
-        return;
-    ss_report_t r;
-    report_fill(e, s, t0, &r);
-    if (ss_report_gather(&r) == 0)
-        report_failed(e, &r);
-    ss_report_release(&r);
 }
 
 static void teardown(engine_t *e, setup_t *s)
@@ -650,8 +494,8 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, const void *run_state,
     int failed = setup(&e, spec, &s);
     /* no rank may enter a collective step that another rank will never reach */
     if (ss_comm_max_int(failed)) {
-        setup_failed(&e, &s, t0);
-        log_failed(parallel);
+        ss_engine_setup_failed(&e, &s, t0);
+        ss_engine_log_failed(parallel);
     }
     else if (!parallel || ss_comm_counter_open(s.n) == 0)
         rc = run(&e, &s, t0);
