@@ -148,6 +148,8 @@ static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
     restore_stderr(saved);
     if (ss_comm_parallel())
         ss_error_defer(1);
+    if (r == 0) /* the log's clock starts before the inputs open */
+        ss_log_open(k->name, co.quiet, ss_comm_rank() == 0);
     if (r == -1)
         rc = SS_EXIT_OK; /* --help was printed */
     else if (r != 0)
@@ -169,6 +171,8 @@ static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
         rc = SS_EXIT_FAIL;
     if (rc == -1)
         rc = ss_engine_run(k, kopts, run, &spec, job) == SS_EXIT_OK ? SS_EXIT_OK : SS_EXIT_FAIL;
+    if (rc == SS_EXIT_FAIL)
+        ss_log_failed(NULL); /* a no-op when the log is off or the engine already said so */
     if (spec.header)
         sam_hdr_destroy(spec.header); /* the run did not take it: setup failed before */
     if (run && k->run_free)

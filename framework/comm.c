@@ -17,6 +17,7 @@
  * (wait_quietly).
  */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,18 @@
 
 #include "ss_comm.h"
 #include "ss_internal.h"
+
+/* One rank: the gather is a copy. */
+static int local_gatherv(const void *in, size_t len, void **out, size_t *out_len)
+{
+    if (len == 0)
+        return 0;
+    if (!(*out = malloc(len)))
+        return -1;
+    memcpy(*out, in, len);
+    *out_len = len;
+    return 0;
+}
 
 #if SS_HAVE_MPI
 #include <mpi.h>
@@ -308,6 +321,73 @@ int ss_comm_gather(const void *in, size_t size, void *out)
     return wait_quietly(&req);
 }
 
+/* The first step of a gatherv: every rank's length to rank 0 (lens, size_ ints, rank 0). */
+static int gather_lens(size_t len, int *lens)
+{
+    if (len > INT_MAX)
+        return -1;
+    int mine = (int)len;
+    MPI_Request req;
+    if (MPI_Igather(&mine, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
+        return -1;
+    return wait_quietly(&req);
+}
+
+/* Rank 0: where each rank's bytes go, and the total (which must fit an int for MPI). */
+static int displacements(const int *lens, int *displs, size_t *total)
+{
+    *total = 0;
+    for (int i = 0; i < size_; i++) {
+        if (*total > (size_t)INT_MAX - (size_t)lens[i])
+            return -1;
+        displs[i] = (int)*total;
+        *total += (size_t)lens[i];
+    }
+    return 0;
+}
+
+int ss_comm_gatherv(const void *in, size_t len, void **out, size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    if (!inited)
+        return local_gatherv(in, len, out, out_len);
+    int *lens = calloc((size_t)size_, sizeof(int)), *displs = calloc((size_t)size_, sizeof(int));
+    if (!lens || !displs) {
+        /* a few bytes per rank: the other ranks are already inside the collective */
+        ss_error("out of memory gathering the report; every rank stops");
+        ss_comm_abort(1);
+    }
+    /* every rank takes part in both steps even after a local failure, or rank 0 waits */
+    int rc = len > INT_MAX ? -1 : 0;
+    if (gather_lens(rc == 0 ? len : 0, lens) < 0)
+        rc = -1;
+    size_t total = 0;
+    if (rank_ == 0 && rc == 0 && displacements(lens, displs, &total) < 0)
+        rc = -1;
+    if (rank_ == 0 && rc < 0) /* more than MPI counts: receive nothing, send nothing */
+        memset(lens, 0, (size_t)size_ * sizeof(int));
+    void *buf = rank_ == 0 && rc == 0 && total ? malloc(total) : NULL;
+    if (rank_ == 0 && total && !buf) {
+        ss_error("out of memory gathering %zu bytes of report records; every rank stops", total);
+        ss_comm_abort(1);
+    }
+    MPI_Request req;
+    if (MPI_Igatherv(in, rc == 0 ? (int)len : 0, MPI_BYTE, buf, lens, displs, MPI_BYTE, 0,
+                     MPI_COMM_WORLD, &req) != MPI_SUCCESS ||
+        wait_quietly(&req) < 0)
+        rc = -1;
+    free(lens);
+    free(displs);
+    if (rc < 0) {
+        free(buf);
+        return -1;
+    }
+    *out = buf;
+    *out_len = total;
+    return 0;
+}
+
 int ss_comm_bcast_str(char *buf, size_t cap)
 {
     if (!inited)
@@ -466,6 +546,12 @@ int ss_comm_gather(const void *in, size_t size, void *out)
 {
     memcpy(out, in, size);
     return 0;
+}
+int ss_comm_gatherv(const void *in, size_t len, void **out, size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    return local_gatherv(in, len, out, out_len);
 }
 int ss_comm_bcast_str(char *buf, size_t cap)
 {

@@ -5,7 +5,8 @@
  * from which the main thread writes each shard at its offset once every
  * earlier shard's size is known (engine_par.c, merge.c), while the workers
  * go on. The run has three phases, each a function below: setup (plan,
- * threads, placement, output), run (the sink), report.
+ * threads, placement, output), run (the sink), and its end (engine_end.c:
+ * the kernel's summary, the report, the log's final line).
  *
  * Threads and ownership:
  *   - each worker owns its reader, its kernel state and the buffer of the
@@ -139,7 +140,7 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
     const ss_shard_t *sh = &e->shards[idx];
     const char *ctg = sh->tid >= 0 ? sam_hdr_tid2name(ss_job_header(e->job), sh->tid) : "*";
     ss_shard_stats_t st = { 0 };
-    double t0 = ss_now();
+    double t0 = ss_now(), wall0 = ss_wall_now();
     ss_reader_set_shard(rd, idx);
     if (ss_reader_begin(rd) < 0)
         return -1;
@@ -165,6 +166,12 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
     s->bases += st.bases;
     for (int c = 0; c < SS_KERNEL_COUNTERS; c++)
         s->counts[c] += st.counts[c];
+    for (int i = 0; i < SS_SUMMARY_N; i++)
+        s->summary[i] += st.summary[i];
+    /* shard idx is this worker's alone: the main thread reads the record after the join */
+    e->recs[idx] = (ss_shard_rec_t){ .idx = idx, .worker = w->id, .rank = ss_comm_rank(),
+                                     .done = 1, .beg = wall0, .end = ss_wall_now(),
+                                     .reads = st.reads, .bytes = buf->l };
     atomic_fetch_add_explicit(&e->reads_done, st.reads, memory_order_relaxed);
     return 0;
 }
@@ -291,16 +298,6 @@ static int seal(engine_t *e, int rc, ss_output_t *rep)
 }
 
 
-/* What setup decided, for the run and the report. */
-typedef struct {
-    ss_shard_t *shards;
-    int n, threads, n_workers, buffer_cap;
-    uint64_t total_work;
-    ss_topo_t *topo;
-    ss_placement_t *place; /* [n_workers] */
-    worker_t *w;
-    kstring_t header;
-} setup_t;
 
 /*
  * The read range of every shard: its own range plus the kernel's halo. The
@@ -323,6 +320,7 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
 {
     const ss_common_opts_t *o = ss_job_opts(e->job);
     int bind = shared_node_unbound() && o->bind == SS_BIND_AUTO ? SS_BIND_NONE : o->bind;
+    s->bind = bind;
     if (bind != SS_BIND_NONE && !failed) {
         if (!(s->topo = ss_topo_load(NULL, NULL)))
             failed = 1;
@@ -334,6 +332,8 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
     s->threads = o->threads > 0 ? o->threads : ss_slurm_cpus(cores);
     if (s->threads <= 0)
         s->threads = cores;
+    if (ss_job_inputs(e->job)->stream)
+        s->threads = 1; /* standard input is read once, in order, by one worker */
     s->n_workers = s->threads < s->n ? s->threads : s->n;
     int window = 4 * s->threads > 8 ? 4 * s->threads : 8;
     ss_alloc_tune(s->threads);
@@ -344,6 +344,7 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
         failed = 1;
     int n_slots = s->n_workers > 0 ? s->n_workers : 1; /* per-worker arrays, never empty */
     e->stats = calloc((size_t)n_slots, sizeof(*e->stats));
+    e->recs = calloc((size_t)(s->n > 0 ? s->n : 1), sizeof(*e->recs));
     s->w = calloc((size_t)n_slots, sizeof(*s->w));
     /*
      * One buffer per worker that can run at once, plus the one being written: each new
@@ -374,7 +375,7 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
             e->place = s->place;
         }
     }
-    if (!failed && (!e->stats || !s->w || !e->ow || !e->sched ||
+    if (!failed && (!e->stats || !e->recs || !s->w || !e->ow || !e->sched ||
                     (ss_comm_parallel() && !e->store))) {
         ss_error("out of memory starting the run");
         failed = 1;
@@ -403,6 +404,12 @@ static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
     failed = setup_workers(e, s, failed);
     if (failed)
         return 1;
+    if (ss_comm_parallel() && ss_job_inputs(e->job)->stream) {
+        if (ss_comm_rank() == 0)
+            ss_error("-: standard input is read by one process, but mpirun started %d ranks; "
+                     "run without mpirun/srun, or give a BAM/CRAM file", ss_comm_size());
+        return 1;
+    }
     if (ss_comm_parallel() && !o->output) {
         if (ss_comm_rank() == 0)
             ss_error("under mpirun with %d ranks the output must be a file: add -o FILE",
@@ -412,51 +419,34 @@ static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
     return ss_out_run_header(e->orun, &s->header) < 0;
 }
 
-/*
- * Report: --report, collective: every rank's summary to rank 0, which writes
- * the JSON under its temporary name into *rep (NULL elsewhere, or when the
- * run failed); seal renames it after the output. rc or -1.
- */
-static int report(engine_t *e, const setup_t *s, double t0, const ss_count_t *c0,
-                  const ss_count_t *c1, int rc, ss_output_t **rep)
-{
-    const ss_common_opts_t *o = ss_job_opts(e->job);
-    *rep = NULL;
-    if (!o->report)
-        return rc;
-    ss_report_t r = { .kernel = e->k->name, .counter_names = e->k->counter_names, .threads = s->threads, .n_shards = s->n,
-                      .n_workers = s->n_workers, .workers = e->stats, .wall_s = ss_now() - t0,
-                      .est_work_total = s->total_work };
-    r.kernel_info = e->k->describe ? e->k->describe() : NULL;
-    r.bytes_written = e->bytes_written;
-    r.buffer_cap = s->buffer_cap;
-    r.buffer_peak = e->ow ? ss_ordered_peak_buffers(e->ow) : 0;
-    r.count_before = c0;
-    r.count_after = c1;
-    return ss_report_write_all(o->report, &r, rc, rep) < 0 ? -1 : rc;
-}
-
 /* Run: the sink starts the workers and writes their shards, then finishes the file. */
 static int run(engine_t *e, setup_t *s, double t0)
 {
     const ss_common_opts_t *o = ss_job_opts(e->job);
     int parallel = ss_comm_parallel();
+    ss_log_start(o->n_inputs, s->threads, ss_comm_size(), s->n);
     if (e->sink->open(e, &s->header) < 0)
         return -1;
     ss_signals_output_direct(e->out && !ss_output_tmp_path(e->out));
     e->progress = ss_progress_start(s->n, s->total_work, o->quiet, ss_comm_rank() == 0);
     ss_count_t count0, count1;
     int counted = ss_count_total(&count0) == 0;
+    s->workers_at = ss_now();
     int rc = e->sink->run(e, s->n_workers, s->w);
     if (parallel && e->kill_shard >= 0 && e->kill_rank == ss_comm_rank())
         raise(SIGKILL); /* the testing hook's rank took no shard >= kill_shard */
+    rc = ss_engine_summarize(e, s, rc);
     rc = e->sink->finish(e, rc);
     counted = counted && ss_count_total(&count1) == 0;
     ss_output_t *rep;
-    rc = report(e, s, t0, counted ? &count0 : NULL, counted ? &count1 : NULL, rc, &rep);
+    ss_report_t r = { 0 };
+    rc = ss_engine_report(e, s, t0, counted ? &count0 : NULL, counted ? &count1 : NULL, rc, &r, &rep);
     /* the owner of the output (rank 0) indexes and renames, the others wait below */
     if (!parallel || ss_comm_rank() == 0)
         rc = seal(e, rc, rep);
+    if (rc != 0 && r.kernel)
+        ss_engine_report_failed(e, &r);
+    ss_report_release(&r);
     ss_progress_finish(e->progress, rc == 0);
     if (parallel) {
         /* rank 0 has indexed, renamed and reported: every rank exits with its
@@ -466,6 +456,8 @@ static int run(engine_t *e, setup_t *s, double t0)
         if (ss_comm_rank() != 0)
             ss_output_unguard();
     }
+    ss_engine_log_done(e, s, rc);
+    ss_engine_log_failed(parallel && rc != 0);
     return rc;
 }
 
@@ -477,11 +469,13 @@ static void teardown(engine_t *e, setup_t *s)
     ss_store_destroy(e->store);
     ss_out_run_destroy(e->orun);
     free(s->header.s);
+    free(e->summary.s);
     if (s->place)
         ss_topo_plan_free(s->place, s->n_workers);
     free(s->place);
     ss_topo_destroy(s->topo);
     free(e->stats);
+    free(e->recs);
     free(s->w);
     free(s->shards);
 }
@@ -502,7 +496,11 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, const void *run_state,
     e.stall_shard = shard_from_env("SEQSHARD_STALL_SHARD");
     int failed = setup(&e, spec, &s);
     /* no rank may enter a collective step that another rank will never reach */
-    if (!ss_comm_max_int(failed) && (!parallel || ss_comm_counter_open(s.n) == 0))
+    if (ss_comm_max_int(failed)) {
+        ss_engine_setup_failed(&e, &s, t0);
+        ss_engine_log_failed(parallel);
+    }
+    else if (!parallel || ss_comm_counter_open(s.n) == 0)
         rc = run(&e, &s, t0);
     if (rc < 0 && !ss_error_raised() && !parallel)
         ss_error("the run failed");

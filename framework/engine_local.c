@@ -57,7 +57,10 @@ static int local_finish(engine_t *e, int rc)
 {
     if (rc == 0) {
         kstring_t t = KS_INITIALIZE;
-        rc = ss_out_run_trailer(e->orun, &t);
+        /* the kernel's summary (view -c) ends the content, before the trailer */
+        rc = e->summary.l && kputsn(e->summary.s, e->summary.l, &t) < 0 ? -1 : 0;
+        if (rc == 0)
+            rc = ss_out_run_trailer(e->orun, &t);
         if (rc == 0 && t.l)
             rc = ss_output_write(e->out, t.s, t.l);
         free(t.s);

@@ -115,6 +115,9 @@ static int par_put(engine_t *e, int idx, kstring_t *buf)
 static int par_finish(engine_t *e, int rc)
 {
     kstring_t tail = KS_INITIALIZE;
+    /* rank 0 alone holds the kernel's summary (view -c), and writes the tail */
+    if (rc == 0 && e->summary.l && kputsn(e->summary.s, e->summary.l, &tail) < 0)
+        rc = -1;
     if (rc == 0 && ss_out_run_trailer(e->orun, &tail) < 0)
         rc = -1;
     rc = ss_merge_finish(e->merge, rc < 0, tail.s, tail.l);

@@ -16,6 +16,7 @@
 #include <htslib/cram.h>
 #include <htslib/faidx.h>
 
+#include "ss_comm.h"
 #include "ss_internal.h"
 
 /*
@@ -129,6 +130,47 @@ static int check_contigs(const char *path, sam_hdr_t *h, const char *first, sam_
         }
     }
     return 0;
+}
+
+/*
+ * Standard input: one pass, no index, so only what a kernel can read in
+ * order: the only input, the whole file (no regions, no -l intervals), one
+ * process; SAM text is fine. The job keeps it open for the run's one reader.
+ * 0, or -1 after ss_error().
+ */
+static int open_stdin(ss_job_t *job)
+{
+    const ss_common_opts_t *o = job->opts;
+    const char *why = !o->stdin_ok ? "this kernel reads files only; give a BAM/CRAM path"
+                      : o->n_inputs > 1 ? "it must be the only input; give the others as files"
+                      : o->n_regions ? "regions need an index, which a stream has none of; "
+                                       "drop the regions or give a file"
+                      : o->bed ? "-l needs shards cut by interval, which a stream cannot be "
+                                 "read by; drop -l or give a file"
+                      : ss_comm_parallel() ? "it is read by one process, but mpirun/srun started "
+                                             "several ranks; run without them, or give a file"
+                      : NULL;
+    if (why) {
+        ss_error("-: standard input as input: %s", why);
+        return -1;
+    }
+    samFile *fp = sam_open(SS_IO_STDIN, "r");
+    sam_hdr_t *h = fp ? sam_hdr_read(fp) : NULL;
+    if (!h) {
+        ss_error("-: standard input is not SAM, BAM or CRAM (cannot read a header); pipe in "
+                 "e.g. 'samtools view -h -u in.bam'");
+        if (fp)
+            hts_close(fp);
+        return -1;
+    }
+    job->fp = fp, job->h = h;
+    job->inputs.stream = fp;
+    job->inputs.stream_hdr = h;
+    if (fp->format.format == cram && o->reference && hts_set_fai_filename(fp, o->reference) < 0) {
+        ss_error("-: cannot use reference %s for the CRAM on standard input", o->reference);
+        return -1;
+    }
+    return check_sorted(SS_IO_STDIN, h);
 }
 
 /* Open and check input i; keeps it in the job when i == 0, else closes it. */
@@ -430,7 +472,7 @@ ss_job_t *ss_job_open(const ss_common_opts_t *opts, const char *kernel_name)
         ok = 0;
     }
     for (int i = 0; ok && i < opts->n_inputs; i++)
-        ok = check_input(job, i) == 0;
+        ok = (strcmp(opts->inputs[i], SS_IO_STDIN) ? check_input(job, i) : open_stdin(job)) == 0;
     if (ok)
         ok = share_cram_reference(job) == 0;
     for (int i = 0; ok && i < opts->n_regions; i++)

@@ -247,7 +247,7 @@ void ss_common_usage(FILE *fp)
             "                          k/m/g suffixes allowed [%d]\n"
             "      --report FILE.json  write run statistics (threads, shards, times) as JSON\n"
             "      --tmp-dir DIR       directory for temporary files\n"
-            "      --quiet             no progress line on stderr\n"
+            "      --quiet             no progress or log lines on stderr (errors still)\n"
             "      --bind MODE         pin workers: auto, core, numa or none [auto: one per\n"
             "                          core when there are enough cores] (docs/locality.md)\n"
             "      --print-binding     print each worker's core, NUMA node and package\n"

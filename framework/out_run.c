@@ -129,8 +129,8 @@ static int bam_header(const ss_out_run_t *r, kstring_t *out)
     return rc;
 }
 
-/* Header bytes of text or SAM, BGZF-compressed when the output is. 0 or -1. */
-static int text_header(const ss_out_run_t *r, const char *text, size_t len, kstring_t *out)
+/* Text (a header, a summary) as the output writes it: BGZF-compressed when it is. 0 or -1. */
+static int text_bytes(const ss_out_run_t *r, const char *text, size_t len, kstring_t *out)
 {
     if (!len)
         return 0;
@@ -149,10 +149,10 @@ int ss_out_run_header(const ss_out_run_t *r, kstring_t *out)
     int rc = 0;
     switch (r->format) {
     case SS_FMT_TEXT:
-        rc = r->text_header ? text_header(r, r->text_header, strlen(r->text_header), out) : 0;
+        rc = r->text_header ? text_bytes(r, r->text_header, strlen(r->text_header), out) : 0;
         break;
     case SS_FMT_SAM:
-        rc = r->sam_header ? text_header(r, sam_hdr_str(r->hdr), sam_hdr_length(r->hdr), out) : 0;
+        rc = r->sam_header ? text_bytes(r, sam_hdr_str(r->hdr), sam_hdr_length(r->hdr), out) : 0;
         break;
     case SS_FMT_BAM:
         rc = bam_header(r, out);
@@ -164,6 +164,11 @@ int ss_out_run_header(const ss_out_run_t *r, kstring_t *out)
     if (rc < 0)
         ss_error("cannot encode the %s output header (out of memory?)", format_name(r->format));
     return rc;
+}
+
+int ss_out_run_text(const ss_out_run_t *r, const char *text, size_t len, kstring_t *out)
+{
+    return text_bytes(r, text, len, out);
 }
 
 int ss_out_run_trailer(const ss_out_run_t *r, kstring_t *out)

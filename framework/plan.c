@@ -515,6 +515,22 @@ static double output_target(void)
     return (double)SS_SHARD_OUTPUT;
 }
 
+/*
+ * Standard input has no index, and is read once, in order: one shard per
+ * contig (each read whole, so no read is needed by two shards), then the
+ * unplaced reads, all for the run's one worker in plan order.
+ */
+static int cut_stream(plan_t *p)
+{
+    p->by_bp = 1; /* no estimate: progress counts bases */
+    for (size_t i = 0; i < p->spans.n; i++) {
+        const span_t *s = &p->spans.a[i];
+        int unplaced = s->tid == SS_TID_UNPLACED;
+        if (shard_add(p, s, unplaced ? 0 : s->beg, unplaced ? 0 : s->end, 0) < 0)
+            return -1;
+    }
+    return 0;
+}
 int ss_plan_build(const ss_job_t *job, const ss_out_spec_t *spec, ss_shard_t **shards, int *n)
 {
     const ss_common_opts_t *o = ss_job_opts(job);
@@ -527,12 +543,16 @@ int ss_plan_build(const ss_job_t *job, const ss_out_spec_t *spec, ss_shard_t **s
     *shards = NULL;
     *n = 0;
     int r = build_spans(&p);
-    if (r == 0)
-        r = estimate(&p);
-    if (r == 0 && p.cell_out)
-        estimate_output(&p);
-    if (r == 0)
-        r = cut(&p);
+    if (r == 0 && ss_job_inputs(job)->stream) {
+        r = cut_stream(&p);
+    } else {
+        if (r == 0)
+            r = estimate(&p);
+        if (r == 0 && p.cell_out)
+            estimate_output(&p);
+        if (r == 0)
+            r = cut(&p);
+    }
     if (r < 0 && !ss_error_raised())
         ss_error("out of memory planning shards");
     free(p.spans.a);

@@ -4,10 +4,12 @@
  *
  * On a terminal: one line redrawn in place at most 4 times a second. In a log
  * file (batch jobs): a full line every 30 s, or every SEQSHARD_PROGRESS_INTERVAL
- * seconds, so logs stay short but show a run is alive.
+ * seconds, with a UTC timestamp, so logs stay short but show a run is alive
+ * and when; the start and final lines of such a log come from runlog.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,8 +90,14 @@ static void print_line(ss_progress_t *p, double now)
         fmt_time(eta, sizeof(eta), el * (1 - frac) / frac);
     else
         snprintf(eta, sizeof(eta), "?");
-    fprintf(stderr, "%sseqshard: %d/%d shards, %.1f%% of est. work, %s reads/s, ETA %s%s",
-            p->tty ? "\r" : "", p->shards, p->n_shards, 100 * frac, rate, eta,
+    /* a log line carries its time, so a job log shows when the run slowed or stalled */
+    char ts[40] = "";
+    if (!p->tty) {
+        ss_log_stamp(ts, sizeof(ts) - 1);
+        strcat(ts, " ");
+    }
+    fprintf(stderr, "%sseqshard: %s%d/%d shards, %.1f%% of est. work, %s reads/s, ETA %s%s",
+            p->tty ? "\r" : "", ts, p->shards, p->n_shards, 100 * frac, rate, eta,
             p->tty ? "\033[K" : "\n");
     fflush(stderr);
     p->live = p->tty;

@@ -1,11 +1,14 @@
 /*
- * report.c -- --report FILE.json: what ran, on what, and how the work spread
- * over the workers. Load imbalance = max busy time / mean busy time (1.0 is
- * perfect). Peak RSS is the process high-water mark (getrusage ru_maxrss).
- * Written under a temporary name like the output, and renamed with it.
+ * report.c -- --report FILE.json: what ran, on what, where, and how the work
+ * spread over the workers. Load imbalance = max busy time / mean busy time
+ * (1.0 is perfect). Peak RSS is the process high-water mark (getrusage
+ * ru_maxrss). A run that worked writes it under a temporary name like the
+ * output, renamed with it; a failed run writes it under its name at once,
+ * with "status": "failed" and the error (the output never appears then).
+ * The per-shard records, binding and hosts are in report_shards.c.
  */
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <hwloc.h>
@@ -14,10 +17,14 @@
 #include "../alloc/ss_alloc.h"
 #include "ss_internal.h"
 
-static void json_str(FILE *fp, const char *s)
+void ss_json_str(FILE *fp, const char *s)
 {
+    if (!s) {
+        fputs("null", fp);
+        return;
+    }
     fputc('"', fp);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')
             fprintf(fp, "\\%c", *p);
         else if (*p < 0x20)
@@ -44,14 +51,14 @@ static void write_versions(FILE *fp)
     ss_alloc_info(&ai);
     fprintf(fp, "  \"tool\": \"seqshard\",\n  \"version\": \"%s\",\n", SS_VERSION);
     fprintf(fp, "  \"htslib\": ");
-    json_str(fp, hts_version());
+    ss_json_str(fp, hts_version());
     fprintf(fp, ",\n  \"hwloc_api\": {\"compiled\": \"%s\", \"runtime\": \"%s\"},\n", hw_c, hw_r);
     fprintf(fp, "  \"mpi\": ");
-    json_str(fp, mpi);
+    ss_json_str(fp, mpi);
     fprintf(fp, ",\n  \"allocator\": {\"name\": ");
-    json_str(fp, ai.name ? ai.name : ss_alloc_name());
+    ss_json_str(fp, ai.name ? ai.name : ss_alloc_name());
     fprintf(fp, ", \"version\": ");
-    json_str(fp, ai.version);
+    ss_json_str(fp, ai.version);
     fprintf(fp, ", \"heap_bytes\": %zu, \"allocated_bytes\": %zu, \"free_bytes\": %zu, "
                 "\"thread_cache_bytes\": %zu},\n",
             ai.heap_bytes, ai.allocated_bytes, ai.free_bytes, ai.thread_cache_bytes);
@@ -75,7 +82,7 @@ static void write_kernel_counts(FILE *fp, const ss_report_t *r)
     fprintf(fp, "  \"kernel_counts\": {");
     for (int c = 0; c < SS_KERNEL_COUNTERS && r->counter_names[c]; c++) {
         fprintf(fp, "%s", c ? ", " : "");
-        json_str(fp, r->counter_names[c]);
+        ss_json_str(fp, r->counter_names[c]);
         fprintf(fp, ": %llu", (unsigned long long)tot[c]);
     }
     fprintf(fp, "},\n");
@@ -133,13 +140,17 @@ static void write_ranks(FILE *fp, const ss_report_t *r)
     for (int i = 0; i < r->n_ranks; i++) {
         const ss_rank_stats_t *k = &r->ranks[i];
         double idle = k->wall_s * k->threads - k->busy_s;
-        fprintf(fp, "%s\n    {\"rank\": %d, \"threads\": %d, \"shards\": %llu, \"reads\": %llu, "
+        fprintf(fp, "%s\n    {\"rank\": %d, \"host\": ", i ? "," : "", i);
+        ss_json_str(fp, k->host);
+        fprintf(fp, ", \"threads\": %d, \"shards\": %llu, \"reads\": %llu, "
                     "\"bases\": %llu, \"busy_s\": %.6f, \"idle_s\": %.6f, \"bytes_out\": %llu, "
-                    "\"peak_rss_bytes\": %lld, \"wall_s\": %.6f}",
-                i ? "," : "", i, k->threads, (unsigned long long)k->shards,
+                    "\"peak_rss_bytes\": %lld, \"wall_s\": %.6f, \"user_s\": %.3f, "
+                    "\"sys_s\": %.3f}",
+                k->threads, (unsigned long long)k->shards,
                 (unsigned long long)k->reads, (unsigned long long)k->bases, k->busy_s,
                 idle > 0 ? idle : 0, (unsigned long long)k->bytes_out,
-                (long long)k->peak_rss_bytes, k->wall_s);
+                (long long)k->peak_rss_bytes, k->wall_s, k->user_s, k->sys_s);
+        sum.user_s += k->user_s, sum.sys_s += k->sys_s;
         tot += k->busy_s;
         if (k->busy_s > max)
             max = k->busy_s;
@@ -151,12 +162,59 @@ static void write_ranks(FILE *fp, const ss_report_t *r)
     }
     fprintf(fp, "\n  ],\n  \"all_ranks\": {\"ranks\": %d, \"shards\": %llu, \"reads\": %llu, "
                 "\"bases\": %llu, \"busy_s\": %.6f, \"idle_s\": %.6f, \"bytes_out\": %llu, "
-                "\"max_peak_rss_bytes\": %lld}",
+                "\"max_peak_rss_bytes\": %lld, \"user_s\": %.3f, \"sys_s\": %.3f}",
             r->n_ranks, (unsigned long long)sum.shards, (unsigned long long)sum.reads,
             (unsigned long long)sum.bases, tot, idle_tot, (unsigned long long)sum.bytes_out,
-            (long long)rss_max);
+            (long long)rss_max, sum.user_s, sum.sys_s);
     fprintf(fp, ",\n  \"rank_load_imbalance\": %.4f,\n",
             tot > 0 ? max / (tot / r->n_ranks) : 1.0);
+}
+
+/* What ran: paths, sizes, where, when; the status and the error. */
+static void write_run(FILE *fp, const ss_report_t *r)
+{
+    const ss_common_opts_t *o = r->opts;
+    fprintf(fp, "  \"status\": \"%s\",\n  \"error\": ", r->failed ? "failed" : "ok");
+    ss_json_str(fp, r->failed ? ss_report_error(r) : NULL);
+    fprintf(fp, ",\n  \"kernel\": ");
+    ss_json_str(fp, r->kernel);
+    if (r->kernel_info) {
+        fprintf(fp, ",\n  \"kernel_info\": ");
+        ss_json_str(fp, r->kernel_info);
+    }
+    fprintf(fp, ",\n  \"command_line\": ");
+    ss_json_str(fp, ss_cli_cmdline());
+    fprintf(fp, ",\n  \"slurm_job_id\": ");
+    ss_json_str(fp, getenv("SLURM_JOB_ID"));
+    char t0[32], t1[32];
+    ss_log_stamp_at(t0, sizeof(t0), ss_log_opened_wall());
+    ss_log_stamp(t1, sizeof(t1));
+    fprintf(fp, ",\n  \"start_time\": \"%s\",\n  \"end_time\": \"%s\",\n", t0, t1);
+    fprintf(fp, "  \"inputs\": [");
+    for (int i = 0; o && i < o->n_inputs; i++) {
+        fputs(i ? ", " : "", fp);
+        ss_json_str(fp, o->inputs[i]);
+    }
+    fprintf(fp, "],\n  \"output\": ");
+    ss_json_str(fp, o && o->output && strcmp(o->output, "-") ? o->output : NULL);
+    fprintf(fp, ",\n  \"reference\": ");
+    ss_json_str(fp, o ? o->reference : NULL);
+    fprintf(fp, ",\n  \"threads\": %d,\n  \"shards\": %d,\n  \"shard_size\": %lld,\n"
+                "  \"est_work_total\": %llu,\n",
+            r->threads, r->n_shards, o ? (long long)o->shard_size : 0LL,
+            (unsigned long long)r->est_work_total);
+}
+
+/* This process's CPU time (all its threads), user and system. */
+static void write_cpu(FILE *fp)
+{
+    struct rusage ru;
+    double u = -1, sy = -1;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) {
+        u = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6;
+        sy = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+    }
+    fprintf(fp, "  \"cpu\": {\"user_s\": %.3f, \"sys_s\": %.3f},\n", u, sy);
 }
 
 /* The JSON, built in memory: it reaches the file through ss_output's checked writes. */
@@ -167,18 +225,11 @@ static int report_json(const ss_report_t *r, char **buf, size_t *len)
         return -1;
     struct rusage ru;
     long max_rss_kb = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
-    fprintf(fp, "{\n");
+    fprintf(fp, "{\n  \"schema\": %d,\n", SS_REPORT_SCHEMA);
     write_versions(fp);
-    fprintf(fp, "  \"kernel\": ");
-    json_str(fp, r->kernel);
-    if (r->kernel_info) {
-        fprintf(fp, ",\n  \"kernel_info\": ");
-        json_str(fp, r->kernel_info);
-    }
-    fprintf(fp, ",\n  \"command_line\": ");
-    json_str(fp, ss_cli_cmdline());
-    fprintf(fp, ",\n  \"threads\": %d,\n  \"shards\": %d,\n  \"est_work_total\": %llu,\n",
-            r->threads, r->n_shards, (unsigned long long)r->est_work_total);
+    write_run(fp, r);
+    ss_report_hosts_json(fp, r);
+    ss_report_binding_json(fp, r);
     fprintf(fp, "  \"output_buffers\": {\"cap\": %d, \"peak\": %d},\n", r->buffer_cap,
             r->buffer_peak);
     uint64_t reads = write_workers(fp, r);
@@ -186,8 +237,11 @@ static int report_json(const ss_report_t *r, char **buf, size_t *len)
     ss_count_json(counts, sizeof(counts), r->count_before, r->count_after, reads);
     fprintf(fp, "  %s,\n", counts);
     write_ranks(fp, r);
-    fprintf(fp, "  \"wall_s\": %.6f,\n  \"peak_rss_bytes\": %lld,\n  \"bytes_written\": %llu\n}\n",
-            r->wall_s, max_rss_kb < 0 ? -1LL : (long long)max_rss_kb * 1024,
+    ss_report_shards_json(fp, r);
+    write_cpu(fp);
+    fprintf(fp, "  \"setup_s\": %.6f,\n  \"wall_s\": %.6f,\n  \"peak_rss_bytes\": %lld,\n"
+                "  \"bytes_written\": %llu\n}\n",
+            r->setup_s, r->wall_s, max_rss_kb < 0 ? -1LL : (long long)max_rss_kb * 1024,
             (unsigned long long)r->bytes_written);
     int bad = ferror(fp);
     if (fclose(fp) != 0 || bad) {
@@ -213,4 +267,20 @@ ss_output_t *ss_report_write(const char *path, const ss_report_t *r)
     }
     free(buf);
     return out;
+}
+
+int ss_report_write_failed(const char *path, ss_report_t *r)
+{
+    r->failed = 1;
+    ss_output_t *out = ss_report_write(path, r);
+    return out ? ss_output_commit(out) : -1;
+}
+
+const char *ss_report_error(const ss_report_t *r)
+{
+    for (int i = 0; r->ranks && i < r->n_ranks; i++)
+        if (r->ranks[i].error[0])
+            return r->ranks[i].error;
+    const char *m = ss_error_message();
+    return *m ? m : "the run failed (no message)";
 }

@@ -78,6 +78,13 @@ int ss_comm_sum_u64(uint64_t *v, size_t n);
 int ss_comm_max_int(int v);
 /* Collective: gather `size` bytes from every rank to rank 0 (out has size*nranks). */
 int ss_comm_gather(const void *in, size_t size, void *out);
+/*
+ * Collective: gather len bytes from every rank (len may differ by rank) to
+ * rank 0, in rank order. On rank 0 *out receives them all (malloc'ed, the
+ * caller frees; NULL when the total is 0) and *out_len their total; on the
+ * other ranks *out is NULL and *out_len 0. Returns 0, or -1 (*out NULL).
+ */
+int ss_comm_gatherv(const void *in, size_t len, void **out, size_t *out_len);
 /* Collective: rank 0's string to all ranks (buf of cap bytes). */
 int ss_comm_bcast_str(char *buf, size_t cap);
 

@@ -55,6 +55,7 @@ struct engine_s {
     ss_sched_t *sched;
     ss_ordered_t *ow;
     ss_worker_stats_t *stats;  /* [n_workers] */
+    ss_shard_rec_t *recs;      /* [n_shards]: recs[i] written by the worker that ran shard i */
     atomic_ullong reads_done;
     int fail_shard;            /* SEQSHARD_FAIL_SHARD, or -1 */
     int kill_shard;            /* SEQSHARD_KILL_SHARD, or -1 */
@@ -71,6 +72,7 @@ struct engine_s {
     uint64_t work_done;
     int work_counted;          /* multi-rank progress: shards whose work is in work_done */
     uint64_t bytes_written;
+    kstring_t summary;         /* the kernel's summary text, encoded (owner rank), or empty */
 };
 
 struct worker_s {
@@ -80,8 +82,45 @@ struct worker_s {
     int started;
 };
 
+/* What setup decided, for the run and the report. */
+typedef struct {
+    ss_shard_t *shards;
+    int n, threads, n_workers, buffer_cap;
+    uint64_t total_work;
+    ss_topo_t *topo;
+    ss_placement_t *place; /* [n_workers] */
+    worker_t *w;
+    kstring_t header;
+    int bind;          /* the ss_bind_mode_t in effect */
+    double workers_at; /* ss_now() when the workers were about to start: setup ends */
+} setup_t;
+
 /* Start n_workers threads (fewer if the system refuses some). 0, or -1 after ss_error(). */
 int ss_engine_start_workers(engine_t *e, int n_workers, worker_t *w);
 void ss_engine_join_workers(int n_workers, worker_t *w);
+
+/* ---- the end of a run (engine_end.c) ---- */
+
+/*
+ * The kernel's summary counters summed over workers and ranks, its text
+ * encoded into e->summary on rank 0. Collective when the kernel has a
+ * summary hook, whatever rc is. rc or -1.
+ */
+int ss_engine_summarize(engine_t *e, const setup_t *s, int rc);
+/*
+ * --report, collective: gather into *r (the caller releases it); rank 0
+ * writes the JSON of a run that worked under its temporary name into *rep.
+ * rc or -1.
+ */
+int ss_engine_report(engine_t *e, const setup_t *s, double t0, const ss_count_t *c0,
+                     const ss_count_t *c1, int rc, ss_report_t *r, ss_output_t **rep);
+/* Rank 0: a failed run's report under its name, at once. */
+void ss_engine_report_failed(const engine_t *e, ss_report_t *r);
+/* Setup failed on every rank (agreed): its report, collective. */
+void ss_engine_setup_failed(engine_t *e, const setup_t *s, double t0);
+/* The job log's final line: totals over every rank (collective; rc agreed). */
+void ss_engine_log_done(const engine_t *e, const setup_t *s, int rc);
+/* A failed run's final line with the first failing rank's error (collective when failed). */
+void ss_engine_log_failed(int failed);
 
 #endif

@@ -175,16 +175,22 @@ typedef struct {
                               * ends with their shard (tid SS_TID_UNPLACED), and the regions
                               * "*" (them) and "." (the whole file) are allowed */
     int input_list;          /* inputs came from -b: file arguments are ignored, as samtools does */
+    int stdin_ok;            /* the kernel reads "-" (standard input) as a stream: one worker,
+                              * one shard per contig in file order, no index */
 } ss_common_opts_t;
 
 /* How many counters of its own a kernel may report (ss_kernel_t.counter_names). */
 #define SS_KERNEL_COUNTERS 6
+
+/* Run-wide counters a kernel may add to per shard, for its summary hook. */
+#define SS_SUMMARY_N 4
 
 /* Counters a kernel fills per shard; summed per worker (and over ranks) for --report. */
 typedef struct {
     uint64_t reads;   /* records read from the inputs */
     uint64_t bases;   /* reference positions produced (pileup) or bases emitted */
     uint64_t counts[SS_KERNEL_COUNTERS]; /* the kernel's own, named by counter_names */
+    uint64_t summary[SS_SUMMARY_N]; /* summed over every shard and rank for the summary hook */
 } ss_shard_stats_t;
 
 /* Defaults shared by all kernels (threads 0, shard size SS_DEFAULT_SHARD_SIZE). */
@@ -326,6 +332,17 @@ typedef struct ss_kernel_s {
      * Returns a static string. Main thread.
      */
     const char *(*describe)(void);
+
+    /*
+     * Optional, text output: a result of the whole run that no shard can
+     * print alone (view -c: one count). process adds to stats->summary[];
+     * the framework sums those over every shard and rank, and calls this
+     * once, on the main thread of the rank that owns the output, after every
+     * shard was written; the text it appends to *text ends the output (before
+     * any trailer, compressed like the rest). Not called when the run failed.
+     * 0, or -1 after ss_error().
+     */
+    int (*run_summary)(const void *kopts, const uint64_t sums[SS_SUMMARY_N], kstring_t *text);
 } ss_kernel_t;
 
 /*

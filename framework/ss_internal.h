@@ -11,6 +11,7 @@
 
 #include "../alloc/ss_count.h"
 #include "ss_framework.h"
+#include "ss_topology.h"
 
 /* ---- CLI context (cli.c sets it, options.c and report.c read it) ---- */
 
@@ -149,53 +150,120 @@ void ss_progress_update(ss_progress_t *p, int shards_done, uint64_t work_done, u
 /* Final line (TTY: finish the live line). Frees p. NULL is a no-op. */
 void ss_progress_finish(ss_progress_t *p, int ok);
 
-/* ---- --report FILE.json (report.c) ---- */
+/* ---- the batch log's start and final lines (runlog.c) ---- */
+
+/*
+ * The run's log lines go to stderr only on rank 0, when stderr is not a
+ * terminal and --quiet was not given. Main thread. ss_log_open starts the
+ * clock; ss_log_start prints what runs; ss_log_done or ss_log_failed prints
+ * the final line (the first of them to be called; later calls are no-ops).
+ */
+void ss_log_open(const char *kernel, int quiet, int is_rank0);
+void ss_log_start(int n_inputs, int threads, int ranks, int shards);
+/* Totals over every rank: shards in the plan, reads, output bytes, largest peak RSS (bytes). */
+void ss_log_done(int shards, uint64_t reads, uint64_t bytes, int64_t peak_rss);
+/* The final line of a failed run, with why (NULL: the first error this process saw). */
+void ss_log_failed(const char *why);
+/* "2026-12-01T08:30:05Z": now, UTC, for log lines and the report. Any thread. */
+void ss_log_stamp(char *buf, size_t size);
+/* The same for epoch seconds t. */
+void ss_log_stamp_at(char *buf, size_t size, double t);
+/* Wall-clock (CLOCK_REALTIME) seconds since the epoch. Any thread. */
+double ss_wall_now(void);
+/* When ss_log_open ran: epoch seconds, and seconds on the monotonic clock (ss_now). */
+double ss_log_opened_wall(void);
+double ss_log_opened(void);
+
+/* ---- --report FILE.json (report.c, report_shards.c, report_ranks.c) ---- */
+
+/* The report's format: bumped when a field changes meaning or goes away. */
+#define SS_REPORT_SCHEMA 2
 
 typedef struct {
     uint64_t shards, reads, bases;
     double busy_s;
     uint64_t counts[SS_KERNEL_COUNTERS]; /* the kernel's own (ss_kernel_t.counter_names) */
+    uint64_t summary[SS_SUMMARY_N]; /* the kernel's summary counters, over this worker's shards */
 } ss_worker_stats_t;
+
+/*
+ * One shard as it ran, for the report's "shard_records". Written by the
+ * worker that processed it (each shard by exactly one), read by the main
+ * thread after the join; fixed size, so ranks gather them as bytes.
+ */
+typedef struct {
+    int32_t idx, worker, rank, done;
+    double beg, end;          /* CLOCK_REALTIME seconds since the epoch */
+    uint64_t reads, bytes;    /* records the kernel read; bytes of the shard's output */
+} ss_shard_rec_t;
 
 /* One rank's summary, gathered to rank 0 for the report. */
 typedef struct {
     uint64_t shards, reads, bases, bytes_out;
-    double busy_s, wall_s;
+    double busy_s, wall_s, user_s, sys_s;
     int64_t peak_rss_bytes;
     int threads;
     uint64_t counts[SS_KERNEL_COUNTERS];
+    char host[64];
+    char error[512];          /* this rank's first error, "" if none */
 } ss_rank_stats_t;
 
 typedef struct {
     const char *kernel;
     const char *const *counter_names; /* the kernel's own counters, or NULL */
     const char *kernel_info; /* the kernel's describe() line, or NULL */
+    const ss_common_opts_t *opts; /* inputs, output, shard size, binding asked for */
+    sam_hdr_t *header;            /* contig names for the shard records */
+    const ss_shard_t *plan;       /* [n_shards] */
     int threads;
     int n_shards;
     int n_workers;
     const ss_worker_stats_t *workers;
-    double wall_s;
+    double wall_s, setup_s;
     uint64_t bytes_written;
     uint64_t est_work_total;
     int buffer_cap, buffer_peak;  /* shard output buffers: the cap and the most at once */
-    const ss_rank_stats_t *ranks; /* [n_ranks] when more than one rank, else NULL */
+    const char *bind_mode;        /* the mode in effect ("none" when not pinned) */
+    const ss_placement_t *place;  /* [n_workers] rank 0's workers, or NULL */
     /* Allocator calls around the workers' run (libsscount.so); NULL: not measured. */
     const ss_count_t *count_before, *count_after;
+    /* this rank's shard records: recs[i] for shard i, done or not ([n_shards]) */
+    const ss_shard_rec_t *recs;
+    /* filled by ss_report_gather on rank 0, freed by ss_report_release */
+    ss_rank_stats_t *ranks;       /* [n_ranks], every rank (one with a single rank) */
     int n_ranks;
+    ss_shard_rec_t *done;         /* [n_done] the shards every rank finished, by index */
+    int n_done;
+    int failed;                   /* the run failed: "status": "failed" and "error" */
 } ss_report_t;
 
 /*
- * Write the JSON report under path's temporary name: the caller commits it
- * (renames it into place) once the output is in place, or aborts it. NULL
- * after ss_error(). Main thread.
+ * Collective over ranks: gather every rank's summary and finished shard
+ * records into r on rank 0. Returns 0, or -1 (nothing gathered). Main thread.
+ */
+int ss_report_gather(ss_report_t *r);
+void ss_report_release(ss_report_t *r);
+/*
+ * Rank 0: write the JSON report of a run that worked under path's temporary
+ * name: the caller commits it (renames it into place) once the output is in
+ * place, or aborts it. NULL after ss_error(). Main thread.
  */
 ss_output_t *ss_report_write(const char *path, const ss_report_t *r);
 /*
- * Collective over ranks: gather every rank's summary to rank 0, which writes
- * the report (ss_report_write) when run_rc == 0, into *out. Returns 0 (*out
- * NULL where nothing was written), or -1 on rank 0 if writing failed.
+ * Rank 0: write the report of a failed run under its own name at once, with
+ * "status": "failed" and the first error. 0, or -1 after ss_error() (then no
+ * report). Main thread.
  */
-int ss_report_write_all(const char *path, ss_report_t *r, int run_rc, ss_output_t **out);
+int ss_report_write_failed(const char *path, ss_report_t *r);
+/* The first error of the run: the lowest rank's that had one, else this process's. */
+const char *ss_report_error(const ss_report_t *r);
+
+/* JSON helpers shared by the report's files: a string with escapes, "null" for NULL. */
+void ss_json_str(FILE *fp, const char *s);
+/* The report's "shard_records", "binding" and "hosts" members, each ending with ",\n". */
+void ss_report_shards_json(FILE *fp, const ss_report_t *r);
+void ss_report_binding_json(FILE *fp, const ss_report_t *r);
+void ss_report_hosts_json(FILE *fp, const ss_report_t *r);
 
 /* Version strings shared by --version and --report (cli.c). buf gets the MPI library line. */
 void ss_mpi_version(char *buf, size_t size);

@@ -36,6 +36,8 @@ void ss_out_run_destroy(ss_out_run_t *r);
 int ss_out_run_header(const ss_out_run_t *r, kstring_t *out);
 /* The file's last bytes: the CRAM EOF container or the BGZF EOF block. 0 or -1 after ss_error(). */
 int ss_out_run_trailer(const ss_out_run_t *r, kstring_t *out);
+/* Append text as the output writes text: BGZF blocks when it is compressed. 0 or -1. */
+int ss_out_run_text(const ss_out_run_t *r, const char *text, size_t len, kstring_t *out);
 /*
  * --write-index on the finished temporary file tmp_path (NULL: the output is
  * not a file), before it is renamed: the index is written beside it and

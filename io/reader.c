@@ -19,6 +19,9 @@
  * to the open file) queries again from the last position returned and skips
  * the records at that position it already returned.
  *
+ * Standard input ("-") is the job's open file, borrowed and read in one pass
+ * by the run's only reader (stdin_next).
+ *
  * Headers are kept for every input, so ss_reader_header never opens a file.
  * Owned by one worker thread; nothing here is shared.
  */
@@ -55,7 +58,8 @@
  */
 #define CRAM_HOLD_MAX 4
 
-enum { RD_NEW, RD_HELD, RD_PER_SHARD, RD_STREAMED };
+/* RD_STDIN: standard input, borrowed from the job (ss_io_inputs_t.stream), read in one pass */
+enum { RD_NEW, RD_HELD, RD_PER_SHARD, RD_STREAMED, RD_STDIN };
 enum { WIN_NONE, WIN_LOADED, WIN_FAILED }; /* a CRAM input's window this shard */
 
 typedef struct {
@@ -83,6 +87,13 @@ typedef struct {
     int win_state;     /* WIN_*: reset at every ss_reader_end */
     int in_win;        /* the current query is answered from win, from win_cur on */
     int win_cur;
+    bam1_t *ahead;     /* standard input: the first record past the last query, if held */
+    int have_ahead;
+    rd_batch_t replay; /* standard input: the current contig's first records, for a re-query */
+    int replay_tid;    /* the contig they belong to */
+    int replay_full;   /* more were read than it holds: a re-query cannot be served */
+    int q_behind;      /* standard input: the query is for a contig the stream has passed */
+    unsigned char *dropped; /* standard input, per contig: records skipped unreturned */
 } rd_file_t;
 
 struct ss_reader_s {
@@ -153,9 +164,11 @@ static int close_input(samFile *fp)
     return r;
 }
 
-/* Close input i's file and its own index; the header stays. */
+/* Close input i's file and its own index; the header stays. Standard input is the job's. */
 static void close_file(rd_file_t *f)
 {
+    if (f->mode == RD_STDIN)
+        return;
     if (f->idx && f->own_idx)
         hts_idx_destroy(f->idx);
     if (f->fp)
@@ -300,6 +313,8 @@ fail:
 static void drop_all(ss_reader_t *r)
 {
     for (int i = 0; i < r->in.n; i++) {
+        if (r->f[i].mode == RD_STDIN)
+            continue; /* read once: it stays where it is */
         hts_itr_destroy(r->f[i].itr);
         r->f[i].itr = NULL;
         close_file(&r->f[i]);
@@ -320,6 +335,27 @@ static int known_without_open(ss_reader_t *r, int i, rd_file_t *f)
     return 1;
 }
 
+/* Standard input: the job's open file and header, and room for the record held back. */
+static int borrow_stdin(ss_reader_t *r, rd_file_t *f)
+{
+    int n = sam_hdr_nref(r->in.stream_hdr);
+    if (!f->dropped && !(f->dropped = calloc((size_t)(n > 0 ? n : 1), 1))) {
+        ss_error("-: out of memory reading standard input");
+        return -1;
+    }
+    if (!f->ahead && !(f->ahead = bam_init1())) {
+        ss_error("-: out of memory reading standard input");
+        return -1;
+    }
+    f->fp = r->in.stream;
+    f->h = r->in.stream_hdr;
+    f->is_cram = f->fp->format.format == cram;
+    f->mode = RD_STDIN;
+    f->replay_tid = -2; /* no contig read yet */
+    ss_io_order_reset(&f->order);
+    return 0;
+}
+
 /*
  * First begin: keep each input open if the budget grants it (and, for a
  * CRAM, while the worker holds fewer than CRAM_HOLD_MAX). An input the job
@@ -332,6 +368,11 @@ static int first_open(ss_reader_t *r)
     int crams = 0;
     for (int i = 0; i < r->in.n; i++) {
         rd_file_t *f = &r->f[i];
+        if (i == 0 && r->in.stream) {
+            if (borrow_stdin(r, f) < 0)
+                return -1;
+            continue;
+        }
         int known = known_without_open(r, i, f);
         if (!known && open_file(r, i, f) < 0)
             return -1;
@@ -389,7 +430,7 @@ void ss_reader_end(ss_reader_t *r)
         rd_file_t *f = &r->f[i];
         f->win_state = WIN_NONE;
         f->in_win = 0;
-        if (f->mode == RD_HELD)
+        if (f->mode == RD_HELD || f->mode == RD_STDIN)
             continue;
         hts_itr_destroy(f->itr);
         f->itr = NULL;
@@ -538,6 +579,70 @@ static int query_error(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t 
     return -1;
 }
 
+/*
+ * Standard input cannot seek, but a kernel may look at a contig's first
+ * reads before reading it (pileup -a asks whether it has any): the records
+ * a contig's queries returned are kept, up to REPLAY_MAX, and a new query on
+ * the same contig reads them again before going on with the stream. 0, or
+ * -1 after ss_error() when more than that would be needed.
+ */
+#define REPLAY_MAX 4096
+
+static int stdin_query(ss_reader_t *r, int i, rd_file_t *f)
+{
+    rd_batch_t *rp = &f->replay;
+    f->q_behind = f->q_tid >= 0 && f->replay_tid >= 0 && f->q_tid < f->replay_tid;
+    if (f->q_behind && !f->dropped[f->q_tid])
+        return 0; /* nothing of that contig is left, and nothing of it was lost: empty */
+    if (f->q_behind) {
+        ss_error("%s: standard input would have to be read again at contig %s, which a "
+                 "stream cannot do; give the input as a file", r->in.paths[i],
+                 sam_hdr_tid2name(f->h, f->q_tid));
+        return -1;
+    }
+    if (f->q_tid != f->replay_tid || f->q_tid == HTS_IDX_NOCOOR) {
+        rp->n = rp->cur = 0; /* a new contig: nothing of it was read yet */
+        f->replay_full = 0;
+        f->replay_tid = f->q_tid;
+        return 0;
+    }
+    if (f->replay_full) {
+        ss_error("%s: standard input would have to be read again at contig %s, which a "
+                 "stream cannot do; give the input as a file", r->in.paths[i],
+                 sam_hdr_tid2name(f->h, f->q_tid));
+        return -1;
+    }
+    rp->cur = 0; /* the same contig again: first what it returned before */
+    return 0;
+}
+
+/* Keep a copy of a record standard input returned, for a re-query of its contig. */
+static int replay_keep(rd_file_t *f, const bam1_t *b)
+{
+    rd_batch_t *rp = &f->replay;
+    if (f->replay_full || rp->cur < rp->n)
+        return 0; /* not kept: it came from the replay itself, or there is no room */
+    if (rp->n == REPLAY_MAX) {
+        f->replay_full = 1;
+        return 0;
+    }
+    if (rp->n == rp->m) {
+        int m = rp->m ? 2 * rp->m : 64;
+        bam1_t **a = realloc(rp->rec, (size_t)m * sizeof(*a));
+        if (!a)
+            return -1;
+        memset(a + rp->m, 0, (size_t)(m - rp->m) * sizeof(*a));
+        rp->rec = a, rp->m = m;
+    }
+    if (!rp->rec[rp->n] && !(rp->rec[rp->n] = bam_init1()))
+        return -1;
+    if (!bam_copy1(rp->rec[rp->n], b))
+        return -1;
+    rp->n++;
+    rp->cur = rp->n;
+    return 0;
+}
+
 int ss_reader_query(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end)
 {
     rd_file_t *f = file_of(r, i);
@@ -546,6 +651,8 @@ int ss_reader_query(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end
     hts_itr_destroy(f->itr);
     f->itr = NULL;
     f->q_tid = tid, f->q_beg = beg, f->q_end = end;
+    if (f->mode == RD_STDIN)
+        return stdin_query(r, i, f);
     ss_io_order_reset(&f->order);
     f->in_win = 0;
     if (f->is_cram && in_window(r, tid, beg, end) && window_ready(r, i, f)) {
@@ -714,11 +821,74 @@ int ss_reader_shard(const ss_reader_t *r)
     return r->shard;
 }
 
+/*
+ * Where a record of standard input lies against the current query: < 0
+ * before it (an earlier contig, or ending before beg: skipped, as an index
+ * query would never return it), 0 inside, > 0 past it (held for the next).
+ */
+static int stdin_place(const rd_file_t *f, const bam1_t *a)
+{
+    int tid = a->core.tid;
+    if (f->q_tid == HTS_IDX_NOCOOR)
+        return tid == -1 ? 0 : -1;
+    if (tid == -1 || tid > f->q_tid)
+        return 1;
+    if (tid < f->q_tid)
+        return -1;
+    if (a->core.pos >= f->q_end)
+        return 1;
+    return bam_endpos(a) <= f->q_beg ? -1 : 0;
+}
+
+/*
+ * Standard input is read once, in file order, so a query only moves forward
+ * (the plan gives its one worker whole contigs in file order): records
+ * before the query's range are skipped, the first past it is held for the
+ * next query. Every record is checked as it is read.
+ */
+static int stdin_next(rd_file_t *f, bam1_t *b)
+{
+    rd_batch_t *rp = &f->replay;
+    if (f->q_behind)
+        return -1;
+    while (rp->cur < rp->n) { /* a re-query: what the contig's earlier queries returned */
+        const bam1_t *a = rp->rec[rp->cur++];
+        int where = stdin_place(f, a);
+        if (where > 0) {
+            rp->cur = rp->n; /* sorted: nothing later in it is in range either */
+            return -1;
+        }
+        if (where == 0)
+            return bam_copy1(b, a) ? 0 : -4;
+    }
+    for (;;) {
+        if (!f->have_ahead) {
+            int ret = sam_read1(f->fp, f->h, f->ahead);
+            if (ret < 0)
+                return ret;
+            int bad = ss_io_check_record(f->ahead, sam_hdr_nref(f->h), &f->order);
+            if (bad < 0)
+                return bam_copy1(b, f->ahead) ? bad : -4; /* b names the record */
+            f->have_ahead = 1;
+        }
+        int where = stdin_place(f, f->ahead);
+        if (where > 0)
+            return -1;
+        f->have_ahead = 0;
+        if (where == 0)
+            return bam_copy1(b, f->ahead) && replay_keep(f, f->ahead) == 0 ? 0 : -4;
+        if (f->ahead->core.tid >= 0) /* a later query of its contig cannot have it back */
+            f->dropped[f->ahead->core.tid] = 1;
+    }
+}
+
 int ss_reader_next(ss_reader_t *r, int i, bam1_t *b)
 {
     rd_file_t *f = file_of(r, i);
     if (!f)
         return -4;
+    if (f->mode == RD_STDIN)
+        return stdin_next(f, b);
     if (f->in_win)
         return window_next(r, i, f, b);
     if (f->mode != RD_STREAMED)
@@ -801,7 +971,11 @@ void ss_reader_destroy(ss_reader_t *r)
         rd_file_t *f = &r->f[i];
         hts_itr_destroy(f->itr);
         close_file(f);
-        if (f->h && f->own_h)
+        if (f->ahead)
+            bam_destroy1(f->ahead);
+        batch_free(&f->replay);
+        free(f->dropped);
+        if (f->h && f->own_h && f->mode != RD_STDIN) /* standard input's header is the job's */
             sam_hdr_destroy(f->h);
         batch_free(&f->batch);
         batch_free(&f->win);

@@ -38,7 +38,17 @@ typedef struct {
     unsigned char *is_cram; /* [n]: the input's format, known before a worker opens it */
     void *cram_refs;       /* htslib refs_t every CRAM handle shares (CRAM_OPT_SHARED_REF,
                             * under htslib's own lock): the contig is loaded once per process */
+    /*
+     * Input 0 is standard input ("-"), opened once by the job: its file and
+     * header, which the one reader of the run borrows and reads in a single
+     * pass (no index); NULL for files.
+     */
+    samFile *stream;
+    sam_hdr_t *stream_hdr;
 } ss_io_inputs_t;
+
+/* The path that names standard input. */
+#define SS_IO_STDIN "-"
 
 /*
  * Open input i of in the way every reader does: CRAM MD rebuilding off, the

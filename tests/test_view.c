@@ -122,7 +122,7 @@ static void test_options(void)
     done(o, &co);
 
     char *bad[][4] = {{"view", "--write-index", "in.bam", NULL},      /* needs -o */
-                      {"view", "-l", "10", "in.bam"},                /* level 0-9 */
+                      {"view", "--output-fmt-option", "level=10", "in.bam"}, /* level 0-9 */
                       {"view", "-O", "fastq", "in.bam"},
                       {"view", "-f", "BOGUS", "in.bam"}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -130,6 +130,15 @@ static void test_options(void)
         CU_ASSERT_EQUAL(parse(&o, &co, n, bad[i]), SS_EXIT_USAGE);
         done(o, &co);
     }
+    /* -l is samtools' --library now, not a level; -c, -s, -x and --keep-tag as samtools */
+    char *a_lib[] = {"view", "-l", "10", "-c", "-s", "3.25", "-x", "XA,MD", "--keep-tag", "NM",
+                  "in.bam"};
+    CU_ASSERT_EQUAL(parse(&o, &co, 11, a_lib), 0);
+    CU_ASSERT(o->library && strcmp(o->library, "10") == 0 && o->level == -1 && o->count);
+    CU_ASSERT(o->subsam_frac == 0.25 && o->subsam_seed != 3); /* scrambled as samtools does */
+    CU_ASSERT(o->remove.n == 2 && o->keep.n == 1 && o->keep.tags[0] == ('N' << 8 | 'M'));
+    done(o, &co);
+
     /* several regions, kept in argument order for the planner, "*" among them */
     char *a5[] = {"view", "in.bam", "ctgB", "*", "ctgA:1-10", "ctgB"};
     CU_ASSERT_EQUAL(parse(&o, &co, 6, a5), 0);

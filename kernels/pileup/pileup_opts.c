@@ -45,6 +45,10 @@ void pl_usage(FILE *fp)
             "Text pileup, byte-identical to samtools mpileup 1.16 with the same options,\n"
             "computed in parallel over genomic shards.\n"
             "\n"
+            "'-' as the only input reads coordinate-sorted SAM/BAM/CRAM from standard input,\n"
+            "without an index: one worker in one pass, so it does not parallelise (no -r,\n"
+            "no -l, not under mpirun).\n"
+            "\n"
             "Input options:\n"
             "  -6, --illumina1.3+      quality is in the Illumina-1.3+ encoding\n"
             "  -A, --count-orphans     do not discard anomalous read pairs\n"
@@ -364,6 +368,7 @@ int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
      * their shard, which checks them and prints nothing (pl_check_unplaced).
      */
     co->unplaced = 1;
+    co->stdin_ok = 1; /* "-": standard input, read by one worker in one pass */
     if (o->max_depth == 0)
         o->max_depth = INT_MAX; /* samtools: -d 0 lifts the cap */
     return 0;

@@ -31,6 +31,7 @@ typedef struct {
     const ss_interval_t *merged; /* -M: the job's sorted, merged regions; NULL without -M */
     int n_merged;
     vw_copier_t *copier;     /* copying the input's blocks (view_copy.c), or NULL */
+    hts_filter_t *expr;      /* -e compiled for this worker (its evaluation state), or NULL */
     double out_per_work;     /* output bytes per byte of shard work, as last seen (+25%) */
 } vw_worker_t;
 
@@ -82,6 +83,9 @@ static void run_free(void *run)
         return;
     ss_bed_destroy(r->targets);
     vw_crai_destroy(r->crai);
+    for (int i = 0; i < r->n_lib_rgs; i++)
+        free(r->lib_rgs[i]);
+    free(r->lib_rgs);
     free(r);
 }
 
@@ -123,15 +127,22 @@ static int prepare(const void *kopts, const ss_job_t *job, void **runp, ss_out_s
     }
     *runp = run;
     run->copy_data_beg = run->copy_data_end = -1;
-    int cram_major = input_cram_version(in);
+    const ss_io_inputs_t *ins = ss_job_inputs(job);
+    /* standard input is open already and has no index: never open "-" again */
+    const htsFormat *sf = ins->stream ? hts_get_format(ins->stream) : NULL;
+    int cram_major = sf ? (sf->format == cram ? sf->version.major : 0) : input_cram_version(in);
     run->in_is_cram = cram_major > 0;
-    if (cram_major == 2 || cram_major == 3) /* container headers we can read (view_crai.c) */
+    if (!ins->stream && (cram_major == 2 || cram_major == 3)) /* containers (view_crai.c) */
         run->crai = vw_crai_load(in, co->index_paths ? co->index_paths[0] : NULL,
                                  sam_hdr_nref(ss_job_header(job)));
-    if (!run->in_is_cram && vw_copy_eligible(o, co))
+    if (!run->in_is_cram && !ins->stream && vw_copy_eligible(o, co))
         vw_copy_prepare(run, in); /* -1: the header shares a block with records; re-encode */
     if (o->target_path && !(run->targets = ss_bed_read(o->target_path)))
         return -1;
+    if (o->library && vw_library_prepare(run, ss_job_header(job), o->library) < 0)
+        return -1;
+    if (o->count) /* one line of text at the end (summary); the shards write nothing */
+        return 0;
     if (!(out->header = output_header(o, job)))
         return -1;
     if (o->fmt == VW_CRAM && vw_check_cram_output_refs(out->header, co->reference) < 0)
@@ -155,6 +166,8 @@ static void worker_destroy(void *wstate)
     if (!w)
         return;
     vw_copier_destroy(w->copier);
+    if (w->expr)
+        hts_filter_free(w->expr);
     if (w->b)
         bam_destroy1(w->b);
     free(w);
@@ -179,6 +192,10 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
     w->ref_option = ss_job_opts(job)->ref_option;
     if (o->multi_region)
         w->merged = ss_job_regions(job, &w->n_merged);
+    if (o->expr && !(w->expr = hts_filter_init(o->expr))) { /* it compiled in vw_parse */
+        ss_error("out of memory compiling -e for a view worker");
+        return -1;
+    }
     return 0;
 }
 
@@ -270,12 +287,24 @@ static void shard_bounds(const vw_worker_t *w, const ss_shard_t *sh, hts_pos_t *
     *hi = last ? sh->scope_end : sh->end;
 }
 
-/* Filter and write one record the shard emits. */
-static int emit_kept(vw_worker_t *w, ss_out_t *out, uint64_t *bases)
+/*
+ * Filter one record the shard emits; count it (-c) or edit its tags (-x,
+ * --keep-tag) and write it. 0, or -1 after ss_error().
+ */
+static int emit_kept(vw_worker_t *w, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats_t *st)
 {
-    if (!keep(w->o, w->run, w->hdr, w->b))
+    if (!keep(w->o, w->run, w->hdr, w->b) || !vw_keep_more(w->o, w->run, w->expr, w->hdr, w->b))
         return 0;
-    *bases += w->b->core.l_qseq;
+    st->bases += w->b->core.l_qseq;
+    if (w->o->count) {
+        st->summary[0]++;
+        return 0;
+    }
+    if (vw_adjust_tags(w->o, w->b) < 0) {
+        ss_error("%s: record %s in shard %d has malformed aux data (tags); check the file with "
+                 "samtools view", ss_reader_path(w->rd, 0), bam_get_qname(w->b), sh->idx);
+        return -1;
+    }
     return ss_out_record(out, w->b);
 }
 
@@ -297,7 +326,7 @@ static int read_by_query(vw_worker_t *w, const ss_shard_t *sh, hts_pos_t qbeg, h
             continue;
         if (w->b->core.pos >= hi)
             break;
-        if (emit_kept(w, out, &st->bases) < 0)
+        if (emit_kept(w, sh, out, st) < 0)
             return -1;
     }
     if (r == SS_IO_REPORTED)
@@ -354,7 +383,7 @@ static int read_by_containers(vw_worker_t *w, const ss_shard_t *sh, const vw_con
         hts_pos_t pos = w->b->core.pos;
         if (w->b->core.tid != sh->tid || pos >= sh->scope_end)
             break; /* records past this shard's end in its own containers are its own */
-        if (pos >= scope_beg && emit_kept(w, out, &st->bases) < 0)
+        if (pos >= scope_beg && emit_kept(w, sh, out, st) < 0)
             return -1;
     }
     return 0;
@@ -412,13 +441,26 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *out, ss_shard_s
     vw_worker_t *w = wstate;
     if (w->o->header_only)
         return 0;
-    if (reserve_output(w, sh, out) < 0)
+    if (!w->o->count && reserve_output(w, sh, out) < 0)
         return -1;
     int r = w->run->copy_data_beg >= 0 ? copy_blocks(w, sh, out, st)
                                        : convert_records(w, sh, out, st);
     if (r == 0)
         learn_output_size(w, sh, out);
     return r;
+}
+
+/* -c: the one number samtools view -c prints, over every shard and rank. */
+static int run_summary(const void *kopts, const uint64_t sums[SS_SUMMARY_N], kstring_t *text)
+{
+    const vw_opts_t *o = kopts;
+    if (!o->count)
+        return 0;
+    if (ksprintf(text, "%llu\n", (unsigned long long)sums[0]) < 0) {
+        ss_error("out of memory printing the count");
+        return -1;
+    }
+    return 0;
 }
 
 const ss_kernel_t ss_kernel_view = {
@@ -432,4 +474,5 @@ const ss_kernel_t ss_kernel_view = {
     .worker_init = worker_init,
     .process = process,
     .worker_destroy = worker_destroy,
+    .run_summary = run_summary,
 };

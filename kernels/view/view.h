@@ -26,6 +26,7 @@
 #define SS_KERNEL_VIEW_H
 
 #include <pthread.h>
+#include <htslib/hts_expr.h>
 #include <htslib/kstring.h>
 #include <htslib/sam.h>
 
@@ -43,13 +44,27 @@ typedef struct {
 } vw_container_t;
 typedef struct vw_crai_s vw_crai_t;
 
+/* Two-character aux tags, as tag[0] << 8 | tag[1] (-x, --keep-tag). */
+typedef struct {
+    uint16_t *tags; /* owned */
+    int n;
+} vw_tags_t;
+
 /* Options of `seqshard view`: samtools view's names and defaults, filled by vw_parse. */
 typedef struct {
     vw_format_t fmt;
     int with_header;      /* -h: SAM output gets the header */
     int header_only;      /* -H */
     int no_pg;            /* --no-PG */
-    int level;            /* -l / -1 / -u: compression level 0-9, -1 = htslib default */
+    int level;            /* --output-fmt-option level=N / -1 / -u: compression level 0-9,
+                           * -1 = htslib default */
+    int count;            /* -c: print the number of records kept, nothing else */
+    char *expr;           /* -e: htslib filter expression, owned */
+    double subsam_frac;   /* -s / --subsample: keep this fraction of read names; <= 0 all */
+    uint32_t subsam_seed; /* -s / --subsample-seed, scrambled as samtools does */
+    char *library;        /* -l / --library: only reads of this library (@RG LB), owned */
+    vw_tags_t remove;     /* -x: tags to drop */
+    vw_tags_t keep;       /* --keep-tag, -x ^LIST: tags to keep (wins over -x) */
     int min_mapq;         /* -q */
     int flag_on;          /* -f: keep if all of these are set */
     int flag_off;         /* -F: keep if none of these are set */
@@ -70,6 +85,8 @@ typedef struct {
     vw_crai_t *crai;       /* CRAM input: its containers (view_crai.c), or NULL */
     int64_t copy_data_beg; /* BAM blocks copied (view_copy.c): first data block, or -1 */
     int64_t copy_data_end; /* ... and where the input's EOF block starts */
+    char **lib_rgs;        /* -l: the @RG IDs of that library, sorted, owned */
+    int n_lib_rgs;
 } vw_run_t;
 
 void vw_opts_default(vw_opts_t *o);
@@ -77,6 +94,21 @@ void vw_opts_free(vw_opts_t *o);
 void vw_usage(FILE *fp);
 /* ss_kernel_t.parse for view (view_opts.c). */
 int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts);
+
+/* ---- filters and tag edits beyond flags (view_filter.c) ---- */
+
+/* Parsing, main thread: 0, or -1 after a one-line usage message. */
+int vw_tag_list_add(vw_tags_t *list, const char *opt, const char *arg);
+int vw_subsample_arg(vw_opts_t *o, const char *opt, const char *arg);
+void vw_subsample_finish(vw_opts_t *o);
+int vw_expr_check(const char *expr);
+/* Main thread, prepare: -l's read groups into run. 0, or -1 after ss_error(). */
+int vw_library_prepare(vw_run_t *run, const sam_hdr_t *h, const char *library);
+/* Worker: -e (with this worker's compiled expr, or NULL), -s, -l. 1 keep, 0 drop. */
+int vw_keep_more(const vw_opts_t *o, const vw_run_t *run, hts_filter_t *expr,
+                 const sam_hdr_t *h, bam1_t *b);
+/* Worker: -x / --keep-tag on b in place. 0, or -1 when its aux data is malformed. */
+int vw_adjust_tags(const vw_opts_t *o, bam1_t *b);
 
 /* ---- CRAM input by container (view_crai.c) ---- */
 

@@ -45,7 +45,9 @@ int vw_copy_eligible(const vw_opts_t *o, const ss_common_opts_t *co)
 {
     return o->fmt == VW_BAM && o->level < 0 && co->n_regions == 0 && !o->target_path &&
            !o->multi_region && !o->header_only && o->min_mapq == 0 && !o->flag_on &&
-           !o->flag_off && !o->flag_anyon && !o->flag_alloff && co->n_fmt_opts == 0;
+           !o->flag_off && !o->flag_anyon && !o->flag_alloff && co->n_fmt_opts == 0 &&
+           !o->count && !o->expr && o->subsam_frac <= 0.0 && !o->library && !o->remove.n &&
+           !o->keep.n;
 }
 
 /* Where the header's blocks end and the EOF block starts; -1 if blocks cannot be copied. */

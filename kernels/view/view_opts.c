@@ -2,8 +2,9 @@
  * view_opts.c -- `seqshard view` options: samtools view 1.16's names and
  * rules for the subset we support, plus the framework's common options.
  *
- * One deliberate difference: -l is the compression level (as in samtools
- * sort/merge), not samtools view's --library filter, which we do not offer.
+ * -l is samtools' --library filter. Before seqshard 0.2 it was the
+ * compression level; that is now --output-fmt-option level=N (or -O
+ * bam,level=N), as in samtools, and --help says so.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -21,6 +22,7 @@ void vw_opts_default(vw_opts_t *o)
     memset(o, 0, sizeof(*o));
     o->fmt = VW_SAM;
     o->level = -1;
+    o->subsam_frac = -1.0;
 }
 
 void vw_opts_free(vw_opts_t *o)
@@ -30,6 +32,10 @@ void vw_opts_free(vw_opts_t *o)
     free(o->target_path);
     free(o->cmdline);
     free(o->output);
+    free(o->expr);
+    free(o->library);
+    free(o->remove.tags);
+    free(o->keep.tags);
 }
 
 void vw_usage(FILE *fp)
@@ -41,6 +47,10 @@ void vw_usage(FILE *fp)
             "decoding and encoding genomic shards in parallel. The input must be\n"
             "coordinate-sorted and indexed.\n"
             "\n"
+            "'-' as the input reads coordinate-sorted SAM/BAM/CRAM from standard input,\n"
+            "without an index: one worker in one pass, so it does not parallelise (no\n"
+            "regions, not under mpirun).\n"
+            "\n"
             "Regions: CONTIG, CONTIG:BEG or CONTIG:BEG-END (1-based, inclusive), '*' for the\n"
             "unplaced unmapped reads at the end of the file, '.' for the whole file. Each\n"
             "region's records are printed in the order the regions are given; a record in two\n"
@@ -51,17 +61,21 @@ void vw_usage(FILE *fp)
             "                          record once (needs regions or -L; not both)\n"
             "\n"
             "Output options:\n"
-            "  -O, --output-fmt FMT    sam, bam or cram [from the -o extension, else sam]\n"
+            "  -O, --output-fmt FMT    sam, bam or cram [from the -o extension, else sam];\n"
+            "                          FMT,level=N sets the compression level too\n"
+            "      --output-fmt-option level=N\n"
+            "                          compression level 0-9 for BAM/CRAM [htslib default];\n"
+            "                          BAM to BAM with no filter, region, edit or level\n"
+            "                          copies the input's compressed blocks (checked) instead\n"
             "  -b, --bam               output BAM\n"
             "  -C, --cram              output CRAM (reference from -T, UR, REF_PATH/REF_CACHE)\n"
             "  -1, --fast              fast compression (level 1; BAM unless -o names .sam)\n"
             "  -u, --uncompressed      uncompressed BAM (level 0)\n"
-            "  -l, --level INT         compression level 0-9 for BAM/CRAM [htslib default];\n"
-            "                          BAM to BAM with no filter, region or level copies\n"
-            "                          the input's compressed blocks (checked) instead\n"
             "  -h, --with-header       include the header in SAM output\n"
             "  -H, --header-only       print the header only\n"
             "      --no-header         print SAM records only [default]\n"
+            "  -c, --count             print only the number of records kept (all shards and\n"
+            "                          ranks added up), as one line\n"
             "      --no-PG             do not add a @PG line to the header\n"
             "  -o, --output FILE       write to FILE (created only when the run succeeds)\n"
             "      --write-index       index the output (BAM: FILE.csi, CRAM: FILE.crai)\n"
@@ -73,10 +87,24 @@ void vw_usage(FILE *fp)
             "Filters (only output records that...):\n"
             "  -L, --target-file FILE  ...overlap regions in the BED file\n"
             "  -q, --min-MQ INT        ...have mapping quality >= INT [0]\n"
+            "  -l, --library STR       ...are in library STR (their RG's LB)\n"
+            "  -e, --expr STR          ...match the filter expression STR (htslib syntax)\n"
             "  -f, --require-flags FLAG ...have all of the FLAGs set\n"
             "  -F, --excl-flags FLAG   ...have none of the FLAGs set\n"
             "      --rf, --incl-flags FLAG ...have any of the FLAGs set\n"
             "  -G FLAG                 EXCLUDE records with all of the FLAGs set\n"
+            "      --subsample FLOAT   keep only FLOAT of the read names (templates)\n"
+            "      --subsample-seed INT which names are kept [0]\n"
+            "  -s INT.FRAC             same as --subsample 0.FRAC --subsample-seed INT\n"
+            "\n"
+            "Edits:\n"
+            "  -x, --remove-tag STR    comma-separated tags to strip (repeatable)\n"
+            "      --keep-tag STR      comma-separated tags to keep, all others stripped\n"
+            "                          (repeatable; same as -x ^STR; wins over -x)\n"
+            "\n"
+            "General options:\n"
+            "  -?, --help              print this help\n"
+            "  -S                      ignored (the input format is detected)\n"
             "\n"
             "Framework options:\n"
             "  -@, --threads INT       worker threads [all CPUs this process may use]\n"
@@ -84,14 +112,19 @@ void vw_usage(FILE *fp)
             "                          k/m/g suffixes allowed [%d]\n"
             "      --report FILE.json  write run statistics (threads, shards, times) as JSON\n"
             "      --tmp-dir DIR       directory for temporary files\n"
-            "      --quiet             no progress line on stderr\n"
+            "      --quiet             no progress or log lines on stderr (errors still)\n"
             "\n"
-            "Not supported (samtools view options): -c, -U, -p, -P, -X, -t, -r, -R, -N, -d,\n"
-            "-D, -m, -e, -s, -x, -B, --library (our -l is the compression level), SAM.gz output.\n",
+            "Compatibility: -l is --library, as in samtools view. Before seqshard 0.2, -l\n"
+            "was the compression level: use --output-fmt-option level=N (or -O bam,level=N).\n"
+            "\n"
+            "Not supported (samtools view options): -U (a second output file: the framework\n"
+            "writes one output), -p, -P, -X, -t, -r, -R, -N, -d, -D, -m, -B, --add-flags,\n"
+            "--remove-flags, SAM.gz output.\n",
             VW_CRAM_SHARD_FACTOR, SS_DEFAULT_SHARD_SIZE);
 }
 
-enum { O_NOHEADER = 0x2001, O_NOPG, O_RF, O_WRITE_INDEX, O_REFERENCE };
+enum { O_NOHEADER = 0x2001, O_NOPG, O_RF, O_WRITE_INDEX, O_REFERENCE, O_HELP, O_FMT_OPTION,
+       O_SUBSAMPLE, O_SUBSAMPLE_SEED, O_KEEP_TAG };
 
 static const struct option lopts[] = {
     SS_COMMON_LONG_OPTS,
@@ -100,7 +133,17 @@ static const struct option lopts[] = {
     {"cram", no_argument, NULL, 'C'},
     {"fast", no_argument, NULL, '1'},
     {"uncompressed", no_argument, NULL, 'u'},
-    {"level", required_argument, NULL, 'l'},
+    {"output-fmt-option", required_argument, NULL, O_FMT_OPTION},
+    {"count", no_argument, NULL, 'c'},
+    {"expr", required_argument, NULL, 'e'},
+    {"expression", required_argument, NULL, 'e'},
+    {"library", required_argument, NULL, 'l'},
+    {"subsample", required_argument, NULL, O_SUBSAMPLE},
+    {"subsample-seed", required_argument, NULL, O_SUBSAMPLE_SEED},
+    {"remove-tag", required_argument, NULL, 'x'},
+    {"keep-tag", required_argument, NULL, O_KEEP_TAG},
+    {"output-unselected", required_argument, NULL, 'U'},
+    {"unoutput", required_argument, NULL, 'U'},
     {"with-header", no_argument, NULL, 'h'},
     {"header-only", no_argument, NULL, 'H'},
     {"no-header", no_argument, NULL, O_NOHEADER},
@@ -120,7 +163,7 @@ static const struct option lopts[] = {
     {"rf", required_argument, NULL, O_RF},
     {"incl-flags", required_argument, NULL, O_RF},
     {"include-flags", required_argument, NULL, O_RF},
-    {"help", no_argument, NULL, O_REFERENCE + 1},
+    {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0}};
 
 static int bad_value(const char *opt, const char *arg, const char *need)
@@ -157,6 +200,22 @@ static int format_arg(vw_opts_t *o, const char *arg)
     return bad_value("-O", arg, "the only format option supported is level=N");
 }
 
+/* --output-fmt-option OPT=VAL: samtools passes any to htslib; we support the level. */
+static int fmt_option_arg(vw_opts_t *o, const char *arg)
+{
+    if (strncmp(arg, "level=", 6) == 0)
+        return ss_opt_int("--output-fmt-option level=", arg + 6, 0, 9, &o->level);
+    return bad_value("--output-fmt-option", arg, "the only output option supported is level=N");
+}
+
+/* -x LIST drops the tags, -x ^LIST keeps only them (as --keep-tag LIST). */
+static int remove_tag_arg(vw_opts_t *o, const char *arg)
+{
+    if (arg[0] == '^')
+        return vw_tag_list_add(&o->keep, "-x", arg + 1);
+    return vw_tag_list_add(&o->remove, "-x", arg);
+}
+
 /* "seqshard view ..." with control characters blanked, for @PG CL. */
 /* Options that change how the work is run, never what is written. */
 static int run_only_long(const char *a, int *takes_value)
@@ -187,7 +246,7 @@ static int run_only_long(const char *a, int *takes_value)
  */
 static char *command_line(int argc, char **argv)
 {
-    static const char with_arg[] = "OloTLqfFG@"; /* short options that take a value */
+    static const char with_arg[] = "OloTLqfFG@esxU"; /* short options that take a value */
     kstring_t s = KS_INITIALIZE;
     kputs("seqshard", &s);
     for (int i = 0; i < argc; i++) {
@@ -241,6 +300,12 @@ static int resolve_format(vw_opts_t *o, const ss_common_opts_t *co, int fmt_give
         else
             o->fmt = VW_SAM; /* FILE.sam.gz: BGZF-compressed SAM, as samtools (out_run.c) */
     }
+    if (o->count && o->write_index)
+        return bad_value("--write-index", out ? out : "", "-c writes a count, not records; drop "
+                                                          "--write-index");
+    if (o->count && out && (has_ext(out, ".gz") || has_ext(out, ".bgz")))
+        return bad_value("-o", out, "-c writes one line of text, which samtools does not compress; "
+                                    "name the file without .gz/.bgz");
     if (o->write_index && (!out || !strcmp(out, "-")))
         return bad_value("--write-index", out ? out : "", "needs an output file (-o FILE)");
     if (o->write_index && o->fmt == VW_SAM)
@@ -259,7 +324,21 @@ static int apply(vw_opts_t *o, ss_common_opts_t *co, int c, const char *arg, int
     case 'C': *fmt_given = 1; o->fmt = VW_CRAM; return 0;
     case '1': *fast_or_u = 1; o->level = 1; return 0;
     case 'u': *fast_or_u = 1; o->level = 0; return 0;
-    case 'l': return ss_opt_int("-l", arg, 0, 9, &o->level);
+    case O_FMT_OPTION: return fmt_option_arg(o, arg);
+    case 'l': return ss_opt_string(&o->library, arg);
+    case 'c': o->count = 1; return 0;
+    case 'e': return vw_expr_check(arg) < 0 ? -1 : ss_opt_string(&o->expr, arg);
+    case 's': return vw_subsample_arg(o, "-s", arg);
+    case O_SUBSAMPLE: return vw_subsample_arg(o, "--subsample", arg);
+    case O_SUBSAMPLE_SEED: o->subsam_seed = (uint32_t)atoi(arg); return 0;
+    case 'x': return remove_tag_arg(o, arg);
+    case O_KEEP_TAG: return vw_tag_list_add(&o->keep, "--keep-tag", arg);
+    case 'S': return 0; /* samtools ignores it too: the input format is detected */
+    case 'U':
+        fprintf(stderr, "seqshard view: -U '%s': writing the records not selected to a second "
+                        "file is not supported (the framework writes one output); run seqshard "
+                        "view again with the opposite filter instead\n", arg);
+        return -1;
     case 'h': o->with_header = 1; return 0;
     case 'H': o->header_only = 1; return 0;
     case O_NOHEADER: o->with_header = o->header_only = 0; return 0;
@@ -274,7 +353,7 @@ static int apply(vw_opts_t *o, ss_common_opts_t *co, int c, const char *arg, int
     case 'F': return flag_arg("-F", arg, &o->flag_off);
     case O_RF: return flag_arg("--rf", arg, &o->flag_anyon);
     case 'G': return flag_arg("-G", arg, &o->flag_alloff);
-    case O_REFERENCE + 1: return 1;
+    case O_HELP: return 1;
     default:
         fprintf(stderr, "seqshard view: unsupported option; see 'seqshard view --help'\n");
         return -1;
@@ -307,8 +386,13 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
     int c, fmt_given = 0, fast_or_u = 0, shard_size_given = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":O:bC1ul:hHo:T:L:Mq:f:F:G:@:", lopts, NULL)) >= 0) {
+    while ((c = getopt_long(argc, argv, ":O:bC1ul:hHo:T:L:Mq:f:F:G:@:ce:s:x:U:S", lopts, NULL)) >=
+           0) {
         const char *bad = argv[optind - 1];
+        if (c == '?' && optopt == '?') { /* -?: samtools' help option */
+            vw_usage(stdout);
+            return -1;
+        }
         if (c == '?' || c == ':') {
             fprintf(stderr, "seqshard view: %s '%s'; see 'seqshard view --help'\n",
                     c == ':' ? "option needs a value:" : "unknown or unsupported option", bad);
@@ -337,6 +421,7 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         return SS_EXIT_USAGE;
     }
     co->merge_regions = o->multi_region;
+    vw_subsample_finish(o);
     if (!(o->cmdline = command_line(argc, argv)) ||
         (co->output && !(o->output = strdup(co->output))))
         return SS_EXIT_USAGE;
@@ -351,6 +436,7 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         co->shard_size = VW_CRAM_SHARD_FACTOR * (hts_pos_t)SS_DEFAULT_SHARD_SIZE;
     /* the unplaced unmapped reads end a whole-file view; "*" and "." name them as regions */
     co->unplaced = 1;
+    co->stdin_ok = 1; /* "-": standard input, read by one worker in one pass */
     /*
      * all_contigs stays 0: the planner still gives every contig at least one
      * shard, and a contig without records costs one index query.

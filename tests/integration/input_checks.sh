@@ -43,7 +43,7 @@ bad_record() {
     ss_fails_with "$name: view SAM -@2 2k"     "$m" out.sam view -@ 2 --shard-size 2k "$f"
     ss_fails_with "$name: view BAM (copy)"     "$m" out.bam view -b "$f"
     ss_fails_with "$name: view BAM (copy) 2k"  "$m" out.bam view -b -@ 2 --shard-size 2k "$f"
-    ss_fails_with "$name: view BAM -l 1"       "$m" out.bam view -b -l 1 -@ 2 --shard-size 5k "$f"
+    ss_fails_with "$name: view BAM level=1"    "$m" out.bam view -b --output-fmt-option level=1 -@ 2 --shard-size 5k "$f"
 }
 
 bad_record pos_far   pos 436472740 'records out of coordinate order: this one comes after one at ctgA:436472741'

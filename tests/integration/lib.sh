@@ -47,6 +47,13 @@ ss_setup() {
     trap 'if [ "$ss_failed" = 0 ]; then rm -rf "$SS_WORK"; else echo "(kept $SS_WORK)"; fi' EXIT
 }
 
+# The lines of stderr file FILE that are not the job log's timestamped start, progress and
+# final lines (stderr is not a terminal here, so runs without --quiet print those too).
+SS_LOG_LINE='^seqshard: [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z '
+ss_error_lines() {
+    grep -vE "$SS_LOG_LINE" "$1"
+}
+
 # A command as one copy-pasteable line.
 ss_quote() {
     local out="" a

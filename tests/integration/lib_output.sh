@@ -31,7 +31,7 @@ ss_cmd_fails() {
     local err=$SS_WORK/cmd.$ss_case_no.err
     timeout "$SS_TIMEOUT" "$@" </dev/null >"$SS_WORK/cmd.$ss_case_no.out" 2>"$err"
     local rc=$? nlines left shown
-    nlines=$(grep -c '' "$err")
+    nlines=$(ss_error_lines "$err" | grep -c '')
     left=$(ss_left "$dir" "${ss_keep[@]}")
     shown=$(ss_quote "$@")
     if [ $rc = 124 ]; then

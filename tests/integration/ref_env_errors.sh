@@ -32,7 +32,8 @@ fails() {
     if [ $rc != "$want" ]; then
         ss_bad "$name" "exit status $rc, want $want" "$(ss_quote "$SEQSHARD" "${cmd[@]}")" \
             "stderr: $(head -2 "$o/stderr" | cut -c1-300)"
-    elif [ "$(wc -l <"$o/stderr")" != 1 ] || ! grep -qE -- "$pattern" "$o/stderr"; then
+    elif [ "$(ss_error_lines "$o/stderr" | wc -l)" != 1 ] ||
+        ! ss_error_lines "$o/stderr" | grep -qE -- "$pattern"; then
         ss_bad "$name" "want one line matching: $pattern" \
             "$(ss_quote "$SEQSHARD" "${cmd[@]}")" "stderr: $(head -3 "$o/stderr" | cut -c1-300)"
     elif [ -n "$left" ]; then

@@ -284,7 +284,7 @@ copy_check() {
     fi
 }
 copy_check "BAM->BAM copies blocks"     copied  -@ 2 --shard-size 7k -b "$S1"
-copy_check "-l 6 encodes again"         encoded -@ 2 -l 6 -b "$S1"
+copy_check "level=6 encodes again"    encoded -@ 2 --output-fmt-option level=6 -b "$S1"
 copy_check "-q 1 encodes again"         encoded -@ 2 -q 1 -b "$S1"
 # the copy still counts the records (the walk through the blocks), for --report
 "$SEQSHARD" view --quiet -@ 3 --shard-size 2k -b -o "$SS_WORK/copied.bam" \

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# install_tree.sh -- `cmake --install BUILD --prefix P` into a temporary prefix puts the
+# program, the man pages, the bash completion, the Slurm scripts with their helper and
+# the licence where the docs say; the installed binary runs; the installed array script
+# finds its helper; and scripts/check-deps.sh, as a user who cannot install, names what
+# is missing and lets the build go on (make demo).
+set -u
+. "$(dirname "$0")/lib.sh"
+ss_setup
+
+BUILD=$(dirname "$SEQSHARD")
+P=$SS_WORK/prefix
+if ! cmake --install "$BUILD" --prefix "$P" >"$SS_WORK/install.log" 2>&1; then
+    ss_bad "cmake --install" "failed" "$(tail -3 "$SS_WORK/install.log")"
+    ss_summary
+    exit 1
+fi
+ss_ok "cmake --install"
+
+for f in bin/seqshard share/man/man1/seqshard.1 share/man/man1/seqshard-pileup.1 \
+    share/man/man1/seqshard-view.1 share/man/man1/seqshard-depth.1 share/man/man1/seqshard-realign.1 \
+    share/bash-completion/completions/seqshard share/seqshard/seqshard.sbatch \
+    share/seqshard/seqshard-mpirun.sbatch share/seqshard/seqshard-array.sbatch \
+    share/seqshard/slurm-array-summary.sh share/seqshard/plot-report.py \
+    share/doc/seqshard/LICENSE; do
+    [ -s "$P/$f" ] && ss_ok "installed $f" || ss_bad "installed $f" "missing or empty"
+done
+for f in bin/seqshard share/seqshard/seqshard-array.sbatch share/seqshard/slurm-array-summary.sh; do
+    [ -x "$P/$f" ] && ss_ok "executable $f" || ss_bad "executable $f" "not executable"
+done
+
+out=$("$P/bin/seqshard" --version 2>&1)
+[[ $out == "seqshard "[0-9]*htslib:* ]] && ss_ok "installed seqshard --version" ||
+    ss_bad "installed seqshard --version" "$out"
+if command -v man >/dev/null; then
+    for k in seqshard seqshard-pileup seqshard-view seqshard-depth; do
+        man -l "$P/share/man/man1/$k.1" 2>&1 >/dev/null | grep -q . &&
+            ss_bad "man page $k.1 renders" "$(man -l "$P/share/man/man1/$k.1" 2>&1 >/dev/null | head -2)" ||
+            ss_ok "man page $k.1 renders"
+    done
+fi
+
+# the completion offers the kernels and a kernel's options
+comp=$(bash -c '. "$1"; COMP_WORDS=("$2" ""); COMP_CWORD=1; _seqshard; echo "${COMPREPLY[*]}";
+    COMP_WORDS=("$2" view --wri); COMP_CWORD=2; _seqshard; echo "${COMPREPLY[*]}"' _ \
+    "$P/share/bash-completion/completions/seqshard" "$P/bin/seqshard" 2>&1)
+[[ $comp == *pileup*view*depth*$'\n'--write-index* ]] && ss_ok "bash completion" ||
+    ss_bad "bash completion" "$comp"
+
+# the installed array script submits with the helper beside it (a stand-in sbatch records it)
+mkdir -p "$SS_WORK/bin"
+cat >"$SS_WORK/bin/sbatch" <<'SB'
+#!/bin/bash
+echo "$*" >>"$SBATCH_LOG"
+echo 101
+SB
+chmod +x "$SS_WORK/bin/sbatch"
+printf '%s %s\n' "$TD/s1.bam" "$SS_WORK/o1.txt" >"$SS_WORK/sheet.txt"
+(cd "$SS_WORK" && PATH=$SS_WORK/bin:$PATH SBATCH_LOG=$SS_WORK/sbatch.log \
+    bash "$P/share/seqshard/seqshard-array.sbatch" --submit sheet.txt -B) >"$SS_WORK/sub.out" 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -q "$P/share/seqshard/slurm-array-summary.sh" "$SS_WORK/sbatch.log"; then
+    ss_ok "installed seqshard-array.sbatch finds its helper"
+else
+    ss_bad "installed seqshard-array.sbatch finds its helper" "status $rc" \
+        "$(cat "$SS_WORK/sub.out" "$SS_WORK/sbatch.log" 2>/dev/null | head -4)"
+fi
+
+# check-deps.sh as a user who cannot install, on a machine without CUnit and htslib:
+# stand-ins for id and pkg-config say so
+cat >"$SS_WORK/bin/id" <<'ID'
+#!/bin/bash
+echo 1000
+ID
+cat >"$SS_WORK/bin/pkg-config" <<PC
+#!/bin/bash
+case "\$*" in *cunit*|*htslib*) exit 1 ;; esac
+exec $(command -v pkg-config) "\$@"
+PC
+chmod +x "$SS_WORK/bin/id" "$SS_WORK/bin/pkg-config"
+args=$(PATH=$SS_WORK/bin:$PATH bash "$SS_SRC/scripts/check-deps.sh" --cmake-args 2>"$SS_WORK/deps.err")
+rc=$?
+if [ $rc = 1 ] && [ "$args" = "-DSEQSHARD_TESTS=OFF" ] &&
+    grep -q 'missing: htslib (Debian/Ubuntu: libhts-dev)' "$SS_WORK/deps.err" &&
+    grep -q 'not root' "$SS_WORK/deps.err" && ! grep -q 'installing with apt' "$SS_WORK/deps.err"; then
+    ss_ok "check-deps.sh: not root, names what is missing, installs nothing"
+else
+    ss_bad "check-deps.sh: not root, names what is missing, installs nothing" \
+        "status $rc, args '$args'" "$(head -5 "$SS_WORK/deps.err")"
+fi
+
+ss_summary
+exit $?

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# mpi_view_opts.sh -- view -c under mpirun adds up every rank's shards into the one
+# number samtools view -c prints; -e, -s and -x give samtools' records across ranks.
+#
+# Skipped (status 77) in a build without MPI (SS_MPI=0).
+set -u
+. "$(dirname "$0")/lib.sh"
+if [ "${SS_MPI:-1}" = 0 ]; then
+    echo "SKIP: built without MPI"
+    exit 77
+fi
+ss_setup
+command -v mpirun >/dev/null || { echo "FAIL setup: mpirun not found"; exit 1; }
+MPIRUN=(mpirun --oversubscribe --bind-to none)
+[ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
+export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+S1=$TD/s1.bam
+W=$SS_WORK
+
+ranks() { # NAME NP ARGS...: samtools view ARGS vs seqshard view under mpirun -np NP -o FILE
+    local name=$1 np=$2
+    shift 2
+    "$SAMTOOLS" view "$@" "$S1" >"$W/exp"
+    timeout "$SS_TIMEOUT" "${MPIRUN[@]}" -np "$np" "$SEQSHARD" view --quiet --bind none -@ 1 \
+        --shard-size 3k -o "$W/got" "$@" "$S1" </dev/null >/dev/null 2>"$W/err"
+    local rc=$?
+    if [ $rc != 0 ]; then
+        ss_bad "$name np=$np" "exit status $rc" "$(head -3 "$W/err")"
+    elif ! cmp -s "$W/exp" "$W/got"; then
+        ss_bad "$name np=$np" "differs from samtools view $(ss_quote "$@")"
+        ss_show_diff "$W/exp" "$W/got"
+    else
+        ss_ok "$name np=$np"
+    fi
+}
+
+for np in 2 3; do
+    ranks "-c" "$np" -c
+    ranks "-c -q 30 -e" "$np" -c -q 30 -e 'flag.paired'
+done
+ranks "-s 1.25 -x MD" 2 -s 1.25 -x MD
+
+ss_summary
+exit $?

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# report_fields.sh -- --report of one process: schema, status, where and when
+# (hosts, Slurm job, timestamps, CPU times), what (inputs, output, shard size,
+# binding, setup time) and one record per shard whose bytes and reads add up
+# to the output and the totals; a failed run writes the report under its name
+# with "status": "failed" and the error, and no output; scripts/plot-report.py
+# draws it. (Several ranks: mpi_report_log.sh.)
+set -u
+. "$(dirname "$0")/lib.sh"
+ss_setup
+
+S1=$TD/s1.bam
+W=$SS_WORK
+PY=python3
+/usr/bin/python3 -c 'import matplotlib' 2>/dev/null && PY=/usr/bin/python3
+
+# check NAME REPORT OUTPUT PYTHON-ASSERTIONS: each assertion line "expr, message"
+check() {
+    local name=$1 rep=$2 out=$3 asserts=$4 msg
+    msg=$("$PY" - "$rep" "$out" <<PYEOF 2>&1
+import json, os, re, socket, sys
+d = json.load(open(sys.argv[1]))
+out = sys.argv[2]
+recs = d.get('shard_records', [])
+ts = re.compile(r'^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$')
+bad = []
+for expr, what in [
+$asserts
+]:
+    try:
+        ok = eval(expr)
+    except Exception as e:
+        ok, what = False, f'{what} ({type(e).__name__}: {e})'
+    if not ok:
+        bad.append(what)
+print('; '.join(bad))
+PYEOF
+)
+    [ -z "$msg" ] && ss_ok "$name" || ss_bad "$name" "$msg"
+}
+
+# ---- a run that worked ----------------------------------------------------------------
+timeout "$SS_TIMEOUT" env SLURM_JOB_ID=4242 "$SEQSHARD" pileup --quiet -@ 2 --shard-size 5k \
+    -f "$REF" -o "$W/ok.txt" --report "$W/ok.json" "$S1" "$TD/s2.bam" 2>"$W/ok.err"
+rc=$?
+if [ $rc != 0 ] || [ ! -f "$W/ok.json" ]; then
+    ss_bad "report of a run that worked" "status $rc, report: $(ls "$W")" "$(head -3 "$W/ok.err")"
+else
+    check "report: run fields" "$W/ok.json" "$W/ok.txt" "
+    (\"d['schema'] == 2\", 'schema 2'),
+    (\"d['status'] == 'ok' and d['error'] is None\", 'status ok, error null'),
+    (\"d['slurm_job_id'] == '4242'\", 'slurm_job_id from SLURM_JOB_ID'),
+    (\"d['hosts'] == [socket.gethostname()]\", 'hosts: this host'),
+    (\"ts.match(d['start_time']) and ts.match(d['end_time']) and d['start_time'] <= d['end_time']\", 'start/end times'),
+    (\"[os.path.basename(p) for p in d['inputs']] == ['s1.bam', 's2.bam']\", 'inputs'),
+    (\"d['output'] == out\", 'output path'),
+    (\"d['shard_size'] == 5000\", 'effective shard size'),
+    (\"d['binding']['asked'] == 'auto' and d['binding']['mode'] in ('core', 'none')\", 'binding'),
+    (\"0 < d['setup_s'] < d['wall_s'] + 60\", 'setup_s'),
+    (\"d['cpu']['user_s'] > 0 and d['cpu']['sys_s'] >= 0\", 'cpu user/sys'),"
+    check "report: shard records" "$W/ok.json" "$W/ok.txt" "
+    (\"sorted(r['index'] for r in recs) == list(range(d['shards']))\", 'one record per shard'),
+    (\"sum(r['bytes'] for r in recs) == os.path.getsize(out)\", 'shard bytes add up to the output'),
+    (\"sum(r['reads'] for r in recs) == d['totals']['reads']\", 'shard reads add up to the totals'),
+    (\"all(0 <= r['start_s'] <= r['end_s'] <= d['wall_s'] + d['setup_s'] + 1 for r in recs)\", 'start <= end within the run'),
+    (\"{r['worker'] for r in recs} <= {0, 1} and {r['rank'] for r in recs} == {0}\", 'workers and rank'),
+    (\"recs[0]['region'].startswith('ctgA:1-')\", 'regions named'),"
+fi
+
+# BGZF output: the shards' compressed bytes and the 28-byte EOF block make the file
+timeout "$SS_TIMEOUT" "$SEQSHARD" pileup --quiet -@ 2 --shard-size 5k -f "$REF" \
+    -o "$W/ok.txt.gz" --report "$W/gz.json" "$S1" 2>"$W/gz.err" &&
+    check "report: shard bytes of .gz output" "$W/gz.json" "$W/ok.txt.gz" "
+    (\"sum(r['bytes'] for r in recs) + 28 == os.path.getsize(out)\", 'compressed shard bytes + EOF'),"
+
+# ---- a failed run: the report says so, the output does not appear ------------------------
+timeout "$SS_TIMEOUT" env SEQSHARD_FAIL_SHARD=4 "$SEQSHARD" pileup --quiet -@ 2 --shard-size 5k \
+    -o "$W/f.txt" --report "$W/f.json" "$S1" 2>"$W/f.err"
+rc=$?
+if [ $rc != 1 ] || [ -e "$W/f.txt" ] || [ ! -f "$W/f.json" ]; then
+    ss_bad "report of a failed run" "status $rc; files: $(ls "$W" | tr '\n' ' ')" "$(head -2 "$W/f.err")"
+else
+    check "report of a failed run" "$W/f.json" "$W/f.txt" "
+    (\"d['status'] == 'failed'\", 'status failed'),
+    (\"'shard 4' in d['error'] and 'SEQSHARD_FAIL_SHARD' in d['error']\", 'the error'),
+    (\"4 not in [r['index'] for r in recs]\", 'the failed shard has no record'),
+    (\"d['output'] == out\", 'output path'),"
+    leftover=$(find "$W" -name '.*tmp*' | head -1)
+    [ -z "$leftover" ] && ss_ok "failed run: no temporary files" ||
+        ss_bad "failed run: no temporary files" "$leftover"
+fi
+
+# ---- the plot ----------------------------------------------------------------------------
+if "$PY" -c 'import matplotlib' 2>/dev/null; then
+    if "$PY" "$SS_SRC/scripts/plot-report.py" "$W/ok.json" "$W/ok.png" 2>"$W/plot.err" &&
+        [ "$(head -c 8 "$W/ok.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ]; then
+        ss_ok "plot-report.py draws a PNG"
+    else
+        ss_bad "plot-report.py draws a PNG" "$(head -3 "$W/plot.err")"
+    fi
+    "$PY" "$SS_SRC/scripts/plot-report.py" "$W/f.json" "$W/f.png" 2>/dev/null &&
+        ss_ok "plot-report.py draws a failed run's shards" ||
+        ss_bad "plot-report.py draws a failed run's shards" "exit status $?"
+else
+    echo "note: matplotlib missing; plot-report.py not tried"
+fi
+
+ss_summary
+exit $?
