@@ -1,9 +1,17 @@
 /*
  * reader.c -- a worker's handles on the inputs.
  *
- * At the first ss_reader_begin the reader opens every input in turn (one at
- * a time: its file, header and index) and asks the descriptor budget for it:
- * one descriptor, two for a CRAM (htslib keeps the reference FASTA open).
+ * What the job loaded once per process is borrowed, read-only (ss_io_inputs_t):
+ * the header, the BAM indexes, each input's format and the CRAM reference.
+ * So a BAM opens with no header or index read (its iterator seeks), a CRAM
+ * with its header and .crai only (htslib ties those to the handle), and no
+ * CRAM handle loads the contig itself.
+ *
+ * At the first ss_reader_begin the reader asks the descriptor budget for
+ * each input in turn: one descriptor, two for a CRAM whose reference is not
+ * shared (htslib keeps the FASTA open), and opens those it may keep. A worker
+ * keeps at most CRAM_HOLD_MAX CRAMs, whatever the budget: each keeps a
+ * decoded slice.
  * Granted ("held"): the file and index stay open until ss_reader_destroy, so
  * a shard costs only a seek. Refused: the file is closed again, and opened
  * per use, in the worker's own descriptors outside the budget (budget.c):
@@ -19,8 +27,14 @@
  * to the open file) queries again from the last position returned and skips
  * the records at that position it already returned.
  *
+ * The shard's window (ss_reader_window) makes its queries cheaper: a CRAM
+ * reads the window's records once, from its open handle or one opened for
+ * it, and answers every query inside it from them (one slice decode a shard,
+ * not three); a BAM query inside it starts at the window's first record.
+ *
  * Headers are kept for every input, so ss_reader_header never opens a file.
- * Owned by one worker thread; nothing here is shared.
+ * Owned by one worker thread; shared with other workers only what the job
+ * lends, and the CRAM reference's handle count, under shared_ref_lock.
  */
 #include <errno.h>
 #include <pthread.h>
