@@ -36,6 +36,12 @@ die() { echo "bench-cohort: $*" >&2; exit 1; }
 [ -x "$SEQSHARD" ] || die "SEQSHARD=$SEQSHARD is not executable; build seqshard first"
 [ -x "$TIME" ] || die "GNU time not found at $TIME; apt-get install time"
 command -v samtools >/dev/null || die "samtools not found; apt-get install samtools"
+# the first python3 that has matplotlib (a venv's python3 on PATH may not see Debian's)
+PYTHON=
+for p in ${PYTHON3:-} python3 /usr/bin/python3; do
+    if "$p" -c 'import matplotlib' 2>/dev/null; then PYTHON=$p; break; fi
+done
+[ -n "$PYTHON" ] || die "no python3 with matplotlib; apt-get install python3-matplotlib"
 [ -f "$DATA/.stamp" ] || "$HERE/make-data.sh" "$DATA"
 for f in ref.fa ecoli30x.bam ecoli30x.bam.bai ecoli30x.cram ecoli30x.cram.crai; do
     [ -f "$DATA/$f" ] || die "no $DATA/$f; run bench/make-data.sh $DATA"
@@ -106,5 +112,5 @@ for n in $NS; do
     bench_case cohort "$n" mix "$REGION" "$rounds"
 done
 
-python3 "$HERE/plot-cohort.py" --tsv "$TSV" --md "$OUT/cohort.md" --png "$OUT/cohort.png" \
+"$PYTHON" "$HERE/plot-cohort.py" --tsv "$TSV" --md "$OUT/cohort.md" --png "$OUT/cohort.png" \
     --load "$(cut -d' ' -f1-3 /proc/loadavg)" --threads "$T"
