@@ -57,7 +57,7 @@
 
 /* Record bytes a streamed batch holds: a share of BATCH_TOTAL per input, within these bounds. */
 #define BATCH_TOTAL (8 << 20)
-#define BATCH_MIN (128 << 10)
+#define BATCH_MIN (32 << 10)
 #define BATCH_MAX (1 << 20)
 
 /*
@@ -68,6 +68,12 @@
  * shard's window in one go (ss_reader_window) and closes again.
  */
 #define CRAM_HOLD_MAX 4
+/*
+ * BAM inputs a worker may hold open: each costs htslib's BGZF buffers, a
+ * 64 KiB block in and out (~136 kB), 90 MB per worker for 667 BAMs; a
+ * streamed one costs its batch (8 MB shared out, at least BATCH_MIN).
+ */
+#define BAM_HOLD_MAX 256
 
 enum { RD_NEW, RD_HELD, RD_PER_SHARD, RD_STREAMED };
 enum { WIN_NONE, WIN_LOADED, WIN_FAILED }; /* a CRAM input's window this shard */
@@ -344,14 +350,14 @@ static int known_without_open(ss_reader_t *r, int i, rd_file_t *f)
  */
 static int first_open(ss_reader_t *r)
 {
-    int crams = 0;
+    int crams = 0, bams = 0;
     for (int i = 0; i < r->in.n; i++) {
         rd_file_t *f = &r->f[i];
         int known = known_without_open(r, i, f);
         if (!known && open_file(r, i, f) < 0)
             return -1;
         int need = 1 + (f->is_cram && !r->in.cram_refs);
-        int may_hold = !f->is_cram || ++crams <= CRAM_HOLD_MAX;
+        int may_hold = f->is_cram ? ++crams <= CRAM_HOLD_MAX : ++bams <= BAM_HOLD_MAX;
         if (may_hold && ss_io_budget_take(need)) {
             if (known && open_file(r, i, f) < 0) {
                 ss_io_budget_give(need);
@@ -520,11 +526,11 @@ static int window_ready(ss_reader_t *r, int i, rd_file_t *f)
  * a shard, and the pileup's time went to inflating it with 667 inputs).
  * Found by reading from the window query's first chunk. 1 if found.
  */
-static int bam_window_start(ss_reader_t *r, rd_file_t *f, bam1_t *b)
+static int bam_window_start(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *idx, bam1_t *b)
 {
-    hts_itr_t *itr = sam_itr_queryi(f->idx, r->w_tid, r->w_beg, r->w_end);
+    hts_itr_t *itr = sam_itr_queryi(idx, r->w_tid, r->w_beg, r->w_end);
     int found = 0;
-    BGZF *bgzf = f->fp->fp.bgzf;
+    BGZF *bgzf = fp->fp.bgzf;
     if (itr && itr->off && itr->n_off > 0 && bgzf_seek(bgzf, (int64_t)itr->off[0].u, SEEK_SET) == 0)
         for (;;) {
             uint64_t at = (uint64_t)bgzf_tell(bgzf);
@@ -559,12 +565,12 @@ static void bam_skip_to(hts_itr_t *itr, uint64_t off)
         itr->off[0].u = off;
 }
 
-/* Whether a BAM query on an open file may start at the window's first record. */
-static int bam_window_ready(ss_reader_t *r, rd_file_t *f)
+/* Whether a BAM query through fp and idx may start at the window's first record. */
+static int bam_window_ready(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *idx)
 {
     if (f->win_state == WIN_NONE) {
         bam1_t *b = bam_init1();
-        f->win_state = b && bam_window_start(r, f, b) ? WIN_LOADED : WIN_FAILED;
+        f->win_state = b && bam_window_start(r, f, fp, idx, b) ? WIN_LOADED : WIN_FAILED;
         bam_destroy1(b);
     }
     return f->win_state == WIN_LOADED;
@@ -630,7 +636,7 @@ int ss_reader_query(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end
     }
     if (!(f->itr = sam_itr_queryi(f->idx, tid, beg, end)))
         return query_error(r, i, tid, beg, end);
-    if (!f->is_cram && in_window(r, tid, beg, end) && bam_window_ready(r, f))
+    if (!f->is_cram && in_window(r, tid, beg, end) && bam_window_ready(r, f, f->fp, f->idx))
         bam_skip_to(f->itr, f->win_off);
     return 0;
 }
@@ -645,6 +651,9 @@ static int bam_resume(ss_reader_t *r, int i, rd_file_t *f, samFile *fp)
         hts_idx_t *shared = shared_index(r, i);
         hts_idx_t *idx = shared ? shared : ss_io_load_index(&r->in, i, fp);
         f->itr = idx ? sam_itr_queryi(idx, f->q_tid, f->q_beg, f->q_end) : NULL;
+        if (f->itr && in_window(r, f->q_tid, f->q_beg, f->q_end) &&
+            bam_window_ready(r, f, fp, idx))
+            bam_skip_to(f->itr, f->win_off);
         if (idx && !shared)
             hts_idx_destroy(idx); /* a BAM iterator keeps its own copy of the offsets */
         if (!f->itr)
