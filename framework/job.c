@@ -42,11 +42,21 @@ struct ss_job_s {
     hts_idx_t **idxs;             /* [n]: each BAM's index, shared by the readers */
     unsigned char *is_cram;       /* [n] */
     samFile *cram_anchor;         /* a CRAM handle that keeps the shared reference alive */
+    int64_t index_bytes;          /* index file bytes of idxs (SHARED_INDEX_BYTES) */
     ss_bed_t *bed;
     ss_interval_t *regions;       /* the regions in the order given, parsed */
     int n_regions, m_regions;
     int user_ref_env;             /* REF_PATH or REF_CACHE set by the user */
 };
+
+/*
+ * BAM indexes the job keeps for the workers, in bytes of index file (about
+ * what one takes in memory): all of them for small genomes (a BAI of the
+ * benchmark's E. coli is 15 kB, 1000 of them 15 MB), the first few of a
+ * human cohort (8-9 MB each). Past it a worker loads an input's index itself
+ * when it opens the input, as before they were shared.
+ */
+#define SHARED_INDEX_BYTES ((int64_t)256 << 20)
 
 /*
  * htslib 1.16 fills some process-wide tables on first use, without a lock:
@@ -173,6 +183,39 @@ static int open_stdin(ss_job_t *job)
     return check_sorted(SS_IO_STDIN, h);
 }
 
+/* Size of input i's index file (-X, or .csi/.bai beside it), 0 if none is found. */
+static int64_t index_file_size(const ss_job_t *job, int i)
+{
+    const char *path = job->inputs.paths[i];
+    char name[4096];
+    const char *ext[] = { ".csi", ".bai" };
+    struct stat st;
+    if (job->inputs.index_paths && job->inputs.index_paths[i])
+        return stat(job->inputs.index_paths[i], &st) == 0 ? (int64_t)st.st_size : 0;
+    for (int k = 0; k < 2; k++) {
+        snprintf(name, sizeof(name), "%s%s", path, ext[k]);
+        if (stat(name, &st) == 0)
+            return (int64_t)st.st_size;
+    }
+    size_t len = strlen(path);
+    if (len > 4 && strcmp(path + len - 4, ".bam") == 0) {
+        snprintf(name, sizeof(name), "%.*s.bai", (int)(len - 4), path);
+        if (stat(name, &st) == 0)
+            return (int64_t)st.st_size;
+    }
+    return 0;
+}
+
+/* Whether input i's index fits in what the job keeps for the workers (SHARED_INDEX_BYTES). */
+static int keep_index(ss_job_t *job, int i)
+{
+    int64_t size = index_file_size(job, i);
+    if (job->index_bytes + size > SHARED_INDEX_BYTES)
+        return 0;
+    job->index_bytes += size;
+    return 1;
+}
+
 /* Open and check input i; keeps it in the job when i == 0, else closes it. */
 static int check_input(ss_job_t *job, int i)
 {
@@ -232,7 +275,7 @@ static int check_input(ss_job_t *job, int i)
             job->idxs[0] = idx;
         return 0;
     }
-    if (fmt == bam)
+    if (fmt == bam && keep_index(job, i))
         job->idxs[i] = idx; /* a BAM's index is read-only once loaded: one for every worker */
     else
         hts_idx_destroy(idx); /* a CRAM's is tied to this handle (htslib) */

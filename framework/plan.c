@@ -204,8 +204,13 @@ static hts_pos_t cell_end(const span_t *s, size_t k)
     return e < s->end ? e : s->end;
 }
 
-/* Add one input's work per bp over the span and DENSITY_REACH around it. 0, or -1. */
-static int add_density(ss_io_est_t *est, sam_hdr_t *h, span_t *s, double scale)
+/*
+ * Add one input's work per bp over the span and DENSITY_REACH around it to
+ * the span's density, and for a CRAM (cram_cells) to each of its cells, in
+ * proportion to their length. 0, or -1.
+ */
+static int add_density(plan_t *p, ss_io_est_t *est, sam_hdr_t *h, span_t *s, double scale,
+                       int is_cram)
 {
     hts_pos_t len = sam_hdr_tid2len(h, s->tid);
     hts_pos_t lo = s->beg > DENSITY_REACH ? s->beg - DENSITY_REACH : 0;
@@ -214,7 +219,10 @@ static int add_density(ss_io_est_t *est, sam_hdr_t *h, span_t *s, double scale)
     int64_t w;
     if (hi <= lo || ss_io_est_cells(est, s->tid, pos, 1, &w) < 0)
         return -1;
-    s->density += scale * (double)w / (double)(hi - lo);
+    double per_bp = scale * (double)w / (double)(hi - lo);
+    s->density += per_bp;
+    for (size_t k = 0; is_cram && k < s->n_cells; k++)
+        p->cell_out[s->cell0 + k] += per_bp * (double)(cell_end(s, k) - cell_beg(s, k));
     return 0;
 }
 
@@ -248,13 +256,19 @@ static int estimate_input(plan_t *p, samFile *fp, sam_hdr_t *h, hts_idx_t *idx)
             r = 1;
             break;
         }
-        double scale = fp->format.format == cram ? CRAM_OUTPUT_SCALE : 1;
+        /*
+         * A CRAM's cells are a container's work in the cell where it starts and
+         * none in the others, three times too much or nothing for a 16 kb cell:
+         * its output counts by its density alone.
+         */
+        int is_cram = fp->format.format == cram;
+        double scale = is_cram ? CRAM_OUTPUT_SCALE : 1;
         for (size_t k = 0; k < s->n_cells; k++) {
             p->cell_work[s->cell0 + k] += w[k];
-            if (p->cell_out)
-                p->cell_out[s->cell0 + k] += scale * (double)w[k];
+            if (p->cell_out && !is_cram)
+                p->cell_out[s->cell0 + k] += (double)w[k];
         }
-        if (p->cell_out && add_density(est, h, &p->spans.a[i], scale) < 0) {
+        if (p->cell_out && add_density(p, est, h, &p->spans.a[i], scale, is_cram) < 0) {
             r = 1;
             break;
         }

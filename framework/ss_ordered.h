@@ -22,8 +22,14 @@ typedef int (*ss_ordered_sink_f)(void *ctx, int idx, const char *buf, size_t len
 /* Called by run() on the main thread about every tick_s seconds while waiting. */
 typedef void (*ss_ordered_tick_f)(void *ctx);
 
-/* Buffers larger than this are freed when recycled, so one huge shard does not pin memory. */
-#define SS_ORDERED_KEEP_MAX ((size_t)64 << 20)
+/*
+ * Buffers larger than this are freed when recycled, so one huge shard does not pin memory.
+ * Above SS_SHARD_OUTPUT with room to spare: kernels reserve a quarter more than they
+ * last wrote, and a shard of 48 MiB whose buffer was freed every time faulted its pages
+ * in again (a fifth of the CPU of 30 inputs at 64 MiB). Pages are touched only as far as
+ * a shard wrote, so a kept buffer pins what the shards make, not what they reserved.
+ */
+#define SS_ORDERED_KEEP_MAX ((size_t)128 << 20)
 
 /*
  * Window of `window` shards (>= 1) over n_shards, with at most max_buffers

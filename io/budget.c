@@ -12,9 +12,11 @@
  *              set, and the multi-rank store's spill file);
  *   workers  = SS_IO_FDS_PER_WORKER per worker, never held: the one input a
  *              worker opens per use, its index while it loads, the reference
- *              FASTA htslib opens for a CRAM, and the kernel's own (pileup's
- *              two reference caches; view's raw-copy handle or its CRAM
- *              writer's reference and scratch file);
+ *              FASTA htslib opens for a CRAM (when the job shares one
+ *              reference among the CRAM handles, that is one FASTA for the
+ *              process, counted with the later ones instead), and the
+ *              kernel's own (pileup's two reference caches; view's raw-copy
+ *              handle or its CRAM writer's reference and scratch file);
  *   budget   = L - reserve - workers: what readers may hold across shards,
  *              lowered (never raised) by SEQSHARD_MAX_OPEN_FILES.
  *

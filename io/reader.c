@@ -1,9 +1,17 @@
 /*
  * reader.c -- a worker's handles on the inputs.
  *
- * At the first ss_reader_begin the reader opens every input in turn (one at
- * a time: its file, header and index) and asks the descriptor budget for it:
- * one descriptor, two for a CRAM (htslib keeps the reference FASTA open).
+ * What the job loaded once per process is borrowed, read-only (ss_io_inputs_t):
+ * the header, the BAM indexes, each input's format and the CRAM reference.
+ * So a BAM opens with no header or index read (its iterator seeks), a CRAM
+ * with its header and .crai only (htslib ties those to the handle), and no
+ * CRAM handle loads the contig itself.
+ *
+ * At the first ss_reader_begin the reader asks the descriptor budget for
+ * each input in turn: one descriptor, two for a CRAM whose reference is not
+ * shared (htslib keeps the FASTA open), and opens those it may keep. A worker
+ * keeps at most CRAM_HOLD_MAX CRAMs, whatever the budget: each keeps a
+ * decoded slice.
  * Granted ("held"): the file and index stay open until ss_reader_destroy, so
  * a shard costs only a seek. Refused: the file is closed again, and opened
  * per use, in the worker's own descriptors outside the budget (budget.c):
@@ -21,9 +29,14 @@
  *
  * Standard input ("-") is the job's open file, borrowed and read in one pass
  * by the run's only reader (stdin_next).
+ * The shard's window (ss_reader_window) makes its queries cheaper: a CRAM
+ * reads the window's records once, from its open handle or one opened for
+ * it, and answers every query inside it from them (one slice decode a shard,
+ * not three); a BAM query inside it starts at the window's first record.
  *
  * Headers are kept for every input, so ss_reader_header never opens a file.
- * Owned by one worker thread; nothing here is shared.
+ * Owned by one worker thread; shared with other workers only what the job
+ * lends, and the CRAM reference's handle count, under shared_ref_lock.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -46,7 +59,7 @@
 
 /* Record bytes a streamed batch holds: a share of BATCH_TOTAL per input, within these bounds. */
 #define BATCH_TOTAL (8 << 20)
-#define BATCH_MIN (128 << 10)
+#define BATCH_MIN (32 << 10)
 #define BATCH_MAX (1 << 20)
 
 /*
@@ -57,6 +70,12 @@
  * shard's window in one go (ss_reader_window) and closes again.
  */
 #define CRAM_HOLD_MAX 4
+/*
+ * BAM inputs a worker may hold open: each costs htslib's BGZF buffers, a
+ * 64 KiB block in and out (~136 kB), 90 MB per worker for 667 BAMs; a
+ * streamed one costs its batch (8 MB shared out, at least BATCH_MIN).
+ */
+#define BAM_HOLD_MAX 256
 
 /* RD_STDIN: standard input, borrowed from the job (ss_io_inputs_t.stream), read in one pass */
 enum { RD_NEW, RD_HELD, RD_PER_SHARD, RD_STREAMED, RD_STDIN };
@@ -94,6 +113,7 @@ typedef struct {
     int replay_full;   /* more were read than it holds: a re-query cannot be served */
     int q_behind;      /* standard input: the query is for a contig the stream has passed */
     unsigned char *dropped; /* standard input, per contig: records skipped unreturned */
+    uint64_t win_off;  /* BAM: file offset of the window's first record (WIN_LOADED) */
 } rd_file_t;
 
 struct ss_reader_s {
@@ -365,7 +385,7 @@ static int borrow_stdin(ss_reader_t *r, rd_file_t *f)
  */
 static int first_open(ss_reader_t *r)
 {
-    int crams = 0;
+    int crams = 0, bams = 0;
     for (int i = 0; i < r->in.n; i++) {
         rd_file_t *f = &r->f[i];
         if (i == 0 && r->in.stream) {
@@ -377,7 +397,7 @@ static int first_open(ss_reader_t *r)
         if (!known && open_file(r, i, f) < 0)
             return -1;
         int need = 1 + (f->is_cram && !r->in.cram_refs);
-        int may_hold = !f->is_cram || ++crams <= CRAM_HOLD_MAX;
+        int may_hold = f->is_cram ? ++crams <= CRAM_HOLD_MAX : ++bams <= BAM_HOLD_MAX;
         if (may_hold && ss_io_budget_take(need)) {
             if (known && open_file(r, i, f) < 0) {
                 ss_io_budget_give(need);
@@ -537,6 +557,65 @@ static int window_ready(ss_reader_t *r, int i, rd_file_t *f)
     return f->win_state == WIN_LOADED;
 }
 
+/*
+ * A BAM's window start: the offset of the first record, in file order, that
+ * overlaps the window (or of the first record past it). Every record a query
+ * inside the window returns overlaps the window too, so it lies at or after
+ * this offset; queries then skip what the BAI's 16 kb linear index would
+ * have them read first (8 kb of records on average, each time: three queries
+ * a shard, and the pileup's time went to inflating it with 667 inputs).
+ * Found by reading from the window query's first chunk. 1 if found.
+ */
+static int bam_window_start(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *idx, bam1_t *b)
+{
+    hts_itr_t *itr = sam_itr_queryi(idx, r->w_tid, r->w_beg, r->w_end);
+    int found = 0;
+    BGZF *bgzf = fp->fp.bgzf;
+    if (itr && itr->off && itr->n_off > 0 && bgzf_seek(bgzf, (int64_t)itr->off[0].u, SEEK_SET) == 0)
+        for (;;) {
+            uint64_t at = (uint64_t)bgzf_tell(bgzf);
+            if (bam_read1(bgzf, b) < 0)
+                break; /* the queries meet it, and say what it is */
+            const bam1_core_t *c = &b->core;
+            if (c->tid != r->w_tid || c->pos >= r->w_end || bam_endpos(b) > r->w_beg) {
+                f->win_off = at;
+                found = 1;
+                break;
+            }
+        }
+    hts_itr_destroy(itr);
+    return found;
+}
+
+/*
+ * Start a BAM query's iterator at the window's first record: chunks that end
+ * before it are dropped, the first one kept starts there (hts_itr_t's chunk
+ * list is public; the iterator reads it in order, seeking between chunks).
+ */
+static void bam_skip_to(hts_itr_t *itr, uint64_t off)
+{
+    if (!itr->off || itr->multi)
+        return;
+    int k = 0;
+    while (k < itr->n_off && itr->off[k].v <= off)
+        k++;
+    memmove(itr->off, itr->off + k, (size_t)(itr->n_off - k) * sizeof(*itr->off));
+    itr->n_off -= k;
+    if (itr->n_off > 0 && itr->off[0].u < off)
+        itr->off[0].u = off;
+}
+
+/* Whether a BAM query through fp and idx may start at the window's first record. */
+static int bam_window_ready(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *idx)
+{
+    if (f->win_state == WIN_NONE) {
+        bam1_t *b = bam_init1();
+        f->win_state = b && bam_window_start(r, f, fp, idx, b) ? WIN_LOADED : WIN_FAILED;
+        bam_destroy1(b);
+    }
+    return f->win_state == WIN_LOADED;
+}
+
 /* The window's next record overlapping the query, as the file's iterator would give it. */
 static int window_next(ss_reader_t *r, int i, rd_file_t *f, bam1_t *b)
 {
@@ -668,6 +747,8 @@ int ss_reader_query(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end
     }
     if (!(f->itr = sam_itr_queryi(f->idx, tid, beg, end)))
         return query_error(r, i, tid, beg, end);
+    if (!f->is_cram && in_window(r, tid, beg, end) && bam_window_ready(r, f, f->fp, f->idx))
+        bam_skip_to(f->itr, f->win_off);
     return 0;
 }
 
@@ -681,6 +762,9 @@ static int bam_resume(ss_reader_t *r, int i, rd_file_t *f, samFile *fp)
         hts_idx_t *shared = shared_index(r, i);
         hts_idx_t *idx = shared ? shared : ss_io_load_index(&r->in, i, fp);
         f->itr = idx ? sam_itr_queryi(idx, f->q_tid, f->q_beg, f->q_end) : NULL;
+        if (f->itr && in_window(r, f->q_tid, f->q_beg, f->q_end) &&
+            bam_window_ready(r, f, fp, idx))
+            bam_skip_to(f->itr, f->win_off);
         if (idx && !shared)
             hts_idx_destroy(idx); /* a BAM iterator keeps its own copy of the offsets */
         if (!f->itr)

@@ -56,10 +56,10 @@ static const double extra_col_bytes[PL_N_COLS] = { 1, 4, 26, 4, 6, 8, 3, 2, 8, 4
 #define EMPTY_COLUMN 6      /* \t0\t*\t* per input on a zero-depth line */
 
 /*
- * What the output weighs, for the planner: at the default columns, 2.4-2.6
- * bytes of text per byte of BAM read (the test data at 25x, the benchmark's
- * E. coli at 30x: 65 bytes per position per input against 25 compressed),
- * so 1.3 per byte a read base prints; -a prints every position.
+ * What the output weighs, for the planner: at the default columns, 66 bytes
+ * per position per input on the benchmark's E. coli at 30x, where the index
+ * estimates 19 bytes of BAM per position: 3.5 per byte of estimated work, so
+ * 1.75 per byte a read base prints; -a prints every position.
  */
 static void output_weight(const pl_opts_t *o, int n_inputs, ss_out_spec_t *out)
 {
@@ -67,7 +67,7 @@ static void output_weight(const pl_opts_t *o, int n_inputs, ss_out_spec_t *out)
     for (int c = 0; c < PL_N_COLS; c++)
         if (o->cols & (1 << c))
             per_base += extra_col_bytes[c];
-    out->out_per_work = 1.3 * per_base;
+    out->out_per_work = 1.75 * per_base;
     out->out_per_base = o->all ? EMPTY_LINE_HEAD + EMPTY_COLUMN * (double)n_inputs : 0;
 }
 
