@@ -151,6 +151,8 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
         r = e->k->process(ws, sh, out, &st);
     if (r == 0)
         r = ss_out_end(out);
+    if (r == 0)
+        e->spills[idx] = ss_out_take_spill(out); /* shard idx is this worker's alone */
     ss_reader_end(rd);
     ss_worker_stats_t *s = &e->stats[w->id];
     s->busy_s += ss_now() - t0;
@@ -171,7 +173,8 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
     /* shard idx is this worker's alone: the main thread reads the record after the join */
     e->recs[idx] = (ss_shard_rec_t){ .idx = idx, .worker = w->id, .rank = ss_comm_rank(),
                                      .done = 1, .beg = wall0, .end = ss_wall_now(),
-                                     .reads = st.reads, .bytes = buf->l };
+                                     .reads = st.reads,
+                                     .bytes = e->spills[idx].len + buf->l };
     atomic_fetch_add_explicit(&e->reads_done, st.reads, memory_order_relaxed);
     return 0;
 }
@@ -345,6 +348,9 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
     int n_slots = s->n_workers > 0 ? s->n_workers : 1; /* per-worker arrays, never empty */
     e->stats = calloc((size_t)n_slots, sizeof(*e->stats));
     e->recs = calloc((size_t)(s->n > 0 ? s->n : 1), sizeof(*e->recs));
+    e->spills = malloc((size_t)(s->n > 0 ? s->n : 1) * sizeof(*e->spills));
+    for (int i = 0; e->spills && i < s->n; i++)
+        e->spills[i] = SS_SPILL_NONE;
     s->w = calloc((size_t)n_slots, sizeof(*s->w));
     /*
      * One buffer per worker that can run at once, plus the one being written: each new
@@ -375,7 +381,7 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
             e->place = s->place;
         }
     }
-    if (!failed && (!e->stats || !e->recs || !s->w || !e->ow || !e->sched ||
+    if (!failed && (!e->stats || !e->recs || !e->spills || !s->w || !e->ow || !e->sched ||
                     (ss_comm_parallel() && !e->store))) {
         ss_error("out of memory starting the run");
         failed = 1;
@@ -397,6 +403,11 @@ static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
     hts_pos_t halo = spec->halo;
     if (!failed && !(e->orun = ss_out_run_init(spec, o)))
         failed = 1;
+    if (!failed) {
+        char dir[4096];
+        snprintf(e->orun->spill_dir, sizeof(e->orun->spill_dir), "%s",
+                 spill_dir(o, dir, sizeof(dir)));
+    }
     if (!failed)
         add_halo(e->job, s->shards, s->n, halo);
     for (int i = 0; i < s->n; i++)
@@ -476,6 +487,9 @@ static void teardown(engine_t *e, setup_t *s)
     ss_topo_destroy(s->topo);
     free(e->stats);
     free(e->recs);
+    for (int i = 0; e->spills && i < s->n; i++)
+        ss_spill_close(&e->spills[i]); /* a failed run's shards never written */
+    free(e->spills);
     free(s->w);
     free(s->shards);
 }

@@ -23,11 +23,18 @@ static int local_put(engine_t *e, int idx, kstring_t *buf)
     return 0;
 }
 
-/* The ordered writer hands over shard idx: main thread. */
+static int to_output(void *out, const char *buf, size_t len)
+{
+    return ss_output_write(out, buf, len);
+}
+
+/* The ordered writer hands over shard idx: main thread. Its spilled bytes come first. */
 static int write_shard(void *ctx, int idx, const char *buf, size_t len)
 {
     engine_t *e = ctx;
-    if (len && ss_output_write(e->out, buf, len) < 0)
+    int rc = ss_spill_copy(&e->spills[idx], idx, to_output, e->out);
+    ss_spill_close(&e->spills[idx]);
+    if (rc < 0 || (len && ss_output_write(e->out, buf, len) < 0))
         return -1;
     e->work_done += e->shards[idx].est_work;
     ss_progress_update(e->progress, idx + 1, e->work_done,

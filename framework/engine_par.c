@@ -106,7 +106,11 @@ static int par_open(engine_t *e, const kstring_t *header)
 /* A worker's finished shard goes into the store; its buffer goes back to the writer's pool. */
 static int par_put(engine_t *e, int idx, kstring_t *buf)
 {
-    int r = ss_store_put(e->store, idx, buf->s ? buf->s : "", buf->l);
+    ss_spill_t *sp = &e->spills[idx];
+    const char *bytes = buf->s ? buf->s : "";
+    int r = sp->fd < 0 ? ss_store_put(e->store, idx, bytes, buf->l)
+                       : ss_store_put_spilled(e->store, idx, sp, bytes, buf->l);
+    ss_spill_close(sp);
     ss_ordered_release(e->ow, buf);
     return r;
 }

@@ -16,8 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <htslib/bgzf.h>
+
 #include "../alloc/ss_alloc.h"
 #include "ss_out.h"
+#include "ss_spill.h"
 
 struct ss_out_s {
     const ss_out_run_t *run;
@@ -31,6 +34,8 @@ struct ss_out_s {
     int cram_open;          /* a CRAM writer is open for this shard */
     bam1_t **pool;          /* moving records: copies kept until the shard ends */
     size_t n_pool, m_pool;
+    ss_spill_t spill;       /* the shard's leading bytes, moved out of buf (ss_spill.h) */
+    size_t spilled_raw;     /* bytes of buf moved there, before compression */
 };
 
 ss_out_t *ss_out_init(const ss_out_run_t *r)
@@ -39,6 +44,7 @@ ss_out_t *ss_out_init(const ss_out_run_t *r)
     if (!o)
         goto oom;
     o->run = r;
+    o->spill = SS_SPILL_NONE;
     if (ss_ks_private(&o->line, 4096) < 0)
         goto oom;
     if (r->format == SS_FMT_BAM && ss_bgzf_pack_init(&o->pack, r->level) < 0)
@@ -62,6 +68,7 @@ void ss_out_destroy(ss_out_t *o)
 {
     if (!o)
         return;
+    ss_spill_close(&o->spill);
     ss_cram_enc_destroy(o->cram);
     if (o->cram_hdr)
         sam_hdr_destroy(o->cram_hdr);
@@ -80,6 +87,8 @@ int ss_out_begin(ss_out_t *o, const ss_shard_t *sh, kstring_t *buf)
     o->buf = buf;
     o->n_pool = 0;
     o->pack.len = 0;
+    ss_spill_close(&o->spill);
+    o->spilled_raw = 0;
     /* a CRAM shard is a fresh htslib writer, records or not (its framing is fixed) */
     if (o->run->format == SS_FMT_CRAM) {
         if (ss_cram_enc_begin(o->cram) < 0)
@@ -94,8 +103,57 @@ kstring_t *ss_out_text(ss_out_t *o)
     return o->buf;
 }
 
+/*
+ * Whether buf's bytes may leave memory now: they are final (not CRAM, whose
+ * containers are made at the end; not moving records, kept until the end).
+ */
+/* What a buffer may pass spill_at by before the next checkpoint: a few lines. */
+#define SPILL_SLACK ((size_t)1 << 20)
+
+static int spillable(const ss_out_t *o)
+{
+    return o->run->format != SS_FMT_CRAM && o->run->max_shift == 0;
+}
+
+/*
+ * Move the shard's bytes so far to its spill file, keeping what must stay:
+ * compressed text keeps its last partial block's input, so the blocks come
+ * out exactly as one compression of the whole shard would cut them.
+ */
+static int spill(ss_out_t *o)
+{
+    const char *dir = o->run->spill_dir;
+    size_t n = o->buf->l;
+    if (o->run->bgzf) {
+        n -= n % BGZF_BLOCK_SIZE;
+        if (ss_bgzf_compress_ks(o->buf->s, n, &o->z, o->run->level) < 0) {
+            ss_error("shard %d: BGZF compression failed (out of memory?)", o->sh->idx);
+            return -1;
+        }
+        if (ss_spill_append(&o->spill, dir, o->sh->idx, o->z.s, o->z.l) < 0)
+            return -1;
+    } else if (ss_spill_append(&o->spill, dir, o->sh->idx, o->buf->s, n) < 0) {
+        return -1;
+    }
+    memmove(o->buf->s, o->buf->s + n, o->buf->l - n);
+    o->buf->l -= n;
+    o->spilled_raw += n;
+    return 0;
+}
+
+int ss_out_checkpoint(ss_out_t *o)
+{
+    if (o->buf->l < o->run->spill_at || !spillable(o))
+        return 0;
+    return spill(o);
+}
+
 int ss_out_reserve(ss_out_t *o, size_t n)
 {
+    if (ss_out_checkpoint(o) < 0)
+        return -1;
+    if (spillable(o) && n > o->run->spill_at + SPILL_SLACK)
+        n = o->run->spill_at + SPILL_SLACK; /* the buffer never holds much more */
     if (ss_ks_reserve(o->buf, n) == 0)
         return 0;
     ss_error("out of memory for shard %d's output", o->sh->idx);
@@ -104,7 +162,14 @@ int ss_out_reserve(ss_out_t *o, size_t n)
 
 size_t ss_out_length(const ss_out_t *o)
 {
-    return o->buf->l + o->pack.len;
+    return o->spilled_raw + o->buf->l + o->pack.len;
+}
+
+ss_spill_t ss_out_take_spill(ss_out_t *o)
+{
+    ss_spill_t sp = o->spill;
+    o->spill = SS_SPILL_NONE;
+    return sp;
 }
 
 const sam_hdr_t *ss_out_header(const ss_out_t *o)
@@ -168,7 +233,9 @@ oom:
 
 int ss_out_record(ss_out_t *o, const bam1_t *b)
 {
-    return o->run->max_shift > 0 ? keep_copy(o, b) : encode(o, b);
+    if (o->run->max_shift > 0)
+        return keep_copy(o, b);
+    return encode(o, b) < 0 ? -1 : ss_out_checkpoint(o);
 }
 
 kstring_t *ss_out_bgzf_blocks(ss_out_t *o)
@@ -264,6 +331,7 @@ void ss_out_abort(ss_out_t *o)
         return;
     o->pack.len = 0; /* a failed shard's pending bytes must not open the next one */
     o->n_pool = 0;
+    ss_spill_close(&o->spill);
     if (o->cram_open) {
         ss_cram_enc_abort(o->cram);
         o->cram_open = 0;

@@ -64,6 +64,19 @@ static int freeze_header(sam_hdr_t *h)
     return sam_hdr_nref(h) == 0 || sam_hdr_name2tid(h, sam_hdr_tid2name(h, 0)) >= 0 ? 0 : -1;
 }
 
+/*
+ * SEQSHARD_SPILL_AT=<bytes> (k/m/g, at least 64k): how much of a shard's
+ * output stays in memory; the output's bytes do not depend on it.
+ */
+static size_t spill_at(void)
+{
+    const char *s = getenv("SEQSHARD_SPILL_AT");
+    hts_pos_t v;
+    if (s && *s && ss_parse_size(s, &v) == 0 && v >= 64000)
+        return (size_t)v;
+    return SS_OUT_SPILL_AT;
+}
+
 ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co)
 {
     ss_out_run_t *r = calloc(1, sizeof(*r));
@@ -83,6 +96,8 @@ ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co)
     r->max_shift = spec->max_shift;
     r->halo = spec->halo;
     r->tmp_dir = co->tmp_dir;
+    r->spill_at = spill_at();
+    snprintf(r->spill_dir, sizeof(r->spill_dir), ".");
     r->bgzf = r->format == SS_FMT_TEXT ? ss_bgzf_wanted(co->output)
                                        : r->format == SS_FMT_SAM && ends_with(co->output, ".sam.gz");
     r->tabix = r->format == SS_FMT_TEXT && r->bgzf;

@@ -56,6 +56,8 @@ struct engine_s {
     ss_ordered_t *ow;
     ss_worker_stats_t *stats;  /* [n_workers] */
     ss_shard_rec_t *recs;      /* [n_shards]: recs[i] written by the worker that ran shard i */
+    ss_spill_t *spills;        /* [n_shards]: shard i's leading bytes on disk, set by its worker
+                                * before the put; the sink writes them first and closes them */
     atomic_ullong reads_done;
     int fail_shard;            /* SEQSHARD_FAIL_SHARD, or -1 */
     int kill_shard;            /* SEQSHARD_KILL_SHARD, or -1 */

@@ -102,8 +102,19 @@ int ss_out_record(ss_out_t *o, const bam1_t *b);
  * run's order (view's block copy). NULL after ss_error() otherwise.
  */
 kstring_t *ss_out_bgzf_blocks(ss_out_t *o);
-/* Make room for about n bytes of the shard's output (ss_ks_reserve). 0 or -1. */
+/*
+ * Make room for about n bytes of the shard's output (ss_ks_reserve), after
+ * a checkpoint. 0 or -1.
+ */
 int ss_out_reserve(ss_out_t *o, size_t n);
+/*
+ * A text kernel calls this every so often (pileup: each column): past a few
+ * MB, the shard's bytes so far leave memory for a temporary file, so a shard
+ * may make any amount of output. The text buffer stays the same kstring_t,
+ * shorter: keep no pointer into its bytes across the call. 0, or -1 after
+ * ss_error(). ss_out_record and ss_out_reserve do it themselves.
+ */
+int ss_out_checkpoint(ss_out_t *o);
 /* Bytes of output the shard has made so far. */
 size_t ss_out_length(const ss_out_t *o);
 /* The output header of a record run, fully built; NULL for text. Read-only. */

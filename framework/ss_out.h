@@ -7,6 +7,7 @@
 #ifndef SS_OUT_H
 #define SS_OUT_H
 
+#include "ss_spill.h"
 #include "ss_internal.h"
 
 struct ss_out_run_s {
@@ -22,6 +23,8 @@ struct ss_out_run_s {
     ss_cram_frame_t cram;
     ss_cram_opts_t cram_opts; /* strings borrowed from the common options */
     const char *tmp_dir;
+    char spill_dir[4096]; /* where shards' output past spill_at goes (engine.c sets it) */
+    size_t spill_at;      /* SS_OUT_SPILL_AT, or SEQSHARD_SPILL_AT */
 };
 typedef struct ss_out_run_s ss_out_run_t;
 
@@ -59,5 +62,10 @@ void ss_out_destroy(ss_out_t *o);
 int ss_out_begin(ss_out_t *o, const ss_shard_t *sh, kstring_t *buf);
 int ss_out_end(ss_out_t *o);
 void ss_out_abort(ss_out_t *o);
+/*
+ * After end: the shard's leading bytes that left memory (ss_spill.h), which
+ * come before buf's; the caller owns the file from now on. fd -1 if none.
+ */
+ss_spill_t ss_out_take_spill(ss_out_t *o);
 
 #endif

@@ -6,6 +6,7 @@
 #ifndef SS_STORE_H
 #define SS_STORE_H
 
+#include "ss_spill.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,6 +16,13 @@ typedef struct ss_store_s ss_store_t;
 ss_store_t *ss_store_init(const char *tmp_dir, size_t mem_cap);
 /* Copy shard idx's bytes in. Any thread. Returns 0, or -1 after ss_error(). */
 int ss_store_put(ss_store_t *s, int idx, const char *buf, size_t len);
+/*
+ * Shard idx's bytes are sp's file followed by buf (a shard whose output left
+ * memory while it ran): copied into the spill file as one piece, outside
+ * the lock. The caller still owns sp. 0, or -1 after ss_error().
+ */
+int ss_store_put_spilled(ss_store_t *s, int idx, const ss_spill_t *sp, const char *buf,
+                         size_t len);
 /* Pieces in the order they were put; piece k keeps its number. Any thread (the lock). */
 size_t ss_store_count(ss_store_t *s);
 void ss_store_piece(ss_store_t *s, size_t k, int *idx, uint64_t *len);

@@ -85,19 +85,36 @@ static int write_all(int fd, const char *p, size_t len, uint64_t off)
     return 0;
 }
 
+/* Room for one more piece, called with the lock held. 0, or -1 after ss_error(). */
+static int grow_locked(ss_store_t *s, int idx)
+{
+    if (s->n < s->m)
+        return 0;
+    size_t m = s->m ? 2 * s->m : 64;
+    piece_t *a = realloc(s->a, m * sizeof(*a));
+    if (!a) {
+        ss_error("out of memory storing shard %d", idx);
+        return -1;
+    }
+    s->a = a, s->m = m;
+    return 0;
+}
+
+static int spill_write_error(const ss_store_t *s, size_t len, int idx)
+{
+    ss_error("%s: writing %zu bytes of shard %d to a spill file failed (%s); free space "
+             "there or point --tmp-dir at a larger file system", s->dir, len, idx,
+             strerror(errno));
+    return -1;
+}
+
 int ss_store_put(ss_store_t *s, int idx, const char *buf, size_t len)
 {
     int rc = 0;
     pthread_mutex_lock(&s->lock);
-    if (s->n == s->m) {
-        size_t m = s->m ? 2 * s->m : 64;
-        piece_t *a = realloc(s->a, m * sizeof(*a));
-        if (!a) {
-            pthread_mutex_unlock(&s->lock);
-            ss_error("out of memory storing shard %d", idx);
-            return -1;
-        }
-        s->a = a, s->m = m;
+    if (grow_locked(s, idx) < 0) {
+        pthread_mutex_unlock(&s->lock);
+        return -1;
     }
     piece_t *p = &s->a[s->n];
     p->idx = idx;
@@ -109,12 +126,8 @@ int ss_store_put(ss_store_t *s, int idx, const char *buf, size_t len)
     } else if ((s->fd >= 0 || open_spill(s) == 0)) {
         p->file_off = s->file_len;
         /* written under the lock: spills are rare and sequential appends are fast */
-        if (write_all(s->fd, buf, len, p->file_off) < 0) {
-            ss_error("%s: writing %zu bytes of shard %d to a spill file failed (%s); free space "
-                     "there or point --tmp-dir at a larger file system", s->dir, len, idx,
-                     strerror(errno));
-            rc = -1;
-        }
+        if (write_all(s->fd, buf, len, p->file_off) < 0)
+            rc = spill_write_error(s, len, idx);
         s->file_len += len;
     } else {
         rc = -1;
@@ -122,6 +135,45 @@ int ss_store_put(ss_store_t *s, int idx, const char *buf, size_t len)
     if (rc == 0) {
         s->n++;
         s->pending += len;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+typedef struct {
+    ss_store_t *s;
+    int idx;
+    uint64_t off;
+} copy_t;
+
+static int copy_to_spill(void *ctx, const char *buf, size_t len)
+{
+    copy_t *c = ctx;
+    if (write_all(c->s->fd, buf, len, c->off) < 0)
+        return spill_write_error(c->s, len, c->idx);
+    c->off += len;
+    return 0;
+}
+
+int ss_store_put_spilled(ss_store_t *s, int idx, const ss_spill_t *sp, const char *buf,
+                         size_t len)
+{
+    uint64_t total = sp->len + len;
+    pthread_mutex_lock(&s->lock);
+    int ok = s->fd >= 0 || open_spill(s) == 0;
+    copy_t c = { s, idx, s->file_len };
+    if (ok)
+        s->file_len += total; /* the range is this piece's: other puts append after it */
+    pthread_mutex_unlock(&s->lock);
+    /* a large copy, so outside the lock; the piece is listed only once it is whole */
+    if (!ok || ss_spill_copy(sp, idx, copy_to_spill, &c) < 0 || copy_to_spill(&c, buf, len) < 0)
+        return -1;
+    pthread_mutex_lock(&s->lock);
+    int rc = grow_locked(s, idx);
+    if (rc == 0) {
+        s->a[s->n++] = (piece_t){ .idx = idx, .len = total, .mem = NULL,
+                                  .file_off = c.off - total };
+        s->pending += total;
     }
     pthread_mutex_unlock(&s->lock);
     return rc;

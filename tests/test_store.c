@@ -2,7 +2,8 @@
  * test_store.c -- a rank's store of finished shard outputs: pieces come back
  * byte for byte from memory and from the spill file, a released piece makes
  * room under the memory cap, and workers may put while the main thread reads
- * and releases earlier pieces.
+ * and releases earlier pieces. A shard's own spill file (spill.c) gives its
+ * bytes back in order, and a piece put from one is its file then its buffer.
  */
 #include <pthread.h>
 
@@ -154,6 +155,66 @@ static void test_read_while_putting(void)
     ss_store_destroy(s);
 }
 
+static int collect_spill(void *ctx, const char *buf, size_t len)
+{
+    collect_t *c = ctx;
+    memcpy(c->got + c->len, buf, len);
+    c->len += len;
+    c->calls++;
+    return 0;
+}
+
+/* 3 MB in uneven appends come back whole, in order, in more than one read. */
+static void test_spill_roundtrip(void)
+{
+    enum { LEN = 3 << 20 };
+    char *want = malloc(LEN), *got = malloc(LEN);
+    CU_ASSERT_FATAL(want && got);
+    fill(want, 5, LEN);
+    ss_spill_t sp = SS_SPILL_NONE;
+    for (size_t off = 0, step = 1; off < LEN; off += step, step = step * 3 + 1) {
+        size_t n = off + step > LEN ? LEN - off : step;
+        SS_EQ_FATAL(ss_spill_append(&sp, ".", 0, want + off, n), 0);
+    }
+    SS_EQ(sp.len, (uint64_t)LEN);
+    collect_t c = { .got = got };
+    SS_EQ(ss_spill_copy(&sp, 0, collect_spill, &c), 0);
+    SS_EQ(c.len, (size_t)LEN);
+    CU_ASSERT(c.calls > 1);
+    CU_ASSERT(memcmp(want, got, LEN) == 0);
+    ss_spill_close(&sp);
+    SS_EQ(sp.fd, -1);
+    free(want);
+    free(got);
+}
+
+/* A piece put from a spill file is the file's bytes then the buffer's. */
+static void test_put_spilled(void)
+{
+    ss_store_t *s = ss_store_init(".", 1 << 20);
+    CU_ASSERT_FATAL(s != NULL);
+    char head[5000], tail[3000];
+    fill(head, 1, sizeof(head));
+    fill(tail, 2, sizeof(tail));
+    ss_spill_t sp = SS_SPILL_NONE;
+    SS_EQ_FATAL(ss_spill_append(&sp, ".", 7, head, sizeof(head)), 0);
+    SS_EQ_FATAL(ss_store_put(s, 6, tail, 10), 0); /* an ordinary piece before it */
+    SS_EQ_FATAL(ss_store_put_spilled(s, 7, &sp, tail, sizeof(tail)), 0);
+    ss_spill_close(&sp);
+    int idx;
+    uint64_t len;
+    ss_store_piece(s, 1, &idx, &len);
+    SS_EQ(idx, 7);
+    SS_EQ(len, (uint64_t)(sizeof(head) + sizeof(tail)));
+    char got[sizeof(head) + sizeof(tail)];
+    collect_t c = { .got = got };
+    SS_EQ(ss_store_each_chunk(s, 1, collect, &c), 0);
+    SS_EQ(c.len, sizeof(got));
+    CU_ASSERT(memcmp(got, head, sizeof(head)) == 0);
+    CU_ASSERT(memcmp(got + sizeof(head), tail, sizeof(tail)) == 0);
+    ss_store_destroy(s);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -161,7 +222,9 @@ int main(void)
     CU_pSuite s = CU_add_suite("store", NULL, NULL);
     if (!s || !CU_add_test(s, "memory_then_spill", test_memory_then_spill) ||
         !CU_add_test(s, "release_makes_room", test_release_makes_room) ||
-        !CU_add_test(s, "read_while_putting", test_read_while_putting))
+        !CU_add_test(s, "read_while_putting", test_read_while_putting) ||
+        !CU_add_test(s, "spill_roundtrip", test_spill_roundtrip) ||
+        !CU_add_test(s, "put_spilled", test_put_spilled))
         return 1;
     return ss_test_run();
 }

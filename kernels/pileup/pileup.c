@@ -463,6 +463,8 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
         covered = 1;
         if (o->all && cursor < pos && pl_emit_uncovered(w, sh->tid, cursor, pos, 1, 1, out) < 0)
             return pileup_error(w, sh);
+        if (o->all && ss_out_checkpoint(so) < 0)
+            return -1;
         cursor = pos + 1;
         st->bases++;
         if (bed && !ss_bed_overlap(bed, ctg, pos, pos + 1)) {
@@ -474,6 +476,8 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
             return -1;
         }
         line_done(w);
+        if (ss_out_checkpoint(so) < 0) /* a shard's text may pass memory: see ss_out_checkpoint */
+            return -1;
     }
     if (ret < 0)
         return pileup_error(w, sh);
