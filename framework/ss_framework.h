@@ -207,10 +207,12 @@ typedef struct {
 /* Defaults shared by all kernels (threads 0, shard size SS_DEFAULT_SHARD_SIZE). */
 #define SS_DEFAULT_SHARD_SIZE 262144
 /*
- * The output a shard may make, estimated (ss_out_spec_t): a rank holds a few
- * shard buffers (ordered.c), so this, not the number of inputs, bounds them.
+ * The output a shard may make, estimated (ss_out_spec_t). Not a memory bound
+ * (text past SEQSHARD_SPILL_AT leaves memory): the balance between what a
+ * shard costs per input (a CRAM slice decoded per shard) and the records a
+ * CRAM input's window holds, which grow with the shard's length.
  */
-#define SS_SHARD_OUTPUT ((size_t)48 << 20)
+#define SS_SHARD_OUTPUT ((size_t)128 << 20)
 void ss_common_opts_init(ss_common_opts_t *o);
 void ss_common_opts_free(ss_common_opts_t *o);
 

@@ -102,10 +102,12 @@ typedef struct {
     int q_tid;         /* the current query's range */
     hts_pos_t q_beg, q_end;
     rd_batch_t batch;  /* streamed only */
-    rd_batch_t win;    /* CRAM: the window's records (ss_reader_window), reused across shards */
+    kstring_t win;     /* CRAM: the window's records (ss_reader_window), packed (win_put);
+                        * the buffer is reused across shards */
+    bam1_t *win_read;  /* the record being read into the window */
     int win_state;     /* WIN_*: reset at every ss_reader_end */
     int in_win;        /* the current query is answered from win, from win_cur on */
-    int win_cur;
+    size_t win_cur;    /* byte offset of the next packed record */
     bam1_t *ahead;     /* standard input: the first record past the last query, if held */
     int have_ahead;
     rd_batch_t replay; /* standard input: the current contig's first records, for a re-query */
@@ -496,6 +498,42 @@ static int in_window(const ss_reader_t *r, int tid, hts_pos_t beg, hts_pos_t end
 }
 
 /*
+ * A window's records are packed back to back, each its core, its data
+ * length and its data: a CRAM window of a thousand-input cohort is most of a
+ * worker's memory, and a bam1_t per record cost 80 bytes of struct and up to
+ * twice its data (htslib rounds the data buffer up to a power of two).
+ */
+typedef struct {
+    bam1_core_t core;
+    uint32_t l_data;
+} win_head_t;
+_Static_assert(sizeof(win_head_t) % 8 == 0, "a packed record's data starts 8-aligned");
+
+static int win_put(kstring_t *w, const bam1_t *b)
+{
+    win_head_t h = { .core = b->core, .l_data = (uint32_t)b->l_data };
+    size_t pad = (8 - (size_t)b->l_data % 8) % 8;
+    if (ks_resize(w, w->l + sizeof(h) + (size_t)b->l_data + pad + 1) < 0)
+        return -1;
+    memcpy(w->s + w->l, &h, sizeof(h));
+    memcpy(w->s + w->l + sizeof(h), b->data, (size_t)b->l_data);
+    w->l += sizeof(h) + (size_t)b->l_data + pad; /* pad: the next record's data is 8-aligned */
+    return 0;
+}
+
+/* The packed record at *off as a read-only bam1_t; *off moves past it. */
+static bam1_t win_view(const kstring_t *w, size_t *off)
+{
+    win_head_t h;
+    memcpy(&h, w->s + *off, sizeof(h));
+    bam1_t v = { .core = h.core, .l_data = (int)h.l_data, .m_data = h.l_data,
+                 .data = (uint8_t *)w->s + *off + sizeof(h) };
+    size_t pad = (8 - (size_t)h.l_data % 8) % 8;
+    *off += sizeof(h) + h.l_data + pad;
+    return v;
+}
+
+/*
  * Read every record of the window into f->win through fp and idx, checked
  * as one stream. Returns 0, or < 0 when the records could not all be read:
  * the caller then reads its queries from the file, which meets the same
@@ -503,24 +541,20 @@ static int in_window(const ss_reader_t *r, int tid, hts_pos_t beg, hts_pos_t end
  */
 static int window_fill(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *idx)
 {
+    if (!f->win_read && !(f->win_read = bam_init1()))
+        return -2;
     hts_itr_t *itr = sam_itr_queryi(idx, r->w_tid, r->w_beg, r->w_end);
     if (!itr)
         return -1;
     ss_io_order_t order;
     ss_io_order_reset(&order);
-    rd_batch_t *w = &f->win;
     int ret;
-    w->n = 0;
-    for (;;) {
-        bam1_t *b = batch_slot(w);
-        if (!b) {
+    f->win.l = 0;
+    while ((ret = ss_io_itr_next(fp, itr, f->win_read, sam_hdr_nref(f->h), &order)) >= 0)
+        if (win_put(&f->win, f->win_read) < 0) {
             ret = -2;
             break;
         }
-        if ((ret = ss_io_itr_next(fp, itr, b, sam_hdr_nref(f->h), &order)) < 0)
-            break;
-        w->n++;
-    }
     hts_itr_destroy(itr);
     return ret == -1 ? 0 : ret;
 }
@@ -619,16 +653,15 @@ static int bam_window_ready(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t
 /* The window's next record overlapping the query, as the file's iterator would give it. */
 static int window_next(ss_reader_t *r, int i, rd_file_t *f, bam1_t *b)
 {
-    rd_batch_t *w = &f->win;
-    while (f->win_cur < w->n) {
-        const bam1_t *s = w->rec[f->win_cur++];
-        if (s->core.pos >= f->q_end) {
-            f->win_cur = w->n; /* sorted: nothing after it overlaps */
+    while (f->win_cur < f->win.l) {
+        bam1_t s = win_view(&f->win, &f->win_cur);
+        if (s.core.pos >= f->q_end) {
+            f->win_cur = f->win.l; /* sorted: nothing after it overlaps */
             break;
         }
-        if (bam_endpos(s) <= f->q_beg)
+        if (bam_endpos(&s) <= f->q_beg)
             continue;
-        if (!bam_copy1(b, s)) {
+        if (!bam_copy1(b, &s)) {
             ss_error("%s: out of memory copying a record", r->in.paths[i]);
             return -4;
         }
@@ -1062,7 +1095,9 @@ void ss_reader_destroy(ss_reader_t *r)
         if (f->h && f->own_h && f->mode != RD_STDIN) /* standard input's header is the job's */
             sam_hdr_destroy(f->h);
         batch_free(&f->batch);
-        batch_free(&f->win);
+        free(f->win.s);
+        if (f->win_read)
+            bam_destroy1(f->win_read);
     }
     if (r->held)
         ss_io_budget_give(r->held);

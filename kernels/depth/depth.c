@@ -392,15 +392,16 @@ static int process(void *ws, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats
         return -1;
     dp_ring_reset(&w->ring, sh->beg);
     while ((i = next_input(w)) >= 0)
-        if (add_read(w, i, sh, limit, zeros, text) < 0 || next_counted(w, i, sh) < 0)
+        if (add_read(w, i, sh, limit, zeros, text) < 0 || next_counted(w, i, sh) < 0 ||
+            ss_out_checkpoint(out) < 0) /* many inputs' columns may pass memory */
             return -1;
     hts_pos_t to = w->ring.cover > sh->end ? w->ring.cover : sh->end;
     if (flush_to(w, to, zeros, text) < 0)
         return ss_error("out of memory writing shard %d", sh->idx), -1;
     st->reads += w->reads;
     st->bases += w->rows;
-    if (sh->end > sh->beg && text->l > 0)
-        w->bytes_per_bp = 1.25 * (double)text->l / (double)(sh->end - sh->beg);
+    if (sh->end > sh->beg && ss_out_length(out) > 0)
+        w->bytes_per_bp = 1.25 * (double)ss_out_length(out) / (double)(sh->end - sh->beg);
     return 0;
 }
 

@@ -450,10 +450,8 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
      */
     size_t want = (size_t)(sh->end - sh->beg) *
                   (w->bytes_per_base ? w->bytes_per_base : FIRST_BYTES_PER_BASE(w->n));
-    if (ss_ks_reserve(out, want) < 0) {
-        ss_error("out of memory for shard %d's output", sh->idx);
+    if (ss_out_reserve(so, want) < 0) /* capped where the shard's text would spill */
         return -1;
-    }
     while ((ret = next_line(w, &pos)) > 0 && pos < sh->end) {
         if (pos < sh->beg) {
             /* before the shard: the pileup runs only to reach the reference run's state */
