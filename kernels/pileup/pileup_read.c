@@ -335,7 +335,9 @@ static void heap_pop(end_heap_t *h)
  * read as accepted, no read from the earliest start of those covering q-1 up
  * to q could be dropped, then every read covering q-1 was accepted by the
  * reference run too, and a fresh pileup started at q-1 holds the same reads
- * (and pairs the same mates) from q on. Returns 1, 0, or -1 on error.
+ * (and pairs the same mates) from q on. "End at or after P" counts the reads
+ * whose last base is P - 1 (htslib frees a read only when it fills P), so the
+ * reads are taken from those overlapping from - 1. Returns 1, 0, or -1 on error.
  */
 static int safe_point(pl_input_t *in, int tid, hts_pos_t q, hts_pos_t scope_beg, int max_depth,
                       bam1_t *b, end_heap_t *heap)
@@ -356,8 +358,7 @@ static int safe_point(pl_input_t *in, int tid, hts_pos_t q, hts_pos_t scope_beg,
     }
     if (ret < -1)
         return read_error(in, ret);
-    if (from < scope_beg)
-        from = scope_beg;
+    from = from - 1 > scope_beg ? from - 1 : scope_beg;
     if (pl_query(in, tid, from, q) < 0)
         return -1;
     heap->n = 0;
