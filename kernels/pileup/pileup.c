@@ -422,7 +422,11 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     if (ss_ref_cover(w->ref, sh->tid, sh->beg, sh->end) < 0)
         return -1;
     hts_pos_t reach = sh->beg - SAFE_START_REACH;
-    ss_reader_window(w->rd, sh->tid, reach > scope_beg ? reach : scope_beg, sh->end);
+    /* the reads past the shard that may change its last columns (pl_query_shard) */
+    hts_pos_t follow = o->overlaps ? scope_end : sh->end;
+    hts_pos_t tail = sh->end + PL_FOLLOW_REACH < follow ? sh->end + PL_FOLLOW_REACH : follow;
+    ss_reader_window(w->rd, sh->tid, reach > scope_beg ? reach : scope_beg,
+                     tail > sh->end ? tail : sh->end);
     hts_pos_t start = pl_safe_start(w->in, w->n, sh->tid, sh->beg, scope_beg, o->max_depth,
                                     w->scratch);
     if (start < 0)
@@ -436,7 +440,7 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
         uint64_t before[5];
         if (w->rls)
             rl_source_counts(w->rls[i], before);
-        if (pl_query(&w->in[i], sh->tid, start, sh->end) < 0)
+        if (pl_query_shard(&w->in[i], sh->tid, start, sh->end, follow) < 0)
             return -1;
         if (w->rls)
             add_realign_counts(w->rls[i], before, st);

@@ -7,7 +7,9 @@
  *     has htslib's semantics, checked against htslib's own on random reads;
  *   - a shard starts its pileup at a "safe point" where the reference run's
  *     state (depth cap, mate overlaps) is known to equal a fresh start
- *     (pileup_read.c explains why);
+ *     (pileup_read.c explains why), and takes the first read past its end, which
+ *     the reference run takes before printing the shard's last columns
+ *     (pl_query_shard);
  *   - zero-depth lines (-a, -aa) ask the index whether other shards or
  *     contigs have coverage, to pick the reference base samtools would print
  *     (pileup_empty.c).
@@ -101,6 +103,13 @@ typedef struct pl_input_s {
     hts_pos_t baq_from;      /* BAQ only reads ending past this (see pl_safe_start) */
     pl_baq_t *baq;           /* the worker's BAQ workspace, shared by its inputs */
     pl_ahead_t *ahead;       /* reads taken ahead for BAQ, owned */
+    int q_tid;               /* the contig of the range queried */
+    hts_pos_t shard_end;     /* pl_query_shard: the shard's end, -1 after pl_query */
+    hts_pos_t follow_end;    /* how far reads past shard_end may be looked for */
+    hts_pos_t queried_to;    /* the source's current range ends here */
+    hts_pos_t skip_before;   /* records starting before this came with an earlier range */
+    hts_pos_t held_end;      /* farthest end of the records before shard_end */
+    int past_end;            /* the first read past shard_end was handed out: end */
     uint64_t n_read;         /* records read, for stats */
     int read_err;            /* htslib's error code when a read failed, else 0 */
     int warned_beyond_ref;
@@ -133,6 +142,16 @@ int pl_check_unplaced(pl_input_t *in, int n, bam1_t *scratch, uint64_t *reads);
 
 /* Start in->src on [beg, end) of tid (forgets reads taken ahead). 0, or -1 after ss_error(). */
 int pl_query(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end);
+/*
+ * The same for the pileup of a shard ending at end: pl_read_filtered then hands
+ * out the reads of [beg, end) and after them the first read (passing the filters)
+ * that starts at or after end and before follow_end (>= end), if one could overlap
+ * a read taken, as the reference run takes it before printing the shard's last
+ * columns (pileup_read.c says why). 0, or -1 after ss_error().
+ */
+int pl_query_shard(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end, hts_pos_t follow_end);
+/* How far past the shard pl_query_shard's first range reaches (the rest is looked up). */
+#define PL_FOLLOW_REACH 1024
 
 /*
  * Whether any filtered read in any input overlaps [beg, end) of tid.

@@ -187,7 +187,11 @@ static void ahead_fill(pl_input_t *in)
             a->end_src = 1;
             break;
         }
+        if (b->core.pos < in->skip_before)
+            continue; /* handed out from the range before (follow) */
         consumed++;
+        if (b->core.pos < in->shard_end && bam_endpos(b) > in->held_end)
+            in->held_end = bam_endpos(b);
         int k = keep_before_baq(in, b, 1);
         if (k == REF_ERROR) {
             a->end = -4; /* the reference could not be read: reported */
@@ -210,10 +214,47 @@ static void ahead_fill(pl_input_t *in)
     }
 }
 
+/*
+ * The reads past a shard (pl_query_shard). htslib fills a column only once a read
+ * starting after it has entered the pileup, so the reference run prints a shard's
+ * last columns after the first read starting at or past the shard's end entered.
+ * Entering, that read adjusts the qualities it shares with its mate (mate-overlap
+ * detection), and a mate inside a deletion shows in those columns the quality of its
+ * base after the deletion, which may be one of them. So the shard's pileup takes
+ * that read too, and nothing after it. It lies within PL_FOLLOW_REACH of the shard in
+ * all but sparse data; else it is looked for on to the farthest end of the reads
+ * taken (past that it overlaps none of them and changes nothing), never past
+ * follow_end (the scope: the reference run reads no further).
+ */
+int pl_query_shard(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end, hts_pos_t follow_end)
+{
+    hts_pos_t to = end + PL_FOLLOW_REACH < follow_end ? end + PL_FOLLOW_REACH : follow_end;
+    if (pl_query(in, tid, beg, to) < 0)
+        return -1;
+    in->shard_end = end, in->follow_end = follow_end, in->queried_to = to;
+    return 0;
+}
+
+/* The range ended before the read past the shard: look on. 1 looking, 0 done, -1 error. */
+static int follow_on(pl_input_t *in)
+{
+    hts_pos_t to = in->held_end < in->follow_end ? in->held_end : in->follow_end;
+    if (in->shard_end < 0 || to <= in->queried_to)
+        return 0;
+    hts_pos_t from = in->queried_to;
+    ahead_reset(in->ahead);
+    if (ss_source_query(in->src, in->q_tid, from, to) < 0)
+        return -1;
+    in->skip_before = from, in->queried_to = to;
+    return 1;
+}
+
 int pl_read_filtered(void *data, bam1_t *b)
 {
     pl_input_t *in = data;
     pl_ahead_t *a = in->ahead;
+    if (in->past_end)
+        return -1;
     for (;;) {
         while (a->next < a->n) {
             int i = a->next++;
@@ -224,12 +265,18 @@ int pl_read_filtered(void *data, bam1_t *b)
             bam1_t t = *b; /* hand the record over: the engine's buffer comes back to us */
             *b = *r;
             *r = t;
+            in->past_end = in->shard_end >= 0 && b->core.pos >= in->shard_end;
             return a->src_ret[i];
         }
         if (a->end) {
             int ret = a->end;
             in->n_read += a->tail;
             a->tail = 0;
+            int more = ret == -1 ? follow_on(in) : 0;
+            if (more > 0)
+                continue;
+            if (more < 0)
+                return SS_IO_REPORTED;
             if (ret < -1 && a->end_src)
                 in->read_err = ret;
             return ret;
@@ -242,6 +289,9 @@ int pl_query(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end)
 {
     if (in->ahead)
         ahead_reset(in->ahead);
+    in->shard_end = in->skip_before = -1;
+    in->held_end = 0, in->past_end = 0;
+    in->q_tid = tid;
     return ss_source_query(in->src, tid, beg, end);
 }
 
@@ -335,7 +385,9 @@ static void heap_pop(end_heap_t *h)
  * read as accepted, no read from the earliest start of those covering q-1 up
  * to q could be dropped, then every read covering q-1 was accepted by the
  * reference run too, and a fresh pileup started at q-1 holds the same reads
- * (and pairs the same mates) from q on. Returns 1, 0, or -1 on error.
+ * (and pairs the same mates) from q on. "End at or after P" counts the reads
+ * whose last base is P - 1 (htslib frees a read only when it fills P), so the
+ * reads are taken from those overlapping from - 1. Returns 1, 0, or -1 on error.
  */
 static int safe_point(pl_input_t *in, int tid, hts_pos_t q, hts_pos_t scope_beg, int max_depth,
                       bam1_t *b, end_heap_t *heap)
@@ -356,8 +408,7 @@ static int safe_point(pl_input_t *in, int tid, hts_pos_t q, hts_pos_t scope_beg,
     }
     if (ret < -1)
         return read_error(in, ret);
-    if (from < scope_beg)
-        from = scope_beg;
+    from = from - 1 > scope_beg ? from - 1 : scope_beg;
     if (pl_query(in, tid, from, q) < 0)
         return -1;
     heap->n = 0;
