@@ -58,7 +58,9 @@ static int par_run(engine_t *e, int n_workers, worker_t *w)
         ss_sched_par_pump(e->sched, wait);
         /* read before the step: no worker left + nothing waiting = all written */
         int live = atomic_load(&e->workers_live);
-        int waiting = ss_error_raised() ? -1 : ss_merge_step(e->merge, serve_workers, e);
+        int waiting = ss_error_raised() ? -1
+                  : e->merge          ? ss_merge_step(e->merge, serve_workers, e)
+                                      : 0;
         if (waiting < 0)
             break;
         int tick = ss_now() - last_check > TICK_S;
@@ -92,6 +94,8 @@ static int par_run(engine_t *e, int n_workers, worker_t *w)
 static int par_open(engine_t *e, const kstring_t *header)
 {
     const char *path = ss_job_opts(e->job)->output;
+    if (e->orun->no_main)
+        return 0; /* side streams only: they are written at the end (side_out.c) */
     if (ss_comm_rank() == 0)
         e->out = ss_output_open(path); /* NULL: reported; the merge fails on every rank */
     e->merge = ss_merge_open(e->store, e->n_shards, header->s, header->l, e->out, path);
@@ -106,6 +110,10 @@ static int par_open(engine_t *e, const kstring_t *header)
 /* A worker's finished shard goes into the store; its buffer goes back to the writer's pool. */
 static int par_put(engine_t *e, int idx, kstring_t *buf)
 {
+    if (e->orun->no_main) {
+        ss_ordered_release(e->ow, buf);
+        return 0;
+    }
     int r = ss_store_put(e->store, idx, buf->s ? buf->s : "", buf->l);
     ss_ordered_release(e->ow, buf);
     return r;
@@ -115,9 +123,12 @@ static int par_put(engine_t *e, int idx, kstring_t *buf)
 static int par_finish(engine_t *e, int rc)
 {
     kstring_t tail = KS_INITIALIZE;
-    if (rc == 0 && ss_out_run_trailer(e->orun, &tail) < 0)
+    if (!e->merge) /* no main output: only the agreement */
+        rc = ss_comm_max_int(rc < 0) ? -1 : 0;
+    else if (rc == 0 && ss_out_run_trailer(e->orun, &tail) < 0)
         rc = -1;
-    rc = ss_merge_finish(e->merge, rc < 0, tail.s, tail.l);
+    if (e->merge)
+        rc = ss_merge_finish(e->merge, rc < 0, tail.s, tail.l);
     free(tail.s);
     /* after the agreement no rank touches the window again: freeing it waits for nobody */
     ss_comm_counter_close();

@@ -18,6 +18,7 @@
 
 #include "../alloc/ss_alloc.h"
 #include "ss_out.h"
+#include "ss_side.h"
 
 struct ss_out_s {
     const ss_out_run_t *run;
@@ -31,6 +32,8 @@ struct ss_out_s {
     int cram_open;          /* a CRAM writer is open for this shard */
     bam1_t **pool;          /* moving records: copies kept until the shard ends */
     size_t n_pool, m_pool;
+    ss_side_t *side;        /* side streams and reductions (side_out.c), or NULL */
+    int worker;
 };
 
 ss_out_t *ss_out_init(const ss_out_run_t *r)
@@ -87,6 +90,17 @@ int ss_out_begin(ss_out_t *o, const ss_shard_t *sh, kstring_t *buf)
         o->cram_open = 1;
     }
     return 0;
+}
+
+void ss_out_set_side(ss_out_t *o, ss_side_t *s, int worker)
+{
+    o->side = s, o->worker = worker;
+}
+
+ss_side_t *ss_out_get_side(const ss_out_t *o, int *worker)
+{
+    *worker = o->worker;
+    return o->side;
 }
 
 kstring_t *ss_out_text(ss_out_t *o)

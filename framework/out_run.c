@@ -83,6 +83,7 @@ ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co)
     r->max_shift = spec->max_shift;
     r->halo = spec->halo;
     r->tmp_dir = co->tmp_dir;
+    r->no_main = spec->no_main;
     r->bgzf = r->format == SS_FMT_TEXT ? ss_bgzf_wanted(co->output)
                                        : r->format == SS_FMT_SAM && ends_with(co->output, ".sam.gz");
     r->tabix = r->format == SS_FMT_TEXT && r->bgzf;

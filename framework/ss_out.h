@@ -22,6 +22,7 @@ struct ss_out_run_s {
     ss_cram_frame_t cram;
     ss_cram_opts_t cram_opts; /* strings borrowed from the common options */
     const char *tmp_dir;
+    int no_main;          /* the kernel writes side streams only: no main file */
 };
 typedef struct ss_out_run_s ss_out_run_t;
 
