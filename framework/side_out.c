@@ -127,6 +127,10 @@ static int init_parts(ss_side_t *s, const ss_out_spec_t *spec, const ss_common_o
         /* one rank writes each shard as the ordered writer does, so few pieces wait */
         size_t cap = ss_comm_parallel() ? STORE_BASE + STORE_PER_WORKER * (size_t)s->n_workers
                                         : SIZE_MAX;
+        const char *env = getenv("SEQSHARD_STORE_MEM"); /* as the main store: tests spill */
+        hts_pos_t v;
+        if (env && *env && ss_parse_size(env, &v) == 0 && ss_comm_parallel())
+            cap = (size_t)v;
         if (!(s->store = ss_store_init(dir, cap)))
             return -1;
     }
