@@ -48,6 +48,9 @@ struct ss_side_s {
     int guard[SS_OUT_STREAMS];             /* other ranks: signal slots of the names */
     pthread_mutex_t lock;                  /* piece[] and store puts */
     int64_t *piece;
+    ss_lineidx_t **lines;                  /* one rank: each piece's lines, for the index */
+    ss_bedidx_t *bidx[SS_OUT_STREAMS];     /* one rank: indexes built as pieces are written */
+    int built[SS_OUT_STREAMS];             /* the index is beside the temporary file */
     ss_store_t *store;
     wbuf_t **w;                            /* [n_workers] */
     ss_reduce_t *red;
@@ -118,6 +121,15 @@ static int init_parts(ss_side_t *s, const ss_out_spec_t *spec, const ss_common_o
         return -1;
     for (size_t i = 0; i < n; i++)
         s->piece[i] = -1;
+    if (!ss_comm_parallel()) {
+        /* one rank writes in order: its indexes are built on the way (side_index.c) */
+        if (!(s->lines = calloc(n ? n : 1, sizeof(*s->lines))))
+            return -1;
+        for (int k = 0; k < s->n_streams; k++)
+            if (s->spec[k].format == SS_STREAM_BED_GZ &&
+                !(s->bidx[k] = ss_bedidx_init(s->head[k].l)))
+                return -1;
+    }
     if (s->n_streams) {
         char dir[4096];
         if (co->tmp_dir)
@@ -209,6 +221,12 @@ int ss_side_put(ss_side_t *s, int worker, int idx)
         kstring_t *b = &w->buf[k];
         const char *data = b->s ? b->s : "";
         size_t len = b->l;
+        ss_lineidx_t *lines = NULL;
+        if (s->bidx[k] && len && ss_lineidx_scan(b->s, b->l, &lines) < 0) {
+            ss_lineidx_destroy(lines);
+            ss_error("out of memory indexing shard %d of %s", idx, s->spec[k].path);
+            return -1;
+        }
         if (s->spec[k].format == SS_STREAM_BED_GZ && len) {
             if (ss_bgzf_compress_ks(b->s, b->l, &w->z, s->spec[k].level) < 0) {
                 ss_error("shard %d: BGZF compression of %s failed (out of memory?)", idx,
@@ -219,10 +237,13 @@ int ss_side_put(ss_side_t *s, int worker, int idx)
         }
         pthread_mutex_lock(&s->lock);
         int rc = ss_store_put(s->store, k * s->n_shards + idx, data, len);
+        size_t at = (size_t)k * (size_t)s->n_shards + (size_t)idx;
         if (rc == 0)
-            s->piece[(size_t)k * (size_t)s->n_shards + (size_t)idx] =
-                (int64_t)ss_store_count(s->store) - 1;
+            s->piece[at] = (int64_t)ss_store_count(s->store) - 1;
+        if (rc == 0 && s->lines)
+            s->lines[at] = lines, lines = NULL;
         pthread_mutex_unlock(&s->lock);
+        ss_lineidx_destroy(lines);
         b->l = 0;
         if (rc < 0)
             return -1;
@@ -230,10 +251,24 @@ int ss_side_put(ss_side_t *s, int worker, int idx)
     return 0;
 }
 
+typedef struct {
+    ss_output_t *o;
+    ss_bedidx_t *x;         /* the stream's index, or NULL */
+    const ss_lineidx_t *t;  /* the piece's lines */
+    uint64_t len;           /* the piece's length */
+} put_ctx_t;
+
+/* A one-rank piece is in memory: one chunk, indexed where it lands. */
 static int write_chunk(void *ctx, uint64_t off, const char *buf, size_t len)
 {
-    (void)off;
-    return ss_output_write(ctx, buf, len);
+    put_ctx_t *c = ctx;
+    uint64_t at = ss_output_bytes(c->o);
+    if (c->x && (off != 0 || len != c->len || ss_bedidx_add(c->x, c->t, at, buf, len) < 0)) {
+        ss_error("%s: indexing failed (out of memory, or lines out of order)",
+                 ss_output_tmp_path(c->o));
+        return -1;
+    }
+    return ss_output_write(c->o, buf, len);
 }
 
 int ss_side_write_shard(ss_side_t *s, int idx)
@@ -248,9 +283,16 @@ int ss_side_write_shard(ss_side_t *s, int idx)
             ss_error("internal: shard %d's %s piece is missing", idx, s->spec[k].path);
             return -1;
         }
-        if (ss_store_each_chunk(s->store, (size_t)p, write_chunk, s->file[k]) < 0)
+        size_t at = (size_t)k * (size_t)s->n_shards + (size_t)idx;
+        int i;
+        uint64_t len;
+        ss_store_piece(s->store, (size_t)p, &i, &len);
+        put_ctx_t c = { s->file[k], s->bidx[k], s->lines[at], len };
+        if (len && ss_store_each_chunk(s->store, (size_t)p, write_chunk, &c) < 0)
             return -1;
         ss_store_release(s->store, (size_t)p);
+        ss_lineidx_destroy(s->lines[at]);
+        s->lines[at] = NULL;
     }
     return 0;
 }
@@ -346,9 +388,20 @@ int ss_side_finish(ss_side_t *s, int rc)
     if (s->n_streams && ss_comm_parallel()) {
         rc = par_write(s);
     } else {
-        for (int k = 0; rc == 0 && k < s->n_streams; k++)
-            if (s->spec[k].format == SS_STREAM_BED_GZ)
-                rc = ss_output_write(s->file[k], ss_bgzf_eof, sizeof(ss_bgzf_eof));
+        for (int k = 0; rc == 0 && k < s->n_streams; k++) {
+            if (s->spec[k].format != SS_STREAM_BED_GZ)
+                continue;
+            uint64_t data_end = ss_output_bytes(s->file[k]);
+            rc = ss_output_write(s->file[k], ss_bgzf_eof, sizeof(ss_bgzf_eof));
+            /* the index goes beside the temporary file; commit renames it with the file */
+            const char *tmp = ss_output_index_path(s->file[k]);
+            if (rc == 0 && ss_bedidx_save(s->bidx[k], data_end, tmp) < 0) {
+                ss_error("%s: writing its CSI index failed; free space on its file system and "
+                         "rerun", s->spec[k].path);
+                rc = -1;
+            }
+            s->built[k] = rc == 0;
+        }
         rc = ss_comm_max_int(rc < 0) ? -1 : 0;
     }
     if (rc == 0 && s->red)
@@ -409,7 +462,7 @@ int ss_side_seal(ss_side_t *s, const ss_kernel_t *k, const void *kopts, const vo
     if (!s)
         return 0;
     for (int i = 0; i < s->n_streams; i++)
-        if (s->spec[i].format == SS_STREAM_BED_GZ && index_bed(s, i) < 0)
+        if (s->spec[i].format == SS_STREAM_BED_GZ && !s->built[i] && index_bed(s, i) < 0)
             return -1;
     ss_finish_t fin = { s };
     if (k->finish && k->finish(kopts, run, &fin) < 0) {
@@ -474,7 +527,11 @@ void ss_side_destroy(ss_side_t *s)
         free((char *)s->spec[k].path);
         free((char *)s->spec[k].header);
         free(s->head[k].s);
+        ss_bedidx_destroy(s->bidx[k]);
     }
+    for (size_t i = 0; s->lines && i < (size_t)s->n_streams * (size_t)s->n_shards; i++)
+        ss_lineidx_destroy(s->lines[i]);
+    free(s->lines);
     for (int i = 0; i < s->n_small; i++) {
         ss_output_abort(s->small[i].o);
         free(s->small[i].path);

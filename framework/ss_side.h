@@ -66,6 +66,25 @@ void ss_side_destroy(ss_side_t *s);
 void ss_out_set_side(ss_out_t *o, ss_side_t *s, int worker);
 ss_side_t *ss_out_get_side(const ss_out_t *o, int *worker);
 
+/* ---- indexes built while writing (side_index.c) ---- */
+
+/* A shard's lines, for its stream's index: made by the worker, read by the main thread. */
+typedef struct ss_lineidx_s ss_lineidx_t;
+typedef struct ss_bedidx_s ss_bedidx_t;
+/* Scan BED text (contig, start, end; '#' lines skipped). 0, or -1 out of memory (*out is
+ * then still to be destroyed). Any thread. */
+int ss_lineidx_scan(const char *text, size_t len, ss_lineidx_t **out);
+void ss_lineidx_destroy(ss_lineidx_t *t);
+/* A stream's CSI index, its header head_len bytes of meta lines; NULL out of memory. */
+ss_bedidx_t *ss_bedidx_init(uint64_t head_len);
+void ss_bedidx_destroy(ss_bedidx_t *x);
+/* The shard's lines, its BGZF bytes z written at file_off. 0, or -1 (out of memory, or
+ * lines out of order). */
+int ss_bedidx_add(ss_bedidx_t *x, const ss_lineidx_t *t, uint64_t file_off, const char *z,
+                  size_t zlen);
+/* Finish (data_end: where the BGZF end block starts) and write path.csi. 0 or -1. */
+int ss_bedidx_save(ss_bedidx_t *x, uint64_t data_end, const char *path);
+
 /* ---- reductions (reduce.c) ---- */
 
 /* n values combined by ops[i], n_hists histograms; NULL out of memory. Main thread. */
