@@ -23,7 +23,7 @@
 
 #include "mosdepth.h"
 
-#define CHUNK ((hts_pos_t)1 << 18) /* positions counted per query */
+#define CHUNK ((hts_pos_t)1 << 16) /* positions counted at a time */
 #define FIRST_EXT 1024             /* past the range: grown by doubling to CHUNK */
 
 typedef struct {
@@ -426,9 +426,11 @@ static int walk(walk_t *k, hts_pos_t hi, uint64_t *reads)
     const ss_shard_t *sh = k->sh;
     ss_source_t *src = ss_reader_source(w->rd, 0);
     hts_pos_t c0 = sh->beg > 0 ? sh->beg - 1 : 0, ext = FIRST_EXT;
+    if (md_count_start(w->cnt, src, sh->tid, c0, k->clen, sh->idx) < 0)
+        return -1;
     while (c0 < k->clen) {
         hts_pos_t c1 = next_end(k, c0, hi, &ext);
-        const int32_t *d = md_count(w->cnt, src, sh->tid, c0, c1, reads, sh->idx);
+        const int32_t *d = md_count_next(w->cnt, c1, reads);
         if (!d || consume(k, d, c0, c1) < 0)
             return -1;
         c0 = c1;

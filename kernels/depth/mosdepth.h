@@ -82,13 +82,16 @@ typedef struct md_counter_s md_counter_t;
 md_counter_t *md_counter_init(const md_opts_t *o);
 void md_counter_destroy(md_counter_t *c);
 /*
- * The depth of [beg, end) of contig tid, in mosdepth's counting (default: the
- * M/=/X blocks, a proper pair's overlap counted once; -x: POS to the end),
- * from the reads the source returns for that range. Returns the depths
- * (valid until the next call; end - beg of them) or NULL after ss_error().
+ * The depth along contig tid from beg on, in mosdepth's counting (default: the
+ * M/=/X blocks, a proper pair's overlap counted once; -x: POS to the end), from
+ * one query that reads on as far as asked. md_count_start: 0, or -1 after
+ * ss_error(). md_count_next: the depths of [where the last call ended (or beg),
+ * end), valid until the next call, or NULL after ss_error(); reads counts the
+ * records read. Worker thread that owns c.
  */
-const int32_t *md_count(md_counter_t *c, ss_source_t *src, int tid, hts_pos_t beg,
-                        hts_pos_t end, uint64_t *reads, int shard);
+int md_count_start(md_counter_t *c, ss_source_t *src, int tid, hts_pos_t beg, hts_pos_t clen,
+                   int shard);
+const int32_t *md_count_next(md_counter_t *c, hts_pos_t end, uint64_t *reads);
 
 /* ---- the kernel (mosdepth.c) and the final files (mosdepth_finish.c) ---- */
 

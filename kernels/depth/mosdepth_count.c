@@ -1,6 +1,6 @@
 /*
- * mosdepth_count.c -- the depth of a range of one contig as mosdepth 0.3.3
- * counts it, from the reads an index query for the range returns.
+ * mosdepth_count.c -- the depth along one contig as mosdepth 0.3.3 counts it,
+ * from one index query that a shard reads as far as its walk needs.
  *
  * A read counts unless MAPQ < -Q, a flag of -F is set, or -i is given and
  * none of its flags is. Default mode: +1 over each M/=/X block (D and N are
@@ -11,9 +11,9 @@
  * takes it and subtracts where their blocks intersect. -x: +1 from POS to
  * the alignment's end (bam_endpos), no correction.
  *
- * mosdepth keeps one name table per contig; a range keeps its own. The two
- * agree inside the range: when both mates cover a position of the range,
- * both overlap the range, so the query returns both.
+ * mosdepth keeps one name table per contig; a shard keeps its own, from its
+ * first position on. The two agree on every position the shard reads: when
+ * both mates cover a position, both overlap it, so the query returns both.
  *
  * Not mosdepth's: when both mates have a single-operation CIGAR it subtracts
  * from the second mate's POS to the first mate's end, too far when the second
@@ -35,14 +35,27 @@ typedef struct {
 
 KHASH_MAP_INIT_STR(md_mate, mate_t *)
 
+/*
+ * The stream: one query from the walk's start to the contig's end, read as far as the
+ * walk asks. diff[i] is the change of depth at base + i, for [base, base + cap]; reads
+ * are added once their POS is below the end of the range asked for, the one read past it
+ * waits in b (pending); carry is the depth at base - 1.
+ */
 struct md_counter_s {
     const md_opts_t *o;
     khash_t(md_mate) *seen;
     bam1_t *b;
+    int pending, done;
+    ss_source_t *src;
+    int tid, shard;
+    hts_pos_t base, clen, used; /* used: diff is zero from base + used on */
+    int32_t carry;
     int32_t *diff;  /* [cap + 1] */
-    size_t cap;
+    int32_t *out;   /* [out_cap] the depths handed out */
+    size_t cap, out_cap;
     hts_pos_t *blk; /* the current read's blocks */
     int m_blk;
+    hts_pos_t last; /* POS of the read before, for the order check */
 };
 
 md_counter_t *md_counter_init(const md_opts_t *o)
@@ -77,6 +90,7 @@ void md_counter_destroy(md_counter_t *c)
     if (c->b)
         bam_destroy1(c->b);
     free(c->diff);
+    free(c->out);
     free(c->blk);
     free(c);
 }
@@ -119,18 +133,41 @@ static int blocks(md_counter_t *c, const bam1_t *b)
     return n;
 }
 
-/* diff over [beg, end) of the range [lo, hi): +v at the start, -v after the end. */
-static inline void add(int32_t *diff, hts_pos_t lo, hts_pos_t hi, hts_pos_t beg, hts_pos_t end,
-                       int v)
+/* Hold positions up to base + want in diff (zeroed past used). 0, or -1 out of memory. */
+static int room(md_counter_t *c, size_t want)
 {
-    if (beg < lo)
-        beg = lo;
-    if (end > hi)
-        end = hi;
+    if (want <= c->cap)
+        return 0;
+    size_t cap = c->cap ? c->cap : 4096;
+    while (cap < want)
+        cap *= 2;
+    /* written per read: private cache lines */
+    int32_t *d = ss_alloc_private((cap + 1) * sizeof(*d));
+    if (!d)
+        return -1;
+    if (c->diff)
+        memcpy(d, c->diff, ((size_t)c->used + 1) * sizeof(*d));
+    free(c->diff);
+    c->diff = d, c->cap = cap;
+    return 0;
+}
+
+/* +v over [beg, end), cut to [base, clen). 0, or -1 out of memory. */
+static inline int add(md_counter_t *c, hts_pos_t beg, hts_pos_t end, int v)
+{
+    if (beg < c->base)
+        beg = c->base;
+    if (end > c->clen)
+        end = c->clen;
     if (beg >= end)
-        return;
-    diff[beg - lo] += v;
-    diff[end - lo] -= v;
+        return 0;
+    if ((size_t)(end - c->base) > c->cap && room(c, (size_t)(end - c->base)) < 0)
+        return -1;
+    c->diff[beg - c->base] += v;
+    c->diff[end - c->base] -= v;
+    if (end - c->base > c->used)
+        c->used = end - c->base;
+    return 0;
 }
 
 /* Remember the first mate of a pair that may overlap its second. 0, or -1 out of memory. */
@@ -161,25 +198,26 @@ static int remember(md_counter_t *c, const bam1_t *b, int n)
     return 0;
 }
 
-/* Subtract where the second mate's blocks (c->blk, n) meet the first's. */
-static void subtract_overlap(md_counter_t *c, int n, const mate_t *m, hts_pos_t lo, hts_pos_t hi)
+/* Subtract where the second mate's blocks (c->blk, n) meet the first's. 0, or -1. */
+static int subtract_overlap(md_counter_t *c, int n, const mate_t *m)
 {
     int i = 0, j = 0;
     while (i < n && j < m->n) {
         hts_pos_t b0 = c->blk[2 * i], e0 = c->blk[2 * i + 1];
         hts_pos_t b1 = m->blk[2 * j], e1 = m->blk[2 * j + 1];
         hts_pos_t s = b0 > b1 ? b0 : b1, e = e0 < e1 ? e0 : e1;
-        if (s < e)
-            add(c->diff, lo, hi, s, e, -1);
+        if (s < e && add(c, s, e, -1) < 0)
+            return -1;
         if (e0 < e1)
             i++;
         else
             j++;
     }
+    return 0;
 }
 
 /* Default mode: one read's blocks, with the mate-overlap rule. 0, or -1 out of memory. */
-static int count_blocks(md_counter_t *c, const bam1_t *b, hts_pos_t lo, hts_pos_t hi)
+static int count_blocks(md_counter_t *c, const bam1_t *b)
 {
     int n = blocks(c, b);
     if (n < 0)
@@ -187,78 +225,119 @@ static int count_blocks(md_counter_t *c, const bam1_t *b, hts_pos_t lo, hts_pos_
     const bam1_core_t *k = &b->core;
     if ((k->flag & BAM_FPROPER_PAIR) && !(k->flag & BAM_FSUPPLEMENTARY)) {
         hts_pos_t stop = bam_endpos(b);
-        khint_t it = kh_get(md_mate, c->seen, bam_get_qname(b));
-        int have = it != kh_end(c->seen);
-        if (k->tid == k->mtid && stop > k->mpos && (k->pos < k->mpos || (k->pos == k->mpos && !have))) {
-            if (remember(c, b, n) < 0)
+        int same = k->tid == k->mtid;
+        if (same && stop > k->mpos && k->pos < k->mpos) {
+            if (remember(c, b, n) < 0) /* the first mate, and its pair may overlap it */
                 return -1;
-        } else if (have) {
-            mate_t *m = kh_val(c->seen, it);
-            kh_del(md_mate, c->seen, it);
-            subtract_overlap(c, n, m, lo, hi);
-            free(m);
+        } else if (!(same && k->pos < k->mpos)) {
+            /* a first mate that cannot overlap its pair has nothing to take: its mate
+             * comes later (mosdepth looks anyway; only a name aligned twice could differ) */
+            khint_t it = kh_get(md_mate, c->seen, bam_get_qname(b));
+            int have = it != kh_end(c->seen);
+            if (same && stop > k->mpos && k->pos == k->mpos && !have) {
+                if (remember(c, b, n) < 0)
+                    return -1;
+            } else if (have) {
+                mate_t *m = kh_val(c->seen, it);
+                kh_del(md_mate, c->seen, it);
+                int r = subtract_overlap(c, n, m);
+                free(m);
+                if (r < 0)
+                    return -1;
+            }
         }
     }
     for (int i = 0; i < n; i++)
-        add(c->diff, lo, hi, c->blk[2 * i], c->blk[2 * i + 1], 1);
+        if (add(c, c->blk[2 * i], c->blk[2 * i + 1], 1) < 0)
+            return -1;
     return 0;
 }
 
-static int make_room(md_counter_t *c, size_t len)
+int md_count_start(md_counter_t *c, ss_source_t *src, int tid, hts_pos_t beg, hts_pos_t clen,
+                   int shard)
 {
-    if (len <= c->cap)
-        return 0;
-    size_t cap = c->cap ? c->cap : 4096;
-    while (cap < len)
-        cap *= 2;
-    free(c->diff);
-    /* written per read: private cache lines */
-    if (!(c->diff = ss_alloc_private((cap + 1) * sizeof(*c->diff)))) {
-        c->cap = 0;
-        return -1;
-    }
-    c->cap = cap;
-    return 0;
-}
-
-const int32_t *md_count(md_counter_t *c, ss_source_t *src, int tid, hts_pos_t beg,
-                        hts_pos_t end, uint64_t *reads, int shard)
-{
-    size_t len = (size_t)(end - beg);
-    if (make_room(c, len) < 0) {
-        ss_error("out of memory counting depth in shard %d", shard);
-        return NULL;
-    }
-    memset(c->diff, 0, (len + 1) * sizeof(*c->diff));
     forget_all(c);
-    if (ss_source_query(src, tid, beg, end) < 0)
-        return NULL;
+    c->src = src, c->tid = tid, c->shard = shard;
+    c->base = beg, c->clen = clen, c->used = 0, c->carry = 0, c->last = -1;
+    c->pending = c->done = 0;
+    if (c->diff)
+        memset(c->diff, 0, (c->cap + 1) * sizeof(*c->diff));
+    return ss_source_query(src, tid, beg, clen);
+}
+
+/* Add one read. 0, or -1 after ss_error(). */
+static int take(md_counter_t *c, const bam1_t *b)
+{
+    if (!passes(c->o, b))
+        return 0;
+    int r = c->o->fast ? add(c, b->core.pos, bam_endpos(b), 1) : count_blocks(c, b);
+    if (r < 0)
+        ss_error("out of memory counting depth in shard %d", c->shard);
+    return r;
+}
+
+/* Add every read whose POS is below end; the first past it waits. 0, or -1. */
+static int read_to(md_counter_t *c, hts_pos_t end, uint64_t *reads)
+{
+    if (c->pending) {
+        if (c->b->core.pos >= end)
+            return 0;
+        c->pending = 0;
+        if (take(c, c->b) < 0)
+            return -1;
+    }
     int r;
-    hts_pos_t last = -1;
-    while ((r = ss_source_next(src, c->b)) >= 0) {
+    while (!c->done && (r = ss_source_next(c->src, c->b)) >= 0) {
         const bam1_t *b = c->b;
         (*reads)++;
-        if (b->core.pos < last) {
+        if (b->core.pos < c->last) {
             ss_error("%s: reads out of order in shard %d: the input is not coordinate-sorted; "
-                     "sort it with samtools sort and index it again", src->name, shard);
-            return NULL;
+                     "sort it with samtools sort and index it again", c->src->name, c->shard);
+            return -1;
         }
-        last = b->core.pos;
-        if (!passes(c->o, b))
-            continue;
-        if (c->o->fast)
-            add(c->diff, beg, end, b->core.pos, bam_endpos(b), 1);
-        else if (count_blocks(c, b, beg, end) < 0) {
-            ss_error("out of memory counting depth in shard %d", shard);
+        c->last = b->core.pos;
+        if (b->core.pos >= end) {
+            c->pending = 1;
+            return 0;
+        }
+        if (take(c, b) < 0)
+            return -1;
+    }
+    c->done = 1;
+    return r < -1 ? -1 : 0;
+}
+
+const int32_t *md_count_next(md_counter_t *c, hts_pos_t end, uint64_t *reads)
+{
+    size_t len = (size_t)(end - c->base);
+    if (len > c->out_cap) {
+        free(c->out);
+        c->out_cap = len > 4096 ? len : 4096;
+        if (!(c->out = ss_alloc_private(c->out_cap * sizeof(*c->out)))) {
+            c->out_cap = 0;
+            ss_error("out of memory counting depth in shard %d", c->shard);
             return NULL;
         }
     }
-    if (r < -1)
+    if (room(c, len) < 0) {
+        ss_error("out of memory counting depth in shard %d", c->shard);
         return NULL;
-    int32_t d = 0;
-    for (size_t i = 0; i < len; i++) {
-        d += c->diff[i];
-        c->diff[i] = d;
     }
-    return c->diff;
+    if (read_to(c, end, reads) < 0)
+        return NULL;
+    int32_t d = c->carry;
+    for (size_t i = 0; i < len; i++)
+        c->out[i] = d += c->diff[i];
+    c->carry = d;
+    /* what lies past end moves to the front; the rest of diff is zero again */
+    size_t keep = (size_t)c->used > len ? (size_t)c->used - len + 1 : 1;
+    if ((size_t)c->used >= len)
+        memmove(c->diff, c->diff + len, keep * sizeof(*c->diff));
+    else
+        c->diff[0] = c->diff[len]; /* the change at end itself, if a read ended there */
+    size_t old = (size_t)c->used + 1;
+    memset(c->diff + keep, 0, (old > keep ? old - keep : 0) * sizeof(*c->diff));
+    c->used = (hts_pos_t)(keep - 1);
+    c->base = end;
+    return c->out;
 }
