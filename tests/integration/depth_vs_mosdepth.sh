@@ -253,6 +253,17 @@ expect_line "bug 4: region wholly past the end" "$B/s4.regions.bed.gz" $'e3\t110
 expect_line "bug 4: thresholds inside the contig" "$B/s4.thresholds.bed.gz" $'e3\t900\t1200\tpast\t100'
 expect_line "bug 4: e3_region counts the bases inside" "$B/s4.mosdepth.summary.txt" $'e3_region\t100\t100\t1.00\t1\t1'
 
+# ---- the .csi indexes are tabix's ---------------------------------------------------------
+mkdir -p "$W/csi"
+"$SEQSHARD" depth --mosdepth "$W/csi/x" -@3 --shard-size 3k --quiet --by 500 -T 1,5 -q 0:1:10: \
+    "$TD/s1.bam"
+for f in per-base regions thresholds quantized; do
+    cp "$W/csi/x.$f.bed.gz" "$W/csi/t.$f.bed.gz"
+    tabix -f -p bed --csi "$W/csi/t.$f.bed.gz"
+    if cmp -s "$W/csi/x.$f.bed.gz.csi" "$W/csi/t.$f.bed.gz.csi"; then ss_ok "$f.csi is tabix's"
+    else ss_bad "$f.csi" "differs from tabix -p bed --csi of the same file"; fi
+done
+
 # ---- failures leave no file -------------------------------------------------------------------
 mkdir -p "$W/fail"
 "$SEQSHARD" depth --mosdepth "$W/fail/no/such/dir/x" --quiet "$TD/s1.bam" 2>"$W/fail.err"
