@@ -267,16 +267,23 @@ static int region_take(md_worker_t *w, racc_t *r, const int32_t *d, hts_pos_t s,
     return 0;
 }
 
+/* -m: the region was read to its end; its median, and its count table back to the pool. */
+static void median_done(md_worker_t *w, racc_t *r)
+{
+    if (!r->med)
+        return;
+    r->value = md_median(r->med, r->med_n);
+    give_med(w, r->med);
+    r->med = NULL;
+}
+
 /* The region is read whole: its printed value (and with a window, its dist count). */
 static int region_done(md_worker_t *w, racc_t *r)
 {
-    if (r->med) {
-        r->value = md_median(r->med, r->med_n);
-        give_med(w, r->med);
-        r->med = NULL;
-    } else {
-        r->value = w->o->median ? 0 : r->mean;
-    }
+    if (r->med)
+        median_done(w, r);
+    else if (!w->o->median)
+        r->value = r->mean;
     if (w->o->window) { /* the fraction of windows: each counts at its rounded value */
         int64_t bin = (int64_t)(r->value + 0.5);
         if (bin > MD_WINDOW_DIST_BINS - 1)
@@ -397,6 +404,8 @@ static int consume(walk_t *k, const int32_t *d, hts_pos_t c0, hts_pos_t c1)
         hts_pos_t s = r->beg > c0 ? r->beg : c0, e = r->cend < c1 ? r->cend : c1;
         if (s < e && region_take(w, r, d + (s - c0), s, e) < 0)
             return -1;
+        if (r->cend <= c1)
+            median_done(w, r); /* one count table per region being read, not per region */
     }
     return 0;
 }
