@@ -46,9 +46,17 @@ void md_usage(FILE *fp)
             "its contig's end counts the bases inside the contig (mosdepth crashes), its mean\n"
             "is over the interval as given. -@ is worker threads (mosdepth's -t only adds\n"
             "decompression threads).\n"
-            "\n",
-            MD_DEFAULT_EFLAG);
-    ss_common_usage(fp);
+            "\n"
+            "Framework options (no -o: the files are named by PREFIX):\n"
+            "  -@, --threads INT       worker threads [one per core, or SLURM_CPUS_PER_TASK]\n"
+            "      --shard-size SIZE   target work per shard in bases of average depth,\n"
+            "                          k/m/g suffixes allowed [%d]\n"
+            "      --report FILE.json  write run statistics (threads, shards, times) as JSON\n"
+            "      --tmp-dir DIR       directory for temporary files\n"
+            "      --quiet             no progress line on stderr\n"
+            "      --bind MODE         pin workers: auto, core, numa or none [auto]\n"
+            "      --print-binding     print each worker's core, NUMA node and package\n",
+            MD_DEFAULT_EFLAG, SS_DEFAULT_SHARD_SIZE);
 }
 
 enum { O_MOSDEPTH = 0x2001, O_REFERENCE };
@@ -263,6 +271,28 @@ static int check(const md_opts_t *o, const ss_common_opts_t *co)
     return 0;
 }
 
+/*
+ * CRAM: decode only the fields counting reads (as mosdepth asks htslib): flag, contig,
+ * POS, MAPQ, CIGAR, and for the mate-overlap rule the name and the mate's position.
+ * Other formats ignore it. 0, or -1 out of memory.
+ */
+static int cram_fields(const md_opts_t *o, ss_common_opts_t *co)
+{
+    int f = SAM_FLAG | SAM_RNAME | SAM_POS | SAM_MAPQ | SAM_CIGAR;
+    if (!o->fast)
+        f |= SAM_QNAME | SAM_RNEXT | SAM_PNEXT;
+    char opt[64];
+    snprintf(opt, sizeof(opt), "required_fields=0x%x", f);
+    char **a = realloc(co->fmt_opts, (size_t)(co->n_fmt_opts + 1) * sizeof(*a));
+    if (!a)
+        return -1;
+    co->fmt_opts = a;
+    if (!(a[co->n_fmt_opts] = strdup(opt)))
+        return -1;
+    co->n_fmt_opts++;
+    return 0;
+}
+
 int md_parse(int argc, char **argv, ss_common_opts_t *co, md_opts_t **out)
 {
     md_opts_t *o = malloc(sizeof(*o));
@@ -284,7 +314,7 @@ int md_parse(int argc, char **argv, ss_common_opts_t *co, md_opts_t **out)
     for (int i = optind; i < argc; i++)
         if (ss_common_add_input(co, argv[i]) < 0)
             return SS_EXIT_USAGE;
-    if (check(o, co) < 0 || (o->n_quants && make_labels(o) < 0))
+    if (check(o, co) < 0 || (o->n_quants && make_labels(o) < 0) || cram_fields(o, co) < 0)
         return SS_EXIT_USAGE;
     co->all_contigs = 1; /* every contig has a per-base line and a summary row */
     return 0;
