@@ -62,6 +62,25 @@ for np in 2 3; do
     check "np=$np CRAM" $np 1 5k -f "$REF" "$TD/s1.cram"
 done
 
+# the kernel guide's tally (side stream, values, histogram, finish): the same files
+SEQSHARD_GUIDE=${SEQSHARD_GUIDE:-$SS_SRC/build/tests/seqshard-guide}
+if [ -x "$SEQSHARD_GUIDE" ]; then
+    for np in 2 3; do
+        rm -rf "$W/one" "$W/many" && mkdir -p "$W/one" "$W/many"
+        "$SEQSHARD_GUIDE" tally -@ 2 --shard-size 3k --quiet "$W/one/t" "$TD/edge.bam" &&
+            timeout "$SS_TIMEOUT" "${MPIRUN[@]}" -np $np "$SEQSHARD_GUIDE" tally --bind none \
+                -@ 1 --shard-size 3k --quiet "$W/many/t" "$TD/edge.bam" </dev/null >/dev/null \
+                2>"$W/err"
+        bad=$?
+        for f in $(files "$W/one/t"); do cmp -s "$W/one/$f" "$W/many/$f" || bad=1; done
+        [ "$(files "$W/one/t")" = "$(files "$W/many/t")" ] || bad=1
+        if [ $bad = 0 ]; then ss_ok "np=$np guide tally"
+        else ss_bad "np=$np guide tally" "differs from one process" "$(head -2 "$W/err")"; fi
+    done
+else
+    ss_bad "guide tally" "no $SEQSHARD_GUIDE"
+fi
+
 # a failing rank: no file, non-zero exit
 rm -rf "$W/f" && mkdir -p "$W/f"
 SEQSHARD_FAIL_SHARD=7 timeout "$SS_TIMEOUT" "${MPIRUN[@]}" -np 3 "$SEQSHARD" depth \
