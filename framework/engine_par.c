@@ -94,6 +94,10 @@ static int par_run(engine_t *e, int n_workers, worker_t *w)
 static int par_open(engine_t *e, const kstring_t *header)
 {
     const char *path = ss_job_opts(e->job)->output;
+    if (ss_side_share(e->side) < 0) {
+        ss_comm_counter_close();
+        return -1;
+    }
     if (e->orun->no_main)
         return 0; /* side streams only: they are written at the end (side_out.c) */
     if (ss_comm_rank() == 0)

@@ -46,6 +46,7 @@ struct ss_side_s {
     ss_output_t *file[SS_OUT_STREAMS];     /* rank 0: the temporary files */
     int committed[SS_OUT_STREAMS];
     int guard[SS_OUT_STREAMS];             /* other ranks: signal slots of the names */
+    char *tmp[SS_OUT_STREAMS];             /* several ranks: rank 0's temporary names */
     pthread_mutex_t lock;                  /* piece[] and store puts */
     int64_t *piece;
     ss_lineidx_t **lines;                  /* one rank: each piece's lines, for the index */
@@ -329,17 +330,27 @@ static int write_stream_pieces(ss_side_t *s, int k, ss_comm_file_t *f, const uin
     return 0;
 }
 
-/* Collective: rank 0's temporary name of stream k, guarded on the other ranks. */
-static int share_name(ss_side_t *s, int k, char *tmp, size_t cap)
+int ss_side_share(ss_side_t *s)
 {
-    tmp[0] = '\0';
-    if (ss_comm_rank() == 0)
-        snprintf(tmp, cap, "%s", ss_output_tmp_path(s->file[k]));
-    if (ss_comm_bcast_str(tmp, cap) < 0 || !*tmp)
-        return -1;
-    if (ss_comm_rank() != 0 && (s->guard[k] = ss_signals_remove_on_exit(tmp)) < 0)
-        return -1;
-    return 0;
+    int bad = 0;
+    if (!s || !ss_comm_parallel())
+        return ss_comm_max_int(0);
+    for (int k = 0; k < s->n_streams; k++) {
+        char tmp[4096] = "";
+        if (ss_comm_rank() == 0)
+            snprintf(tmp, sizeof(tmp), "%s", ss_output_tmp_path(s->file[k]));
+        if (ss_comm_bcast_str(tmp, sizeof(tmp)) < 0 || !*tmp || !(s->tmp[k] = strdup(tmp))) {
+            bad = 1;
+            continue; /* every rank makes the same calls */
+        }
+        /* if rank 0 dies, mpirun's SIGTERM to the others removes its files here */
+        if (ss_comm_rank() != 0 && (s->guard[k] = ss_signals_remove_on_exit(tmp)) < 0)
+            bad = 1;
+    }
+    if (bad)
+        ss_error("rank %d: cannot share or guard the side outputs' temporary names",
+                 ss_comm_rank());
+    return ss_comm_max_int(bad) ? -1 : 0;
 }
 
 static int par_write(ss_side_t *s)
@@ -360,16 +371,13 @@ static int par_write(ss_side_t *s)
     }
     int rc = 0;
     for (int k = 0; rc == 0 && k < s->n_streams; k++) {
-        char tmp[4096];
-        int failed = share_name(s, k, tmp, sizeof(tmp)) < 0;
-        ss_comm_file_t *f = ss_comm_max_int(failed) ? NULL : ss_comm_file_open(tmp,
-                                                                              s->spec[k].path);
+        ss_comm_file_t *f = ss_comm_file_open(s->tmp[k], s->spec[k].path);
         if (ss_comm_max_int(!f) != 0) {
             ss_comm_file_close(f);
             rc = -1;
             break;
         }
-        failed = write_stream_pieces(s, k, f, size) < 0;
+        int failed = write_stream_pieces(s, k, f, size) < 0;
         /* every rank is here at once: close waits inside MPI */
         failed |= ss_comm_file_close(f) < 0;
         rc = ss_comm_max_int(failed) ? -1 : 0;
@@ -524,6 +532,7 @@ void ss_side_destroy(ss_side_t *s)
     for (int k = 0; k < s->n_streams; k++) {
         ss_output_abort(s->file[k]);
         ss_signals_forget(s->guard[k]);
+        free(s->tmp[k]);
         free((char *)s->spec[k].path);
         free((char *)s->spec[k].header);
         free(s->head[k].s);

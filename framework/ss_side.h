@@ -35,6 +35,12 @@ typedef struct ss_reduce_s ss_reduce_t;
  */
 int ss_side_init(ss_side_t **side, const ss_out_spec_t *spec, const ss_common_opts_t *co,
                  int n_shards, int n_workers);
+/*
+ * Collective, several ranks, once the ranks agreed setup worked (the sink's open): rank
+ * 0's temporary names to every rank, which removes them too on a terminating signal, so
+ * a run whose rank 0 was killed leaves nothing. 0, or -1 on every rank (s may be NULL).
+ */
+int ss_side_share(ss_side_t *s);
 /* Worker thread, once: give the worker's output its buffers. 0, or -1 after ss_error(). */
 int ss_side_attach(ss_side_t *s, ss_out_t *out, int worker);
 /* Worker thread, after ss_out_end: keep the shard's stream text. 0, or -1 after ss_error(). */

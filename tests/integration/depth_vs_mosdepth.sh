@@ -288,6 +288,17 @@ for shard in 0 5 15; do
             "$(head -3 "$W/fail.err")"
     else ss_ok "failure at shard $shard leaves nothing"; fi
 done
+# a signal mid-run (the run stalls at shard 6, SEQSHARD_STALL_SHARD): nothing is left
+SEQSHARD_STALL_SHARD=6 "$SEQSHARD" depth --mosdepth "$W/fail/x" --by 500 -T 1 -@2 \
+    --shard-size 5k --quiet "$TD/s1.bam" 2>"$W/fail.err" &
+pid=$!
+sleep 1
+kill -TERM $pid
+wait $pid
+rc=$?
+if [ $rc = 0 ] || [ -n "$(ls -A "$W/fail")" ]; then
+    ss_bad "SIGTERM mid-run" "exit $rc, left: $(ls -A "$W/fail" | tr '\n' ' ')"
+else ss_ok "SIGTERM mid-run leaves nothing"; fi
 "$SEQSHARD" depth --mosdepth "$W/fail/x" --by "$W/nonexistent.bed" --quiet "$TD/s1.bam" 2>"$W/fail.err"
 rc=$?
 if [ $rc = 0 ] || [ -n "$(ls -A "$W/fail")" ]; then ss_bad "missing BED" "exit $rc"

@@ -91,5 +91,21 @@ if [ $rc = 0 ] || [ -n "$(ls -A "$W/f")" ]; then
     ss_bad "np=3 failing shard" "exit $rc, left: $(ls -A "$W/f" | tr '\n' ' ')"
 else ss_ok "np=3 failing shard leaves nothing"; fi
 
+# a killed rank (rank 0 too, which created the files): mpirun's SIGTERM to the others
+# removes them; nothing is left
+for kill in "" 0; do
+    for k in 3 20; do
+        rm -rf "$W/f" && mkdir -p "$W/f"
+        SEQSHARD_KILL_RANK=$kill SEQSHARD_KILL_SHARD=$k timeout "$SS_TIMEOUT" "${MPIRUN[@]}" \
+            -np 3 "$SEQSHARD" depth --mosdepth "$W/f/x" --bind none -@ 1 --shard-size 3k \
+            --quiet --by 500 "$TD1" </dev/null >/dev/null 2>&1
+        rc=$?
+        sleep 0.5 # the other ranks' handlers
+        if [ $rc = 0 ] || [ -n "$(ls -A "$W/f")" ]; then
+            ss_bad "np=3 rank ${kill:-any} killed at shard $k" "exit $rc, left: $(ls -A "$W/f" | tr '\n' ' ')"
+        else ss_ok "np=3 rank ${kill:-any} killed at shard $k leaves nothing"; fi
+    done
+done
+
 ss_summary
 exit $?
