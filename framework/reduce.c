@@ -4,11 +4,14 @@
  * the workers of a rank and then over the ranks (comm.c), for the kernel's
  * finish hook.
  *
- * Ownership: worker i's values and histograms are its own (allocated on its
- * thread, private cache lines) until the main thread combines them after the
- * workers were joined; the result belongs to the reduction. Histograms grow
- * on demand, so a rare deep pile costs bins only in the worker that saw it.
+ * Ownership: worker i's values are its own (allocated on its thread, private
+ * cache lines) until the main thread combines them after the workers were
+ * joined. Histograms are the rank's, one copy each whatever the number of
+ * workers, under one lock: a worker adds a shard's bins at once (once per
+ * shard, so the lock is rarely contended), and each grows only as far as
+ * the deepest bin added. The result belongs to the reduction.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +20,7 @@
 
 typedef struct {
     int64_t *v;     /* [n] */
-    int64_t **hist; /* [n_hists], NULL until touched */
+    int64_t **hist; /* [n_hists], NULL until touched (the result's only) */
     size_t *hlen;   /* [n_hists] */
 } part_t;
 
@@ -25,8 +28,9 @@ struct ss_reduce_s {
     size_t n;
     ss_reduce_op_t *ops;
     int n_hists, n_workers;
-    part_t *w;   /* [n_workers] */
-    part_t res;  /* the combined result */
+    part_t *w;            /* [n_workers]: their values */
+    part_t res;           /* the values' result; the histograms, from the first add */
+    pthread_mutex_t lock; /* res's histograms while workers run */
 };
 
 void ss_reduce_identity(int64_t *v, const ss_reduce_op_t *ops, size_t n)
@@ -72,6 +76,7 @@ ss_reduce_t *ss_reduce_init(size_t n, const ss_reduce_op_t *ops, int n_hists, in
     r->n = n, r->n_hists = n_hists, r->n_workers = n_workers;
     r->ops = malloc((n ? n : 1) * sizeof(*r->ops));
     r->w = calloc((size_t)(n_workers ? n_workers : 1), sizeof(*r->w));
+    pthread_mutex_init(&r->lock, NULL);
     if (!r->ops || !r->w || part_init(&r->res, n, n_hists) < 0) {
         ss_reduce_destroy(r);
         return NULL;
@@ -87,8 +92,9 @@ void ss_reduce_destroy(ss_reduce_t *r)
     if (!r)
         return;
     for (int i = 0; r->w && i < r->n_workers; i++)
-        part_free(&r->w[i], r->n_hists);
+        part_free(&r->w[i], 0); /* values only */
     part_free(&r->res, r->n_hists);
+    pthread_mutex_destroy(&r->lock);
     free(r->w);
     free(r->ops);
     free(r);
@@ -96,7 +102,7 @@ void ss_reduce_destroy(ss_reduce_t *r)
 
 int ss_reduce_attach(ss_reduce_t *r, int id)
 {
-    if (part_init(&r->w[id], r->n, r->n_hists) < 0) {
+    if (part_init(&r->w[id], r->n, 0) < 0) {
         ss_error("out of memory for worker %d's reductions", id);
         return -1;
     }
@@ -125,32 +131,16 @@ static int64_t *grow(int64_t **a, size_t *len, size_t want)
     return b;
 }
 
-int64_t *ss_reduce_hist(ss_reduce_t *r, int id, int h, size_t len)
+int ss_reduce_hist_add(ss_reduce_t *r, int h, const int64_t *bins, size_t n)
 {
-    part_t *p = &r->w[id];
-    int64_t *a = grow(&p->hist[h], &p->hlen[h], len);
+    pthread_mutex_lock(&r->lock);
+    int64_t *a = grow(&r->res.hist[h], &r->res.hlen[h], n);
+    for (size_t i = 0; a && i < n; i++)
+        a[i] += bins[i];
+    pthread_mutex_unlock(&r->lock);
     if (!a)
-        ss_error("out of memory growing histogram %d to %zu bins", h, len);
-    return a;
-}
-
-/* Sum every worker's histograms into the result. 0 or -1. */
-static int combine_hists(ss_reduce_t *r)
-{
-    for (int i = 0; i < r->n_workers; i++) {
-        part_t *p = &r->w[i];
-        if (!p->hist)
-            continue;
-        for (int h = 0; h < r->n_hists; h++) {
-            if (!p->hlen[h])
-                continue;
-            if (!grow(&r->res.hist[h], &r->res.hlen[h], p->hlen[h]))
-                return -1;
-            for (size_t b = 0; b < p->hlen[h]; b++)
-                r->res.hist[h][b] += p->hist[h][b];
-        }
-    }
-    return 0;
+        ss_error("out of memory growing histogram %d to %zu bins", h, n);
+    return a ? 0 : -1;
 }
 
 /* Several ranks: values by op (a sum, a min and a max over the ranks). 0 or -1. */
@@ -223,7 +213,7 @@ int ss_reduce_finish(ss_reduce_t *r)
     for (int i = 0; i < r->n_workers; i++)
         if (r->w[i].v)
             ss_reduce_combine(r->res.v, r->w[i].v, r->ops, r->n);
-    int rc = combine_hists(r);
+    int rc = 0;
     /* every rank makes the same collective calls, failed or not, so none waits forever */
     if (ss_comm_max_int(rc < 0) != 0)
         rc = -1;

@@ -206,11 +206,11 @@ int64_t *ss_out_values(ss_out_t *o)
     return s && s->red ? ss_reduce_values(s->red, w) : NULL;
 }
 
-int64_t *ss_out_hist(ss_out_t *o, int h, size_t len)
+int ss_out_hist_add(ss_out_t *o, int h, const int64_t *bins, size_t n)
 {
     int w;
     ss_side_t *s = ss_out_get_side(o, &w);
-    return s && s->red ? ss_reduce_hist(s->red, w, h, len) : NULL;
+    return s && s->red ? ss_reduce_hist_add(s->red, h, bins, n) : -1;
 }
 
 int ss_side_put(ss_side_t *s, int worker, int idx)

@@ -153,12 +153,13 @@ kstring_t *ss_out_stream(ss_out_t *o, int k);
  */
 int64_t *ss_out_values(ss_out_t *o);
 /*
- * The worker's histogram h (0 <= h < spec.n_hists), grown to at least len
- * bins (new bins 0); bins are summed over workers and ranks. The pointer is
- * valid until the next call for h. NULL after ss_error() (out of memory).
- * Worker thread, during process.
+ * Add bins[0..n) to histogram h (0 <= h < spec.n_hists), which the framework
+ * sums over workers and ranks; it grows to the longest n added. Add a shard's
+ * counts at once, at its end: the rank holds one copy of each histogram,
+ * under a lock. 0, or -1 after ss_error() (out of memory). Worker thread,
+ * during process.
  */
-int64_t *ss_out_hist(ss_out_t *o, int h, size_t len);
+int ss_out_hist_add(ss_out_t *o, int h, const int64_t *bins, size_t n);
 
 /*
  * The finish hook's view (ss_kernel_t.finish): the reduced values and

@@ -98,9 +98,10 @@ ss_reduce_t *ss_reduce_init(size_t n, const ss_reduce_op_t *ops, int n_hists, in
 void ss_reduce_destroy(ss_reduce_t *r);
 /* Worker thread, once: make worker id's values (at their identities). 0 or -1. */
 int ss_reduce_attach(ss_reduce_t *r, int id);
-/* Worker id's values; its histogram h grown to len bins (NULL after ss_error()). */
+/* Worker id's values. */
 int64_t *ss_reduce_values(ss_reduce_t *r, int id);
-int64_t *ss_reduce_hist(ss_reduce_t *r, int id, int h, size_t len);
+/* Add bins[0..n) to the rank's histogram h. Any thread (one lock). 0, or -1 after ss_error(). */
+int ss_reduce_hist_add(ss_reduce_t *r, int h, const int64_t *bins, size_t n);
 /* Collective: combine over workers, then ranks. 0, or -1 after ss_error(). Main thread. */
 int ss_reduce_finish(ss_reduce_t *r);
 /* After ss_reduce_finish: the result. */

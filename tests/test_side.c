@@ -1,9 +1,11 @@
 /*
  * test_side.c -- the framework's side outputs: reductions combine by their
- * op over workers, histograms grow and sum; a BGZF stream's CSI index built
+ * op over workers, histograms grow and sum (also from threads at once); a BGZF stream's CSI index built
  * while writing has the bytes tabix -p bed --csi writes, including lines that
  * end exactly at a block's end and a stream without lines.
  */
+#include <pthread.h>
+
 #include <htslib/bgzf.h>
 #include <htslib/tbx.h>
 
@@ -37,12 +39,11 @@ static void test_reduce_workers(void)
     int64_t *a = ss_reduce_values(r, 0), *b = ss_reduce_values(r, 1);
     a[0] += 10, b[0] += 32;
     a[1] = 4, b[1] = 3;
-    int64_t *h = ss_reduce_hist(r, 0, 1, 5);
-    CU_ASSERT_FATAL(h != NULL);
+    int64_t h[1000] = {0};
     h[4] = 2;
-    h = ss_reduce_hist(r, 1, 1, 1000); /* grows past the other worker's */
-    CU_ASSERT_FATAL(h != NULL);
+    SS_EQ(ss_reduce_hist_add(r, 1, h, 5), 0);
     h[4] = 1, h[999] = 7;
+    SS_EQ(ss_reduce_hist_add(r, 1, h, 1000), 0); /* grows */
     SS_EQ(ss_reduce_finish(r), 0);
     const int64_t *v = ss_reduce_result(r);
     SS_EQ(v[0], 42);
@@ -55,6 +56,52 @@ static void test_reduce_workers(void)
     SS_EQ(res[0], 0);
     ss_reduce_result_hist(r, 0, &n);
     SS_EQ(n, 0); /* never touched */
+    ss_reduce_destroy(r);
+}
+
+typedef struct {
+    ss_reduce_t *r;
+    int id;
+} adder_t;
+
+static void *add_many(void *arg)
+{
+    adder_t *a = arg;
+    int64_t bins[300];
+    for (int i = 0; i < 300; i++)
+        bins[i] = 1;
+    for (int k = 0; k < 200; k++)
+        if (ss_reduce_hist_add(a->r, 0, bins, (size_t)(100 + (k * 7 + a->id) % 200)) < 0)
+            return a;
+    return NULL;
+}
+
+/* Four workers adding to one histogram at once: every bin counted. */
+static void test_hist_threads(void)
+{
+    ss_reduce_t *r = ss_reduce_init(0, NULL, 1, 4);
+    CU_ASSERT_FATAL(r != NULL);
+    pthread_t t[4];
+    adder_t a[4];
+    for (int i = 0; i < 4; i++) {
+        a[i] = (adder_t){r, i};
+        SS_EQ(ss_reduce_attach(r, i), 0);
+        CU_ASSERT_FATAL(pthread_create(&t[i], NULL, add_many, &a[i]) == 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        void *bad;
+        pthread_join(t[i], &bad);
+        CU_ASSERT(bad == NULL);
+    }
+    SS_EQ(ss_reduce_finish(r), 0);
+    size_t n;
+    const int64_t *h = ss_reduce_result_hist(r, 0, &n);
+    SS_EQ(h[0], 800); /* every add covers bin 0 */
+    int64_t want = 0;
+    for (int id = 0; id < 4; id++)
+        for (int k = 0; k < 200; k++)
+            want += 100 + (k * 7 + id) % 200 > 150;
+    SS_EQ(h[150], want);
     ss_reduce_destroy(r);
 }
 
@@ -149,6 +196,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("side", NULL, NULL);
     if (!s || !CU_add_test(s, "identity_and_combine", test_identity_and_combine) ||
         !CU_add_test(s, "reduce_workers", test_reduce_workers) ||
+        !CU_add_test(s, "hist_threads", test_hist_threads) ||
         !CU_add_test(s, "index_like_tabix", test_index_like_tabix) ||
         !CU_add_test(s, "index_empty", test_index_empty))
         return 1;

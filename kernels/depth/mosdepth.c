@@ -504,11 +504,9 @@ static int flush_hist(ss_out_t *out, int h, int64_t *a, size_t n)
         top--;
     if (!top)
         return 0;
-    int64_t *dst = ss_out_hist(out, h, top);
-    if (!dst)
+    if (ss_out_hist_add(out, h, a, top) < 0)
         return -1;
-    for (size_t i = 0; i < top; i++)
-        dst[i] += a[i], a[i] = 0;
+    memset(a, 0, top * sizeof(*a));
     return 0;
 }
 
