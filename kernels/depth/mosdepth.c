@@ -246,9 +246,13 @@ static int region_take(md_worker_t *w, racc_t *r, const int32_t *d, hts_pos_t s,
     int bed = o->by != NULL, nt = o->n_thresholds;
     if (o->median && !r->med && !(r->med = take_med(w)))
         return -1;
+    int32_t last = 0;
+    double q = 0; /* v / L for v = last: divided again only where the depth changes */
     for (hts_pos_t p = s; p < e; p++) {
         int32_t v = d[p - s];
-        r->mean += (double)v / L;
+        if (v != last)
+            q = (double)v / L, last = v;
+        r->mean += q; /* mosdepth's sum of v / L in position order, the same doubles */
         r->sum += v;
         if (v < r->min)
             r->min = v;
@@ -371,6 +375,49 @@ static void runs_start(walk_t *k, hts_pos_t p, int32_t v)
 
 /* ---- the walk ---- */
 
+/* The summary and global-dist counts of the shard's own positions in d[0..n). 0, or -1. */
+static int own_counts(walk_t *k, const int32_t *d, size_t n)
+{
+    md_worker_t *w = k->w;
+    int32_t mn = INT32_MAX, mx = INT32_MIN;
+    int64_t sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += d[i];
+        mn = d[i] < mn ? d[i] : mn;
+        mx = d[i] > mx ? d[i] : mx;
+    }
+    if (!n)
+        return 0;
+    k->bases += sum;
+    k->min = mn < k->min ? mn : k->min;
+    k->max = mx > k->max ? mx : k->max;
+    if (mx > MD_MAX_COVERAGE || mn < 0) { /* mosdepth's clamp: the slow way */
+        for (size_t i = 0; i < n; i++)
+            if (hist_add(&w->gh, &w->ghn, d[i]) < 0)
+                return -1;
+        return 0;
+    }
+    if (hist_add(&w->gh, &w->ghn, mx) < 0) /* room for every depth of the chunk */
+        return -1;
+    w->gh[mx]--;
+    for (size_t i = 0; i < n; i++)
+        w->gh[d[i]]++;
+    return 0;
+}
+
+/* Per-base runs over positions [p, c1) (d[0] is c0): only where the depth changes. */
+static int base_runs(walk_t *k, const int32_t *d, hts_pos_t c0, hts_pos_t p, hts_pos_t c1)
+{
+    run_t *r = &k->rb;
+    while (p < c1 && r->open) {
+        while (p < c1 && d[p - c0] == r->val)
+            p++;
+        if (p < c1 && run_step(k, r, p, d[p - c0], 0) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* The positions [c0, c1) with depths d: every consumer's share. 0, or -1 out of memory. */
 static int consume(walk_t *k, const int32_t *d, hts_pos_t c0, hts_pos_t c1)
 {
@@ -381,24 +428,22 @@ static int consume(walk_t *k, const int32_t *d, hts_pos_t c0, hts_pos_t c1)
         runs_start(k, p, d[0]);
         if (p < sh->beg)
             k->prev = d[0], p++;
+        else if (k->quant)
+            k->prev = d[0]; /* position 0: its run started above */
     }
-    for (; p < c1; p++) {
-        int32_t v = d[p - c0];
-        if (p >= sh->beg && p < sh->end) {
-            k->bases += v;
-            if (v < k->min)
-                k->min = v;
-            if (v > k->max)
-                k->max = v;
-            if (hist_add(&w->gh, &w->ghn, v) < 0)
+    hts_pos_t o0 = p > sh->beg ? p : sh->beg, o1 = c1 < sh->end ? c1 : sh->end;
+    if (o0 < o1 && own_counts(k, d + (o0 - c0), (size_t)(o1 - o0)) < 0)
+        return -1;
+    hts_pos_t from = p > 0 ? p : 1; /* position 0 opened the runs */
+    if (k->base && base_runs(k, d, c0, from, c1) < 0)
+        return -1;
+    if (k->quant)
+        for (hts_pos_t q = from; q < c1; q++) {
+            int32_t v = d[q - c0];
+            if (k->rq.open && run_step(k, &k->rq, q, qbin(k, q, v), 1) < 0)
                 return -1;
+            k->prev = v;
         }
-        if (p > 0 && k->rb.open && k->base && run_step(k, &k->rb, p, v, 0) < 0)
-            return -1;
-        if (p > 0 && k->rq.open && k->quant && run_step(k, &k->rq, p, qbin(k, p, v), 1) < 0)
-            return -1;
-        k->prev = v;
-    }
     for (int i = 0; i < w->n_acc; i++) {
         racc_t *r = &w->acc[i];
         hts_pos_t s = r->beg > c0 ? r->beg : c0, e = r->cend < c1 ? r->cend : c1;
