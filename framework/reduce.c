@@ -158,7 +158,9 @@ static int values_over_ranks(ss_reduce_t *r)
     }
     /* two's complement: an unsigned sum is the signed sum */
     int rc = ss_comm_sum_u64((uint64_t *)sum, r->n) < 0 || ss_comm_minmax_i64(mn, r->n, 0) < 0 ||
-             ss_comm_minmax_i64(mx, r->n, 1) < 0 ? -1 : 0;
+                     ss_comm_minmax_i64(mx, r->n, 1) < 0
+                 ? -1
+                 : 0;
     for (size_t i = 0; rc == 0 && i < r->n; i++)
         v[i] = r->ops[i] == SS_REDUCE_SUM ? sum[i] : r->ops[i] == SS_REDUCE_MIN ? mn[i] : mx[i];
     free(t);
@@ -221,7 +223,8 @@ int ss_reduce_finish(ss_reduce_t *r)
         rc = -1;
     if (rc < 0)
         ss_error("rank %d: combining the kernel's totals over workers and ranks failed (out of "
-                 "memory, or an MPI error); rerun", ss_comm_rank());
+                 "memory, or an MPI error); rerun",
+                 ss_comm_rank());
     return rc;
 }
 

@@ -27,23 +27,23 @@
 
 typedef struct {
     hts_pos_t beg, end;
-    uint64_t uend;     /* offset just past the line's '\n' in the shard's text */
-    int32_t name;      /* offset of a new contig name in names, or -1: the line before's */
+    uint64_t uend; /* offset just past the line's '\n' in the shard's text */
+    int32_t name;  /* offset of a new contig name in names, or -1: the line before's */
 } line_t;
 
 struct ss_lineidx_s {
     line_t *a;
     size_t n, m;
-    kstring_t names;   /* NUL-terminated names where the contig changes */
-    uint64_t len;      /* the shard's text length */
+    kstring_t names; /* NUL-terminated names where the contig changes */
+    uint64_t len;    /* the shard's text length */
 };
 
 KHASH_MAP_INIT_STR(ss_nm, int)
 
 struct ss_bedidx_s {
     hts_idx_t *idx;
-    khash_t(ss_nm) *names;
-    char **order;      /* names by id */
+    khash_t(ss_nm) * names;
+    char **order; /* names by id */
     int n_names, m_names, tid;
     uint64_t last_off; /* where the data starts (after the header's meta lines) */
     uint64_t end_voff; /* virtual offset after the last line pushed */
@@ -234,8 +234,9 @@ static int set_meta(ss_bedidx_t *x)
     uint8_t *meta = malloc(28 + l_nm);
     if (!meta)
         return -1;
-    int32_t conf[7] = {tbx_conf_bed.preset, tbx_conf_bed.sc, tbx_conf_bed.bc, tbx_conf_bed.ec,
-                       tbx_conf_bed.meta_char, tbx_conf_bed.line_skip, (int32_t)l_nm};
+    int32_t conf[7] = {tbx_conf_bed.preset, tbx_conf_bed.sc,        tbx_conf_bed.bc,
+                       tbx_conf_bed.ec,     tbx_conf_bed.meta_char, tbx_conf_bed.line_skip,
+                       (int32_t)l_nm};
     memcpy(meta, conf, 28); /* little-endian hosts, as htslib writes it */
     size_t at = 28;
     for (int i = 0; i < x->n_names; i++) {

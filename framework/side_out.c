@@ -25,7 +25,7 @@
 
 /* Several ranks: pieces kept in memory before spilling, per worker and for the rank. */
 #define STORE_PER_WORKER ((size_t)32 << 20)
-#define STORE_BASE ((size_t)64 << 20)
+#define STORE_BASE       ((size_t)64 << 20)
 
 typedef struct {
     kstring_t buf[SS_OUT_STREAMS]; /* the shard's text of each stream */
@@ -45,15 +45,15 @@ struct ss_side_s {
     kstring_t head[SS_OUT_STREAMS];        /* each file's first bytes, as written */
     ss_output_t *file[SS_OUT_STREAMS];     /* rank 0: the temporary files */
     int committed[SS_OUT_STREAMS];
-    int guard[SS_OUT_STREAMS];             /* other ranks: signal slots of the names */
-    char *tmp[SS_OUT_STREAMS];             /* several ranks: rank 0's temporary names */
-    pthread_mutex_t lock;                  /* piece[] and store puts */
+    int guard[SS_OUT_STREAMS]; /* other ranks: signal slots of the names */
+    char *tmp[SS_OUT_STREAMS]; /* several ranks: rank 0's temporary names */
+    pthread_mutex_t lock;      /* piece[] and store puts */
     int64_t *piece;
-    ss_lineidx_t **lines;                  /* one rank: each piece's lines, for the index */
-    ss_bedidx_t *bidx[SS_OUT_STREAMS];     /* one rank: indexes built as pieces are written */
-    int built[SS_OUT_STREAMS];             /* the index is beside the temporary file */
+    ss_lineidx_t **lines;              /* one rank: each piece's lines, for the index */
+    ss_bedidx_t *bidx[SS_OUT_STREAMS]; /* one rank: indexes built as pieces are written */
+    int built[SS_OUT_STREAMS];         /* the index is beside the temporary file */
     ss_store_t *store;
-    wbuf_t **w;                            /* [n_workers] */
+    wbuf_t **w; /* [n_workers] */
     ss_reduce_t *red;
     small_t *small;
     int n_small, m_small;
@@ -138,8 +138,8 @@ static int init_parts(ss_side_t *s, const ss_out_spec_t *spec, const ss_common_o
         else
             dir_of(s->spec[0].path, dir, sizeof(dir));
         /* one rank writes each shard as the ordered writer does, so few pieces wait */
-        size_t cap = ss_comm_parallel() ? STORE_BASE + STORE_PER_WORKER * (size_t)s->n_workers
-                                        : SIZE_MAX;
+        size_t cap =
+            ss_comm_parallel() ? STORE_BASE + STORE_PER_WORKER * (size_t)s->n_workers : SIZE_MAX;
         const char *env = getenv("SEQSHARD_STORE_MEM"); /* as the main store: tests spill */
         hts_pos_t v;
         if (env && *env && ss_parse_size(env, &v) == 0 && ss_comm_parallel())
@@ -254,9 +254,9 @@ int ss_side_put(ss_side_t *s, int worker, int idx)
 
 typedef struct {
     ss_output_t *o;
-    ss_bedidx_t *x;         /* the stream's index, or NULL */
-    const ss_lineidx_t *t;  /* the piece's lines */
-    uint64_t len;           /* the piece's length */
+    ss_bedidx_t *x;        /* the stream's index, or NULL */
+    const ss_lineidx_t *t; /* the piece's lines */
+    uint64_t len;          /* the piece's length */
 } put_ctx_t;
 
 /* A one-rank piece is in memory: one chunk, indexed where it lands. */
@@ -288,7 +288,7 @@ int ss_side_write_shard(ss_side_t *s, int idx)
         int i;
         uint64_t len;
         ss_store_piece(s->store, (size_t)p, &i, &len);
-        put_ctx_t c = { s->file[k], s->bidx[k], s->lines[at], len };
+        put_ctx_t c = {s->file[k], s->bidx[k], s->lines[at], len};
         if (len && ss_store_each_chunk(s->store, (size_t)p, write_chunk, &c) < 0)
             return -1;
         ss_store_release(s->store, (size_t)p);
@@ -320,7 +320,7 @@ static int write_stream_pieces(ss_side_t *s, int k, ss_comm_file_t *f, const uin
         int64_t p = s->piece[k * n + i];
         if (p < 0)
             continue; /* another rank's */
-        at_ctx_t a = { f, off };
+        at_ctx_t a = {f, off};
         if (ss_store_each_chunk(s->store, (size_t)p, write_at_chunk, &a) < 0)
             return -1;
         ss_store_release(s->store, (size_t)p);
@@ -385,7 +385,8 @@ static int par_write(ss_side_t *s)
     free(size);
     if (rc < 0 && !ss_error_raised())
         ss_error("rank %d: writing the side outputs failed; check free space on their file "
-                 "system", ss_comm_rank());
+                 "system",
+                 ss_comm_rank());
     return rc;
 }
 
@@ -405,7 +406,8 @@ int ss_side_finish(ss_side_t *s, int rc)
             const char *tmp = ss_output_index_path(s->file[k]);
             if (rc == 0 && ss_bedidx_save(s->bidx[k], data_end, tmp) < 0) {
                 ss_error("%s: writing its CSI index failed; free space on its file system and "
-                         "rerun", s->spec[k].path);
+                         "rerun",
+                         s->spec[k].path);
                 rc = -1;
             }
             s->built[k] = rc == 0;
@@ -426,8 +428,8 @@ static int index_bed(ss_side_t *s, int k)
     errno = 0;
     if (tbx_index_build(tmp, 14, &tbx_conf_bed) < 0) {
         ss_error("%s: building its CSI index failed (%s); nothing was written: free space on "
-                 "its file system and rerun", s->spec[k].path,
-                 errno ? strerror(errno) : "unknown cause");
+                 "its file system and rerun",
+                 s->spec[k].path, errno ? strerror(errno) : "unknown cause");
         return -1;
     }
     return 0;
@@ -472,7 +474,7 @@ int ss_side_seal(ss_side_t *s, const ss_kernel_t *k, const void *kopts, const vo
     for (int i = 0; i < s->n_streams; i++)
         if (s->spec[i].format == SS_STREAM_BED_GZ && !s->built[i] && index_bed(s, i) < 0)
             return -1;
-    ss_finish_t fin = { s };
+    ss_finish_t fin = {s};
     if (k->finish && k->finish(kopts, run, &fin) < 0) {
         if (!ss_error_raised())
             ss_error("%s: writing the final totals failed", k->name);

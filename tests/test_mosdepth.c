@@ -22,7 +22,7 @@ static void test_quantize_syntax(void)
     check_quants("0:1:10:", 4, (int64_t[]){0, 1, 10, INT64_MAX});
     check_quants(":5", 2, (int64_t[]){0, 5});
     check_quants("5", 3, (int64_t[]){0, 5, INT64_MAX});
-    check_quants("20:1:5", 3, (int64_t[]){1, 5, 20});  /* sorted */
+    check_quants("20:1:5", 3, (int64_t[]){1, 5, 20}); /* sorted */
     check_quants(":", 2, (int64_t[]){0, INT64_MAX});
     int64_t *q = NULL;
     int n;
@@ -36,12 +36,12 @@ static void test_quantize_syntax(void)
 static void test_quant_bin(void)
 {
     int64_t q[4] = {1, 5, 5, 20};
-    SS_EQ(md_quant_bin(q, 4, 0), -1);  /* below the first bound */
+    SS_EQ(md_quant_bin(q, 4, 0), -1); /* below the first bound */
     SS_EQ(md_quant_bin(q, 4, 1), 0);
     SS_EQ(md_quant_bin(q, 4, 4), 0);
-    SS_EQ(md_quant_bin(q, 4, 5), 1);   /* the first equal bound */
+    SS_EQ(md_quant_bin(q, 4, 5), 1); /* the first equal bound */
     SS_EQ(md_quant_bin(q, 4, 19), 2);
-    SS_EQ(md_quant_bin(q, 4, 20), 3);  /* the last bound: past every label */
+    SS_EQ(md_quant_bin(q, 4, 20), 3); /* the last bound: past every label */
     SS_EQ(md_quant_bin(q, 4, 21), -1);
 }
 
@@ -62,7 +62,7 @@ static void test_float_format(void)
     kstring_t s = KS_INITIALIZE;
     md_put_float(&s, 23.4567, 2);
     kputc(' ', &s);
-    md_put_float(&s, 23.4567, 0);  /* Nim keeps the point */
+    md_put_float(&s, 23.4567, 0); /* Nim keeps the point */
     kputc(' ', &s);
     md_put_float(&s, 0.125, 2);
     CU_ASSERT_STRING_EQUAL(s.s, "23.46 23. 0.12");

@@ -1,8 +1,9 @@
 /*
  * test_side.c -- the framework's side outputs: reductions combine by their
- * op over workers, histograms grow and sum (also from threads at once); a BGZF stream's CSI index built
- * while writing has the bytes tabix -p bed --csi writes, including lines that
- * end exactly at a block's end and a stream without lines.
+ * op over workers, histograms grow and sum (also from threads at once); a
+ * BGZF stream's CSI index built while writing has the bytes tabix -p bed
+ * --csi writes, including lines that end exactly at a block's end and a
+ * stream without lines.
  */
 #include <pthread.h>
 
@@ -172,10 +173,10 @@ static void check_index(const char *header, kstring_t *shard, int n_shards, cons
 static void test_index_like_tabix(void)
 {
     kstring_t s[4] = {KS_INITIALIZE, KS_INITIALIZE, KS_INITIALIZE, KS_INITIALIZE};
-    lines(&s[0], "chrA", 0, 5000, 40);      /* several blocks */
-    lines(&s[1], "chrA", 50000, 1632, 40);  /* 65280 bytes: the last line ends the block */
+    lines(&s[0], "chrA", 0, 5000, 40);     /* several blocks */
+    lines(&s[1], "chrA", 50000, 1632, 40); /* 65280 bytes: the last line ends the block */
     lines(&s[2], "chrB", 0, 3, 33);
-    lines(&s[2], "chrC", 100, 2, 30);       /* two contigs in one shard */
+    lines(&s[2], "chrC", 100, 2, 30); /* two contigs in one shard */
     check_index("#chrom\tstart\tend\tregion\t1X\n", s, 4, "a");
     check_index(NULL, s, 3, "b");
     for (int i = 0; i < 4; i++)

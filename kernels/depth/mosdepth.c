@@ -23,18 +23,18 @@
 
 #include "mosdepth.h"
 
-#define CHUNK ((hts_pos_t)1 << 16) /* positions counted at a time */
-#define FIRST_EXT 1024             /* past the range: grown by doubling to CHUNK */
+#define CHUNK     ((hts_pos_t)1 << 16) /* positions counted at a time */
+#define FIRST_EXT 1024                 /* past the range: grown by doubling to CHUNK */
 
 typedef struct {
-    hts_pos_t beg, end, cend;  /* as given; cend: end cut at the contig's length */
+    hts_pos_t beg, end, cend; /* as given; cend: end cut at the contig's length */
     const char *name;
-    double mean;               /* sum of depth / (end - beg), in position order */
+    double mean; /* sum of depth / (end - beg), in position order */
     int64_t len, sum, min, max;
-    uint32_t *med;             /* -m, while being read: [MD_MEDIAN_BINS] */
+    uint32_t *med; /* -m, while being read: [MD_MEDIAN_BINS] */
     int64_t med_n;
-    double value;              /* the printed mean or median */
-    int64_t *thr;              /* [n_thresholds] */
+    double value; /* the printed mean or median */
+    int64_t *thr; /* [n_thresholds] */
 } racc_t;
 
 typedef struct {
@@ -50,12 +50,12 @@ struct md_worker_s {
     md_counter_t *cnt;
     racc_t *acc;
     int n_acc, m_acc;
-    int64_t *thr;                 /* the regions' threshold counts, [m_acc * n_thresholds] */
-    uint32_t **med_free;          /* -m: spare count tables */
+    int64_t *thr;        /* the regions' threshold counts, [m_acc * n_thresholds] */
+    uint32_t **med_free; /* -m: spare count tables */
     int n_med_free, m_med_free;
-    int64_t *gh, *rh;             /* the shard's global and region histograms */
+    int64_t *gh, *rh; /* the shard's global and region histograms */
     size_t ghn, rhn;
-    char prefix[1024];            /* "CONTIG\t" */
+    char prefix[1024]; /* "CONTIG\t" */
     size_t prefix_len;
 };
 
@@ -216,8 +216,8 @@ static int own_regions(md_worker_t *w, const ss_shard_t *sh, hts_pos_t clen, hts
 
 static uint32_t *take_med(md_worker_t *w)
 {
-    uint32_t *m = w->n_med_free ? w->med_free[--w->n_med_free]
-                                : malloc(MD_MEDIAN_BINS * sizeof(*m));
+    uint32_t *m =
+        w->n_med_free ? w->med_free[--w->n_med_free] : malloc(MD_MEDIAN_BINS * sizeof(*m));
     if (m)
         memset(m, 0, MD_MEDIAN_BINS * sizeof(*m));
     return m;
@@ -335,8 +335,8 @@ static inline int run_step(walk_t *k, run_t *r, hts_pos_t p, int64_t val, int qu
 {
     if (!r->open || val == r->val)
         return 0;
-    if (r->owned && (quant ? emit_quant(k, r->start, p, r->val)
-                           : emit_base(k, r->start, p, r->val)) < 0)
+    if (r->owned &&
+        (quant ? emit_quant(k, r->start, p, r->val) : emit_base(k, r->start, p, r->val)) < 0)
         return -1;
     if (p >= k->sh->end) {
         r->open = 0; /* the next run is the next shard's */
@@ -368,9 +368,9 @@ static void runs_start(walk_t *k, hts_pos_t p, int32_t v)
 {
     int owned = p >= k->sh->beg;
     if (k->base)
-        k->rb = (run_t){ v, p, owned, 1 };
+        k->rb = (run_t){v, p, owned, 1};
     if (k->quant)
-        k->rq = (run_t){ qbin(k, p, v), p, owned, 1 };
+        k->rq = (run_t){qbin(k, p, v), p, owned, 1};
 }
 
 /* ---- the walk ---- */
@@ -522,10 +522,10 @@ static int put_thresholds_line(md_worker_t *w, kstring_t *s, const racc_t *r)
 static int regions_out(md_worker_t *w, ss_out_t *out, int64_t *v)
 {
     const md_run_t *run = w->run;
-    kstring_t *reg = run->stream[MD_REGIONS] >= 0 ? ss_out_stream(out, run->stream[MD_REGIONS])
-                                                  : NULL;
-    kstring_t *thr = run->stream[MD_THRESHOLDS] >= 0
-                         ? ss_out_stream(out, run->stream[MD_THRESHOLDS]) : NULL;
+    kstring_t *reg =
+        run->stream[MD_REGIONS] >= 0 ? ss_out_stream(out, run->stream[MD_REGIONS]) : NULL;
+    kstring_t *thr =
+        run->stream[MD_THRESHOLDS] >= 0 ? ss_out_stream(out, run->stream[MD_THRESHOLDS]) : NULL;
     for (int i = 0; i < w->n_acc; i++) {
         racc_t *r = &w->acc[i];
         if (region_done(w, r) < 0 || (reg && put_float_line(w, reg, r) < 0) ||
@@ -565,13 +565,14 @@ int md_process(md_worker_t *w, const ss_shard_t *sh, ss_out_t *out, ss_shard_sta
     w->prefix_len = (size_t)snprintf(w->prefix, sizeof(w->prefix), "%s\t", ctg);
     if (w->prefix_len >= sizeof(w->prefix)) {
         ss_error("contig name %.40s... is longer than 1000 characters; mosdepth output "
-                 "cannot hold it", ctg);
+                 "cannot hold it",
+                 ctg);
         return -1;
     }
     hts_pos_t hi = sh->end;
     if (own_regions(w, sh, clen, &hi) < 0)
         return ss_error("out of memory for shard %d's regions", sh->idx), -1;
-    walk_t k = { .w = w, .sh = sh, .clen = clen, .min = INT64_MAX, .max = INT64_MIN };
+    walk_t k = {.w = w, .sh = sh, .clen = clen, .min = INT64_MAX, .max = INT64_MIN};
     if (run->stream[MD_PER_BASE] >= 0)
         k.base = ss_out_stream(out, run->stream[MD_PER_BASE]);
     if (run->stream[MD_QUANTIZED] >= 0)

@@ -16,26 +16,26 @@
 
 #include "../../framework/ss_framework.h"
 
-#define MD_DEFAULT_EFLAG 1796      /* UNMAP | SECONDARY | QCFAIL | DUP */
-#define MD_MAX_COVERAGE 400000     /* mosdepth's histogram clamp: deeper counts at ... */
-#define MD_CLAMPED (400000 - 10)   /* ... this depth */
-#define MD_MEDIAN_BINS 65536       /* -m: depths past the last bin count in it */
-#define MD_WINDOW_DIST_BINS 1000   /* window means past this count in the last bin */
+#define MD_DEFAULT_EFLAG    1796          /* UNMAP | SECONDARY | QCFAIL | DUP */
+#define MD_MAX_COVERAGE     400000        /* mosdepth's histogram clamp: deeper counts at ... */
+#define MD_CLAMPED          (400000 - 10) /* ... this depth */
+#define MD_MEDIAN_BINS      65536         /* -m: depths past the last bin count in it */
+#define MD_WINDOW_DIST_BINS 1000          /* window means past this count in the last bin */
 
 typedef struct md_opts_s {
     char *prefix;
-    char *by;              /* --by: a BED path, or NULL */
-    hts_pos_t window;      /* --by INT: window size; 0 */
+    char *by;                      /* --by: a BED path, or NULL */
+    hts_pos_t window;              /* --by INT: window size; 0 */
     int *thresholds, n_thresholds; /* sorted */
-    int64_t *quants;       /* --quantize bounds, sorted; INT64_MAX for an open end */
+    int64_t *quants;               /* --quantize bounds, sorted; INT64_MAX for an open end */
     int n_quants;
-    char **qlabels;        /* [n_quants - 1]: "0:1", "10:inf" or MOSDEPTH_Q<i> */
-    int no_per_base;       /* -n */
-    int fast;              /* -x */
-    int mapq;              /* -Q */
-    int eflag, iflag;      /* -F, -i */
-    int median;            /* -m */
-    int precision;         /* MOSDEPTH_PRECISION, else 2 */
+    char **qlabels;   /* [n_quants - 1]: "0:1", "10:inf" or MOSDEPTH_Q<i> */
+    int no_per_base;  /* -n */
+    int fast;         /* -x */
+    int mapq;         /* -Q */
+    int eflag, iflag; /* -F, -i */
+    int median;       /* -m */
+    int precision;    /* MOSDEPTH_PRECISION, else 2 */
 } md_opts_t;
 
 int md_parse(int argc, char **argv, ss_common_opts_t *co, md_opts_t **out);
@@ -48,7 +48,7 @@ int md_quantize_parse(const char *arg, int64_t **q, int *n);
 typedef struct {
     hts_pos_t beg, end;
     char *name;
-    int line;  /* in the file: equal starts keep the file's order, as mosdepth's sort */
+    int line; /* in the file: equal starts keep the file's order, as mosdepth's sort */
 } md_region_t;
 
 /* Streams of the run; -1 when a file is not written. */
@@ -60,13 +60,13 @@ enum { MD_BASES, MD_MIN, MD_MAX, MD_RLEN, MD_RBASES, MD_RMIN, MD_RMAX, MD_NV };
 typedef struct {
     const md_opts_t *o;
     int nref;
-    md_region_t **regions;   /* [nref] BED intervals by contig, sorted by start (stable) */
-    int *n_regions;          /* [nref] */
-    unsigned char *skip;     /* [nref] contigs mosdepth leaves out (-n, a BED without them) */
+    md_region_t **regions; /* [nref] BED intervals by contig, sorted by start (stable) */
+    int *n_regions;        /* [nref] */
+    unsigned char *skip;   /* [nref] contigs mosdepth leaves out (-n, a BED without them) */
     int stream[MD_N_STREAMS];
     char *path[MD_N_STREAMS];
     char *thresholds_header;
-    ss_reduce_op_t *ops;     /* [nref * MD_NV] */
+    ss_reduce_op_t *ops; /* [nref * MD_NV] */
     const sam_hdr_t *hdr;
 } md_run_t;
 

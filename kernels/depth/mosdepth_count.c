@@ -43,15 +43,15 @@ KHASH_MAP_INIT_STR(md_mate, mate_t *)
  */
 struct md_counter_s {
     const md_opts_t *o;
-    khash_t(md_mate) *seen;
+    khash_t(md_mate) * seen;
     bam1_t *b;
     int pending, done;
     ss_source_t *src;
     int tid, shard;
     hts_pos_t base, clen, used; /* used: diff is zero from base + used on */
     int32_t carry;
-    int32_t *diff;  /* [cap + 1] */
-    int32_t *out;   /* [out_cap] the depths handed out */
+    int32_t *diff; /* [cap + 1] */
+    int32_t *out;  /* [out_cap] the depths handed out */
     size_t cap, out_cap;
     hts_pos_t *blk; /* the current read's blocks */
     int m_blk;
@@ -292,7 +292,8 @@ static int read_to(md_counter_t *c, hts_pos_t end, uint64_t *reads)
         (*reads)++;
         if (b->core.pos < c->last) {
             ss_error("%s: reads out of order in shard %d: the input is not coordinate-sorted; "
-                     "sort it with samtools sort and index it again", c->src->name, c->shard);
+                     "sort it with samtools sort and index it again",
+                     c->src->name, c->shard);
             return -1;
         }
         c->last = b->core.pos;

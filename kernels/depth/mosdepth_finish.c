@@ -108,8 +108,7 @@ static int parse_line(char *s, int line, const sam_hdr_t *hdr, const char *path,
     char *e1, *e2;
     long long beg = strtoll(f[1], &e1, 10), end = strtoll(f[2], &e2, 10);
     if (!*f[1] || *e1 || !*f[2] || *e2 || beg < 0 || end < 0) {
-        ss_error("%s line %d: start and end must be whole numbers >= 0; fix the BED", path,
-                 line);
+        ss_error("%s line %d: start and end must be whole numbers >= 0; fix the BED", path, line);
         return -1;
     }
     if (beg > end) {
@@ -155,8 +154,8 @@ int md_read_bed(md_run_t *r, const char *path, const sam_hdr_t *hdr)
         return -1;
     }
     if (missing)
-        ss_warn("%s: %ld regions on contigs that are not in the input's header were skipped",
-                path, missing);
+        ss_warn("%s: %ld regions on contigs that are not in the input's header were skipped", path,
+                missing);
     for (int t = 0; t < r->nref; t++)
         if (r->n_regions[t])
             qsort(r->regions[t], (size_t)r->n_regions[t], sizeof(md_region_t), by_start);
@@ -210,8 +209,8 @@ static char *thresholds_header(const md_opts_t *o)
 /* Declare the side streams this run writes. 0, or -1 out of memory. */
 static int add_streams(md_run_t *r, const md_opts_t *o, ss_out_spec_t *out)
 {
-    static const char *const suffix[MD_N_STREAMS] = {
-        ".per-base.bed.gz", ".regions.bed.gz", ".thresholds.bed.gz", ".quantized.bed.gz"};
+    static const char *const suffix[MD_N_STREAMS] = {".per-base.bed.gz", ".regions.bed.gz",
+                                                     ".thresholds.bed.gz", ".quantized.bed.gz"};
     int want[MD_N_STREAMS] = {!o->no_per_base, o->by || o->window, o->n_thresholds > 0,
                               o->n_quants > 0};
     for (int k = 0; k < MD_N_STREAMS; k++) {
@@ -221,9 +220,11 @@ static int add_streams(md_run_t *r, const md_opts_t *o, ss_out_spec_t *out)
         if (!(r->path[k] = joined(o->prefix, suffix[k])))
             return -1;
         r->stream[k] = out->n_streams;
-        out->streams[out->n_streams++] = (ss_stream_spec_t){
-            .path = r->path[k], .format = SS_STREAM_BED_GZ, .level = 1,
-            .header = k == MD_THRESHOLDS ? r->thresholds_header : NULL};
+        out->streams[out->n_streams++] =
+            (ss_stream_spec_t){.path = r->path[k],
+                               .format = SS_STREAM_BED_GZ,
+                               .level = 1,
+                               .header = k == MD_THRESHOLDS ? r->thresholds_header : NULL};
     }
     return 0;
 }
@@ -249,9 +250,9 @@ int md_prepare(const md_opts_t *o, const ss_job_t *job, md_run_t **run, ss_out_s
     int bed_only = o->no_per_base && !o->n_thresholds && !o->n_quants && o->by;
     for (int t = 0; t < r->nref; t++) {
         r->skip[t] = bed_only && r->n_regions[t] == 0;
-        static const ss_reduce_op_t per[MD_NV] = {
-            SS_REDUCE_SUM, SS_REDUCE_MIN, SS_REDUCE_MAX, SS_REDUCE_SUM,
-            SS_REDUCE_SUM, SS_REDUCE_MIN, SS_REDUCE_MAX};
+        static const ss_reduce_op_t per[MD_NV] = {SS_REDUCE_SUM, SS_REDUCE_MIN, SS_REDUCE_MAX,
+                                                  SS_REDUCE_SUM, SS_REDUCE_SUM, SS_REDUCE_MIN,
+                                                  SS_REDUCE_MAX};
         memcpy(r->ops + (size_t)t * MD_NV, per, sizeof(per));
     }
     if (o->n_thresholds && !(r->thresholds_header = thresholds_header(o)))
@@ -278,8 +279,8 @@ static int summary_row(kstring_t *s, const char *name, const char *suffix, stat_
 {
     double mean = st.len > 0 ? (double)st.bases / (double)st.len : 0.0;
     int64_t mn = st.min == INT64_MAX ? 0 : st.min, mx = st.max == INT64_MIN ? 0 : st.max;
-    if (ksprintf(s, "%s%s\t%lld\t%lld\t", name, suffix, (long long)st.len,
-                 (long long)st.bases) < 0 ||
+    if (ksprintf(s, "%s%s\t%lld\t%lld\t", name, suffix, (long long)st.len, (long long)st.bases) <
+            0 ||
         md_put_float(s, mean, prec) < 0 ||
         ksprintf(s, "\t%lld\t%lld\n", (long long)mn, (long long)mx) < 0)
         return -1;
@@ -358,8 +359,7 @@ static int contig_out(const md_opts_t *o, const md_run_t *run, ss_finish_t *fin,
         return -1;
     size_t n;
     const int64_t *h = ss_finish_hist(fin, 2 * t, &n);
-    if (dist_lines(f->global, name, h, n, o->precision) < 0 ||
-        hist_sum(&f->gt, &f->gtn, h, n) < 0)
+    if (dist_lines(f->global, name, h, n, o->precision) < 0 || hist_sum(&f->gt, &f->gtn, h, n) < 0)
         return -1;
     if (!by)
         return 0;

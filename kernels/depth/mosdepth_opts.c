@@ -61,22 +61,21 @@ void md_usage(FILE *fp)
 
 enum { O_MOSDEPTH = 0x2001, O_REFERENCE };
 
-static const struct option md_lopts[] = {
-    SS_COMMON_LONG_OPTS,
-    {"mosdepth", required_argument, NULL, O_MOSDEPTH},
-    {"by", required_argument, NULL, 'b'},
-    {"no-per-base", no_argument, NULL, 'n'},
-    {"thresholds", required_argument, NULL, 'T'},
-    {"quantize", required_argument, NULL, 'q'},
-    {"fast-mode", no_argument, NULL, 'x'},
-    {"mapq", required_argument, NULL, 'Q'},
-    {"flag", required_argument, NULL, 'F'},
-    {"include-flag", required_argument, NULL, 'i'},
-    {"use-median", no_argument, NULL, 'm'},
-    {"fasta", required_argument, NULL, 'f'},
-    {"reference", required_argument, NULL, O_REFERENCE},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0}};
+static const struct option md_lopts[] = {SS_COMMON_LONG_OPTS,
+                                         {"mosdepth", required_argument, NULL, O_MOSDEPTH},
+                                         {"by", required_argument, NULL, 'b'},
+                                         {"no-per-base", no_argument, NULL, 'n'},
+                                         {"thresholds", required_argument, NULL, 'T'},
+                                         {"quantize", required_argument, NULL, 'q'},
+                                         {"fast-mode", no_argument, NULL, 'x'},
+                                         {"mapq", required_argument, NULL, 'Q'},
+                                         {"flag", required_argument, NULL, 'F'},
+                                         {"include-flag", required_argument, NULL, 'i'},
+                                         {"use-median", no_argument, NULL, 'm'},
+                                         {"fasta", required_argument, NULL, 'f'},
+                                         {"reference", required_argument, NULL, O_REFERENCE},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -122,8 +121,10 @@ static int parse_thresholds(const char *arg, md_opts_t *o)
     free(copy);
     bad |= o->n_thresholds != n; /* an empty item */
     if (bad)
-        fprintf(stderr, "seqshard depth: --thresholds '%s': give whole numbers separated by "
-                        "commas (1,10,20)\n", arg);
+        fprintf(stderr,
+                "seqshard depth: --thresholds '%s': give whole numbers separated by "
+                "commas (1,10,20)\n",
+                arg);
     qsort(o->thresholds, (size_t)o->n_thresholds, sizeof(int), cmp_int);
     return bad ? -1 : 0;
 }
@@ -217,27 +218,41 @@ static int flag_value(const char *opt, const char *arg, int *out)
 static int apply(md_opts_t *o, ss_common_opts_t *co, int c, const char *arg)
 {
     switch (c) {
-    case O_MOSDEPTH: return ss_opt_string(&o->prefix, arg);
-    case 'b': return parse_by(arg, o);
-    case 'n': o->no_per_base = 1; return 0;
-    case 'T': return parse_thresholds(arg, o);
+    case O_MOSDEPTH:
+        return ss_opt_string(&o->prefix, arg);
+    case 'b':
+        return parse_by(arg, o);
+    case 'n':
+        o->no_per_base = 1;
+        return 0;
+    case 'T':
+        return parse_thresholds(arg, o);
     case 'q':
         free(o->quants);
         if (md_quantize_parse(arg, &o->quants, &o->n_quants) < 0) {
-            fprintf(stderr, "seqshard depth: invalid quantize string: '%s' (e.g. 0:1:10:)\n",
-                    arg);
+            fprintf(stderr, "seqshard depth: invalid quantize string: '%s' (e.g. 0:1:10:)\n", arg);
             return -1;
         }
         return 0;
-    case 'x': o->fast = 1; return 0;
-    case 'Q': return ss_opt_int("-Q", arg, INT_MIN, INT_MAX, &o->mapq);
-    case 'F': return flag_value("-F", arg, &o->eflag);
-    case 'i': return flag_value("-i", arg, &o->iflag);
-    case 'm': o->median = 1; return 0;
+    case 'x':
+        o->fast = 1;
+        return 0;
+    case 'Q':
+        return ss_opt_int("-Q", arg, INT_MIN, INT_MAX, &o->mapq);
+    case 'F':
+        return flag_value("-F", arg, &o->eflag);
+    case 'i':
+        return flag_value("-i", arg, &o->iflag);
+    case 'm':
+        o->median = 1;
+        return 0;
     case 'f':
-    case O_REFERENCE: return ss_opt_string(&co->reference, arg);
-    case 'h': return 1;
-    default: return -1;
+    case O_REFERENCE:
+        return ss_opt_string(&co->reference, arg);
+    case 'h':
+        return 1;
+    default:
+        return -1;
     }
 }
 
