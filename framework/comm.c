@@ -297,6 +297,21 @@ int ss_comm_sum_u64(uint64_t *v, size_t n)
     return 0;
 }
 
+int ss_comm_minmax_i64(int64_t *v, size_t n, int max)
+{
+    if (!inited)
+        return 0;
+    for (size_t off = 0; off < n; off += 1 << 24) {
+        int c = (int)(n - off < (1u << 24) ? n - off : 1u << 24);
+        MPI_Request req;
+        if (MPI_Iallreduce(MPI_IN_PLACE, v + off, c, MPI_INT64_T, max ? MPI_MAX : MPI_MIN,
+                           MPI_COMM_WORLD, &req) != MPI_SUCCESS ||
+            wait_quietly(&req) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int ss_comm_max_int(int v)
 {
     int out = v;
@@ -536,6 +551,11 @@ int ss_comm_sizes_read(int from, int n, int64_t *out)
 int ss_comm_sum_u64(uint64_t *v, size_t n)
 {
     (void)v, (void)n;
+    return 0;
+}
+int ss_comm_minmax_i64(int64_t *v, size_t n, int max)
+{
+    (void)v, (void)n, (void)max;
     return 0;
 }
 int ss_comm_max_int(int v)

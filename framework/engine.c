@@ -153,6 +153,8 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
         r = ss_out_end(out);
     if (r == 0)
         e->spills[idx] = ss_out_take_spill(out); /* shard idx is this worker's alone */
+    if (r == 0)
+        r = ss_side_put(e->side, w->id, idx);
     ss_reader_end(rd);
     ss_worker_stats_t *s = &e->stats[w->id];
     s->busy_s += ss_now() - t0;
@@ -193,7 +195,7 @@ static void *worker_main(void *arg)
         ss_error("out of memory starting worker %d", w->id);
         goto stop;
     }
-    if (!(out = ss_out_init(e->orun)))
+    if (!(out = ss_out_init(e->orun)) || ss_side_attach(e->side, out, w->id) < 0)
         goto stop;
     if (e->k->worker_init && e->k->worker_init(&ws, e->kopts, e->run, e->job, rd, w->id) < 0) {
         if (!ss_error_raised())
@@ -288,12 +290,16 @@ static int seal(engine_t *e, int rc, ss_output_t *rep)
     if (rc == 0)
         rc = ss_out_run_index(e->orun, ss_output_index_path(e->out),
                               ss_job_opts(e->job)->output);
+    if (rc == 0)
+        rc = ss_side_seal(e->side, e->k, e->kopts, e->run);
     if (rc != 0) {
         ss_output_abort(e->out);
         ss_output_abort(rep);
         return -1;
     }
-    rc = ss_output_commit(e->out);
+    rc = e->out ? ss_output_commit(e->out) : 0;
+    if (rc == 0)
+        rc = ss_side_commit(e->side);
     if (rc == 0 && rep)
         return ss_output_commit(rep);
     ss_output_abort(rep);
@@ -413,6 +419,8 @@ static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
     for (int i = 0; i < s->n; i++)
         s->total_work += s->shards[i].est_work;
     failed = setup_workers(e, s, failed);
+    if (!failed)
+        failed = ss_side_init(&e->side, spec, o, s->n, s->n_workers) < 0;
     if (failed)
         return 1;
     if (ss_comm_parallel() && ss_job_inputs(e->job)->stream) {
@@ -421,7 +429,7 @@ static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
                      "run without mpirun/srun, or give a BAM/CRAM file", ss_comm_size());
         return 1;
     }
-    if (ss_comm_parallel() && !o->output) {
+    if (ss_comm_parallel() && !o->output && !e->orun->no_main) {
         if (ss_comm_rank() == 0)
             ss_error("under mpirun with %d ranks the output must be a file: add -o FILE",
                      ss_comm_size());
@@ -448,6 +456,7 @@ static int run(engine_t *e, setup_t *s, double t0)
         raise(SIGKILL); /* the testing hook's rank took no shard >= kill_shard */
     rc = ss_engine_summarize(e, s, rc);
     rc = e->sink->finish(e, rc);
+    rc = ss_side_finish(e->side, rc);
     counted = counted && ss_count_total(&count1) == 0;
     ss_output_t *rep;
     ss_report_t r = { 0 };
@@ -477,6 +486,7 @@ static void teardown(engine_t *e, setup_t *s)
     ss_sched_destroy(e->sched);
     ss_ordered_destroy(e->ow);
     ss_merge_destroy(e->merge);
+    ss_side_destroy(e->side);
     ss_store_destroy(e->store);
     ss_out_run_destroy(e->orun);
     free(s->header.s);

@@ -7,6 +7,8 @@
 
 static int local_open(engine_t *e, const kstring_t *header)
 {
+    if (e->orun->no_main)
+        return 0; /* side streams only (side_out.c) */
     if (!(e->out = ss_output_open(ss_job_opts(e->job)->output)))
         return -1;
     if (header->l && ss_output_write(e->out, header->s, header->l) < 0) {
@@ -34,7 +36,9 @@ static int write_shard(void *ctx, int idx, const char *buf, size_t len)
     engine_t *e = ctx;
     int rc = ss_spill_copy(&e->spills[idx], idx, to_output, e->out);
     ss_spill_close(&e->spills[idx]);
-    if (rc < 0 || (len && ss_output_write(e->out, buf, len) < 0))
+    if (rc < 0 || (len && e->out && ss_output_write(e->out, buf, len) < 0))
+        return -1;
+    if (ss_side_write_shard(e->side, idx) < 0)
         return -1;
     e->work_done += e->shards[idx].est_work;
     ss_progress_update(e->progress, idx + 1, e->work_done,
@@ -62,7 +66,7 @@ static int local_run(engine_t *e, int n_workers, worker_t *w)
 
 static int local_finish(engine_t *e, int rc)
 {
-    if (rc == 0) {
+    if (rc == 0 && e->out) {
         kstring_t t = KS_INITIALIZE;
         /* the kernel's summary (view -c) ends the content, before the trailer */
         rc = e->summary.l && kputsn(e->summary.s, e->summary.l, &t) < 0 ? -1 : 0;

@@ -58,7 +58,9 @@ static int par_run(engine_t *e, int n_workers, worker_t *w)
         ss_sched_par_pump(e->sched, wait);
         /* read before the step: no worker left + nothing waiting = all written */
         int live = atomic_load(&e->workers_live);
-        int waiting = ss_error_raised() ? -1 : ss_merge_step(e->merge, serve_workers, e);
+        int waiting = ss_error_raised() ? -1
+                  : e->merge          ? ss_merge_step(e->merge, serve_workers, e)
+                                      : 0;
         if (waiting < 0)
             break;
         int tick = ss_now() - last_check > TICK_S;
@@ -92,6 +94,12 @@ static int par_run(engine_t *e, int n_workers, worker_t *w)
 static int par_open(engine_t *e, const kstring_t *header)
 {
     const char *path = ss_job_opts(e->job)->output;
+    if (ss_side_share(e->side) < 0) {
+        ss_comm_counter_close();
+        return -1;
+    }
+    if (e->orun->no_main)
+        return 0; /* side streams only: they are written at the end (side_out.c) */
     if (ss_comm_rank() == 0)
         e->out = ss_output_open(path); /* NULL: reported; the merge fails on every rank */
     e->merge = ss_merge_open(e->store, e->n_shards, header->s, header->l, e->out, path);
@@ -107,6 +115,11 @@ static int par_open(engine_t *e, const kstring_t *header)
 static int par_put(engine_t *e, int idx, kstring_t *buf)
 {
     ss_spill_t *sp = &e->spills[idx];
+    if (e->orun->no_main) {
+        ss_spill_close(sp);
+        ss_ordered_release(e->ow, buf);
+        return 0;
+    }
     const char *bytes = buf->s ? buf->s : "";
     int r = sp->fd < 0 ? ss_store_put(e->store, idx, bytes, buf->l)
                        : ss_store_put_spilled(e->store, idx, sp, bytes, buf->l);
@@ -120,11 +133,14 @@ static int par_finish(engine_t *e, int rc)
 {
     kstring_t tail = KS_INITIALIZE;
     /* rank 0 alone holds the kernel's summary (view -c), and writes the tail */
-    if (rc == 0 && e->summary.l && kputsn(e->summary.s, e->summary.l, &tail) < 0)
+    if (!e->merge) /* no main output: only the agreement */
+        rc = ss_comm_max_int(rc < 0) ? -1 : 0;
+    else if (rc == 0 && e->summary.l && kputsn(e->summary.s, e->summary.l, &tail) < 0)
         rc = -1;
-    if (rc == 0 && ss_out_run_trailer(e->orun, &tail) < 0)
+    if (e->merge && rc == 0 && ss_out_run_trailer(e->orun, &tail) < 0)
         rc = -1;
-    rc = ss_merge_finish(e->merge, rc < 0, tail.s, tail.l);
+    if (e->merge)
+        rc = ss_merge_finish(e->merge, rc < 0, tail.s, tail.l);
     free(tail.s);
     /* after the agreement no rank touches the window again: freeing it waits for nobody */
     ss_comm_counter_close();

@@ -20,6 +20,7 @@
 
 #include "../alloc/ss_alloc.h"
 #include "ss_out.h"
+#include "ss_side.h"
 #include "ss_spill.h"
 
 struct ss_out_s {
@@ -36,6 +37,8 @@ struct ss_out_s {
     size_t n_pool, m_pool;
     ss_spill_t spill;       /* the shard's leading bytes, moved out of buf (ss_spill.h) */
     size_t spilled_raw;     /* bytes of buf moved there, before compression */
+    ss_side_t *side;        /* side streams and reductions (side_out.c), or NULL */
+    int worker;
 };
 
 ss_out_t *ss_out_init(const ss_out_run_t *r)
@@ -96,6 +99,17 @@ int ss_out_begin(ss_out_t *o, const ss_shard_t *sh, kstring_t *buf)
         o->cram_open = 1;
     }
     return 0;
+}
+
+void ss_out_set_side(ss_out_t *o, ss_side_t *s, int worker)
+{
+    o->side = s, o->worker = worker;
+}
+
+ss_side_t *ss_out_get_side(const ss_out_t *o, int *worker)
+{
+    *worker = o->worker;
+    return o->side;
 }
 
 kstring_t *ss_out_text(ss_out_t *o)

@@ -98,6 +98,7 @@ ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co)
     r->tmp_dir = co->tmp_dir;
     r->spill_at = spill_at();
     snprintf(r->spill_dir, sizeof(r->spill_dir), ".");
+    r->no_main = spec->no_main;
     r->bgzf = r->format == SS_FMT_TEXT ? ss_bgzf_wanted(co->output)
                                        : r->format == SS_FMT_SAM && ends_with(co->output, ".sam.gz");
     r->tabix = r->format == SS_FMT_TEXT && r->bgzf;

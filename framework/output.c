@@ -91,7 +91,7 @@ static int open_tmp(ss_output_t *o)
         return -1;
     }
     if ((o->fd = mkstemp(tmp)) < 0) {
-        ss_error("%s: cannot create a temporary file next to it: %s; check the -o directory "
+        ss_error("%s: cannot create a temporary file next to it: %s; check that its directory "
                  "exists and is writable", o->shown, strerror(errno));
         return -1;
     }

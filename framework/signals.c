@@ -24,7 +24,7 @@
 
 /* Files one process may have to remove: the output and its index names (4), a
  * guarded rank-0 output and its (4), the report and its (4). */
-#define N_SLOTS 16
+#define N_SLOTS 64 /* 4 per output file (itself, .tbi, .csi, .crai), side streams too */
 
 static char slot_path[N_SLOTS][PATH_MAX];
 static atomic_int slot_armed[N_SLOTS];

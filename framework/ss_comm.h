@@ -74,6 +74,8 @@ int ss_comm_sizes_read(int from, int n, int64_t *out);
 
 /* Collective: element-wise sum of v[0..n-1] into every rank. Returns 0 or -1. */
 int ss_comm_sum_u64(uint64_t *v, size_t n);
+/* Collective: element-wise min (max != 0: max) of v[0..n-1] into every rank. 0 or -1. */
+int ss_comm_minmax_i64(int64_t *v, size_t n, int max);
 /* Collective: max of one int over all ranks. */
 int ss_comm_max_int(int v);
 /* Collective: gather `size` bytes from every rank to rank 0 (out has size*nranks). */

@@ -13,6 +13,7 @@
 #include "ss_merge.h"
 #include "ss_out.h"
 #include "ss_sched.h"
+#include "ss_side.h"
 #include "ss_store.h"
 #include "ss_topology.h"
 
@@ -65,6 +66,7 @@ struct engine_s {
     int stall_shard;           /* SEQSHARD_STALL_SHARD, or -1 */
     ss_store_t *store;         /* multi-rank: outputs wait here until written */
     ss_merge_t *merge;         /* multi-rank: the streaming merge (main thread) */
+    ss_side_t *side;           /* side streams and reductions, or NULL (side_out.c) */
     atomic_int workers_live;   /* multi-rank: workers not yet finished */
     const ss_topo_t *topo;     /* NULL with --bind none */
     const ss_placement_t *place; /* [n_workers], read-only while workers run; or NULL */

@@ -45,6 +45,30 @@ typedef enum {
     SS_FMT_CRAM = 3  /* records, as CRAM 3.0 */
 } ss_out_format_t;
 
+/* How many side streams a run may write besides its main output. */
+#define SS_OUT_STREAMS 8
+
+/* A side stream's file: plain text, or BGZF text with a CSI index (tabix -p bed --csi). */
+typedef enum {
+    SS_STREAM_TEXT = 0,
+    SS_STREAM_BED_GZ = 1
+} ss_stream_format_t;
+
+/* One side stream (ss_out_stream): its final name, opening bytes, format and level. */
+typedef struct {
+    const char *path;    /* the file it becomes; copied by the framework */
+    const char *header;  /* bytes that open it (compressed like the rest), or NULL */
+    ss_stream_format_t format;
+    int level;           /* BGZF level 0-9, -1 htslib's default */
+} ss_stream_spec_t;
+
+/* How a reduced value combines over workers and ranks. Identities: 0, INT64_MAX, INT64_MIN. */
+typedef enum {
+    SS_REDUCE_SUM = 0,
+    SS_REDUCE_MIN = 1,
+    SS_REDUCE_MAX = 2
+} ss_reduce_op_t;
+
 /*
  * A kernel's output, filled by its prepare hook. The framework frees header
  * (it takes ownership) and copies text_header.
@@ -80,6 +104,19 @@ typedef struct {
      */
     double out_per_work;
     double out_per_base;
+    /*
+     * Side streams and reductions (side_out.c, reduce.c; docs/kernel-guide.md): files
+     * besides the main output, each written in shard order like it, and per-worker
+     * int64 values and histograms the framework combines over workers and ranks for
+     * the kernel's finish hook. no_main: the kernel writes only those; there is no
+     * main output (and no -o).
+     */
+    int no_main;
+    int n_streams;
+    ss_stream_spec_t streams[SS_OUT_STREAMS];
+    size_t n_values;                 /* reduced values, combined by value_ops[i] */
+    const ss_reduce_op_t *value_ops; /* [n_values], the run state's: lives through the run */
+    int n_hists;                     /* summed histograms, each grown as workers need */
 } ss_out_spec_t;
 
 /* A worker's output for the shard it is processing (out.c). */
@@ -102,6 +139,42 @@ int ss_out_record(ss_out_t *o, const bam1_t *b);
  * run's order (view's block copy). NULL after ss_error() otherwise.
  */
 kstring_t *ss_out_bgzf_blocks(ss_out_t *o);
+/*
+ * Side stream k (0 <= k < spec.n_streams): the shard's text for it, as
+ * ss_out_text is for the main output; the framework compresses, orders and
+ * writes it. Worker thread, during process.
+ */
+kstring_t *ss_out_stream(ss_out_t *o, int k);
+/*
+ * The worker's reduced values (spec.n_values, starting at each op's identity).
+ * They live across the worker's shards; add what each shard contributes, once
+ * (count a position in the shard that owns it), so the result does not depend
+ * on the shard size. Worker thread, during process.
+ */
+int64_t *ss_out_values(ss_out_t *o);
+/*
+ * Add bins[0..n) to histogram h (0 <= h < spec.n_hists), which the framework
+ * sums over workers and ranks; it grows to the longest n added. Add a shard's
+ * counts at once, at its end: the rank holds one copy of each histogram,
+ * under a lock. 0, or -1 after ss_error() (out of memory). Worker thread,
+ * during process.
+ */
+int ss_out_hist_add(ss_out_t *o, int h, const int64_t *bins, size_t n);
+
+/*
+ * The finish hook's view (ss_kernel_t.finish): the reduced values and
+ * histograms, and small files to write. ss_finish_values: spec.n_values
+ * values. ss_finish_hist: histogram h and its length in *len (NULL, 0 when
+ * no worker touched it). ss_finish_file: the text of a new file at path,
+ * written under a temporary name and renamed with every other output, all or
+ * none; NULL after ss_error(). All owned by the framework. Main thread of
+ * rank 0, during finish.
+ */
+typedef struct ss_finish_s ss_finish_t;
+const int64_t *ss_finish_values(const ss_finish_t *f);
+const int64_t *ss_finish_hist(const ss_finish_t *f, int h, size_t *len);
+kstring_t *ss_finish_file(ss_finish_t *f, const char *path);
+
 /*
  * Make room for about n bytes of the shard's output (ss_ks_reserve), after
  * a checkpoint. 0 or -1.
@@ -356,6 +429,15 @@ typedef struct ss_kernel_s {
      * 0, or -1 after ss_error().
      */
     int (*run_summary)(const void *kopts, const uint64_t sums[SS_SUMMARY_N], kstring_t *text);
+
+    /*
+     * Optional: after every shard was written, on one rank (the output's
+     * owner), only if the run worked: the values and histograms reduced over
+     * all workers and ranks, and small files written through fin (the kernel
+     * never writes a file). Returns 0, or -1 after ss_error(); then no output
+     * of the run appears.
+     */
+    int (*finish)(const void *kopts, const void *run, ss_finish_t *fin);
 } ss_kernel_t;
 
 /*

@@ -25,6 +25,7 @@ struct ss_out_run_s {
     const char *tmp_dir;
     char spill_dir[4096]; /* where shards' output past spill_at goes (engine.c sets it) */
     size_t spill_at;      /* SS_OUT_SPILL_AT, or SEQSHARD_SPILL_AT */
+    int no_main;          /* the kernel writes side streams only: no main file */
 };
 typedef struct ss_out_run_s ss_out_run_t;
 

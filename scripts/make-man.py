@@ -97,11 +97,21 @@ batch scripts are installed in share/seqshard/.
 """
 
 
+# Kernels with a second mode whose options have a --help of their own: the section's
+# title and the arguments that select the mode.
+MODES = {'depth': [('MOSDEPTH MODE', ['--mosdepth', 'PREFIX'])]}
+
+
 def kernel_page(prog, name, summary):
     text = help_text(prog, name)
     lines = header(f'seqshard-{name}', summary)
-    lines += ['.SH SYNOPSIS', '.B ' + esc(usage_line(text)), '.SH OPTIONS']
-    lines += body(text)
+    synopsis = [usage_line(text)]
+    modes = [(title, help_text(prog, name, *args)) for title, args in MODES.get(name, [])]
+    synopsis += [usage_line(t) for _, t in modes]
+    lines += ['.SH SYNOPSIS', '\n.br\n'.join('.B ' + esc(u) for u in synopsis)]
+    lines += ['.SH OPTIONS'] + body(text)
+    for title, t in modes:
+        lines += ['.SH ' + title] + body(t)
     return '\n'.join(lines) + COMMON_TAIL
 
 

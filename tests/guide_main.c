@@ -1,5 +1,5 @@
 /*
- * guide_main.c -- the program built from docs/kernel-guide.md's two worked
+ * guide_main.c -- the program built from docs/kernel-guide.md's worked
  * examples (scripts/extract-guide.py copies them into the build folder), so
  * the guide's code is compiled and tested as printed. Never installed.
  */
@@ -7,10 +7,12 @@
 
 extern const ss_kernel_t ss_kernel_starts;
 extern const ss_kernel_t ss_kernel_mapq;
+extern const ss_kernel_t ss_kernel_tally;
 
 static const ss_kernel_t *const kernels[] = {
     &ss_kernel_starts,
     &ss_kernel_mapq,
+    &ss_kernel_tally,
 };
 
 int main(int argc, char **argv)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "depth.h"
+#include "mosdepth.h"
 
 void dp_opts_default(dp_opts_t *o)
 {
@@ -53,6 +54,9 @@ void dp_usage(FILE *fp)
             "-o NAME.gz writes BGZF with a tabix index; -H names the inputs, also with -X;\n"
             "-s pairs a read with the alignments of its name ending less than %d bp before\n"
             "its POS, and not across contigs; -@ is worker threads.\n"
+            "\n"
+            "mosdepth mode: seqshard depth --mosdepth PREFIX [options] in.bam writes\n"
+            "mosdepth 0.3.3's files; see 'seqshard depth --mosdepth x --help'.\n"
             "\n",
             ff, d.min_len, d.min_bq, d.min_mq, DP_PAIR_WINDOW);
     free(ff);
@@ -162,12 +166,23 @@ static int add_inputs(const dp_opts_t *o, ss_common_opts_t *co, int argc, char *
     return 0;
 }
 
+/* Whether the command line asks for mosdepth's files (--mosdepth PREFIX). */
+static int wants_mosdepth(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--mosdepth") || !strncmp(argv[i], "--mosdepth=", 11))
+            return 1;
+    return 0;
+}
+
 int dp_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
 {
     dp_opts_t *o = calloc(1, sizeof(*o));
     if (!(*kopts = o))
         return SS_EXIT_USAGE;
     dp_opts_default(o);
+    if (wants_mosdepth(argc, argv)) /* its own letters: -n, -x, -F, -i, -m mean mosdepth's */
+        return md_parse(argc, argv, co, &o->md);
     int c, r, more;
     optind = 1;
     while ((more = ss_opt_next(argc, argv, ":@:q:Q:JHd:m:l:g:G:o:ar:Xf:b:sh", lopts, co, &c)) >

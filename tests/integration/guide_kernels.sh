@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# guide_kernels.sh -- the two worked examples of docs/kernel-guide.md, built
-# from the guide as printed (seqshard-guide), give what samtools gives: starts
-# = per-position start counts of `samtools view -F 0xD04`, mapq = `samtools
-# view -q N`, at several thread counts and shard sizes, as BAM, SAM and CRAM.
+# guide_kernels.sh -- the worked examples of docs/kernel-guide.md, built from
+# the guide as printed (seqshard-guide), give what samtools gives: starts =
+# per-position start counts of `samtools view -F 0xD04`, mapq = `samtools
+# view -q N`, at several thread counts and shard sizes, as BAM, SAM and CRAM;
+# tally = the same starts as BED in a side stream, with per-contig and MAPQ
+# totals reduced over workers (over ranks: mpi_mosdepth.sh).
 set -u
 . "$(dirname "$0")/lib.sh"
 ss_setup
@@ -54,5 +56,36 @@ rc=$?
 gzip -dc "$W/starts.txt.gz" >"$W/starts.txt" 2>/dev/null
 compare "starts .gz" "$W/starts.exp" "$W/starts.txt" "$W/err" $rc
 [ -s "$W/starts.txt.gz.tbi" ] && ss_ok "starts .gz index" || ss_bad "starts .gz index" "no .tbi"
+# tally: side stream + values + histogram + finish, against samtools
+for in in s1 edge; do
+    "$SAMTOOLS" view -F 0xD04 "$TD/$in.bam" | awk -F'\t' '{ k = $3 "\t" $4 - 1 "\t" $4
+        if (k != p && n) print p "\t" n; if (k != p) n = 0; n++; p = k }
+        END { if (n) print p "\t" n }' >"$W/tally.bed.exp"
+    # per contig: reads and the last start (sorted input: the last one seen)
+    "$SAMTOOLS" view -F 0xD04 "$TD/$in.bam" | awk -F'\t' -v out="$W/tally" '
+        { n[$3]++; l[$3] = $4; t++ }
+        END { for (c in n) print c "\t" n[c] "\t" l[c] > (out ".counts"); print t > (out ".total") }'
+    "$SAMTOOLS" view -H "$TD/$in.bam" | awk -F'\t' '$1 == "@SQ" { sub("SN:", "", $2); print $2 }' |
+        while read -r c; do
+            awk -F'\t' -v c="$c" 'BEGIN { r = c "\t0\t0" } $1 == c { r = $0 } END { print r }' \
+                "$W/tally.counts"
+        done >"$W/tally.txt.exp"
+    echo "total	$(cat "$W/tally.total")" >>"$W/tally.txt.exp"
+    "$SAMTOOLS" view -F 0xD04 "$TD/$in.bam" | cut -f5 | sort -n | uniq -c |
+        awk '{ print $2 "\t" $1 }' >"$W/mapq.txt.exp"
+    for t in 1 3; do
+        for s in 2k 1g; do
+            rm -f "$W"/ta.*
+            "$SEQSHARD_GUIDE" tally -@ "$t" --shard-size "$s" --quiet "$W/ta" "$TD/$in.bam" \
+                2>"$W/err"
+            rc=$?
+            gzip -dc "$W/ta.starts.bed.gz" >"$W/ta.bed" 2>/dev/null
+            compare "tally starts $in -@$t $s" "$W/tally.bed.exp" "$W/ta.bed" "$W/err" $rc
+            compare "tally totals $in -@$t $s" "$W/tally.txt.exp" "$W/ta.tally.txt" "$W/err" $rc
+            compare "tally mapq $in -@$t $s" "$W/mapq.txt.exp" "$W/ta.mapq.txt" "$W/err" $rc
+            [ -s "$W/ta.starts.bed.gz.csi" ] && ss_ok "tally .csi" || ss_bad "tally .csi" "none"
+        done
+    done
+done
 ss_summary
 exit $?

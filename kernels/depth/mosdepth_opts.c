@@ -1,0 +1,350 @@
+/*
+ * mosdepth_opts.c -- `seqshard depth --mosdepth PREFIX`: mosdepth 0.3.3's
+ * options, defaults and argument syntax (--quantize, --thresholds, --by),
+ * and its --by BED reader.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mosdepth.h"
+
+void md_usage(FILE *fp)
+{
+    fprintf(fp,
+            "Usage: seqshard depth --mosdepth PREFIX [options] in.bam|in.cram\n"
+            "\n"
+            "mosdepth 0.3.3's files, with its formats and semantics, computed in parallel over\n"
+            "genomic shards: PREFIX.per-base.bed.gz, PREFIX.regions.bed.gz (--by),\n"
+            "PREFIX.thresholds.bed.gz (--thresholds), PREFIX.quantized.bed.gz (--quantize),\n"
+            "each BGZF with a .csi index; PREFIX.mosdepth.global.dist.txt,\n"
+            "PREFIX.mosdepth.region.dist.txt (--by) and PREFIX.mosdepth.summary.txt. All\n"
+            "are written under temporary names and renamed when the run worked: all or none.\n"
+            "\n"
+            "Options (mosdepth's):\n"
+            "  -b, --by BED|INT         mean depth per BED interval (name column kept), or per\n"
+            "                           window of INT bases [none]\n"
+            "  -n, --no-per-base        do not write PREFIX.per-base.bed.gz [write it]\n"
+            "  -T, --thresholds LIST    per --by region, bases at >= each depth (1,10,20) [none]\n"
+            "  -q, --quantize SEGS      runs of depth in bins: 0:1:10: is [0,1) [1,10) [10,inf);\n"
+            "                           labels from MOSDEPTH_Q0, MOSDEPTH_Q1, ... [none]\n"
+            "  -x, --fast-mode          count each read from POS to its end (deletions and skips\n"
+            "                           too), no mate-overlap correction [off]\n"
+            "  -Q, --mapq INT           skip reads of mapping quality below INT [0]\n"
+            "  -F, --flag INT           skip reads with any of these flags [%d]\n"
+            "  -i, --include-flag INT   only reads with any of these flags [0: all]\n"
+            "  -m, --use-median         median instead of mean per --by region [mean]\n"
+            "  -f, --fasta FILE         reference FASTA for CRAM input [REF_PATH]\n"
+            "  MOSDEPTH_PRECISION=N     decimals of means and fractions [2]\n"
+            "\n"
+            "Where mosdepth 0.3.3 is wrong, seqshard is right (docs/user-guide.md#mosdepth-mode):\n"
+            "a mate contained in its pair's first read (both single-operation CIGARs) is\n"
+            "counted once, not subtracted past its end; contigs without reads are in the\n"
+            "summary and dist files, with depth 0; the min of the total, total_region and first\n"
+            "<chrom>_region rows is the real minimum, not always 0; a --by BED interval past\n"
+            "its contig's end counts the bases inside the contig (mosdepth crashes), its mean\n"
+            "is over the interval as given. -@ is worker threads (mosdepth's -t only adds\n"
+            "decompression threads).\n"
+            "\n"
+            "Framework options (no -o: the files are named by PREFIX):\n"
+            "  -@, --threads INT       worker threads [one per core, or SLURM_CPUS_PER_TASK]\n"
+            "      --shard-size SIZE   target work per shard in bases of average depth,\n"
+            "                          k/m/g suffixes allowed [%d]\n"
+            "      --report FILE.json  write run statistics (threads, shards, times) as JSON\n"
+            "      --tmp-dir DIR       directory for temporary files\n"
+            "      --quiet             no progress line on stderr\n"
+            "      --bind MODE         pin workers: auto, core, numa or none [auto]\n"
+            "      --print-binding     print each worker's core, NUMA node and package\n",
+            MD_DEFAULT_EFLAG, SS_DEFAULT_SHARD_SIZE);
+}
+
+enum { O_MOSDEPTH = 0x2001, O_REFERENCE };
+
+static const struct option md_lopts[] = {SS_COMMON_LONG_OPTS,
+                                         {"mosdepth", required_argument, NULL, O_MOSDEPTH},
+                                         {"by", required_argument, NULL, 'b'},
+                                         {"no-per-base", no_argument, NULL, 'n'},
+                                         {"thresholds", required_argument, NULL, 'T'},
+                                         {"quantize", required_argument, NULL, 'q'},
+                                         {"fast-mode", no_argument, NULL, 'x'},
+                                         {"mapq", required_argument, NULL, 'Q'},
+                                         {"flag", required_argument, NULL, 'F'},
+                                         {"include-flag", required_argument, NULL, 'i'},
+                                         {"use-median", no_argument, NULL, 'm'},
+                                         {"fasta", required_argument, NULL, 'f'},
+                                         {"reference", required_argument, NULL, O_REFERENCE},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A whole signed number (mosdepth's parse_int). 0, or -1. */
+static int whole(const char *s, long long *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtoll(s, &end, 10);
+    return s[0] && !*end && errno == 0 ? 0 : -1;
+}
+
+static int parse_thresholds(const char *arg, md_opts_t *o)
+{
+    char *copy = strdup(arg), *save = NULL;
+    int n = 1;
+    for (const char *p = arg; *p; p++)
+        n += *p == ',';
+    free(o->thresholds);
+    o->thresholds = malloc((size_t)n * sizeof(int));
+    o->n_thresholds = 0;
+    if (!copy || !o->thresholds) {
+        free(copy);
+        return -1;
+    }
+    int bad = 0;
+    for (char *t = strtok_r(copy, ",", &save); t && !bad; t = strtok_r(NULL, ",", &save)) {
+        long long v;
+        bad = whole(t, &v) < 0 || v < INT_MIN || v > INT_MAX;
+        if (!bad)
+            o->thresholds[o->n_thresholds++] = (int)v;
+    }
+    free(copy);
+    bad |= o->n_thresholds != n; /* an empty item */
+    if (bad)
+        fprintf(stderr,
+                "seqshard depth: --thresholds '%s': give whole numbers separated by "
+                "commas (1,10,20)\n",
+                arg);
+    qsort(o->thresholds, (size_t)o->n_thresholds, sizeof(int), cmp_int);
+    return bad ? -1 : 0;
+}
+
+int md_quantize_parse(const char *arg, int64_t **q, int *n)
+{
+    /* mosdepth's rewriting: "a" is ":a:"; a leading ':' starts at 0; a trailing ':' is
+     * open-ended (INT64_MAX); then every ':'-separated item must be a whole number */
+    size_t len = strlen(arg);
+    char *a = malloc(len + 32);
+    *q = NULL, *n = 0;
+    if (!a)
+        return -1;
+    if (!strchr(arg, ':'))
+        snprintf(a, len + 32, ":%s:", arg);
+    else
+        snprintf(a, len + 32, "%s", arg);
+    if (a[0] == ':') {
+        memmove(a + 1, a, strlen(a) + 1);
+        a[0] = '0';
+    }
+    if (a[strlen(a) - 1] == ':')
+        strcat(a, "9223372036854775807");
+    int m = 1;
+    for (const char *p = a; *p; p++)
+        m += *p == ':';
+    int bad = !(*q = malloc((size_t)m * sizeof(**q)));
+    for (char *t = a; !bad && t;) {
+        char *colon = strchr(t, ':');
+        if (colon)
+            *colon = '\0';
+        long long v;
+        bad = whole(t, &v) < 0;
+        if (!bad)
+            (*q)[(*n)++] = v;
+        t = colon ? colon + 1 : NULL;
+    }
+    free(a);
+    if (!bad)
+        qsort(*q, (size_t)*n, sizeof(**q), cmp_i64);
+    return bad ? -1 : 0;
+}
+
+/* Bin labels as mosdepth's make_lookup: "lo:hi", "lo:inf", or $MOSDEPTH_Q<i>. */
+static int make_labels(md_opts_t *o)
+{
+    o->qlabels = calloc((size_t)o->n_quants, sizeof(char *));
+    if (!o->qlabels)
+        return -1;
+    for (int i = 0; i + 1 < o->n_quants; i++) {
+        char env[32], buf[64];
+        snprintf(env, sizeof(env), "MOSDEPTH_Q%d", i);
+        const char *t = getenv(env);
+        if (t && *t)
+            snprintf(buf, sizeof(buf), "%.63s", t);
+        else if (o->quants[i + 1] == INT64_MAX)
+            snprintf(buf, sizeof(buf), "%lld:inf", (long long)o->quants[i]);
+        else
+            snprintf(buf, sizeof(buf), "%lld:%lld", (long long)o->quants[i],
+                     (long long)o->quants[i + 1]);
+        if (!(o->qlabels[i] = strdup(t && *t ? t : buf)))
+            return -1;
+    }
+    return 0;
+}
+
+static int parse_by(const char *arg, md_opts_t *o)
+{
+    long long v;
+    int digits = *arg != '\0';
+    for (const char *p = arg; *p; p++)
+        digits &= *p >= '0' && *p <= '9';
+    if (digits) { /* mosdepth: all digits is a window size, anything else a BED path */
+        if (whole(arg, &v) < 0 || v <= 0 || v > INT32_MAX) {
+            fprintf(stderr, "seqshard depth: --by %s: a window size is 1 to %d bases\n", arg,
+                    INT32_MAX);
+            return -1;
+        }
+        o->window = v;
+        return 0;
+    }
+    return ss_opt_string(&o->by, arg);
+}
+
+static int flag_value(const char *opt, const char *arg, int *out)
+{
+    return ss_opt_int(opt, arg, 0, 65535, out);
+}
+
+/* One option; 0, 1 for --help, or -1 after a message. */
+static int apply(md_opts_t *o, ss_common_opts_t *co, int c, const char *arg)
+{
+    switch (c) {
+    case O_MOSDEPTH:
+        return ss_opt_string(&o->prefix, arg);
+    case 'b':
+        return parse_by(arg, o);
+    case 'n':
+        o->no_per_base = 1;
+        return 0;
+    case 'T':
+        return parse_thresholds(arg, o);
+    case 'q':
+        free(o->quants);
+        if (md_quantize_parse(arg, &o->quants, &o->n_quants) < 0) {
+            fprintf(stderr, "seqshard depth: invalid quantize string: '%s' (e.g. 0:1:10:)\n", arg);
+            return -1;
+        }
+        return 0;
+    case 'x':
+        o->fast = 1;
+        return 0;
+    case 'Q':
+        return ss_opt_int("-Q", arg, INT_MIN, INT_MAX, &o->mapq);
+    case 'F':
+        return flag_value("-F", arg, &o->eflag);
+    case 'i':
+        return flag_value("-i", arg, &o->iflag);
+    case 'm':
+        o->median = 1;
+        return 0;
+    case 'f':
+    case O_REFERENCE:
+        return ss_opt_string(&co->reference, arg);
+    case 'h':
+        return 1;
+    default:
+        return -1;
+    }
+}
+
+static void defaults(md_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->eflag = MD_DEFAULT_EFLAG;
+    o->precision = 2;
+    const char *p = getenv("MOSDEPTH_PRECISION");
+    long long v;
+    if (p && whole(p, &v) == 0 && v >= 0 && v <= 32)
+        o->precision = (int)v;
+}
+
+/* What mosdepth refuses, and what seqshard needs. 0, or -1 after a message. */
+static int check(const md_opts_t *o, const ss_common_opts_t *co)
+{
+    if (!o->prefix || !*o->prefix) {
+        fprintf(stderr, "seqshard depth: --mosdepth needs a PREFIX for the output files\n");
+        return -1;
+    }
+    if (o->n_thresholds && !o->by && !o->window) {
+        fprintf(stderr, "seqshard depth: --thresholds can only be used when --by is given\n");
+        return -1;
+    }
+    if (co->n_inputs != 1) {
+        fprintf(stderr, "seqshard depth: --mosdepth reads one BAM or CRAM file (given %d)\n",
+                co->n_inputs);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * CRAM: decode only the fields counting reads (as mosdepth asks htslib): flag, contig,
+ * POS, MAPQ, CIGAR, and for the mate-overlap rule the name and the mate's position.
+ * Other formats ignore it. 0, or -1 out of memory.
+ */
+static int cram_fields(const md_opts_t *o, ss_common_opts_t *co)
+{
+    int f = SAM_FLAG | SAM_RNAME | SAM_POS | SAM_MAPQ | SAM_CIGAR;
+    if (!o->fast)
+        f |= SAM_QNAME | SAM_RNEXT | SAM_PNEXT;
+    char opt[64];
+    snprintf(opt, sizeof(opt), "required_fields=0x%x", f);
+    char **a = realloc(co->fmt_opts, (size_t)(co->n_fmt_opts + 1) * sizeof(*a));
+    if (!a)
+        return -1;
+    co->fmt_opts = a;
+    if (!(a[co->n_fmt_opts] = strdup(opt)))
+        return -1;
+    co->n_fmt_opts++;
+    return 0;
+}
+
+int md_parse(int argc, char **argv, ss_common_opts_t *co, md_opts_t **out)
+{
+    md_opts_t *o = malloc(sizeof(*o));
+    if (!(*out = o))
+        return SS_EXIT_USAGE;
+    defaults(o);
+    int c, r, more;
+    optind = 1;
+    while ((more = ss_opt_next(argc, argv, ":@:b:nT:q:xQ:F:i:mf:h", md_lopts, co, &c)) > 0) {
+        if ((r = apply(o, co, c, optarg)) < 0)
+            return SS_EXIT_USAGE;
+        if (r == 1) {
+            md_usage(stdout);
+            return -1;
+        }
+    }
+    if (more < 0)
+        return SS_EXIT_USAGE;
+    for (int i = optind; i < argc; i++)
+        if (ss_common_add_input(co, argv[i]) < 0)
+            return SS_EXIT_USAGE;
+    if (check(o, co) < 0 || (o->n_quants && make_labels(o) < 0) || cram_fields(o, co) < 0)
+        return SS_EXIT_USAGE;
+    co->all_contigs = 1; /* every contig has a per-base line and a summary row */
+    return 0;
+}
+
+void md_opts_free(md_opts_t *o)
+{
+    if (!o)
+        return;
+    for (int i = 0; o->qlabels && i + 1 < o->n_quants; i++)
+        free(o->qlabels[i]);
+    free(o->qlabels);
+    free(o->quants);
+    free(o->thresholds);
+    free(o->by);
+    free(o->prefix);
+    free(o);
+}
