@@ -22,6 +22,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/.." && pwd)
 SEQSHARD=${SEQSHARD:-$SRC/build/seqshard}
 DATA=${SS_BENCH_DATA:-$HERE/data}
+DATA=$(cd "$DATA" 2>/dev/null && pwd) || { echo "bench-cohort: no ${SS_BENCH_DATA:-$HERE/data}" >&2; exit 1; } # the links need it absolute
 OUT=${SS_BENCH_OUT:-$HERE/results}
 RUNS=${SS_BENCH_RUNS:-3}
 RUNS_1000=${SS_BENCH_RUNS_1000:-1}
