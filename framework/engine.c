@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "../alloc/ss_alloc.h"
 #include "ss_comm.h"
@@ -133,6 +134,17 @@ static int injected(engine_t *e, const ss_shard_t *sh, const char *ctg)
     return -1;
 }
 
+/* What the manifest keeps of a finished shard; the writer adds the offset. Worker thread. */
+static void resume_rec(ss_resume_rec_t *r, int idx, const kstring_t *buf, const ss_shard_stats_t *st)
+{
+    *r = (ss_resume_rec_t){ .idx = (uint32_t)idx, .size = buf->l, .reads = st->reads,
+                            .bases = st->bases };
+    r->crc = (uint32_t)crc32_z(crc32(0, NULL, 0), (const unsigned char *)(buf->s ? buf->s : ""),
+                               buf->l);
+    memcpy(r->counts, st->counts, sizeof(r->counts));
+    memcpy(r->summary, st->summary, sizeof(r->summary));
+}
+
 /* Run the kernel on one shard; its finished bytes end in buf. 0, or -1 after ss_error(). */
 static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *out, void *ws,
                          int idx, kstring_t *buf)
@@ -172,6 +184,8 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
     e->recs[idx] = (ss_shard_rec_t){ .idx = idx, .worker = w->id, .rank = ss_comm_rank(),
                                      .done = 1, .beg = wall0, .end = ss_wall_now(),
                                      .reads = st.reads, .bytes = buf->l };
+    if (e->rrecs)
+        resume_rec(&e->rrecs[idx], idx, buf, &st);
     atomic_fetch_add_explicit(&e->reads_done, st.reads, memory_order_relaxed);
     return 0;
 }
@@ -271,6 +285,33 @@ static int needs_csi(const ss_job_t *job)
     return 0;
 }
 
+static void resume_done(engine_t *e)
+{
+    ss_resume_end(e->resume, 1);
+    e->resume = NULL;
+}
+
+int ss_engine_resume_start(engine_t *e, const kstring_t *header)
+{
+    const ss_common_opts_t *o = ss_job_opts(e->job);
+    if (!e->out || !ss_output_tmp_path(e->out))
+        return 0; /* standard output, a FIFO: nothing to resume (ss_resume_check_opts) */
+    ss_resume_args_t a = { .kernel = e->k->name, .opts = o, .shards = e->shards,
+                           .n_shards = e->n_shards, .header = header->s,
+                           .header_len = header->l, .want = o->resume };
+    int refused = 0;
+    if ((e->resume = ss_resume_start(&a, e->out, &refused))) {
+        ss_signals_resumable(1);
+        return 0;
+    }
+    if (refused)
+        ss_output_close_keep(e->out); /* the earlier run's files stay for a corrected rerun */
+    else
+        ss_output_abort(e->out);
+    e->out = NULL;
+    return -1;
+}
+
 /*
  * The output's last steps, on the rank that owns it: index the finished
  * temporary file (tabix for .gz text; --write-index for BAM/CRAM, beside it),
@@ -288,9 +329,11 @@ static int seal(engine_t *e, int rc, ss_output_t *rep)
     if (rc != 0) {
         ss_output_abort(e->out);
         ss_output_abort(rep);
+        resume_done(e);
         return -1;
     }
     rc = ss_output_commit(e->out);
+    resume_done(e); /* in place, or removed: the manifest has nothing left to describe */
     if (rc == 0 && rep)
         return ss_output_commit(rep);
     ss_output_abort(rep);
@@ -410,6 +453,13 @@ static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
                      "run without mpirun/srun, or give a BAM/CRAM file", ss_comm_size());
         return 1;
     }
+    if (ss_resume_check_opts(o, ss_job_inputs(e->job)->stream != NULL) < 0)
+        return 1;
+    if (o->output && strcmp(o->output, "-") != 0 &&
+        !(e->rrecs = calloc((size_t)(s->n > 0 ? s->n : 1), sizeof(*e->rrecs)))) {
+        ss_error("out of memory for the resume records of %d shards", s->n);
+        return 1;
+    }
     if (ss_comm_parallel() && !o->output) {
         if (ss_comm_rank() == 0)
             ss_error("under mpirun with %d ranks the output must be a file: add -o FILE",
@@ -476,6 +526,8 @@ static void teardown(engine_t *e, setup_t *s)
     ss_topo_destroy(s->topo);
     free(e->stats);
     free(e->recs);
+    free(e->rrecs);
+    ss_resume_end(e->resume, 0); /* ranks other than 0 close their record files */
     free(s->w);
     free(s->shards);
 }

@@ -5,10 +5,20 @@
  */
 #include "ss_engine.h"
 
+/*
+ * The output, and with -o FILE the resume state: shards an earlier run wrote
+ * are skipped by the scheduler and the writer (ss_ordered_set_kept). Standard
+ * input cannot be read twice, so its run is not made resumable.
+ */
 static int local_open(engine_t *e, const kstring_t *header)
 {
-    if (!(e->out = ss_output_open(ss_job_opts(e->job)->output)))
+    const char *path = ss_job_opts(e->job)->output;
+    int stream = ss_job_inputs(e->job)->stream != NULL;
+    if (!(e->out = stream ? ss_output_open(path) : ss_output_open_resumable(path)))
         return -1;
+    if (!stream && ss_engine_resume_start(e, header) < 0)
+        return -1;
+    ss_ordered_set_kept(e->ow, ss_resume_kept_map(e->resume));
     if (header->l && ss_output_write(e->out, header->s, header->l) < 0) {
         ss_output_abort(e->out);
         e->out = NULL;
@@ -23,12 +33,38 @@ static int local_put(engine_t *e, int idx, kstring_t *buf)
     return 0;
 }
 
-/* The ordered writer hands over shard idx: main thread. */
+/* A kept shard is already in the file, where this run's offsets put it too: step over it. */
+static int skip_kept(engine_t *e, int idx)
+{
+    uint64_t off, size, at = ss_output_bytes(e->out);
+    if (ss_resume_kept_at(e->resume, idx, &off, &size) < 0)
+        return -1; /* the writer only passes NULL for kept shards */
+    if (off != at) {
+        ss_error("%s: shard %d of the earlier run starts at byte %llu, this run puts it at "
+                 "%llu (the output is not the same as the interrupted run's); rerun without "
+                 "--resume", ss_job_opts(e->job)->output, idx, (unsigned long long)off,
+                 (unsigned long long)at);
+        return -1;
+    }
+    return ss_output_skip(e->out, size);
+}
+
+/* The ordered writer hands over shard idx (buf NULL: kept from an earlier run): main thread. */
 static int write_shard(void *ctx, int idx, const char *buf, size_t len)
 {
     engine_t *e = ctx;
-    if (len && ss_output_write(e->out, buf, len) < 0)
+    uint64_t off = ss_output_bytes(e->out);
+    if (!buf) {
+        if (skip_kept(e, idx) < 0)
+            return -1;
+    } else if (len && ss_output_write(e->out, buf, len) < 0) {
         return -1;
+    } else if (e->resume) {
+        ss_resume_rec_t r = e->rrecs[idx];
+        r.off = off;
+        if (ss_resume_note(e->resume, &r) < 0)
+            return -1;
+    }
     e->work_done += e->shards[idx].est_work;
     ss_progress_update(e->progress, idx + 1, e->work_done,
                        atomic_load_explicit(&e->reads_done, memory_order_relaxed));
@@ -38,6 +74,8 @@ static int write_shard(void *ctx, int idx, const char *buf, size_t len)
 static void tick(void *ctx)
 {
     engine_t *e = ctx;
+    if (ss_resume_tick(e->resume) < 0)
+        ss_ordered_stop(e->ow); /* the run fails: ss_ordered_run returns -1 */
     ss_progress_update(e->progress, ss_ordered_written(e->ow), e->work_done,
                        atomic_load_explicit(&e->reads_done, memory_order_relaxed));
 }
@@ -63,6 +101,9 @@ static int local_finish(engine_t *e, int rc)
             rc = ss_out_run_trailer(e->orun, &t);
         if (rc == 0 && t.l)
             rc = ss_output_write(e->out, t.s, t.l);
+        /* an earlier run's temporary may have been longer */
+        if (rc == 0)
+            rc = ss_output_set_length(e->out, ss_output_bytes(e->out));
         free(t.s);
     }
     e->bytes_written = ss_output_bytes(e->out);

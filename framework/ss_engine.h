@@ -12,6 +12,7 @@
 #include "ss_internal.h"
 #include "ss_merge.h"
 #include "ss_out.h"
+#include "ss_resume.h"
 #include "ss_sched.h"
 #include "ss_store.h"
 #include "ss_topology.h"
@@ -56,6 +57,10 @@ struct engine_s {
     ss_ordered_t *ow;
     ss_worker_stats_t *stats;  /* [n_workers] */
     ss_shard_rec_t *recs;      /* [n_shards]: recs[i] written by the worker that ran shard i */
+    ss_resume_rec_t *rrecs;    /* [n_shards] with -o FILE: shard i's CRC and counters, by the
+                                * worker that ran it; read by the main thread after the put */
+    ss_resume_t *resume;       /* the shards kept from an earlier run, this run's records;
+                                * NULL unless the output is a resumable file */
     atomic_ullong reads_done;
     int fail_shard;            /* SEQSHARD_FAIL_SHARD, or -1 */
     int kill_shard;            /* SEQSHARD_KILL_SHARD, or -1 */
@@ -98,6 +103,12 @@ typedef struct {
 /* Start n_workers threads (fewer if the system refuses some). 0, or -1 after ss_error(). */
 int ss_engine_start_workers(engine_t *e, int n_workers, worker_t *w);
 void ss_engine_join_workers(int n_workers, worker_t *w);
+/*
+ * The output's owner, once the temporary is open: the resume state (kept
+ * shards, the new manifest). 0; -1 after ss_error(), with e->out closed
+ * (kept when --resume was refused, removed otherwise) and NULL.
+ */
+int ss_engine_resume_start(engine_t *e, const kstring_t *header);
 
 /* ---- the end of a run (engine_end.c) ---- */
 

@@ -222,7 +222,7 @@ static int run_only_long(const char *a, int *takes_value)
 {
     static const char *const with_value[] = { "--threads", "--shard-size", "--report",
                                               "--tmp-dir", "--bind" };
-    static const char *const flags[] = { "--quiet", "--print-binding" };
+    static const char *const flags[] = { "--quiet", "--print-binding", "--resume" };
     for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++) {
         size_t n = strlen(with_value[i]);
         if (strncmp(a, with_value[i], n) == 0 && (a[n] == '\0' || a[n] == '=')) {
