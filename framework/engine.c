@@ -27,7 +27,9 @@
  * =<idx> makes the process that takes shard idx die by SIGKILL, as a node
  * crash would; with SEQSHARD_KILL_RANK=<r> as well, rank r dies instead, at
  * the first shard >= idx it takes, or once its workers are done if it takes
- * none (so the test can kill rank 0 whatever the scheduling). The integration
+ * none (so the test can kill rank 0 whatever the scheduling);
+ * SEQSHARD_TEST_SHARD_DELAY_MS=<ms> makes every shard take that much longer, so
+ * a test can interrupt a run on small data part way (resume.sh). The integration
  * tests use them to check that a failed run leaves no output, exits non-zero
  * and does not hang.
  */
@@ -38,6 +40,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -120,6 +123,8 @@ static int shard_from_env(const char *name)
 static int injected(engine_t *e, const ss_shard_t *sh, const char *ctg)
 {
     int idx = sh->idx;
+    if (e->delay_ms > 0) /* a slow kernel, so a test can stop the run part way */
+        nanosleep(&(struct timespec){ e->delay_ms / 1000, (e->delay_ms % 1000) * 1000000L }, NULL);
     if (e->kill_shard >= 0 &&
         (e->kill_rank < 0 ? idx == e->kill_shard
                           : e->kill_rank == ss_comm_rank() && idx >= e->kill_shard))
@@ -301,6 +306,7 @@ int ss_engine_resume_start(engine_t *e, const kstring_t *header)
                            .header_len = header->l, .want = o->resume };
     int refused = 0;
     if ((e->resume = ss_resume_start(&a, e->out, &refused))) {
+        e->n_kept = ss_resume_n_kept(e->resume);
         ss_signals_resumable(1);
         return 0;
     }
@@ -546,6 +552,7 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, const void *run_state,
     e.kill_shard = shard_from_env("SEQSHARD_KILL_SHARD");
     e.kill_rank = shard_from_env("SEQSHARD_KILL_RANK");
     e.stall_shard = shard_from_env("SEQSHARD_STALL_SHARD");
+    e.delay_ms = shard_from_env("SEQSHARD_TEST_SHARD_DELAY_MS");
     int failed = setup(&e, spec, &s);
     /* no rank may enter a collective step that another rank will never reach */
     if (ss_comm_max_int(failed)) {

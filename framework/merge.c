@@ -55,6 +55,7 @@ struct ss_merge_s {
     int64_t *sizes;     /* [READ_MAX] read buffer */
     int read_n;
     uint64_t bytes_mine; /* this rank's pieces, published */
+    uint64_t bytes_kept; /* rank 0: the shards kept from an earlier run, in the file already */
     uint64_t bytes_out;  /* written by this rank */
     uint64_t file_len;   /* the whole file's, once ss_merge_finish agreed */
     int failed;
@@ -282,7 +283,7 @@ int ss_merge_finish(ss_merge_t *m, int failed, const char *tail, size_t tail_len
     if (!failed && !m->failed && m->np > 0)
         ss_error("rank %d: %zu shard outputs were never written (a merge bug); rerun", rank, m->np);
     /* one sum tells every rank whether any failed, and the total of all pieces */
-    uint64_t v[2] = {failed || m->failed || m->np > 0, m->bytes_mine};
+    uint64_t v[2] = {failed || m->failed || m->np > 0, m->bytes_mine + m->bytes_kept};
     if (ss_comm_sum_u64(v, 2) < 0) {
         ss_error("rank %d: the MPI agreement at the end of the run failed", rank);
         v[0] = 1;
@@ -308,7 +309,11 @@ int ss_merge_finish(ss_merge_t *m, int failed, const char *tail, size_t tail_len
 void ss_merge_set_resume(ss_merge_t *m, const ss_resume_t *kept, ss_merge_written_f written,
                          void *ctx)
 {
+    uint64_t off, size;
     m->kept = kept;
+    for (int i = 0; ss_comm_rank() == 0 && i < m->n_shards; i++)
+        if (ss_resume_kept_at(kept, i, &off, &size) == 0)
+            m->bytes_kept += size;
     m->written = written;
     m->written_ctx = ctx;
 }

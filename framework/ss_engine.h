@@ -61,11 +61,13 @@ struct engine_s {
                                 * worker that ran it; read by the main thread after the put */
     ss_resume_t *resume;       /* the shards kept from an earlier run, this run's records;
                                 * NULL unless the output is a resumable file */
+    int n_kept;                /* shards it kept (the state goes once the output is sealed) */
     atomic_ullong reads_done;
     int fail_shard;            /* SEQSHARD_FAIL_SHARD, or -1 */
     int kill_shard;            /* SEQSHARD_KILL_SHARD, or -1 */
     int kill_rank;             /* SEQSHARD_KILL_RANK, or -1 */
     int stall_shard;           /* SEQSHARD_STALL_SHARD, or -1 */
+    int delay_ms;              /* SEQSHARD_TEST_SHARD_DELAY_MS, or -1 */
     ss_store_t *store;         /* multi-rank: outputs wait here until written */
     ss_merge_t *merge;         /* multi-rank: the streaming merge (main thread) */
     atomic_int workers_live;   /* multi-rank: workers not yet finished */

@@ -186,7 +186,7 @@ void ss_progress_finish(ss_progress_t *p, int ok);
 void ss_log_open(const char *kernel, int quiet, int is_rank0);
 void ss_log_start(int n_inputs, int threads, int ranks, int shards);
 /* Totals over every rank: shards in the plan, reads, output bytes, largest peak RSS (bytes). */
-void ss_log_done(int shards, uint64_t reads, uint64_t bytes, int64_t peak_rss);
+void ss_log_done(int shards, uint64_t reads, uint64_t bytes, int64_t peak_rss, int reused);
 /* The final line of a failed run, with why (NULL: the first error this process saw). */
 void ss_log_failed(const char *why);
 /* "2026-12-01T08:30:05Z": now, UTC, for log lines and the report. Any thread. */
@@ -260,6 +260,9 @@ typedef struct {
     ss_shard_rec_t *done;         /* [n_done] the shards every rank finished, by index */
     int n_done;
     int failed;                   /* the run failed: "status": "failed" and "error" */
+    int resumed;                  /* --resume was given */
+    int n_reused;                 /* shards kept from the interrupted run, not recomputed */
+    ss_worker_stats_t reused;     /* their counters (reads, bases, kernel counts) */
 } ss_report_t;
 
 /*
