@@ -203,7 +203,7 @@ static char *identity(const ss_resume_args_t *a, const char *tmp)
     return ks_release(&ks);
 }
 
-/* Why an earlier run's shards cannot be reused, in words: NULL when they can. */
+/* Why an earlier run's shards cannot be reused, in words, from the key of the line that differs. */
 static const char *why_changed(const ss_resume_diff_t *d)
 {
     if (!strcmp(d->key, "input") || !strcmp(d->key, "index") || !strcmp(d->key, "reference") ||
@@ -220,17 +220,20 @@ static const char *why_changed(const ss_resume_diff_t *d)
     return "the manifest does not match this run";
 }
 
-/* Refuse with one line that says what changed and what to do. Returns NULL. */
+/* Refuse with one line that says what changed and what to do. */
 static void refuse(const char *shown, const ss_resume_diff_t *d)
 {
     const char *line = *d->was ? d->was : d->now;
     const char *sp = strchr(line, ' ');
     if (!strcmp(d->key, "input") || !strcmp(d->key, "index") || !strcmp(d->key, "reference")) {
-        /* the path is the last field; say which file and that it was touched */
-        const char *path = strrchr(line, ' ');
+        /* "KEY SIZE MTIME PATH": say which file, and that it was touched */
+        const char *path = line;
+        for (int f = 0; f < 3 && path; f++)
+            if ((path = strchr(path, ' ')))
+                path++;
         ss_error("%s: cannot resume: inputs changed (%s %s: size or modification time differs, "
                  "or it is new or gone); rerun without --resume to start again", shown, d->key,
-                 path ? path + 1 : line);
+                 path ? path : line);
     } else if (!strcmp(d->key, "options")) {
         ss_error("%s: cannot resume: options changed (was '%s', now '%s'); rerun without "
                  "--resume to start again", shown, *d->was ? d->was + 8 : "",
