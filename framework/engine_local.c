@@ -74,8 +74,6 @@ static int write_shard(void *ctx, int idx, const char *buf, size_t len)
 static void tick(void *ctx)
 {
     engine_t *e = ctx;
-    if (ss_resume_tick(e->resume) < 0)
-        ss_ordered_stop(e->ow); /* the run fails: ss_ordered_run returns -1 */
     ss_progress_update(e->progress, ss_ordered_written(e->ow), e->work_done,
                        atomic_load_explicit(&e->reads_done, memory_order_relaxed));
 }

@@ -67,8 +67,6 @@ static int par_run(engine_t *e, int n_workers, worker_t *w)
         if (tick) {
             last_check = ss_now();
             progress_parallel(e);
-            if (ss_resume_tick(e->resume) < 0)
-                break;
         }
         if (!live && !waiting)
             break;

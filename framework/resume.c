@@ -583,11 +583,6 @@ int ss_resume_note(ss_resume_t *r, const ss_resume_rec_t *rec)
     return r && r->log ? ss_resume_log_add(r->log, rec) : 0;
 }
 
-int ss_resume_tick(ss_resume_t *r)
-{
-    return r && r->log ? ss_resume_log_flush(r->log, 0) : 0;
-}
-
 void ss_resume_end(ss_resume_t *r, int remove)
 {
     if (!r)

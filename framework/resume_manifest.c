@@ -17,10 +17,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -225,12 +227,27 @@ int ss_resume_identity_diff(const char *was, const char *now, ss_resume_diff_t *
 
 /* ---- writing ---- */
 
+/* Encoded records waiting to be appended. */
+typedef struct {
+    unsigned char *p;
+    size_t n, m; /* bytes */
+} recbuf_t;
+
+/*
+ * Locking: `lock` guards q, stop and failed (the main thread adds while the
+ * syncer takes); `io` is held by whoever syncs and appends (the syncer, or a
+ * caller of ss_resume_log_flush), so two appends never interleave and the
+ * buffer being written (spare) is never swapped under the writer.
+ */
 struct ss_resume_log_s {
     int fd, data_fd;
     char *path;
-    unsigned char *q; /* queued encoded records */
-    size_t nq, mq;    /* bytes */
-    double last;      /* when the last flush ended */
+    pthread_mutex_t lock, io;
+    pthread_cond_t cv;   /* wakes the syncer to stop (monotonic clock) */
+    recbuf_t q, spare;   /* q: being filled; spare: being written, under io */
+    int stop, failed;
+    int started;         /* the syncer thread runs */
+    pthread_t syncer;
 };
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -284,6 +301,90 @@ static int create_file(ss_resume_log_t *l, uint64_t nonce, const char *identity,
     return 0;
 }
 
+/*
+ * Append what was queued: the shards' bytes first (a record must never name
+ * bytes that a crash could still lose), then the records, then their sync.
+ * 0, or -1 after ss_error() (which stops the run: a worker sees it).
+ */
+static int drain(ss_resume_log_t *l)
+{
+    int rc = 0;
+    pthread_mutex_lock(&l->io);
+    pthread_mutex_lock(&l->lock);
+    recbuf_t t = l->q;
+    l->q = l->spare;
+    l->spare = t;
+    l->q.n = 0;
+    pthread_mutex_unlock(&l->lock);
+    if (l->spare.n == 0)
+        goto out;
+    if (l->data_fd >= 0 && fdatasync(l->data_fd) != 0 && errno != EINVAL) {
+        ss_error("%s: cannot sync the output: %s; check free space on its file system", l->path,
+                 strerror(errno));
+        rc = -1;
+    } else if (write_all(l->fd, l->spare.p, l->spare.n) < 0 || fdatasync(l->fd) != 0) {
+        ss_error("%s: cannot append to the resume manifest: %s; check free space beside the "
+                 "output", l->path, strerror(errno));
+        rc = -1;
+    }
+    l->spare.n = 0;
+out:
+    pthread_mutex_unlock(&l->io);
+    return rc;
+}
+
+static struct timespec after(double s)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += (time_t)s;
+    t.tv_nsec += (long)((s - (double)(long)s) * 1e9);
+    if (t.tv_nsec >= 1000000000L)
+        t.tv_sec++, t.tv_nsec -= 1000000000L;
+    return t;
+}
+
+/*
+ * The syncer: every SS_RESUME_SYNC_S it appends what was queued. A thread of
+ * its own, so the writer (the main thread) never waits for the disk; it
+ * calls no MPI.
+ */
+static void *syncer_main(void *arg)
+{
+    ss_resume_log_t *l = arg;
+    pthread_mutex_lock(&l->lock);
+    while (!l->stop && !l->failed) {
+        struct timespec t = after(SS_RESUME_SYNC_S);
+        while (!l->stop && pthread_cond_timedwait(&l->cv, &l->lock, &t) != ETIMEDOUT)
+            ;
+        if (l->stop)
+            break;
+        pthread_mutex_unlock(&l->lock);
+        int r = drain(l);
+        pthread_mutex_lock(&l->lock);
+        l->failed |= r < 0;
+    }
+    pthread_mutex_unlock(&l->lock);
+    return NULL;
+}
+
+static int start_syncer(ss_resume_log_t *l)
+{
+    pthread_condattr_t ca;
+    int ok = pthread_mutex_init(&l->lock, NULL) == 0 && pthread_mutex_init(&l->io, NULL) == 0;
+    ok = ok && pthread_condattr_init(&ca) == 0;
+    ok = ok && pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0;
+    ok = ok && pthread_cond_init(&l->cv, &ca) == 0;
+    ok = ok && pthread_create(&l->syncer, NULL, syncer_main, l) == 0;
+    if (!ok) {
+        ss_error("%s: cannot start the thread that writes the resume manifest; check ulimit -u",
+                 l->path);
+        return -1;
+    }
+    l->started = 1;
+    return 0;
+}
+
 ss_resume_log_t *ss_resume_log_create(const char *path, uint64_t nonce, const char *identity,
                                       int data_fd, const ss_resume_rec_t *init, int n)
 {
@@ -295,8 +396,7 @@ ss_resume_log_t *ss_resume_log_create(const char *path, uint64_t nonce, const ch
     }
     l->fd = -1;
     l->data_fd = data_fd;
-    l->last = ss_now();
-    if (create_file(l, nonce, identity, init, n) < 0) {
+    if (create_file(l, nonce, identity, init, n) < 0 || start_syncer(l) < 0) {
         ss_resume_log_close(l);
         return NULL;
     }
@@ -305,47 +405,52 @@ ss_resume_log_t *ss_resume_log_create(const char *path, uint64_t nonce, const ch
 
 int ss_resume_log_add(ss_resume_log_t *l, const ss_resume_rec_t *r)
 {
-    if (l->nq + SS_RESUME_REC_SIZE > l->mq) {
-        size_t m = l->mq ? 2 * l->mq : 64 * SS_RESUME_REC_SIZE;
-        unsigned char *q = realloc(l->q, m);
-        if (!q) {
-            ss_error("out of memory queueing a resume record");
-            return -1;
-        }
-        l->q = q, l->mq = m;
+    int rc = 0;
+    pthread_mutex_lock(&l->lock);
+    if (l->failed) {
+        rc = -1; /* said already */
+    } else if (l->q.n + SS_RESUME_REC_SIZE > l->q.m) {
+        size_t m = l->q.m ? 2 * l->q.m : 64 * SS_RESUME_REC_SIZE;
+        unsigned char *p = realloc(l->q.p, m);
+        if (p)
+            l->q.p = p, l->q.m = m;
+        else
+            rc = -1;
     }
-    ss_resume_rec_encode(r, l->q + l->nq);
-    l->nq += SS_RESUME_REC_SIZE;
-    return ss_resume_log_flush(l, 0);
+    if (rc == 0) {
+        ss_resume_rec_encode(r, l->q.p + l->q.n);
+        l->q.n += SS_RESUME_REC_SIZE;
+    }
+    int failed = l->failed;
+    pthread_mutex_unlock(&l->lock);
+    if (rc < 0 && !failed)
+        ss_error("out of memory queueing a resume record");
+    return rc;
 }
 
-int ss_resume_log_flush(ss_resume_log_t *l, int force)
+int ss_resume_log_flush(ss_resume_log_t *l)
 {
-    if (!l || l->nq == 0 || (!force && ss_now() - l->last < SS_RESUME_SYNC_S))
-        return 0;
-    /* the shards' bytes first: a record must never name bytes a crash could still lose */
-    if (l->data_fd >= 0 && fdatasync(l->data_fd) != 0 && errno != EINVAL) {
-        ss_error("%s: cannot sync the output: %s; check free space on its file system", l->path,
-                 strerror(errno));
-        return -1;
-    }
-    if (write_all(l->fd, l->q, l->nq) < 0 || fdatasync(l->fd) != 0) {
-        ss_error("%s: cannot append to the resume manifest: %s; check free space beside the "
-                 "output", l->path, strerror(errno));
-        return -1;
-    }
-    l->nq = 0;
-    l->last = ss_now();
-    return 0;
+    return l ? drain(l) : 0;
 }
 
 void ss_resume_log_close(ss_resume_log_t *l)
 {
     if (!l)
         return;
+    if (l->started) {
+        pthread_mutex_lock(&l->lock);
+        l->stop = 1;
+        pthread_cond_signal(&l->cv);
+        pthread_mutex_unlock(&l->lock);
+        pthread_join(l->syncer, NULL);
+        pthread_mutex_destroy(&l->lock);
+        pthread_mutex_destroy(&l->io);
+        pthread_cond_destroy(&l->cv);
+    }
     if (l->fd >= 0)
         close(l->fd);
-    free(l->q);
+    free(l->q.p);
+    free(l->spare.p);
     free(l->path);
     free(l);
 }

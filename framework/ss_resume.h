@@ -62,26 +62,31 @@ typedef struct {
 /* 0 when equal, 1 and *d filled when not. */
 int ss_resume_identity_diff(const char *was, const char *now, ss_resume_diff_t *d);
 
-/* An append-only record file being written (one per rank). */
+/*
+ * An append-only record file being written (one per rank). A thread of its
+ * own appends the queued records every SS_RESUME_SYNC_S, after syncing the
+ * output, so the writer never waits for the disk.
+ */
 typedef struct ss_resume_log_s ss_resume_log_t;
 
 /*
  * Create path (through path.new and a rename, so an older manifest is
  * replaced whole or not at all) with the header (nonce, identity; NULL for
- * a rank's file) and n initial records, synced. data_fd is the output's
- * descriptor, synced before each batch of records is appended. NULL after
- * ss_error().
+ * a rank's file) and n initial records, synced, and start its thread.
+ * data_fd is the output's descriptor (-1: none), synced before each batch
+ * of records is appended. NULL after ss_error().
  */
 ss_resume_log_t *ss_resume_log_create(const char *path, uint64_t nonce, const char *identity,
                                       int data_fd, const ss_resume_rec_t *init, int n);
-/* Queue a record; appended with the next flush (at most every SS_RESUME_SYNC_S). 0 or -1. */
+/* Queue a record: its shard's bytes are written (not yet synced). 0, or -1 after ss_error()
+ * (out of memory, or an append already failed). Main thread. */
 int ss_resume_log_add(ss_resume_log_t *l, const ss_resume_rec_t *r);
-/* Flush when the last one is at least SS_RESUME_SYNC_S old, or always with force. 0 or -1. */
-int ss_resume_log_flush(ss_resume_log_t *l, int force);
-/* Close (the file stays). Accepts NULL. */
+/* Sync and append what is queued now, in the caller. 0 or -1 after ss_error(). */
+int ss_resume_log_flush(ss_resume_log_t *l);
+/* Stop the thread and close; records still queued are dropped (the file stays). Accepts NULL. */
 void ss_resume_log_close(ss_resume_log_t *l);
 
-/* How often queued records are synced and appended: the most a kill loses. */
+/* How often queued records are synced and appended: about the most a kill loses. */
 #define SS_RESUME_SYNC_S 1.0
 
 /* ---- resume.c: the run's resume state ---- */
@@ -136,8 +141,6 @@ int ss_resume_n_kept(const ss_resume_t *r);
 void ss_resume_kept_stats(const ss_resume_t *r, ss_worker_stats_t *s);
 /* Shard rec->idx was written at rec->off: record it (queued; synced in batches). 0 or -1. */
 int ss_resume_note(ss_resume_t *r, const ss_resume_rec_t *rec);
-/* Flush queued records when due (the main thread's idle tick). 0 or -1. */
-int ss_resume_tick(ss_resume_t *r);
 /*
  * The run ended: with ok (the output is in place) or after an error, the
  * manifest and every rank's record file are removed (rank 0; other ranks
