@@ -42,7 +42,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "../alloc/ss_alloc.h"
 #include "ss_comm.h"
@@ -144,8 +143,7 @@ static void resume_rec(ss_resume_rec_t *r, int idx, const kstring_t *buf, const 
 {
     *r = (ss_resume_rec_t){ .idx = (uint32_t)idx, .size = buf->l, .reads = st->reads,
                             .bases = st->bases };
-    r->crc = (uint32_t)crc32_z(crc32(0, NULL, 0), (const unsigned char *)(buf->s ? buf->s : ""),
-                               buf->l);
+    r->crc = ss_resume_crc32(0, buf->s ? buf->s : "", buf->l);
     memcpy(r->counts, st->counts, sizeof(r->counts));
     memcpy(r->summary, st->summary, sizeof(r->summary));
 }

@@ -26,7 +26,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "ss_comm.h"
 #include "ss_resume.h"
@@ -249,7 +248,7 @@ static void refuse(const char *shown, const ss_resume_diff_t *d)
 /* crc32 of len bytes of fd at off; 0, or -1 when they are not all there. */
 static int crc_at(int fd, uint64_t off, uint64_t len, char *buf, size_t cap, uint32_t *crc)
 {
-    uLong c = crc32(0, NULL, 0);
+    uint32_t c = 0;
     while (len > 0) {
         size_t want = len < cap ? (size_t)len : cap;
         ssize_t r = pread(fd, buf, want, (off_t)off);
@@ -257,10 +256,10 @@ static int crc_at(int fd, uint64_t off, uint64_t len, char *buf, size_t cap, uin
             continue;
         if (r <= 0)
             return -1;
-        c = crc32_z(c, (const unsigned char *)buf, (size_t)r);
+        c = ss_resume_crc32(c, buf, (size_t)r);
         off += (uint64_t)r, len -= (uint64_t)r;
     }
-    *crc = (uint32_t)c;
+    *crc = c;
     return 0;
 }
 

@@ -31,13 +31,16 @@
 typedef struct {
     uint32_t idx;
     uint64_t off, size;
-    uint32_t crc; /* zlib crc32 of the size bytes at off */
+    uint32_t crc; /* CRC-32 of the size bytes at off (ss_resume_crc32) */
     uint64_t reads, bases;
     uint64_t counts[SS_KERNEL_COUNTERS];
     uint64_t summary[SS_SUMMARY_N];
 } ss_resume_rec_t;
 
 /* ---- resume_manifest.c: the file format ---- */
+
+/* CRC-32 (zlib's) of len bytes, continuing crc (0 to start): libdeflate's when built with it. */
+uint32_t ss_resume_crc32(uint32_t crc, const void *buf, size_t len);
 
 /* Encode r into out (SS_RESUME_REC_SIZE bytes, host byte order, with a checksum). */
 void ss_resume_rec_encode(const ss_resume_rec_t *r, unsigned char *out);
