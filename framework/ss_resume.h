@@ -90,7 +90,7 @@ int ss_resume_log_flush(ss_resume_log_t *l);
 void ss_resume_log_close(ss_resume_log_t *l);
 
 /* How often queued records are synced and appended: about the most a kill loses. */
-#define SS_RESUME_SYNC_S 1.0
+#define SS_RESUME_SYNC_S 0.5
 
 /* ---- resume.c: the run's resume state ---- */
 
