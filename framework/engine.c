@@ -324,6 +324,7 @@ int ss_engine_resume_start(engine_t *e, const kstring_t *header)
  */
 static int seal(engine_t *e, int rc, ss_output_t *rep)
 {
+    ss_resume_quiesce(e->resume); /* its thread syncs e->out's descriptor, which goes now */
     if (rc == 0 && e->orun->tabix)
         rc = ss_output_index_tabix(e->out, needs_csi(e->job));
     /* NULL for standard output or a device: the index step says whether it needed a file */

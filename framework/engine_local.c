@@ -20,6 +20,7 @@ static int local_open(engine_t *e, const kstring_t *header)
         return -1;
     ss_ordered_set_kept(e->ow, ss_resume_kept_map(e->resume));
     if (header->l && ss_output_write(e->out, header->s, header->l) < 0) {
+        ss_resume_quiesce(e->resume);
         ss_output_abort(e->out);
         e->out = NULL;
         return -1;

@@ -128,6 +128,7 @@ static int par_open(engine_t *e, const kstring_t *header)
     e->merge = ss_merge_open(e->store, e->n_shards, header->s, header->l, e->out, path);
     if (e->merge && par_resume(e) == 0)
         return 0;
+    ss_resume_quiesce(e->resume);
     ss_output_abort(e->out);
     e->out = NULL;
     ss_comm_counter_close();

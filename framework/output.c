@@ -12,6 +12,12 @@
  * before the handler may use them). In a multi-rank run the other ranks
  * guard rank 0's temporary file the same way (ss_output_guard): when one
  * rank dies, mpirun sends SIGTERM to the rest, and the dead one may be rank 0.
+ *
+ * The run's -o output (ss_output_open_resumable) is the exception: its
+ * temporary has a fixed name, .FILE.tmp.seqshard, so a rerun with --resume
+ * finds it, and a signal leaves it (only an index being built beside it
+ * goes); errors still remove it (abort). A lock (flock) on it keeps two runs
+ * from writing the same FILE at once.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -582,6 +582,14 @@ int ss_resume_note(ss_resume_t *r, const ss_resume_rec_t *rec)
     return r && r->log ? ss_resume_log_add(r->log, rec) : 0;
 }
 
+void ss_resume_quiesce(ss_resume_t *r)
+{
+    if (r) {
+        ss_resume_log_close(r->log);
+        r->log = NULL;
+    }
+}
+
 void ss_resume_end(ss_resume_t *r, int remove)
 {
     if (!r)

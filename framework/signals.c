@@ -1,7 +1,9 @@
 /*
  * signals.c -- what a terminating signal does: remove this process's
  * temporary files, say in one line which signal ended the run, and exit
- * 128 + the signal number, as shells and Slurm report a signal death.
+ * 128 + the signal number, as shells and Slurm report a signal death. The
+ * resumable -o temporary is never registered here: it stays, with its
+ * manifest, for --resume, and the line says so (ss_signals_resumable).
  *
  * The handler may run on any thread at any moment, so it only reads state
  * that was complete before it was published (a slot's path is written

@@ -145,6 +145,12 @@ void ss_resume_kept_stats(const ss_resume_t *r, ss_worker_stats_t *s);
 /* Shard rec->idx was written at rec->off: record it (queued; synced in batches). 0 or -1. */
 int ss_resume_note(ss_resume_t *r, const ss_resume_rec_t *rec);
 /*
+ * Stop recording: the log's thread is joined and its file closed, so it
+ * syncs the output's descriptor no more. Call before that descriptor is
+ * closed (the output committed or aborted). Accepts NULL.
+ */
+void ss_resume_quiesce(ss_resume_t *r);
+/*
  * The run ended: with ok (the output is in place) or after an error, the
  * manifest and every rank's record file are removed (rank 0; other ranks
  * only close theirs). Then free. Accepts NULL.
