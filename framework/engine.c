@@ -139,7 +139,8 @@ static int injected(engine_t *e, const ss_shard_t *sh, const char *ctg)
 }
 
 /* What the manifest keeps of a finished shard; the writer adds the offset. Worker thread. */
-static void resume_rec(ss_resume_rec_t *r, int idx, const kstring_t *buf, const ss_shard_stats_t *st)
+static void resume_rec(ss_resume_rec_t *r, int idx, const kstring_t *buf,
+                       const ss_shard_stats_t *st)
 {
     *r = (ss_resume_rec_t){ .idx = (uint32_t)idx, .size = buf->l, .reads = st->reads,
                             .bases = st->bases };

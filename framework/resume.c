@@ -31,14 +31,14 @@
 #include "ss_resume.h"
 
 struct ss_resume_s {
-    int n;                  /* shards in the plan */
-    unsigned char *kept;    /* [n] 1: the shard's bytes are in the file already */
-    ss_resume_rec_t *rec;   /* [n] the kept shards' records */
+    int n;                /* shards in the plan */
+    unsigned char *kept;  /* [n] 1: the shard's bytes are in the file already */
+    ss_resume_rec_t *rec; /* [n] the kept shards' records */
     int n_kept;
-    uint64_t nonce;         /* this run's id: record files of other runs are ignored */
-    char man[PATH_MAX];     /* .BASE.resume */
-    ss_resume_log_t *log;   /* this rank's record file */
-    int data_fd;            /* a descriptor of our own for syncing (ranks > 0), or -1 */
+    uint64_t nonce;       /* this run's id: record files of other runs are ignored */
+    char man[PATH_MAX];   /* .BASE.resume */
+    ss_resume_log_t *log; /* this rank's record file */
+    int data_fd;          /* a descriptor of our own for syncing (ranks > 0), or -1 */
 };
 
 int ss_resume_check_opts(const ss_common_opts_t *o, int stream_input)
@@ -88,8 +88,8 @@ static uint64_t fnv64(uint64_t h, const void *p, size_t len)
  */
 static int run_only(const char *a, int *takes_value)
 {
-    static const char *const with_value[] = {"--threads", "--shard-size", "--report",
-                                             "--tmp-dir", "--bind", "--output", NULL};
+    static const char *const with_value[] = {"--threads", "--shard-size", "--report", "--tmp-dir",
+                                             "--bind",    "--output",     NULL};
     static const char *const alone[] = {"--quiet", "--print-binding", "--resume", NULL};
     for (int i = 0; with_value[i]; i++) {
         size_t n = strlen(with_value[i]);
@@ -183,7 +183,9 @@ static int add_plan(kstring_t *ks, const ss_resume_args_t *a)
     }
     uint64_t hh = fnv64(FNV_INIT, a->header ? a->header : "", a->header_len);
     return ksprintf(ks, "plan %d %016" PRIx64 "\nheader %zu %016" PRIx64 "\n", a->n_shards, h,
-                    a->header_len, hh) < 0 ? -1 : 0;
+                    a->header_len, hh) < 0
+               ? -1
+               : 0;
 }
 
 /* The identity text: what must be equal for an earlier run's shards to be reused. */
@@ -231,15 +233,15 @@ static void refuse(const char *shown, const ss_resume_diff_t *d)
             if ((path = strchr(path, ' ')))
                 path++;
         ss_error("%s: cannot resume: inputs changed (%s %s: size or modification time differs, "
-                 "or it is new or gone); rerun without --resume to start again", shown, d->key,
-                 path ? path : line);
+                 "or it is new or gone); rerun without --resume to start again",
+                 shown, d->key, path ? path : line);
     } else if (!strcmp(d->key, "options")) {
         ss_error("%s: cannot resume: options changed (was '%s', now '%s'); rerun without "
-                 "--resume to start again", shown, *d->was ? d->was + 8 : "",
-                 *d->now ? d->now + 8 : "");
+                 "--resume to start again",
+                 shown, *d->was ? d->was + 8 : "", *d->now ? d->now + 8 : "");
     } else {
-        ss_error("%s: cannot resume: %s (was '%s'); rerun without --resume to start again",
-                 shown, why_changed(d), sp ? sp + 1 : line);
+        ss_error("%s: cannot resume: %s (was '%s'); rerun without --resume to start again", shown,
+                 why_changed(d), sp ? sp + 1 : line);
     }
 }
 
@@ -430,7 +432,8 @@ static void warn_overwrite(const ss_resume_t *r, const char *shown, int fd)
     struct stat st;
     if (access(r->man, F_OK) == 0 || (fstat(fd, &st) == 0 && st.st_size > 0))
         ss_warn("%s: an interrupted run's partial output is beside it; starting from scratch "
-                "(rerun with --resume to reuse it)", shown);
+                "(rerun with --resume to reuse it)",
+                shown);
 }
 
 /* The kept records, in shard order, for the new manifest. */

@@ -32,8 +32,8 @@
 #include "ss_resume.h"
 
 #define MAGIC_LINE "seqshard-resume 1\n"
-#define REC_MAGIC 0x43525353u /* "SSRC" */
-#define HEADER_MAX (1 << 20)  /* a header is a few hundred bytes per input */
+#define REC_MAGIC  0x43525353u /* "SSRC" */
+#define HEADER_MAX (1 << 20)   /* a header is a few hundred bytes per input */
 
 uint32_t ss_resume_crc32(uint32_t crc, const void *buf, size_t len)
 {
@@ -232,7 +232,8 @@ int ss_resume_identity_diff(const char *was, const char *now, ss_resume_diff_t *
         show_line(d->now, sizeof(d->now), b, lb);
         const char *l = a ? a : b;
         size_t kl = strcspn(l, " \n");
-        snprintf(d->key, sizeof(d->key), "%.*s", (int)(kl < sizeof(d->key) ? kl : sizeof(d->key) - 1), l);
+        snprintf(d->key, sizeof(d->key), "%.*s",
+                 (int)(kl < sizeof(d->key) ? kl : sizeof(d->key) - 1), l);
         return 1;
     }
 }
@@ -255,10 +256,10 @@ struct ss_resume_log_s {
     int fd, data_fd;
     char *path;
     pthread_mutex_t lock, io;
-    pthread_cond_t cv;   /* wakes the syncer to stop (monotonic clock) */
-    recbuf_t q, spare;   /* q: being filled; spare: being written, under io */
+    pthread_cond_t cv; /* wakes the syncer to stop (monotonic clock) */
+    recbuf_t q, spare; /* q: being filled; spare: being written, under io */
     int stop, failed;
-    int started;         /* the syncer thread runs */
+    int started; /* the syncer thread runs */
     pthread_t syncer;
 };
 
@@ -336,7 +337,8 @@ static int drain(ss_resume_log_t *l)
         rc = -1;
     } else if (write_all(l->fd, l->spare.p, l->spare.n) < 0 || fdatasync(l->fd) != 0) {
         ss_error("%s: cannot append to the resume manifest: %s; check free space beside the "
-                 "output", l->path, strerror(errno));
+                 "output",
+                 l->path, strerror(errno));
         rc = -1;
     }
     l->spare.n = 0;

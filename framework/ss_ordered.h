@@ -17,7 +17,8 @@
 
 typedef struct ss_ordered_s ss_ordered_t;
 
-/* Receives one shard's bytes in order (buf NULL: a kept shard); returns 0, or -1 after ss_error(). */
+/* Receives one shard's bytes in order (buf NULL: a kept shard, already in the output);
+ * returns 0, or -1 after ss_error(). */
 typedef int (*ss_ordered_sink_f)(void *ctx, int idx, const char *buf, size_t len);
 /* Called by run() on the main thread about every tick_s seconds while waiting. */
 typedef void (*ss_ordered_tick_f)(void *ctx);

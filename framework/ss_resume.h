@@ -24,7 +24,7 @@
 
 #include "ss_internal.h"
 
-#define SS_RESUME_VERSION 1
+#define SS_RESUME_VERSION  1
 #define SS_RESUME_REC_SIZE 128 /* bytes of one encoded record */
 
 /* One shard as written: where, how much, its CRC and its counters. */
@@ -110,7 +110,7 @@ typedef struct {
     int n_shards;
     const char *header; /* the output header's bytes: shard 0 starts after them */
     size_t header_len;
-    int want;           /* --resume given */
+    int want; /* --resume given */
 } ss_resume_args_t;
 
 /*

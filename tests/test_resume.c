@@ -23,8 +23,12 @@ static void path_in(char *buf, size_t size, const char *name)
 
 static ss_resume_rec_t rec_of(uint32_t idx)
 {
-    ss_resume_rec_t r = { .idx = idx, .off = 1000 + 77 * idx, .size = 77, .crc = 0xdeadbeef ^ idx,
-                          .reads = 10 * idx, .bases = 100 * idx };
+    ss_resume_rec_t r = {.idx = idx,
+                         .off = 1000 + 77 * idx,
+                         .size = 77,
+                         .crc = 0xdeadbeef ^ idx,
+                         .reads = 10 * idx,
+                         .bases = 100 * idx};
     for (int i = 0; i < SS_KERNEL_COUNTERS; i++)
         r.counts[i] = idx + (uint64_t)i;
     for (int i = 0; i < SS_SUMMARY_N; i++)
@@ -52,8 +56,8 @@ static void write_manifest(const char *path, int n_init, int n_added)
     ss_resume_rec_t init[8];
     for (int i = 0; i < n_init; i++)
         init[i] = rec_of((uint32_t)i);
-    ss_resume_log_t *l = ss_resume_log_create(path, 0x1234abcdULL, "kernel k\ninput 1 2 a\n", -1,
-                                              init, n_init);
+    ss_resume_log_t *l =
+        ss_resume_log_create(path, 0x1234abcdULL, "kernel k\ninput 1 2 a\n", -1, init, n_init);
     CU_ASSERT_FATAL(l != NULL);
     for (int i = 0; i < n_added; i++) {
         ss_resume_rec_t r = rec_of((uint32_t)(n_init + i));
@@ -167,7 +171,8 @@ static void test_identity_diff(void)
     const char *a = "kernel pileup\noptions pileup -B x.bam\ninput 10 5.0 x.bam\n";
     SS_EQ(ss_resume_identity_diff(a, a, &d), 0);
     SS_EQ(ss_resume_identity_diff(a, "kernel pileup\noptions pileup -B x.bam\ninput 10 6.0 x.bam\n",
-                                  &d), 1);
+                                  &d),
+          1);
     SS_STR_EQ(d.key, "input");
     SS_STR_EQ(d.was, "input 10 5.0 x.bam");
     SS_STR_EQ(d.now, "input 10 6.0 x.bam");

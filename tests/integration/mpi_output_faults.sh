@@ -50,6 +50,8 @@ fi
 # Shard 2 never finishes (SEQSHARD_STALL_SHARD), so the job is surely running.
 # Live processes only: a rank that has exited may stay a zombie until init reaps
 # it, and pgrep -f does not list zombies (their command line is empty).
+TERM_LINE='seqshard: interrupted by SIGTERM; no output written; rerun the same command'
+TERM_LINE+=' with --resume to continue'
 signal_mpirun() { # NAME SIGNAL
     local name=$1 sig=$2 d=$SS_WORK/sig.$2 pid i rc
     mkdir -p "$d"
@@ -76,8 +78,7 @@ signal_mpirun() { # NAME SIGNAL
     elif [ ! -f "$d/.out.txt.tmp.seqshard" ] || [ ! -f "$d/.out.txt.resume" ]; then
         ss_bad "$name" "the temporary and its manifest are not kept for --resume" \
             "left: $(ss_left "$d" stdout stderr)"
-    elif [ "$sig" = TERM ] && ! grep -qx 'seqshard: interrupted by SIGTERM; no output written; rerun the same command with --resume to continue' \
-        "$d/stderr"; then
+    elif [ "$sig" = TERM ] && ! grep -qx "$TERM_LINE" "$d/stderr"; then
         ss_bad "$name" "no 'interrupted by SIGTERM' line" "stderr: $(head -3 "$d/stderr")"
     else
         ss_ok "$name"

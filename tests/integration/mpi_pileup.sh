@@ -136,7 +136,8 @@ check_killed_run() { # NAME OUT
         got=$W/fail/plain
     fi
     if [ "$ss_rc" != 0 ] || ! cmp -s "$W/expected" "$got"; then
-        ss_bad "$1" "--resume afterwards: status $ss_rc, or its output differs" "$(head -3 "$W/err")"
+        ss_bad "$1" "--resume afterwards: status $ss_rc, or its output differs" \
+            "$(head -3 "$W/err")"
     else
         ss_ok "$1"
     fi

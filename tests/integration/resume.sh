@@ -63,7 +63,10 @@ resume_case() {
     d=$W/case.$((++n_case))
     mkdir -p "$d/ref"
     # under the same -o name: view's @PG CL holds it
-    "$SEQSHARD" "$@" "${FW[@]}" -o "$d/$out" || { ss_bad "$name" "the reference run failed"; return; }
+    if ! "$SEQSHARD" "$@" "${FW[@]}" -o "$d/$out"; then
+        ss_bad "$name" "the reference run failed"
+        return
+    fi
     mv "$d/$out" "$d/ref/"
     for ext in ${exts//,/ }; do mv "$d/$out$ext" "$d/ref/"; done
     interrupt "$sig" 14 "$d" "$out" "$@" "${FW[@]}"
@@ -107,7 +110,8 @@ resume_case() {
         return
     fi
     ss_ok "$name (reused $reused of $total shards, resumed in ${resumed_s}s)"
-    [ "$SS_VERBOSE" = 1 ] || echo "     $name: reused $reused of $total shards, resumed in ${resumed_s}s"
+    [ "$SS_VERBOSE" = 1 ] ||
+        echo "     $name: reused $reused of $total shards, resumed in ${resumed_s}s"
 }
 n_case=0
 
@@ -120,8 +124,8 @@ resume_case "view -c, SIGKILL" KILL count.txt "" view -c "$S1"
 
 # The SIGTERM line says the run can be resumed.
 d=$W/case.5
-if grep -qx 'seqshard: interrupted by SIGTERM; no output written; rerun the same command with --resume to continue' \
-    "$d/killed.err"; then
+want='seqshard: interrupted by SIGTERM; no output written; rerun the same command with --resume'
+if grep -qx "$want to continue" "$d/killed.err"; then
     ss_ok "SIGTERM: the line says to rerun with --resume"
 else
     ss_bad "SIGTERM: the line says to rerun with --resume" "stderr: $(head -2 "$d/killed.err")"
@@ -196,7 +200,8 @@ cp "$d/.out.txt.resume" "$d/.other.txt.resume"
 cp "$d/.out.txt.tmp.seqshard" "$d/.other.txt.tmp.seqshard"
 "$SEQSHARD" pileup -B "${FW[@]}" --resume -o "$d/other.txt" "$d/in.bam" 2>"$d/other.err"
 rc=$?
-if [ "$rc" = 1 ] && grep -q 'cannot resume: the manifest belongs to another output' "$d/other.err"; then
+if [ "$rc" = 1 ] && grep -q 'cannot resume: the manifest belongs to another output' \
+    "$d/other.err"; then
     ss_ok "a manifest from another output: refused"
 else
     ss_bad "a manifest from another output: refused" "status $rc, stderr: $(head -2 "$d/other.err")"
@@ -210,8 +215,8 @@ if grep -q 'partial output is beside it; starting from scratch' "$d/fresh.err" &
     [ ! -e "$d/.out.txt.tmp.seqshard" ]; then
     ss_ok "no --resume: starts again, says so, leaves nothing"
 else
-    ss_bad "no --resume: starts again, says so, leaves nothing" "stderr: $(head -2 "$d/fresh.err")" \
-        "left: $(ss_left "$d")"
+    ss_bad "no --resume: starts again, says so, leaves nothing" \
+        "stderr: $(head -2 "$d/fresh.err")" "left: $(ss_left "$d")"
 fi
 
 # A damaged shard in the temporary is recomputed, not trusted.
@@ -221,7 +226,8 @@ printf 'X' | dd of="$d/.out.txt.tmp.seqshard" bs=1 seek="$off" conv=notrunc stat
 kept=$(records "$d/.out.txt.resume")
 "$SEQSHARD" pileup -B "${FW[@]}" --resume --report "$d/r.json" -o "$d/out.txt" "$d/in.bam"
 reused=$(json "$d/r.json" reused_shards)
-if cmp -s "$d/out.txt" "$d/plain.txt" && [ "${reused:-0}" -lt "$kept" ] && [ "${reused:-0}" -gt 0 ]; then
+if cmp -s "$d/out.txt" "$d/plain.txt" && [ "${reused:-0}" -lt "$kept" ] &&
+    [ "${reused:-0}" -gt 0 ]; then
     ss_ok "a flipped byte: that shard recomputed ($reused of $kept recorded reused), output right"
 else
     ss_bad "a flipped byte: that shard recomputed" "reused ${reused:-?} of $kept recorded" \

@@ -294,12 +294,14 @@ fi
 # The requeued job: the same output as samtools, and its second attempt resumed.
 if [ -n "$j_req" ]; then
     check_ok "requeued job = samtools" "$j_req" out.requeue exp.s1 "ss-requeue-$j_req.log"
-    reused=$(grep -o '"reused_shards": [0-9]*' out.requeue.report.json 2>/dev/null | grep -o '[0-9]*$')
+    reused=$(grep -o '"reused_shards": [0-9]*' out.requeue.report.json 2>/dev/null |
+        grep -o '[0-9]*$')
     if grep -q 'restart 1 of job .*resuming with --resume' "ss-requeue-$j_req.log" &&
         [ "${reused:-0}" -gt 0 ]; then
         ss_ok "requeued job resumed ($reused shards reused; $(head -1 requeue.out))"
     else
-        ss_bad "requeued job resumed" "reused ${reused:-no} shards; $(cat requeue.out 2>/dev/null)" \
+        ss_bad "requeued job resumed" \
+            "reused ${reused:-no} shards; $(cat requeue.out 2>/dev/null)" \
             "$(grep -E 'restart|running' "ss-requeue-$j_req.log" 2>/dev/null | head -3)"
     fi
 fi
