@@ -27,7 +27,9 @@
  * =<idx> makes the process that takes shard idx die by SIGKILL, as a node
  * crash would; with SEQSHARD_KILL_RANK=<r> as well, rank r dies instead, at
  * the first shard >= idx it takes, or once its workers are done if it takes
- * none (so the test can kill rank 0 whatever the scheduling). The integration
+ * none (so the test can kill rank 0 whatever the scheduling);
+ * SEQSHARD_TEST_SHARD_DELAY_MS=<ms> makes every shard take that much longer, so
+ * a test can interrupt a run on small data part way (resume.sh). The integration
  * tests use them to check that a failed run leaves no output, exits non-zero
  * and does not hang.
  */
@@ -38,6 +40,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../alloc/ss_alloc.h"
@@ -119,6 +122,8 @@ static int shard_from_env(const char *name)
 static int injected(engine_t *e, const ss_shard_t *sh, const char *ctg)
 {
     int idx = sh->idx;
+    if (e->delay_ms > 0) /* a slow kernel, so a test can stop the run part way */
+        nanosleep(&(struct timespec){ e->delay_ms / 1000, (e->delay_ms % 1000) * 1000000L }, NULL);
     if (e->kill_shard >= 0 &&
         (e->kill_rank < 0 ? idx == e->kill_shard
                           : e->kill_rank == ss_comm_rank() && idx >= e->kill_shard))
@@ -131,6 +136,32 @@ static int injected(engine_t *e, const ss_shard_t *sh, const char *ctg)
              "hook); unset SEQSHARD_FAIL_SHARD", idx, ctg, (long long)sh->beg + 1,
              (long long)sh->end);
     return -1;
+}
+
+/* What the manifest keeps of a finished shard; the writer adds the offset. Worker thread. */
+static int crc_add(void *ctx, const char *buf, size_t len)
+{
+    uint32_t *crc = ctx;
+    *crc = ss_resume_crc32(*crc, buf, len);
+    return 0;
+}
+
+/*
+ * Shard idx's resume record: size and CRC over all its bytes (the spilled
+ * ones first, read back from the spill file), and its counters. 0 or -1.
+ */
+static int resume_rec(ss_resume_rec_t *r, int idx, const ss_spill_t *sp, const kstring_t *buf,
+                      const ss_shard_stats_t *st)
+{
+    *r = (ss_resume_rec_t){ .idx = (uint32_t)idx, .size = sp->len + buf->l, .reads = st->reads,
+                            .bases = st->bases };
+    uint32_t crc = 0;
+    if (ss_spill_copy(sp, idx, crc_add, &crc) < 0)
+        return -1;
+    r->crc = ss_resume_crc32(crc, buf->s ? buf->s : "", buf->l);
+    memcpy(r->counts, st->counts, sizeof(r->counts));
+    memcpy(r->summary, st->summary, sizeof(r->summary));
+    return 0;
 }
 
 /* Run the kernel on one shard; its finished bytes end in buf. 0, or -1 after ss_error(). */
@@ -177,6 +208,8 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
                                      .done = 1, .beg = wall0, .end = ss_wall_now(),
                                      .reads = st.reads,
                                      .bytes = e->spills[idx].len + buf->l };
+    if (e->rrecs && resume_rec(&e->rrecs[idx], idx, &e->spills[idx], buf, &st) < 0)
+        return -1;
     atomic_fetch_add_explicit(&e->reads_done, st.reads, memory_order_relaxed);
     return 0;
 }
@@ -276,6 +309,34 @@ static int needs_csi(const ss_job_t *job)
     return 0;
 }
 
+static void resume_done(engine_t *e)
+{
+    ss_resume_end(e->resume, 1);
+    e->resume = NULL;
+}
+
+int ss_engine_resume_start(engine_t *e, const kstring_t *header)
+{
+    const ss_common_opts_t *o = ss_job_opts(e->job);
+    if (!e->out || !ss_output_tmp_path(e->out))
+        return 0; /* standard output, a FIFO: nothing to resume (ss_resume_check_opts) */
+    ss_resume_args_t a = { .kernel = e->k->name, .opts = o, .shards = e->shards,
+                           .n_shards = e->n_shards, .header = header->s,
+                           .header_len = header->l, .want = o->resume };
+    int refused = 0;
+    if ((e->resume = ss_resume_start(&a, e->out, &refused))) {
+        e->n_kept = ss_resume_n_kept(e->resume);
+        ss_signals_resumable(1);
+        return 0;
+    }
+    if (refused)
+        ss_output_close_keep(e->out); /* the earlier run's files stay for a corrected rerun */
+    else
+        ss_output_abort(e->out);
+    e->out = NULL;
+    return -1;
+}
+
 /*
  * The output's last steps, on the rank that owns it: index the finished
  * temporary file (tabix for .gz text; --write-index for BAM/CRAM, beside it),
@@ -284,6 +345,7 @@ static int needs_csi(const ss_job_t *job)
  */
 static int seal(engine_t *e, int rc, ss_output_t *rep)
 {
+    ss_resume_quiesce(e->resume); /* its thread syncs e->out's descriptor, which goes now */
     if (rc == 0 && e->orun->tabix)
         rc = ss_output_index_tabix(e->out, needs_csi(e->job));
     /* NULL for standard output or a device: the index step says whether it needed a file */
@@ -295,9 +357,11 @@ static int seal(engine_t *e, int rc, ss_output_t *rep)
     if (rc != 0) {
         ss_output_abort(e->out);
         ss_output_abort(rep);
+        resume_done(e);
         return -1;
     }
     rc = e->out ? ss_output_commit(e->out) : 0;
+    resume_done(e); /* in place, or removed: the manifest has nothing left to describe */
     if (rc == 0)
         rc = ss_side_commit(e->side);
     if (rc == 0 && rep)
@@ -429,6 +493,19 @@ static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
                      "run without mpirun/srun, or give a BAM/CRAM file", ss_comm_size());
         return 1;
     }
+    if (o->resume && e->orun->no_main) {
+        if (ss_comm_rank() == 0)
+            ss_error("--resume: %s writes only files of its own, which are made whole at the "
+                     "end; rerun without --resume", e->k->name);
+        return 1;
+    }
+    if (ss_resume_check_opts(o, ss_job_inputs(e->job)->stream != NULL) < 0)
+        return 1;
+    if (o->output && strcmp(o->output, "-") != 0 &&
+        !(e->rrecs = calloc((size_t)(s->n > 0 ? s->n : 1), sizeof(*e->rrecs)))) {
+        ss_error("out of memory for the resume records of %d shards", s->n);
+        return 1;
+    }
     if (ss_comm_parallel() && !o->output && !e->orun->no_main) {
         if (ss_comm_rank() == 0)
             ss_error("under mpirun with %d ranks the output must be a file: add -o FILE",
@@ -500,6 +577,8 @@ static void teardown(engine_t *e, setup_t *s)
     for (int i = 0; e->spills && i < s->n; i++)
         ss_spill_close(&e->spills[i]); /* a failed run's shards never written */
     free(e->spills);
+    free(e->rrecs);
+    ss_resume_end(e->resume, 0); /* ranks other than 0 close their record files */
     free(s->w);
     free(s->shards);
 }
@@ -518,6 +597,7 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, const void *run_state,
     e.kill_shard = shard_from_env("SEQSHARD_KILL_SHARD");
     e.kill_rank = shard_from_env("SEQSHARD_KILL_RANK");
     e.stall_shard = shard_from_env("SEQSHARD_STALL_SHARD");
+    e.delay_ms = shard_from_env("SEQSHARD_TEST_SHARD_DELAY_MS");
     int failed = setup(&e, spec, &s);
     /* no rank may enter a collective step that another rank will never reach */
     if (ss_comm_max_int(failed)) {

@@ -31,6 +31,12 @@ static void report_fill(const engine_t *e, const setup_t *s, double t0, ss_repor
     int mode = !pinned ? SS_BIND_NONE : s->bind == SS_BIND_AUTO ? SS_BIND_CORE : s->bind;
     r->bind_mode = ss_bind_mode_name((ss_bind_mode_t)mode);
     r->place = e->place;
+    r->resumed = r->opts->resume;
+    /* rank 0 alone adds the kept shards: every rank knows them, but they count once */
+    if (ss_comm_rank() == 0) {
+        r->n_reused = e->n_kept;
+        ss_resume_kept_stats(e->resume, &r->reused);
+    }
 }
 
 /*
@@ -87,7 +93,9 @@ void ss_engine_log_done(const engine_t *e, const setup_t *s, int rc)
     if (ss_comm_sum_u64(v, 2) < 0)
         return;
     int max_kb = ss_comm_max_int(rss_kb);
-    ss_log_done(s->n, v[0], v[1], (int64_t)max_kb * 1024);
+    const ss_common_opts_t *o = ss_job_opts(e->job);
+    ss_log_done(s->n, v[0], v[1], (int64_t)max_kb * 1024,
+                o->resume ? e->n_kept : -1);
 }
 
 /*
@@ -125,6 +133,11 @@ int ss_engine_summarize(engine_t *e, const setup_t *s, int rc)
     if (!e->k->run_summary)
         return rc;
     uint64_t sums[SS_SUMMARY_N] = { 0 };
+    if (ss_comm_rank() == 0) { /* the shards kept by --resume count once, on rank 0 */
+        ss_worker_stats_t kept;
+        ss_resume_kept_stats(e->resume, &kept);
+        memcpy(sums, kept.summary, sizeof(sums));
+    }
     for (int i = 0; i < s->n_workers; i++)
         for (int j = 0; j < SS_SUMMARY_N; j++)
             sums[j] += e->stats[i].summary[j];

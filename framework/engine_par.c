@@ -91,6 +91,36 @@ static int par_run(engine_t *e, int n_workers, worker_t *w)
  * creates the temporary output, every rank opens it (ss_merge_open). Returns
  * 0, or -1 on every rank (the counter closed again).
  */
+/* The merge wrote this rank's shard idx at off: its record for the manifest. */
+static int note_written(void *ctx, int idx, uint64_t off)
+{
+    engine_t *e = ctx;
+    ss_resume_rec_t r = e->rrecs[idx];
+    r.off = off;
+    return ss_resume_note(e->resume, &r);
+}
+
+/*
+ * Collective, once the merge is open: every rank learns the shards kept from
+ * an earlier run (rank 0 read them) and opens its record file; rank 0
+ * publishes the kept shards' sizes, so every rank's offsets pass them, and
+ * the scheduler never hands them out. 0, or -1 on every rank.
+ */
+static int par_resume(engine_t *e)
+{
+    if (ss_resume_share(&e->resume, e->n_shards, ss_merge_tmp_path(e->merge)) < 0)
+        return -1;
+    int bad = 0;
+    uint64_t off, size;
+    for (int i = 0; ss_comm_rank() == 0 && !bad && i < e->n_shards; i++)
+        if (ss_resume_kept_at(e->resume, i, &off, &size) == 0)
+            bad = ss_comm_size_publish(i, size) < 0;
+    ss_sched_par_set_kept(e->sched, ss_resume_kept_map(e->resume));
+    ss_merge_set_resume(e->merge, e->resume, note_written, e);
+    ss_signals_resumable(1);
+    return ss_comm_max_int(bad) != 0 ? -1 : 0;
+}
+
 static int par_open(engine_t *e, const kstring_t *header)
 {
     const char *path = ss_job_opts(e->job)->output;
@@ -100,11 +130,13 @@ static int par_open(engine_t *e, const kstring_t *header)
     }
     if (e->orun->no_main)
         return 0; /* side streams only: they are written at the end (side_out.c) */
-    if (ss_comm_rank() == 0)
-        e->out = ss_output_open(path); /* NULL: reported; the merge fails on every rank */
+    /* NULL: reported (or --resume refused); the merge then fails on every rank */
+    if (ss_comm_rank() == 0 && (e->out = ss_output_open_resumable(path)))
+        ss_engine_resume_start(e, header);
     e->merge = ss_merge_open(e->store, e->n_shards, header->s, header->l, e->out, path);
-    if (e->merge)
+    if (e->merge && par_resume(e) == 0)
         return 0;
+    ss_resume_quiesce(e->resume);
     ss_output_abort(e->out);
     e->out = NULL;
     ss_comm_counter_close();
@@ -142,6 +174,10 @@ static int par_finish(engine_t *e, int rc)
     if (e->merge)
         rc = ss_merge_finish(e->merge, rc < 0, tail.s, tail.l);
     free(tail.s);
+    /* an earlier run's temporary may have been longer: cut it where this run ends */
+    if (rc == 0 && e->merge && ss_comm_rank() == 0 &&
+        ss_output_set_length(e->out, ss_merge_file_len(e->merge)) < 0)
+        rc = -1;
     /* after the agreement no rank touches the window again: freeing it waits for nobody */
     ss_comm_counter_close();
     e->bytes_written = ss_merge_bytes(e->merge);

@@ -33,6 +33,7 @@ static const env_var_t env_vars[] = {
     { "SEQSHARD_FAIL_SHARD", ENV_COUNT, (1L << 30) - 1, "a shard number, 0 or more" },
     { "SEQSHARD_KILL_SHARD", ENV_COUNT, (1L << 30) - 1, "a shard number, 0 or more" },
     { "SEQSHARD_KILL_RANK", ENV_COUNT, (1L << 30) - 1, "a rank number, 0 or more" },
+    { "SEQSHARD_TEST_SHARD_DELAY_MS", ENV_COUNT, 60000, "milliseconds, 0 to 60000" },
 };
 
 static int valid(const env_var_t *v, const char *s)

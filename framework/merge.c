@@ -55,9 +55,22 @@ struct ss_merge_s {
     int64_t *sizes;     /* [READ_MAX] read buffer */
     int read_n;
     uint64_t bytes_mine; /* this rank's pieces, published */
+    uint64_t bytes_kept; /* rank 0: the shards kept from an earlier run, in the file already */
     uint64_t bytes_out;  /* written by this rank */
+    uint64_t file_len;   /* the whole file's, once ss_merge_finish agreed */
     int failed;
+    char tmp[4096];      /* the temporary output's path, as rank 0 broadcast it */
+    const ss_resume_t *kept; /* shards kept from an earlier run, or NULL */
+    ss_merge_written_f written; /* told of each piece this rank wrote, or NULL */
+    void *written_ctx;
 };
+
+/* Rank 0's temporary is the resumable one: a signal keeps it (output.c). */
+static int is_fixed_tmp(const char *tmp)
+{
+    size_t l = strlen(tmp), s = strlen(SS_OUTPUT_TMP_FIXED);
+    return l > s && strcmp(tmp + l - s, SS_OUTPUT_TMP_FIXED) == 0;
+}
 
 ss_merge_t *ss_merge_open(ss_store_t *store, int n_shards, const char *header, size_t header_len,
                           ss_output_t *out, const char *path)
@@ -85,7 +98,7 @@ ss_merge_t *ss_merge_open(ss_store_t *store, int n_shards, const char *header, s
     /* an empty name: rank 0 could not create the file and said why */
     if (ss_comm_max_int(bad || !*tmp) != 0)
         goto fail;
-    if (rank != 0 && ss_output_guard(tmp) < 0) {
+    if (rank != 0 && ss_output_guard(tmp, is_fixed_tmp(tmp)) < 0) {
         ss_error("rank %d: %s: cannot arrange its removal on SIGTERM", rank, tmp);
         bad = 1;
     }
@@ -95,6 +108,7 @@ ss_merge_t *ss_merge_open(ss_store_t *store, int n_shards, const char *header, s
         goto fail;
     }
     m->f = f;
+    snprintf(m->tmp, sizeof(m->tmp), "%s", tmp);
     m->shown = path;
     m->store = store;
     m->n_shards = n_shards;
@@ -147,6 +161,23 @@ static int publish_new(ss_merge_t *m)
 }
 
 /*
+ * A kept shard (--resume) must start where this run's sizes put it, or the
+ * recomputed shards before it came out another size than the earlier run's
+ * and their bytes would overlap it.
+ */
+static int check_kept(const ss_merge_t *m)
+{
+    uint64_t off, size;
+    if (!m->kept || ss_resume_kept_at(m->kept, m->known, &off, &size) < 0 || off == m->known_end)
+        return 0;
+    ss_error("rank %d: %s: shard %d of the earlier run starts at byte %llu, this run puts it at "
+             "%llu (the output is not the same as the interrupted run's); rerun without --resume",
+             ss_comm_rank(), m->shown, m->known, (unsigned long long)off,
+             (unsigned long long)m->known_end);
+    return -1;
+}
+
+/*
  * Extend the known prefix up to this rank's last pending shard, as far as
  * published sizes allow; fix the offsets of the pending pieces it passes.
  */
@@ -171,6 +202,8 @@ static int advance(ss_merge_t *m)
                 p->off = m->known_end;
                 m->n_placed++;
             }
+            if (check_kept(m) < 0)
+                return -1;
             m->known_end += (uint64_t)m->sizes[i];
             m->known++;
         }
@@ -224,6 +257,8 @@ static int write_placed(ss_merge_t *m, void (*between)(void *), void *ctx)
             return -1;
         ss_store_release(m->store, p.k);
         m->bytes_out += p.len;
+        if (m->written && m->written(m->written_ctx, p.idx, p.off) < 0)
+            return -1;
     }
     memmove(m->p, m->p + w, (m->np - w) * sizeof(*m->p));
     m->np -= w;
@@ -248,12 +283,13 @@ int ss_merge_finish(ss_merge_t *m, int failed, const char *tail, size_t tail_len
     if (!failed && !m->failed && m->np > 0)
         ss_error("rank %d: %zu shard outputs were never written (a merge bug); rerun", rank, m->np);
     /* one sum tells every rank whether any failed, and the total of all pieces */
-    uint64_t v[2] = {failed || m->failed || m->np > 0, m->bytes_mine};
+    uint64_t v[2] = {failed || m->failed || m->np > 0, m->bytes_mine + m->bytes_kept};
     if (ss_comm_sum_u64(v, 2) < 0) {
         ss_error("rank %d: the MPI agreement at the end of the run failed", rank);
         v[0] = 1;
     }
     int rc = v[0] ? -1 : 0;
+    m->file_len = m->header_len + v[1] + tail_len;
     if (rc == 0 && rank == 0 && tail_len) {
         if (ss_comm_file_write_at(m->f, m->header_len + v[1], tail, tail_len) < 0)
             rc = -1;
@@ -268,6 +304,28 @@ int ss_merge_finish(ss_merge_t *m, int failed, const char *tail, size_t tail_len
     }
     m->f = NULL;
     return ss_comm_max_int(rc < 0) != 0 ? -1 : 0;
+}
+
+void ss_merge_set_resume(ss_merge_t *m, const ss_resume_t *kept, ss_merge_written_f written,
+                         void *ctx)
+{
+    uint64_t off, size;
+    m->kept = kept;
+    for (int i = 0; ss_comm_rank() == 0 && i < m->n_shards; i++)
+        if (ss_resume_kept_at(kept, i, &off, &size) == 0)
+            m->bytes_kept += size;
+    m->written = written;
+    m->written_ctx = ctx;
+}
+
+const char *ss_merge_tmp_path(const ss_merge_t *m)
+{
+    return m->tmp;
+}
+
+uint64_t ss_merge_file_len(const ss_merge_t *m)
+{
+    return m->file_len;
 }
 
 uint64_t ss_merge_bytes(const ss_merge_t *m)

@@ -21,10 +21,14 @@
 
 static const char *cli_command;
 static char *cli_cmdline;
+static int cli_argc;
+static char **cli_argv; /* the kernel's arguments, as main received them (not copied) */
 
 void ss_cli_set_command(const char *kernel_name, int argc, char **argv)
 {
     cli_command = kernel_name;
+    cli_argc = argc;
+    cli_argv = argv;
     free(cli_cmdline);
     cli_cmdline = NULL;
     size_t len = 1;
@@ -51,6 +55,12 @@ const char *ss_cli_command(void)
 const char *ss_cli_cmdline(void)
 {
     return cli_cmdline ? cli_cmdline : "";
+}
+
+char **ss_cli_argv(int *argc)
+{
+    *argc = cli_argc;
+    return cli_argv;
 }
 
 /* ---- defaults ---- */
@@ -233,6 +243,9 @@ int ss_common_opt(int c, const char *arg, ss_common_opts_t *o)
     case SS_OPT_PRINT_BINDING:
         o->print_binding = 1;
         return 1;
+    case SS_OPT_RESUME:
+        o->resume = 1;
+        return 1;
     default:
         return 0;
     }
@@ -251,6 +264,8 @@ void ss_common_usage(FILE *fp)
             "      --bind MODE         pin workers: auto, core, numa or none [auto: one per\n"
             "                          core when there are enough cores] (docs/locality.md)\n"
             "      --print-binding     print each worker's core, NUMA node and package\n"
+            "      --resume            after a killed run of the same command, reuse the shards\n"
+            "                          it wrote beside -o FILE and compute only the rest\n"
             "  -b, --bam-list FILE     list of input files, one per line\n"
             "  -o, --output FILE       write to FILE (created only when the run succeeds)\n"
             "                          [standard output]\n",

@@ -51,6 +51,8 @@ struct ss_ordered_s {
     int n_live, max_live;    /* buffers in existence; the cap, 0 for none */
     int peak_live;
     struct waiter_s *waiters; /* workers waiting in ss_ordered_buffer() */
+    const unsigned char *kept; /* [n] shards already in the output (--resume), or NULL;
+                                * set before the workers start, read-only after */
 };
 
 /*
@@ -114,6 +116,16 @@ void ss_ordered_destroy(ss_ordered_t *ow)
     pthread_cond_destroy(&ow->ready_cv);
     pthread_cond_destroy(&ow->free_cv);
     free(ow);
+}
+
+void ss_ordered_set_kept(ss_ordered_t *ow, const unsigned char *kept)
+{
+    ow->kept = kept;
+}
+
+int ss_ordered_kept(const ss_ordered_t *ow, int idx)
+{
+    return ow->kept && ow->kept[idx];
 }
 
 int ss_ordered_admit(ss_ordered_t *ow, int idx)
@@ -325,7 +337,9 @@ int ss_ordered_run(ss_ordered_t *ow, ss_ordered_sink_f sink, ss_ordered_tick_f t
     pthread_mutex_lock(&ow->lock);
     while (ow->next < ow->n) {
         int i = ow->next % ow->window;
-        while (!ow->stopped && !ow->slot[i]) {
+        /* no worker runs a kept shard: the sink steps over its bytes (buf NULL) */
+        int kept = ss_ordered_kept(ow, ow->next);
+        while (!kept && !ow->stopped && !ow->slot[i]) {
             struct timespec t = deadline_after(tick_s > 0 ? tick_s : 1.0);
             if (pthread_cond_timedwait(&ow->ready_cv, &ow->lock, &t) == ETIMEDOUT && tick) {
                 pthread_mutex_unlock(&ow->lock);
@@ -335,13 +349,14 @@ int ss_ordered_run(ss_ordered_t *ow, ss_ordered_sink_f sink, ss_ordered_tick_f t
         }
         if (ow->stopped)
             break;
-        kstring_t *b = ow->slot[i];
-        ow->slot[i] = NULL;
+        kstring_t *b = kept ? NULL : ow->slot[i];
+        ow->slot[i] = kept ? ow->slot[i] : NULL;
         int idx = ow->next;
         pthread_mutex_unlock(&ow->lock);
-        int r = sink(ctx, idx, b->s ? b->s : "", b->l);
+        int r = b ? sink(ctx, idx, b->s ? b->s : "", b->l) : sink(ctx, idx, NULL, 0);
         pthread_mutex_lock(&ow->lock);
-        recycle_locked(ow, b);
+        if (b)
+            recycle_locked(ow, b);
         if (r < 0) {
             ow->stopped = 1;
             pthread_cond_broadcast(&ow->admit_cv);

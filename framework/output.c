@@ -12,6 +12,12 @@
  * before the handler may use them). In a multi-rank run the other ranks
  * guard rank 0's temporary file the same way (ss_output_guard): when one
  * rank dies, mpirun sends SIGTERM to the rest, and the dead one may be rank 0.
+ *
+ * The run's -o output (ss_output_open_resumable) is the exception: its
+ * temporary has a fixed name, .FILE.tmp.seqshard, so a rerun with --resume
+ * finds it, and a signal leaves it (only an index being built beside it
+ * goes); errors still remove it (abort). A lock (flock) on it keeps two runs
+ * from writing the same FILE at once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,17 +48,25 @@ struct ss_output_s {
     int slot[N_NAMES]; /* signals.c slots of tmp and its index names; -1 when none */
     uint64_t bytes;
     int indexed;    /* an index of tmp is being built beside it (tmp + an index_exts) */
+    int fixed;      /* tmp is the resumable .BASE.tmp.seqshard: kept when a signal ends us */
 };
+
+static const char *shown(const ss_output_t *o);
+static void output_free(ss_output_t *o);
 
 /* The index names an index builder may write beside a file: tabix's, CSI, CRAM's. */
 static const char *const index_exts[N_NAMES - 1] = {".tbi", ".csi", ".crai"};
 static int guard_slot[N_NAMES] = {-1, -1, -1, -1};
 
-/* Remove tmp and tmp + each index_exts if a signal ends the process; slot gets their slots. */
-static void arm_removal(const char *tmp, int slot[N_NAMES])
+/*
+ * Remove tmp and tmp + each index_exts if a signal ends the process; slot
+ * gets their slots. A resumable temporary (keep) stays for --resume: only
+ * the index names, which are rebuilt from the whole file anyway, go.
+ */
+static void arm_removal(const char *tmp, int keep, int slot[N_NAMES])
 {
     char p[PATH_MAX + 8];
-    slot[0] = ss_signals_remove_on_exit(tmp);
+    slot[0] = keep ? -1 : ss_signals_remove_on_exit(tmp);
     for (int i = 0; i < N_NAMES - 1; i++) {
         snprintf(p, sizeof(p), "%s%s", tmp, index_exts[i]);
         slot[i + 1] = ss_signals_remove_on_exit(p);
@@ -83,6 +98,21 @@ static int tmp_name(const char *final, char *buf, size_t size)
     return len < 0 || (size_t)len >= size ? -1 : 0;
 }
 
+/*
+ * The resumable temporary: always the same name, ".BASE.tmp.seqshard", so a
+ * rerun finds it; BASE is cut so that the manifest's longest name beside it
+ * (".BASE.resume.rankNNNNNNNNNN", SS_OUTPUT_RESUME_SUFFIX_MAX) fits NAME_MAX.
+ */
+static int fixed_tmp_name(const char *final, char *buf, size_t size)
+{
+    const char *slash = strrchr(final, '/');
+    const char *base = slash ? slash + 1 : final;
+    int dir_len = (int)(base - final);
+    int keep = NAME_MAX - 1 - SS_OUTPUT_RESUME_SUFFIX_MAX;
+    int len = snprintf(buf, size, "%.*s.%.*s%s", dir_len, final, keep, base, SS_OUTPUT_TMP_FIXED);
+    return len < 0 || (size_t)len >= size ? -1 : 0;
+}
+
 static int open_tmp(ss_output_t *o)
 {
     char tmp[PATH_MAX];
@@ -101,12 +131,47 @@ static int open_tmp(ss_output_t *o)
         ss_error("out of memory opening the output");
         return -1;
     }
-    arm_removal(tmp, o->slot);
+    arm_removal(tmp, 0, o->slot);
     /* mkstemp makes 0600; the final file gets what open(..., 0666) would under the umask */
     mode_t mask = umask(0);
     umask(mask);
     if (fchmod(o->fd, 0666 & ~mask) != 0)
         ss_warn("%s: cannot set permissions: %s", o->shown, strerror(errno));
+    return 0;
+}
+
+/*
+ * Open the resumable temporary without truncating it (--resume reads what an
+ * earlier run left there), locked, so a second run writing the same FILE at
+ * the same time is refused instead of mixing its bytes in. File systems
+ * without flock (ENOLCK, EOPNOTSUPP) run unlocked.
+ */
+static int open_fixed_tmp(ss_output_t *o)
+{
+    char tmp[PATH_MAX];
+    if (fixed_tmp_name(o->path, tmp, sizeof(tmp)) < 0) {
+        ss_error("%s: output path too long; use a shorter one", o->shown);
+        return -1;
+    }
+    if ((o->fd = open(tmp, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0) {
+        ss_error("%s: cannot create a temporary file next to it: %s; check the -o directory "
+                 "exists and is writable", o->shown, strerror(errno));
+        return -1;
+    }
+    o->own_fd = 1;
+    if (flock(o->fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+        ss_error("%s: another seqshard run is writing it (its temporary %s is locked); wait "
+                 "for that run or give another -o", o->shown, tmp);
+        close(o->fd);
+        o->fd = -1;
+        return -1;
+    }
+    if (!(o->tmp = strdup(tmp))) {
+        ss_error("out of memory opening the output");
+        return -1;
+    }
+    o->fixed = 1;
+    arm_removal(tmp, 1, o->slot);
     return 0;
 }
 
@@ -169,7 +234,8 @@ static int choose_target(ss_output_t *o)
     return 1;
 }
 
-ss_output_t *ss_output_open(const char *path)
+/* The output, with a temporary made by mkstemp (fixed = 0) or the resumable one. */
+static ss_output_t *output_open(const char *path, int fixed)
 {
     ss_output_t *o = calloc(1, sizeof(*o));
     if (!o) {
@@ -189,10 +255,56 @@ ss_output_t *ss_output_open(const char *path)
         return NULL;
     }
     int r = choose_target(o);
-    if (r == 0 || (r == 1 && open_tmp(o) == 0))
+    if (r == 0 || (r == 1 && (fixed ? open_fixed_tmp(o) : open_tmp(o)) == 0))
         return o;
-    ss_output_abort(o);
+    if (o->fixed)
+        ss_output_close_keep(o); /* an earlier run's temporary is not ours to remove */
+    else
+        ss_output_abort(o);
     return NULL;
+}
+
+ss_output_t *ss_output_open(const char *path)
+{
+    return output_open(path, 0);
+}
+
+ss_output_t *ss_output_open_resumable(const char *path)
+{
+    return output_open(path, 1);
+}
+
+int ss_output_fd(const ss_output_t *o)
+{
+    return o ? o->fd : -1;
+}
+
+int ss_output_skip(ss_output_t *o, uint64_t len)
+{
+    if (lseek(o->fd, (off_t)len, SEEK_CUR) < 0) {
+        ss_error("%s: cannot seek in the temporary output: %s", shown(o), strerror(errno));
+        return -1;
+    }
+    o->bytes += len;
+    return 0;
+}
+
+int ss_output_set_length(ss_output_t *o, uint64_t len)
+{
+    if (!o->tmp || ftruncate(o->fd, (off_t)len) == 0)
+        return 0;
+    ss_error("%s: cannot set the temporary output's length: %s", shown(o), strerror(errno));
+    return -1;
+}
+
+void ss_output_close_keep(ss_output_t *o)
+{
+    if (!o)
+        return;
+    if (o->fd >= 0 && o->own_fd)
+        close(o->fd);
+    disarm_removal(o->slot);
+    output_free(o);
 }
 
 /* The name messages use. */
@@ -330,13 +442,13 @@ int ss_output_commit(ss_output_t *o)
     return rc;
 }
 
-int ss_output_guard(const char *tmp_path)
+int ss_output_guard(const char *tmp_path, int keep)
 {
-    if (guard_slot[0] >= 0)
+    if (guard_slot[0] >= 0 || guard_slot[1] >= 0)
         return -1;
-    arm_removal(tmp_path, guard_slot);
+    arm_removal(tmp_path, keep, guard_slot);
     int armed = 1;
-    for (int i = 0; i < N_NAMES; i++)
+    for (int i = keep ? 1 : 0; i < N_NAMES; i++)
         armed = armed && guard_slot[i] >= 0;
     if (armed)
         return 0;

@@ -70,6 +70,9 @@ static void write_kernel_counts(FILE *fp, const ss_report_t *r)
     if (!r->counter_names || !r->counter_names[0])
         return;
     uint64_t tot[SS_KERNEL_COUNTERS] = { 0 };
+    /* the shards kept by --resume count too: the counts describe the whole output */
+    for (int c = 0; c < SS_KERNEL_COUNTERS; c++)
+        tot[c] = r->reused.counts[c];
     if (r->ranks && r->n_ranks > 1) {
         for (int i = 0; i < r->n_ranks; i++)
             for (int c = 0; c < SS_KERNEL_COUNTERS; c++)
@@ -203,6 +206,11 @@ static void write_run(FILE *fp, const ss_report_t *r)
                 "  \"est_work_total\": %llu,\n",
             r->threads, r->n_shards, o ? (long long)o->shard_size : 0LL,
             (unsigned long long)r->est_work_total);
+    /* "totals" and "workers" are this run's work; the kept shards are counted here */
+    fprintf(fp, "  \"resume\": {\"requested\": %s, \"reused_shards\": %d, "
+                "\"recomputed_shards\": %d, \"reused_reads\": %llu},\n",
+            r->resumed ? "true" : "false", r->n_reused, r->n_shards - r->n_reused,
+            (unsigned long long)r->reused.reads);
 }
 
 /* This process's CPU time (all its threads), user and system. */

@@ -90,7 +90,7 @@ static void fmt_si(char *buf, size_t size, double v, const char *unit)
         snprintf(buf, size, "%.*f %s%s", v < 10 ? 2 : v < 100 ? 1 : 0, v, pre[i], unit);
 }
 
-void ss_log_done(int shards, uint64_t reads, uint64_t bytes, int64_t peak_rss)
+void ss_log_done(int shards, uint64_t reads, uint64_t bytes, int64_t peak_rss, int reused)
 {
     if (!lg.on || lg.ended)
         return;
@@ -100,9 +100,13 @@ void ss_log_done(int shards, uint64_t reads, uint64_t bytes, int64_t peak_rss)
     fmt_si(r, sizeof(r), (double)reads, "");
     fmt_si(b, sizeof(b), (double)bytes, "B");
     fmt_si(m, sizeof(m), peak_rss > 0 ? (double)peak_rss : 0, "B");
+    char res[80] = "";
+    if (reused >= 0)
+        snprintf(res, sizeof(res), "; resumed: %d of %d shard%s reused", reused, shards,
+                 shards == 1 ? "" : "s");
     fprintf(stderr, "seqshard: %s done in %.1f s: %d shard%s, %s reads, %s written, "
-                    "peak RSS %s\n",
-            ts, ss_now() - lg.t0, shards, shards == 1 ? "" : "s", r, b, m);
+                    "peak RSS %s%s\n",
+            ts, ss_now() - lg.t0, shards, shards == 1 ? "" : "s", r, b, m, res);
     fflush(stderr);
 }
 

@@ -20,7 +20,10 @@ static int local_next(ss_sched_t *s)
     local_sched_t *ls = (local_sched_t *)s;
     if (ss_ordered_stopped(ls->ow))
         return -1;
-    int idx = atomic_fetch_add(&ls->next, 1);
+    int idx;
+    do /* shards kept from an earlier run (--resume) are in the output already */
+        idx = atomic_fetch_add(&ls->next, 1);
+    while (idx < ls->n && ss_ordered_kept(ls->ow, idx));
     if (idx >= ls->n)
         return -1;
     return ss_ordered_admit(ls->ow, idx) < 0 ? -1 : idx;

@@ -34,6 +34,8 @@ typedef struct {
     int done;
     int kicked;
     int hold;       /* take no new shard: this rank's unwritten output is at its cap */
+    const unsigned char *kept; /* [n_shards] already in the output (--resume), or NULL;
+                                * main thread only */
 } par_sched_t;
 
 static int par_next(ss_sched_t *s)
@@ -102,6 +104,8 @@ int ss_sched_par_pump(ss_sched_t *s, double wait_s)
         pthread_mutex_unlock(&ps->lock);
         /* a local failure stops this rank's workers and, through the flag, every rank */
         int idx = ss_error_raised() ? -1 : ss_comm_counter_next();
+        while (idx >= 0 && ps->kept && ps->kept[idx])
+            idx = ss_comm_counter_next(); /* kept from an earlier run: in the file already */
         pthread_mutex_lock(&ps->lock);
         if (idx < 0)
             ps->done = 1;
@@ -113,6 +117,11 @@ int ss_sched_par_pump(ss_sched_t *s, double wait_s)
     int done = ps->done;
     pthread_mutex_unlock(&ps->lock);
     return done;
+}
+
+void ss_sched_par_set_kept(ss_sched_t *s, const unsigned char *kept)
+{
+    ((par_sched_t *)s)->kept = kept;
 }
 
 void ss_sched_par_kick(ss_sched_t *s)

@@ -1,7 +1,9 @@
 /*
  * signals.c -- what a terminating signal does: remove this process's
  * temporary files, say in one line which signal ended the run, and exit
- * 128 + the signal number, as shells and Slurm report a signal death.
+ * 128 + the signal number, as shells and Slurm report a signal death. The
+ * resumable -o temporary is never registered here: it stays, with its
+ * manifest, for --resume, and the line says so (ss_signals_resumable).
  *
  * The handler may run on any thread at any moment, so it only reads state
  * that was complete before it was published (a slot's path is written
@@ -28,7 +30,7 @@
 
 static char slot_path[N_SLOTS][PATH_MAX];
 static atomic_int slot_armed[N_SLOTS];
-static atomic_int quiet_, direct_;
+static atomic_int quiet_, direct_, resumable_;
 
 static const struct {
     int sig;
@@ -50,7 +52,7 @@ static void append(char *buf, size_t cap, size_t *len, const char *s)
 
 static void say_interrupted(int sig)
 {
-    char line[128];
+    char line[160];
     size_t len = 0;
     const char *name = "a signal";
     for (size_t i = 0; i < N_CAUGHT; i++)
@@ -58,8 +60,13 @@ static void say_interrupted(int sig)
             name = caught[i].name;
     append(line, sizeof(line), &len, "seqshard: interrupted by ");
     append(line, sizeof(line), &len, name);
-    append(line, sizeof(line), &len,
-           atomic_load(&direct_) ? "; the output is incomplete\n" : "; no output written\n");
+    if (atomic_load(&direct_))
+        append(line, sizeof(line), &len, "; the output is incomplete\n");
+    else if (atomic_load(&resumable_))
+        append(line, sizeof(line), &len,
+               "; no output written; rerun the same command with --resume to continue\n");
+    else
+        append(line, sizeof(line), &len, "; no output written\n");
     ssize_t w = write(STDERR_FILENO, line, len);
     (void)w; /* nowhere left to report a failure to */
 }
@@ -152,6 +159,11 @@ void ss_signals_forget(int slot)
 void ss_signals_output_direct(int on)
 {
     atomic_store(&direct_, on);
+}
+
+void ss_signals_resumable(int on)
+{
+    atomic_store(&resumable_, on);
 }
 
 void ss_signals_block(sigset_t *saved)

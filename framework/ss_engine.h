@@ -12,6 +12,7 @@
 #include "ss_internal.h"
 #include "ss_merge.h"
 #include "ss_out.h"
+#include "ss_resume.h"
 #include "ss_sched.h"
 #include "ss_side.h"
 #include "ss_store.h"
@@ -59,11 +60,17 @@ struct engine_s {
     ss_shard_rec_t *recs;      /* [n_shards]: recs[i] written by the worker that ran shard i */
     ss_spill_t *spills;        /* [n_shards]: shard i's leading bytes on disk, set by its worker
                                 * before the put; the sink writes them first and closes them */
+    ss_resume_rec_t *rrecs;    /* [n_shards] with -o FILE: shard i's CRC and counters, by the
+                                * worker that ran it; read by the main thread after the put */
+    ss_resume_t *resume;       /* the shards kept from an earlier run, this run's records;
+                                * NULL unless the output is a resumable file */
+    int n_kept;                /* shards it kept (the state goes once the output is sealed) */
     atomic_ullong reads_done;
     int fail_shard;            /* SEQSHARD_FAIL_SHARD, or -1 */
     int kill_shard;            /* SEQSHARD_KILL_SHARD, or -1 */
     int kill_rank;             /* SEQSHARD_KILL_RANK, or -1 */
     int stall_shard;           /* SEQSHARD_STALL_SHARD, or -1 */
+    int delay_ms;              /* SEQSHARD_TEST_SHARD_DELAY_MS, or -1 */
     ss_store_t *store;         /* multi-rank: outputs wait here until written */
     ss_merge_t *merge;         /* multi-rank: the streaming merge (main thread) */
     ss_side_t *side;           /* side streams and reductions, or NULL (side_out.c) */
@@ -102,6 +109,12 @@ typedef struct {
 /* Start n_workers threads (fewer if the system refuses some). 0, or -1 after ss_error(). */
 int ss_engine_start_workers(engine_t *e, int n_workers, worker_t *w);
 void ss_engine_join_workers(int n_workers, worker_t *w);
+/*
+ * The output's owner, once the temporary is open: the resume state (kept
+ * shards, the new manifest). 0; -1 after ss_error(), with e->out closed
+ * (kept when --resume was refused, removed otherwise) and NULL.
+ */
+int ss_engine_resume_start(engine_t *e, const kstring_t *header);
 
 /* ---- the end of a run (engine_end.c) ---- */
 

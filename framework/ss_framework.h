@@ -254,6 +254,8 @@ typedef struct {
     int quiet;               /* --quiet */
     int bind;                /* --bind: an ss_bind_mode_t (ss_topology.h); 0 = auto */
     int print_binding;       /* --print-binding: print each worker's placement on stderr */
+    int resume;              /* --resume: reuse the shards an interrupted run of the same
+                              * command wrote beside -o FILE (framework/resume.c) */
     int all_contigs;         /* plan contigs with no reads too (pileup -aa) */
     int unplaced;            /* kernel reads the unplaced unmapped reads: a whole-genome plan
                               * ends with their shard (tid SS_TID_UNPLACED), and the regions
@@ -300,6 +302,7 @@ void ss_common_opts_free(ss_common_opts_t *o);
 #define SS_OPT_QUIET 0x1004
 #define SS_OPT_BIND 0x1005
 #define SS_OPT_PRINT_BINDING 0x1006
+#define SS_OPT_RESUME 0x1007
 #define SS_COMMON_LONG_OPTS                                                \
     {"threads", required_argument, NULL, '@'},                             \
     {"shard-size", required_argument, NULL, SS_OPT_SHARD_SIZE},            \
@@ -307,7 +310,8 @@ void ss_common_opts_free(ss_common_opts_t *o);
     {"tmp-dir", required_argument, NULL, SS_OPT_TMP_DIR},                  \
     {"quiet", no_argument, NULL, SS_OPT_QUIET},                            \
     {"bind", required_argument, NULL, SS_OPT_BIND},                        \
-    {"print-binding", no_argument, NULL, SS_OPT_PRINT_BINDING}
+    {"print-binding", no_argument, NULL, SS_OPT_PRINT_BINDING},             \
+    {"resume", no_argument, NULL, SS_OPT_RESUME}
 /*
  * Handle option c. Returns 1 if it was a common option (stored in *o), 0 if
  * not, -1 after printing a one-line error naming the option and the bad value.

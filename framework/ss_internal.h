@@ -20,6 +20,8 @@ void ss_cli_set_command(const char *kernel_name, int argc, char **argv);
 const char *ss_cli_command(void);
 /* The whole command line as the user typed it (argv joined by spaces); "" if unset. */
 const char *ss_cli_cmdline(void);
+/* The kernel's arguments as ss_cli_set_command got them (argv[0] the kernel's name). */
+char **ss_cli_argv(int *argc);
 
 /* --shard-size values: digits, optional fraction, k/m/g (x1000). 0 ok, -1 malformed. */
 int ss_parse_size(const char *s, hts_pos_t *out);
@@ -64,6 +66,25 @@ typedef struct ss_output_s ss_output_t;
  * signal. Returns NULL after ss_error(). Main thread.
  */
 ss_output_t *ss_output_open(const char *path);
+/*
+ * The run's -o output: as ss_output_open, but a regular file's temporary is
+ * always .FILE.tmp.seqshard (SS_OUTPUT_TMP_FIXED), opened read-write without
+ * truncating it (what an earlier run left there may be resumed), locked
+ * against a second run writing the same FILE, and kept when a signal ends the
+ * process; abort still removes it. NULL after ss_error(). Main thread.
+ */
+ss_output_t *ss_output_open_resumable(const char *path);
+#define SS_OUTPUT_TMP_FIXED ".tmp.seqshard"
+/* Room NAME_MAX keeps after BASE for the names beside it (".BASE.resume.rank" + 10 digits). */
+#define SS_OUTPUT_RESUME_SUFFIX_MAX 23
+/* The descriptor written to (-1 for NULL). */
+int ss_output_fd(const ss_output_t *o);
+/* Move past len bytes already in the file (a shard kept by --resume). 0 or -1 after ss_error(). */
+int ss_output_skip(ss_output_t *o, uint64_t len);
+/* Cut a temporary file to len bytes (an earlier run's may be longer). 0 or -1 after ss_error(). */
+int ss_output_set_length(ss_output_t *o, uint64_t len);
+/* Close and free, leaving the temporary file where it is (--resume refused). Accepts NULL. */
+void ss_output_close_keep(ss_output_t *o);
 /* Write all of buf. Returns 0, or -1 after ss_error() named the file. Main thread. */
 int ss_output_write(ss_output_t *o, const void *buf, size_t len);
 /* Close and rename into place; frees o. Returns 0, or -1 after ss_error() (temp removed). */
@@ -76,12 +97,14 @@ uint64_t ss_output_bytes(const ss_output_t *o);
 const char *ss_output_tmp_path(const ss_output_t *o);
 /*
  * Multi-rank, on every rank but the one that opened it: make a terminating
- * signal remove tmp_path (and an index beside it) here too, as the owner's does, so a run whose rank 0 was killed leaves nothing behind.
+ * signal remove tmp_path (and an index beside it) here too, as the owner's does, so a run
+ * whose rank 0 was killed leaves nothing behind; with keep (a resumable temporary) only
+ * the index names are removed.
  * Returns 0, or -1 (path too long, or a file is already guarded here). Main
  * thread; the path is stored before the handler is armed, so a signal never
  * sees half of it.
  */
-int ss_output_guard(const char *tmp_path);
+int ss_output_guard(const char *tmp_path, int keep);
 /* Stop guarding: the owner renamed or removed the file. No-op when nothing is guarded. */
 void ss_output_unguard(void);
 /*
@@ -115,6 +138,8 @@ int ss_signals_remove_on_exit(const char *path);
 void ss_signals_forget(int slot);
 /* on: the output goes straight to its destination, so a signal says it is incomplete. */
 void ss_signals_output_direct(int on);
+/* The output can be resumed: the signal line says to rerun with --resume. Any thread. */
+void ss_signals_resumable(int on);
 /* Hold the caught signals off this thread (around a rename and its forget), and restore. */
 void ss_signals_block(sigset_t *saved);
 void ss_signals_restore(const sigset_t *saved);
@@ -161,7 +186,7 @@ void ss_progress_finish(ss_progress_t *p, int ok);
 void ss_log_open(const char *kernel, int quiet, int is_rank0);
 void ss_log_start(int n_inputs, int threads, int ranks, int shards);
 /* Totals over every rank: shards in the plan, reads, output bytes, largest peak RSS (bytes). */
-void ss_log_done(int shards, uint64_t reads, uint64_t bytes, int64_t peak_rss);
+void ss_log_done(int shards, uint64_t reads, uint64_t bytes, int64_t peak_rss, int reused);
 /* The final line of a failed run, with why (NULL: the first error this process saw). */
 void ss_log_failed(const char *why);
 /* "2026-12-01T08:30:05Z": now, UTC, for log lines and the report. Any thread. */
@@ -235,6 +260,9 @@ typedef struct {
     ss_shard_rec_t *done;         /* [n_done] the shards every rank finished, by index */
     int n_done;
     int failed;                   /* the run failed: "status": "failed" and "error" */
+    int resumed;                  /* --resume was given */
+    int n_reused;                 /* shards kept from the interrupted run, not recomputed */
+    ss_worker_stats_t reused;     /* their counters (reads, bases, kernel counts) */
 } ss_report_t;
 
 /*

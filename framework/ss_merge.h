@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "ss_internal.h"
+#include "ss_resume.h"
 #include "ss_store.h"
 
 typedef struct ss_merge_s ss_merge_t;
@@ -46,6 +47,19 @@ int ss_merge_step(ss_merge_t *m, void (*between)(void *), void *ctx);
  * run failed); the waits sleep rather than spin.
  */
 int ss_merge_finish(ss_merge_t *m, int failed, const char *tail, size_t tail_len);
+/* This rank wrote shard idx's piece at off: 0, or -1 after ss_error() (the merge fails). */
+typedef int (*ss_merge_written_f)(void *ctx, int idx, uint64_t off);
+/*
+ * --resume: the shards kept from an earlier run, whose offsets each step
+ * checks as the known prefix passes them, and written, called for each piece
+ * this rank writes (for its record file). Before the first step.
+ */
+void ss_merge_set_resume(ss_merge_t *m, const ss_resume_t *kept, ss_merge_written_f written,
+                         void *ctx);
+/* The temporary output's path, as every rank opened it. */
+const char *ss_merge_tmp_path(const ss_merge_t *m);
+/* The whole file's length (header, every shard, tail), known after ss_merge_finish. */
+uint64_t ss_merge_file_len(const ss_merge_t *m);
 /* Bytes this rank wrote into the output (rank 0: with header and tail). */
 uint64_t ss_merge_bytes(const ss_merge_t *m);
 /* Free. Accepts NULL. Does not touch the output file (ss_merge_finish closed it). */

@@ -17,7 +17,8 @@
 
 typedef struct ss_ordered_s ss_ordered_t;
 
-/* Receives one shard's bytes in order; returns 0, or -1 after ss_error(). */
+/* Receives one shard's bytes in order (buf NULL: a kept shard, already in the output);
+ * returns 0, or -1 after ss_error(). */
 typedef int (*ss_ordered_sink_f)(void *ctx, int idx, const char *buf, size_t len);
 /* Called by run() on the main thread about every tick_s seconds while waiting. */
 typedef void (*ss_ordered_tick_f)(void *ctx);
@@ -42,6 +43,15 @@ typedef void (*ss_ordered_tick_f)(void *ctx);
 ss_ordered_t *ss_ordered_init(int n_shards, int window, int max_buffers);
 void ss_ordered_destroy(ss_ordered_t *ow);
 
+/*
+ * Shards already in the output (kept[i] != 0, [n_shards]; NULL: none): the
+ * scheduler never hands them out and run() passes them to the sink with buf
+ * NULL, so the sink steps over their bytes. Main thread, before workers start;
+ * kept must outlive the run.
+ */
+void ss_ordered_set_kept(ss_ordered_t *ow, const unsigned char *kept);
+/* Is shard idx kept? Any thread. */
+int ss_ordered_kept(const ss_ordered_t *ow, int idx);
 /*
  * Block until shard idx is within the window (idx < next_to_write + window).
  * Returns 0, or -1 once the run was stopped. Worker threads.

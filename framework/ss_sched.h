@@ -40,6 +40,9 @@ int ss_sched_par_pump(ss_sched_t *s, double wait_s);
  * them and are not held back.
  */
 void ss_sched_par_hold(ss_sched_t *s, int hold);
+/* Shards kept from an earlier run (--resume; [n_shards], NULL: none): never handed out. Main
+ * thread, before the workers start. */
+void ss_sched_par_set_kept(ss_sched_t *s, const unsigned char *kept);
 /* Wake the main thread's pump (a worker is leaving, say). Any thread. */
 void ss_sched_par_kick(ss_sched_t *s);
 /* No more shards; discard: also drop those taken but not yet started (failure). */

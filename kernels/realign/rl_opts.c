@@ -85,7 +85,7 @@ static int run_only(const char *a, int *takes_value)
 {
     static const char *const with_value[] = {"--threads", "--shard-size", "--report", "--tmp-dir",
                                              "--bind",    "-@",           NULL};
-    static const char *const alone[] = {"--quiet", "--print-binding", NULL};
+    static const char *const alone[] = {"--quiet", "--print-binding", "--resume", NULL};
     for (int i = 0; with_value[i]; i++) {
         size_t n = strlen(with_value[i]);
         if (!strncmp(a, with_value[i], n) && (a[n] == '\0' || a[n] == '=' || i == 5)) {

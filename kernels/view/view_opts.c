@@ -113,6 +113,8 @@ void vw_usage(FILE *fp)
             "      --report FILE.json  write run statistics (threads, shards, times) as JSON\n"
             "      --tmp-dir DIR       directory for temporary files\n"
             "      --quiet             no progress or log lines on stderr (errors still)\n"
+            "      --resume            after a killed run of the same command, reuse the shards\n"
+            "                          it wrote beside -o FILE and compute only the rest\n"
             "\n"
             "Compatibility: -l is --library, as in samtools view. Before seqshard 0.2, -l\n"
             "was the compression level: use --output-fmt-option level=N (or -O bam,level=N).\n"
@@ -222,7 +224,7 @@ static int run_only_long(const char *a, int *takes_value)
 {
     static const char *const with_value[] = { "--threads", "--shard-size", "--report",
                                               "--tmp-dir", "--bind" };
-    static const char *const flags[] = { "--quiet", "--print-binding" };
+    static const char *const flags[] = { "--quiet", "--print-binding", "--resume" };
     for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++) {
         size_t n = strlen(with_value[i]);
         if (strncmp(a, with_value[i], n) == 0 && (a[n] == '\0' || a[n] == '=')) {

@@ -2,7 +2,8 @@
 # mpi_output_faults.sh -- output faults under mpirun -np 2: a full disk (the
 # output, or the spill files in --tmp-dir) fails every rank with a message
 # and leaves nothing; a SIGTERM or SIGKILL to mpirun leaves no seqshard
-# process half a second after mpirun is gone, and no file.
+# process half a second after mpirun is gone, and no final file: only the
+# resumable temporary and the manifests beside it (for --resume).
 #
 # Skipped (status 77) in a build without MPI (SS_MPI=0); the full-disk cases
 # need root (they mount a tmpfs) and are skipped otherwise.
@@ -49,6 +50,8 @@ fi
 # Shard 2 never finishes (SEQSHARD_STALL_SHARD), so the job is surely running.
 # Live processes only: a rank that has exited may stay a zombie until init reaps
 # it, and pgrep -f does not list zombies (their command line is empty).
+TERM_LINE='seqshard: interrupted by SIGTERM; no output written; rerun the same command'
+TERM_LINE+=' with --resume to continue'
 signal_mpirun() { # NAME SIGNAL
     local name=$1 sig=$2 d=$SS_WORK/sig.$2 pid i rc
     mkdir -p "$d"
@@ -64,7 +67,7 @@ signal_mpirun() { # NAME SIGNAL
     sleep 0.5
     local live left
     live=$(pgrep -f "$d/out.txt" | tr '\n' ' ')
-    left=$(ss_left "$d" stdout stderr)
+    left=$(ss_left "$d" stdout stderr .out.txt.tmp.seqshard .out.txt.resume .out.txt.resume.rank1)
     if [ "$rc" = 0 ] || [ "$rc" = 124 ]; then
         ss_bad "$name" "mpirun exit status $rc, want a failure" "$(head -3 "$d/stderr")"
     elif [ -n "$live" ]; then
@@ -72,15 +75,17 @@ signal_mpirun() { # NAME SIGNAL
         pkill -KILL -f "$d/out.txt"
     elif [ -n "$left" ]; then
         ss_bad "$name" "left files: $left" "$(head -3 "$d/stderr")"
-    elif [ "$sig" = TERM ] && ! grep -qx 'seqshard: interrupted by SIGTERM; no output written' \
-        "$d/stderr"; then
+    elif [ ! -f "$d/.out.txt.tmp.seqshard" ] || [ ! -f "$d/.out.txt.resume" ]; then
+        ss_bad "$name" "the temporary and its manifest are not kept for --resume" \
+            "left: $(ss_left "$d" stdout stderr)"
+    elif [ "$sig" = TERM ] && ! grep -qx "$TERM_LINE" "$d/stderr"; then
         ss_bad "$name" "no 'interrupted by SIGTERM' line" "stderr: $(head -3 "$d/stderr")"
     else
         ss_ok "$name"
     fi
 }
-signal_mpirun "SIGTERM to mpirun: ranks gone, nothing left" TERM
-signal_mpirun "SIGKILL to mpirun: ranks gone, nothing left" KILL
+signal_mpirun "SIGTERM to mpirun: ranks gone, only the resumable files left" TERM
+signal_mpirun "SIGKILL to mpirun: ranks gone, only the resumable files left" KILL
 
 ss_summary
 exit $?

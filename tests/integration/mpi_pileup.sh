@@ -113,24 +113,51 @@ SEQSHARD_FAIL_SHARD=4 mpi_run "$W/log" "$W/err" 2 pileup --shard-size 3k --quiet
     -o "$W/fail/out.gz" "${ARGS[@]}"
 check_failed_run "injected failure, gz, np=2" "rank [0-9]*: shard 4 "
 # A rank killed by a signal: mpirun ends the job with SIGTERM to the others,
-# whose handlers remove the temporary output rank 0 created at setup (the
-# killed rank may be rank 0): nothing is left. Early, middle and late shards,
-# so the kill comes while pieces wait for sizes and while ranks finish.
+# which exit keeping the temporary output rank 0 created at setup and the
+# manifests beside it (the killed rank may be rank 0): no final file, and
+# --resume then finishes the output. Early, middle and late shards, so the
+# kill comes while pieces wait for sizes and while ranks finish.
+check_killed_run() { # NAME OUT
+    local left out=$2
+    left=$(find "$W/fail" -mindepth 1 -printf '%f\n' 2>/dev/null |
+        grep -vxE "\.$out\.(tmp\.seqshard|resume|resume\.rank[0-9]+)" | tr '\n' ' ')
+    if [ "$ss_rc" = 0 ] || [ "$ss_rc" = 124 ]; then
+        ss_bad "$1" "exit status $ss_rc (0 = no failure seen, 124 = hang)"
+        return
+    elif [ -n "$left" ] || [ ! -f "$W/fail/.$out.tmp.seqshard" ]; then
+        ss_bad "$1" "want only the resumable files, found: $left" "$(ls -A "$W/fail")"
+        return
+    fi
+    mpi_run "$W/log" "$W/err" 2 pileup --shard-size 3k --quiet --resume -o "$W/fail/$out" \
+        "${ARGS[@]}"
+    local got=$W/fail/$out
+    if [ "${out%.gz}" != "$out" ]; then
+        bgzip -dc "$W/fail/$out" >"$W/fail/plain" 2>/dev/null
+        got=$W/fail/plain
+    fi
+    if [ "$ss_rc" != 0 ] || ! cmp -s "$W/expected" "$got"; then
+        ss_bad "$1" "--resume afterwards: status $ss_rc, or its output differs" \
+            "$(head -3 "$W/err")"
+    else
+        ss_ok "$1"
+    fi
+    rm -rf "${W:?}/fail" && mkdir -p "$W/fail"
+}
 for k in 0 4 20; do
     SEQSHARD_KILL_SHARD=$k mpi_run "$W/log" "$W/err" 3 pileup --shard-size 3k --quiet \
         -o "$W/fail/out.txt" "${ARGS[@]}"
-    check_failed_run "rank killed by SIGKILL at shard $k, np=3" ""
+    check_killed_run "rank killed by SIGKILL at shard $k, np=3; then --resume" out.txt
 done
 # Rank 0 itself killed (SEQSHARD_KILL_RANK: at its first shard >= k, or once
 # its workers are done): the temporary file's creator is gone.
 for k in 4 30; do
     SEQSHARD_KILL_RANK=0 SEQSHARD_KILL_SHARD=$k mpi_run "$W/log" "$W/err" 3 pileup \
         --shard-size 3k --quiet -o "$W/fail/out.txt" "${ARGS[@]}"
-    check_failed_run "rank 0 killed by SIGKILL from shard $k, np=3" ""
+    check_killed_run "rank 0 killed by SIGKILL from shard $k, np=3; then --resume" out.txt
 done
 SEQSHARD_KILL_RANK=1 SEQSHARD_KILL_SHARD=8 mpi_run "$W/log" "$W/err" 2 pileup -@ 2 \
     --shard-size 3k --quiet -o "$W/fail/out.gz" "${ARGS[@]}"
-check_failed_run "rank 1 killed by SIGKILL, gz, np=2 -@2" ""
+check_killed_run "rank 1 killed by SIGKILL, gz, np=2 -@2; then --resume" out.gz
 # Setup failure on every rank: one message, not one per rank.
 mpi_run "$W/log" "$W/err" 3 pileup --quiet -o "$W/fail/out.txt" "$TD/noindex.bam"
 check_failed_run "missing index, np=3" "noindex.bam"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # output_signals.sh -- a terminating signal ends a run that writes -o FILE
 # with status 128 + the signal, one line naming it ("seqshard: interrupted
-# by SIGTERM; no output written"; nothing for SIGPIPE), and no file left in
-# the output directory, temporary or final. Writing to standard output, the
-# line says the output is incomplete; a closed pipe ends the run quietly, 141.
+# by SIGTERM; no output written; rerun the same command with --resume to
+# continue"; nothing for SIGPIPE), no final file, and only the resumable
+# temporary and its manifest beside it, which a --resume run then finishes
+# from. Writing to standard output, the line says the output is incomplete;
+# a closed pipe ends the run quietly, 141.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_output.sh"
@@ -33,19 +35,36 @@ for sig in HUP INT QUIT TERM USR1 USR2 ALRM PIPE XCPU XFSZ; do
     mkdir -p "$d"
     signal_run "$sig" "$d" "$SS_WORK/sig.$sig.stdout" -o "$d/out.txt"
     want=$((128 + $(kill -l "$sig")))
-    want_err="seqshard: interrupted by SIG$sig; no output written"
+    want_err="seqshard: interrupted by SIG$sig; no output written; rerun the same command"
+    want_err+=" with --resume to continue"
     [ "$sig" = PIPE ] && want_err=""
-    left=$(ss_left "$d")
+    left=$(ss_left "$d" .out.txt.tmp.seqshard .out.txt.resume)
     if [ "$rc" != "$want" ]; then
         ss_bad "$name" "exit status $rc, want $want" "stderr: $(head -2 "$d.err")"
     elif [ "$(cat "$d.err")" != "$want_err" ]; then
         ss_bad "$name" "stderr is not '$want_err'" "stderr: $(head -3 "$d.err")"
     elif [ -n "$left" ]; then
         ss_bad "$name" "left files in the output directory: $left"
+    elif [ ! -f "$d/.out.txt.tmp.seqshard" ] || [ ! -f "$d/.out.txt.resume" ]; then
+        ss_bad "$name" "the temporary and its manifest are not kept for --resume" \
+            "left: $(ss_left "$d")"
     else
         ss_ok "$name"
     fi
 done
+
+# What the signal left is finished by --resume: the final file alone, the whole output.
+name="SIGTERM, then --resume"
+d=$SS_WORK/sig.TERM
+"$SEQSHARD" pileup --quiet -@ 2 --shard-size 2k -o "$SS_WORK/plain.txt" "$S1"
+"$SEQSHARD" pileup --quiet -@ 2 --shard-size 2k --resume -o "$d/out.txt" "$S1" 2>"$d.err2"
+if ! cmp -s "$SS_WORK/plain.txt" "$d/out.txt"; then
+    ss_bad "$name" "the output differs from an uninterrupted run's" "stderr: $(head -2 "$d.err2")"
+elif [ -n "$(ss_left "$d" out.txt)" ]; then
+    ss_bad "$name" "left files in the output directory: $(ss_left "$d" out.txt)"
+else
+    ss_ok "$name"
+fi
 
 # Straight to standard output: nothing to remove, and the line says so.
 d=$SS_WORK/sig.stdout

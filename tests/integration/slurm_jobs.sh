@@ -7,6 +7,7 @@
 #   slurm/seqshard-array.sbatch   (a 3-sample array, one sample missing, plus the
 #                                  summary job scripts/slurm-array-summary.sh)
 #   slurm/seqshard.sbatch         on a missing input (must fail)
+#   slurm/seqshard.sbatch         requeued part way (the second attempt must resume)
 # with a time limit each, waits for them (at most SS_SLURM_WAIT seconds, default 180),
 # and checks: outputs byte-identical to a single-process `seqshard pileup` and to
 # `samtools mpileup`; reports beside the outputs; node-local scratch left empty; the
@@ -199,8 +200,34 @@ j_sum=$(printf '%s' "$arr_out" | sed -n 's/.*summary job \([0-9]*\) .*/\1/p')
 if [ $arr_rc != 0 ] || [ -z "$j_arr" ] || [ -z "$j_sum" ]; then
     ss_bad "submit array" "seqshard-array.sbatch --submit failed (status $arr_rc): $arr_out"
 fi
+# Requeued part way (scontrol requeue, as a node failure or a preemption would do it): the
+# second attempt runs with --resume (SLURM_RESTART_COUNT=1) and finishes the first's output.
+# The test hook slows the shards so that the job is surely running when it is requeued.
+SEQSHARD_TEST_SHARD_DELAY_MS=300 submit j_req requeue "${shape[@]}" -J ss-requeue \
+    "$SLURM_DIR_SRC/seqshard.sbatch" pileup -B -f "$REF" --shard-size 5k -o out.requeue \
+    "$TD/s1.bam"
+# Shard records in the requeued job's manifests (past each header's "end CRC" line).
+req_records() {
+    local f at n=0
+    for f in .out.requeue.resume .out.requeue.resume.rank*; do
+        [ -f "$f" ] || continue
+        at=$(grep -abo -m1 $'^end [0-9a-f]\\{8\\}$' "$f" | cut -d: -f1)
+        [ -n "$at" ] && n=$((n + ($(stat -c %s "$f") - at - 13) / 128))
+    done
+    echo "$n"
+}
+if [ -n "$j_req" ]; then
+    (
+        for _ in $(seq 600); do [ "$(req_records)" -ge 6 ] && break; sleep 0.1; done
+        echo "requeued at $(req_records) records" >requeue.out
+        sq scontrol requeue "$j_req" >>requeue.out 2>&1
+        # slurmctld holds a requeued job back for a while (its begin time moves on): now
+        sleep 1
+        sq scontrol update JobId="$j_req" StartTime=now >>requeue.out 2>&1
+    ) &
+fi
 # shellcheck disable=SC2086  # the empty ones (refused) drop out
-jobs=$(printf '%s ' $j_srun $j_mpirun $j_fail $j_arr $j_sum)
+jobs=$(printf '%s ' $j_srun $j_mpirun $j_fail $j_arr $j_sum $j_req)
 echo "slurm_jobs: submitted jobs $jobs"
 
 # ---- wait, bounded -------------------------------------------------------------------
@@ -262,6 +289,21 @@ if [ -n "$j_srun" ] && grep -q -- "--tmp-dir $SS_WORK/scratch" "ss-srun-$j_srun.
 else
     ss_bad "scratch on TMPDIR, left empty" "launch line: $(grep running "ss-srun-$j_srun.log")" \
         "left in scratch: $(ls -A scratch | head -5 | tr '\n' ' ')"
+fi
+
+# The requeued job: the same output as samtools, and its second attempt resumed.
+if [ -n "$j_req" ]; then
+    check_ok "requeued job = samtools" "$j_req" out.requeue exp.s1 "ss-requeue-$j_req.log"
+    reused=$(grep -o '"reused_shards": [0-9]*' out.requeue.report.json 2>/dev/null |
+        grep -o '[0-9]*$')
+    if grep -q 'restart 1 of job .*resuming with --resume' "ss-requeue-$j_req.log" &&
+        [ "${reused:-0}" -gt 0 ]; then
+        ss_ok "requeued job resumed ($reused shards reused; $(head -1 requeue.out))"
+    else
+        ss_bad "requeued job resumed" \
+            "reused ${reused:-no} shards; $(cat requeue.out 2>/dev/null)" \
+            "$(grep -E 'restart|running' "ss-requeue-$j_req.log" 2>/dev/null | head -3)"
+    fi
 fi
 
 # The failing job: non-zero exit code, and the log names the missing file.
