@@ -143,7 +143,8 @@ static void check_index(const char *header, kstring_t *shard, int n_shards, cons
         if (shard[i].l)
             SS_EQ(ss_bgzf_compress_ks(shard[i].s, shard[i].l, &z, 1), 0);
         SS_EQ(ss_bedidx_add(x, t, off, z.s, z.l), 0);
-        fwrite(z.s, 1, z.l, fp), fwrite(z.s, 1, z.l, cp);
+        if (z.l) /* an empty shard writes nothing (and fwrite may not take NULL) */
+            fwrite(z.s, 1, z.l, fp), fwrite(z.s, 1, z.l, cp);
         off += z.l;
         ss_lineidx_destroy(t);
     }
