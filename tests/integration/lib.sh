@@ -28,6 +28,21 @@ SS_T0=$SECONDS
 
 # Fail fast (exit 1) when the binary or the data set is missing: a test
 # that silently checks nothing is worse than a red one.
+# ss_mpi_setup: ss_setup for a test that runs mpirun: skips (77) when the build has no
+# MPI, fails when mpirun is missing, and sets MPIRUN to the launcher line every MPI test
+# uses (oversubscribed on 2 cores, unbound, root allowed, loopback transports only).
+ss_mpi_setup() {
+    if [ "${SS_MPI:-1}" = 0 ]; then
+        echo "SKIP: built without MPI"
+        exit 77
+    fi
+    ss_setup
+    command -v mpirun >/dev/null || { echo "FAIL setup: mpirun not found"; exit 1; }
+    MPIRUN=(mpirun --oversubscribe --bind-to none)
+    [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
+    export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+}
+
 ss_setup() {
     if [ ! -x "$SEQSHARD" ]; then
         echo "FAIL setup: SEQSHARD=$SEQSHARD is not an executable; build it first" >&2

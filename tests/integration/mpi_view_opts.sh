@@ -5,15 +5,7 @@
 # Skipped (status 77) in a build without MPI (SS_MPI=0).
 set -u
 . "$(dirname "$0")/lib.sh"
-if [ "${SS_MPI:-1}" = 0 ]; then
-    echo "SKIP: built without MPI"
-    exit 77
-fi
-ss_setup
-command -v mpirun >/dev/null || { echo "FAIL setup: mpirun not found"; exit 1; }
-MPIRUN=(mpirun --oversubscribe --bind-to none)
-[ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
-export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+ss_mpi_setup
 S1=$TD/s1.bam
 W=$SS_WORK
 
