@@ -213,40 +213,93 @@ static void test_two_indels(void)
     rl_block_destroy(k);
 }
 
-static void test_known_without_support(void)
+/* A read whose alignment starts just past the deletion, the bases before it clipped. */
+static void test_clipped_after_indel(void)
 {
     rl_block_t *k = rl_block_init();
     make_hap(500, 2, NULL);
-    char seq[QLEN + 1], name[32];
-    bam1_t *b[4];
-    for (int i = 0; i < 4; i++) { /* the deletion 10-13 bases before the read ends */
-        int before = 87 + i;
-        memcpy(seq, hap_seq + 500 - before, QLEN);
-        seq[QLEN] = '\0';
-        snprintf(name, sizeof(name), "mm%d", i);
-        b[i] = add_read(k, name, seq, 500 - before, "100M", 0, 60);
-    }
+    add_deletion_reads(k, 6);
+    char seq[QLEN + 1];
+    memcpy(seq, hap_seq + 500 - 7, QLEN);
+    seq[QLEN] = '\0';
+    bam1_t *b = add_read(k, "clip", seq, 502, "7S93M", 0, 60);
     rl_counts_t c = decide(k);
-    CU_ASSERT_EQUAL(c.realigned, 0); /* no target without the known site */
-    rl_block_reset(k);
+    CHECK_READ(b, 493, "7M2D93M");
+    CU_ASSERT_EQUAL(c.unclipped, 1);
+    rl_block_destroy(k);
+}
+
+/* Four reads with a deletion 10-13 bases before their ends aligned ungapped, at quality q. */
+static void add_mismatch_reads(rl_block_t *k, bam1_t **b, int q)
+{
+    char seq[QLEN + 1], name[32];
     for (int i = 0; i < 4; i++) {
         int before = 87 + i;
         memcpy(seq, hap_seq + 500 - before, QLEN);
         seq[QLEN] = '\0';
         snprintf(name, sizeof(name), "mm%d", i);
         b[i] = add_read(k, name, seq, 500 - before, "100M", 0, 60);
+        memset(bam_get_qual(b[i]), q, QLEN);
+        CU_ASSERT_FATAL(bam_aux_update_int(b[i], "NM", 8) == 0); /* the mismatches' count */
     }
+}
+
+static void check_mismatch_reads(bam1_t **b)
+{
+    for (int i = 0; i < 4; i++) {
+        char want[32];
+        snprintf(want, sizeof(want), "%dM2D%dM", 87 + i, QLEN - 87 - i);
+        CHECK_READ(b[i], 500 - 87 - i, want);
+    }
+}
+
+static void test_indel_only_mismatches(void)
+{
+    rl_block_t *k = rl_block_init();
+    make_hap(500, 2, NULL);
+    bam1_t *b[4];
+    add_mismatch_reads(k, b, 30); /* no read holds the deletion: their mismatches suggest it */
+    rl_counts_t c = decide(k);
+    check_mismatch_reads(b);
+    CU_ASSERT_EQUAL(c.realigned, 4);
+    rl_block_reset(k);
+    make_hap(306, 0, "AC"); /* an insertion after the first 9-10 bases of two reads, their start shifted */
+    char seq[QLEN + 1];
+    for (int i = 0; i < 2; i++) {
+        memcpy(seq, hap_seq + 306 - 9 - i, QLEN);
+        seq[QLEN] = '\0';
+        b[i] = add_read(k, i ? "ins1" : "ins0", seq, 306 - 9 - i - 2, "100M", 0, 60);
+        CU_ASSERT_FATAL(bam_aux_update_int(b[i], "NM", 8) == 0);
+    }
+    c = decide(k);
+    CHECK_READ(b[0], 297, "9M2I89M");
+    CHECK_READ(b[1], 296, "10M2I88M");
+    rl_block_reset(k);
+    make_hap(500, 2, NULL); /* one read alone is not enough for a target */
+    add_mismatch_reads(k, b, 30);
+    k->n = 1;
+    c = decide(k);
+    CU_ASSERT_EQUAL(c.realigned, 0);
+    rl_block_destroy(k);
+}
+
+static void test_known_without_support(void)
+{
+    rl_block_t *k = rl_block_init();
+    make_hap(500, 2, NULL);
+    bam1_t *b[4];
+    add_mismatch_reads(k, b, 15); /* too low in quality to suggest the deletion */
+    rl_counts_t c = decide(k);
+    CU_ASSERT_EQUAL(c.realigned, 0); /* no target without the known site */
+    rl_block_reset(k);
+    add_mismatch_reads(k, b, 15);
     rl_indel_t e;
     CU_ASSERT_EQUAL_FATAL(rl_indel_from_alleles(499, "XYZ", "X", &e), 0); /* bases: only lengths */
     CU_ASSERT(e.pos == 500 && e.len == -2);
     rl_indel_norm(&e, &ref);
     CU_ASSERT_EQUAL(rl_block_add_known(k, &e), 0);
     c = decide(k);
-    for (int i = 0; i < 4; i++) {
-        char want[32];
-        snprintf(want, sizeof(want), "%dM2D%dM", 87 + i, QLEN - 87 - i);
-        CHECK_READ(b[i], 500 - 87 - i, want);
-    }
+    check_mismatch_reads(b);
     CU_ASSERT_EQUAL(c.realigned, 4);
     rl_block_destroy(k);
 }
@@ -356,6 +409,8 @@ int main(void)
         !CU_add_test(s, "insertion soft-clipped", test_insertion_soft_clipped) ||
         !CU_add_test(s, "homopolymer deletion placed differently", test_homopolymer) ||
         !CU_add_test(s, "two nearby indels", test_two_indels) ||
+        !CU_add_test(s, "indel only mismatches show", test_indel_only_mismatches) ||
+        !CU_add_test(s, "read clipped just after an indel", test_clipped_after_indel) ||
         !CU_add_test(s, "known indel with no read support", test_known_without_support) ||
         !CU_add_test(s, "reads that pass through", test_pass_through) ||
         !CU_add_test(s, "window past the cap", test_window_past_cap) ||

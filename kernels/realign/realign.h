@@ -10,7 +10,8 @@
  *   load     every record overlapping [read_beg, read_end) (the shard and its
  *            halo), and the reference under them;
  *   targets  positions of indels in eligible reads' CIGARs, soft-clip starts
- *            shared by reads, and --known indels (rl_targets.c);
+ *            shared by reads, indels that reads' clusters of mismatches
+ *            suggest (rl_mismatch.c), and --known indels (rl_targets.c);
  *   windows  maximal clusters of targets less than RL_GAP apart; a cluster
  *            longer than --max-window is skipped (counted, never realigned);
  *   decide   per window: candidate haplotypes (reference, indels seen in
@@ -104,6 +105,7 @@ typedef struct {
     hts_pos_t new_pos;
     int cig_off, n_cig; /* its new CIGAR in the block's arena */
     int mate;           /* index of its primary mate in the block, or -1 */
+    int mm;             /* the indel its mismatches suggest: index in the block's mm, or -1 */
 } rl_read_t;
 
 /* A window: [beg, end) of target positions clustered; skipped when too long. */
@@ -150,6 +152,8 @@ struct rl_block_s {
     int n_known, m_known;
     rl_span_t *tg; /* targets */
     int n_tg, m_tg;
+    rl_indel_t *mm; /* indels suggested by reads' mismatch clusters (rl_read_mm_indel) */
+    int n_mm, m_mm;
     rl_raw_target_t *raw; /* targets as found */
     int n_raw, m_raw;
     rl_window_t *win;
@@ -213,6 +217,11 @@ int rl_eligible(const bam1_t *b, const rl_opts_t *o);
  * are, without bases), the first max of them into out. Returns how many it has.
  */
 int rl_read_indels(const rl_read_t *r, const rl_ref_t *ref, rl_indel_t *out, int max);
+/*
+ * The indel that explains a cluster of mismatches near one end of r's ungapped
+ * alignment, if one does (rl_mismatch.c): 1 and *e (normalised), or 0.
+ */
+int rl_read_mm_indel(const rl_read_t *r, const rl_ref_t *ref, rl_indel_t *e);
 /* Fill r's spans and clips from its record. */
 void rl_read_spans(rl_read_t *r);
 

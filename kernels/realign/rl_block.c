@@ -29,6 +29,7 @@ void rl_block_destroy(rl_block_t *k)
     free(k->known);
     free(k->tg);
     free(k->raw);
+    free(k->mm);
     free(k->win);
     free(k->cig);
     free(k->members);
@@ -47,7 +48,7 @@ void rl_block_destroy(rl_block_t *k)
 
 void rl_block_reset(rl_block_t *k)
 {
-    k->n = k->n_known = k->n_tg = k->n_win = k->n_cig = 0;
+    k->n = k->n_known = k->n_tg = k->n_win = k->n_cig = k->n_mm = 0;
 }
 
 bam1_t *rl_block_next(rl_block_t *k)
@@ -224,6 +225,7 @@ int rl_block_decide(rl_block_t *k, const rl_opts_t *o, const rl_ref_t *ref, hts_
         r->b = k->recs[i];
         r->win = -1;
         r->mate = -1;
+        r->mm = -1;
         rl_read_spans(r);
         r->opos = r->pos, r->oend = r->end;
         r->eligible = rl_eligible(r->b, o) && r->ustart >= 0 && r->uend <= ref->ctg_len;

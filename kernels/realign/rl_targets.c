@@ -2,9 +2,10 @@
  * rl_targets.c -- where to look: targets and the windows they cluster into.
  *
  * Targets: every indel in an eligible read's CIGAR (left-normalised, so reads
- * that place one indel differently agree), every soft-clip boundary that at
- * least RL_MIN_READS eligible reads share (bwa mem clips reads near indels),
- * and every --known indel. A window is a maximal chain of targets each less
+ * that place one indel differently agree), every soft-clip boundary and every
+ * indel suggested by a cluster of mismatches (rl_mismatch.c) that at least
+ * RL_MIN_READS eligible reads share (bwa mem clips reads near indels, or
+ * aligns past them ungapped), and every --known indel. A window is a maximal chain of targets each less
  * than RL_GAP from the last one's end; it is skipped when longer than
  * --max-window. Both depend only on the reads over the chain and the cap,
  * so any shard that holds those reads finds the same windows.
@@ -14,7 +15,7 @@
 
 #include "realign.h"
 
-enum { T_INDEL = 0, T_CLIP = 1 };
+enum { T_INDEL = 0, T_CLIP = 1, T_MM = 2 };
 
 static int raw_add(rl_block_t *k, hts_pos_t beg, hts_pos_t end, int kind)
 {
@@ -46,8 +47,29 @@ static void indel_span(const rl_indel_t *e, hts_pos_t *beg, hts_pos_t *end)
     *end = e->pos + (e->len < 0 ? -e->len : 1);
 }
 
-/* Each indel of one read, normalised, and its clipped ends, as targets. */
-static int read_targets(rl_block_t *k, const rl_read_t *r, const rl_ref_t *ref)
+/* The indel r's mismatches suggest, if any, kept in the block's mm for its window. */
+static int mm_target(rl_block_t *k, rl_read_t *r, const rl_ref_t *ref)
+{
+    rl_indel_t e;
+    if (!rl_read_mm_indel(r, ref, &e))
+        return 0;
+    if (k->n_mm == k->m_mm) {
+        int m = k->m_mm ? 2 * k->m_mm : 256;
+        rl_indel_t *p = realloc(k->mm, (size_t)m * sizeof(*p));
+        if (!p)
+            return -1;
+        k->mm = p, k->m_mm = m;
+    }
+    r->mm = k->n_mm;
+    k->mm[k->n_mm++] = e;
+    hts_pos_t b, en;
+    indel_span(&e, &b, &en);
+    return raw_add(k, b, en, T_MM);
+}
+
+/* Each indel of one read, normalised, its clipped ends, and the indel its mismatches
+ * suggest, as targets. */
+static int read_targets(rl_block_t *k, rl_read_t *r, const rl_ref_t *ref)
 {
     rl_indel_t e[8];
     int n = rl_read_indels(r, ref, e, 8);
@@ -61,10 +83,10 @@ static int read_targets(rl_block_t *k, const rl_read_t *r, const rl_ref_t *ref)
         return -1;
     if (r->rclip >= RL_MIN_CLIP && raw_add(k, r->end, r->end + 1, T_CLIP) < 0)
         return -1;
-    return 0;
+    return n == 0 ? mm_target(k, r, ref) : 0;
 }
 
-/* Keep indel and known targets, and clip targets RL_MIN_READS reads share. */
+/* Keep indel and known targets, and clip and mismatch targets RL_MIN_READS reads share. */
 static int keep_targets(rl_block_t *k)
 {
     const rl_raw_target_t *t = k->raw;
@@ -75,7 +97,7 @@ static int keep_targets(rl_block_t *k)
     for (int i = 0, j; i < k->n_raw; i = j) {
         for (j = i + 1; j < k->n_raw && !raw_cmp(&t[i], &t[j]); j++)
             ;
-        if (t[i].kind == T_CLIP && j - i < RL_MIN_READS)
+        if (t[i].kind != T_INDEL && j - i < RL_MIN_READS)
             continue;
         if (k->n_tg == k->m_tg) {
             int m = k->m_tg ? 2 * k->m_tg : 1024;
@@ -139,7 +161,7 @@ static void assign_reads(rl_block_t *k)
 
 int rl_find_windows(rl_block_t *k, const rl_opts_t *o, const rl_ref_t *ref)
 {
-    k->n_raw = 0;
+    k->n_raw = k->n_mm = 0;
     for (int i = 0; i < k->n; i++)
         if (k->reads[i].eligible && read_targets(k, &k->reads[i], ref) < 0)
             return -1;

@@ -55,7 +55,9 @@ static int collect_members(rl_block_t *k, int w)
             hi = mid;
     }
     k->n_mem = 0;
-    for (int i = lo; i < k->n && k->reads[i].pos < win->end; i++) {
+    /* A member's clipped span overlaps the window, so its POS may lie past the
+     * window's end by its left soft clip: a read clipped just after an indel. */
+    for (int i = lo; i < k->n && k->reads[i].pos < win->end + RL_SPAN_MAX; i++) {
         if (k->reads[i].win != w)
             continue;
         if (k->n_mem == k->m_mem) {
@@ -137,6 +139,11 @@ static int read_cands(rl_block_t *k, const rl_window_t *w, const rl_ref_t *ref)
                     in[got] = all[i];
                 got++;
             }
+        const rl_read_t *r = &k->reads[k->members[m]];
+        if (got == 0 && r->mm >= 0 && in_window(&k->mm[r->mm], w)) {
+            in[0] = k->mm[r->mm]; /* an indel only its mismatches show */
+            got = 1;
+        }
         if (got == 1 && push_cand(k, in, 1, 1, 0) < 0)
             return -1;
         if (got == 2 && compatible(&in[0], &in[1]) && push_cand(k, in, 2, 1, 0) < 0)
