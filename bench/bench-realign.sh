@@ -2,7 +2,7 @@
 # bench-realign.sh -- seqshard realign on the whole E. coli 536 genome at 30x
 # (dwgsim + bwa mem: ref.fa, ecoli30x.bam, mutations.vcf = dwgsim's truth), read-only:
 #
-#   speed   `seqshard realign -@T -l 6` against `seqshard view -@T -b -l 6` re-encoding
+#   speed   `seqshard realign -@T -l 6` against `seqshard view -@T -O bam,level=6` re-encoding
 #           the same BAM (a level given, so view compresses instead of copying blocks),
 #           in alternating rounds; median wall time of each, their ratio, peak RSS.
 #   reads   scripts/realign-eval.py on bwa's BAM and on the realigned one: of the
@@ -10,8 +10,10 @@
 #           bases each side, the share holding exactly it (left-normalised); and the
 #           reads' indels that match no true indel.
 #   calls   bcftools mpileup -f ref.fa | bcftools call -mv | bcftools norm -f ref.fa -m -both
-#           on both BAMs; indel recall and precision against the truth (normalised the
-#           same way), matched on CHROM, POS, REF, ALT.
+#           on both BAMs; indel recall and precision and SNV precision against the
+#           truth (normalised the same way), matched on CHROM, POS, REF, ALT. The same
+#           again on a third of the reads (samtools view -s 7.33, about 10x), where a
+#           caller has fewer reads to outvote a misaligned one.
 #   scale   the realigned BAM's records at -@1 --shard-size 50k equal the -@T run's.
 #
 # Results: bench/results/realign.md (the table docs/benchmarks.md quotes) and
@@ -42,7 +44,7 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/bench-realign.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
 REALIGN=("$SEQSHARD" realign --quiet -@ "$T" -l 6 -f "$REF" -o "$W/realigned.bam" "$IN")
-VIEW=("$SEQSHARD" view --quiet -@ "$T" -b -l 6 -o "$W/view.bam" "$IN")
+VIEW=("$SEQSHARD" view --quiet -@ "$T" -O bam,level=6 -o "$W/view.bam" "$IN")
 
 timed() { # NAME CMD...: append "NAME wall_s rss_kb" to $W/times
     local name=$1
@@ -52,6 +54,11 @@ timed() { # NAME CMD...: append "NAME wall_s rss_kb" to $W/times
 for ((i = 0; i < RUNS; i++)); do # alternate, so drift hits both alike
     timed view "${VIEW[@]}"
     timed realign "${REALIGN[@]}"
+done
+n_in=$(samtools view -c "$IN") # a timed run that wrote fewer records measured nothing
+for f in view realigned; do
+    n=$(samtools view -c "$W/$f.bam")
+    [ "$n" = "$n_in" ] || die "$f.bam has $n records, the input $n_in"
 done
 median() { awk -v n="$1" '$1 == n {print $2}' "$W/times" | sort -g | awk '{a[NR] = $1}
     END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
@@ -79,32 +86,60 @@ e_bwa=$(samtools view "$IN" | python3 "$EVAL" "$REF" "$TRUTH" bwa)
 e_rl=$(samtools view "$W/realigned.bam" | python3 "$EVAL" "$REF" "$TRUTH" realigned)
 get() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
-# ---- bcftools indel calls ----
-bcftools norm -f "$REF" -m -both "$TRUTH" 2>/dev/null |
-    awk '!/^#/ && length($4) != length($5) {print $1"\t"$2"\t"$4"\t"$5}' | sort -u >"$W/truth.tsv"
-calls() { # BAM OUT.tsv
-    bcftools mpileup --threads "$T" -Ou -f "$REF" "$1" 2>/dev/null | bcftools call -mv -Ou 2>/dev/null |
-        bcftools norm -f "$REF" -m -both 2>/dev/null |
-        awk '!/^#/ && length($4) != length($5) {print $1"\t"$2"\t"$4"\t"$5}' | sort -u >"$2"
+# ---- bcftools calls ----
+norm_truth() { # KIND (indel|snv) -> CHROM POS REF ALT lines of the truth
+    bcftools norm -f "$REF" -m -both "$TRUTH" 2>/dev/null | kind_of "$1"
 }
-calls "$IN" "$W/bwa.tsv"
-calls "$W/realigned.bam" "$W/rl.tsv"
-rp() { # CALLS.tsv: "recall precision TP called"
+kind_of() { # KIND: the VCF lines on stdin of that kind, as CHROM POS REF ALT
+    if [ "$1" = indel ]; then
+        awk '!/^#/ && length($4) != length($5) {print $1"\t"$2"\t"$4"\t"$5}' | sort -u
+    else
+        awk '!/^#/ && length($4) == 1 && length($5) == 1 {print $1"\t"$2"\t"$4"\t"$5}' | sort -u
+    fi
+}
+norm_truth indel >"$W/truth.tsv"
+norm_truth snv >"$W/truth.snv.tsv"
+calls() { # BAM PREFIX: PREFIX.tsv (indels) and PREFIX.snv.tsv
+    bcftools mpileup --threads "$T" -Ou -f "$REF" "$1" 2>/dev/null | bcftools call -mv -Ou 2>/dev/null |
+        bcftools norm -f "$REF" -m -both 2>/dev/null >"$2.vcf"
+    kind_of indel <"$2.vcf" >"$2.tsv"
+    kind_of snv <"$2.vcf" >"$2.snv.tsv"
+}
+rp() { # TRUTH.tsv CALLS.tsv: "recall precision TP called"
     local tp n c
-    tp=$(comm -12 "$W/truth.tsv" "$1" | wc -l)
-    n=$(wc -l <"$W/truth.tsv")
-    c=$(wc -l <"$1")
+    tp=$(comm -12 "$1" "$2" | wc -l)
+    n=$(wc -l <"$1")
+    c=$(wc -l <"$2")
     awk -v tp="$tp" -v n="$n" -v c="$c" 'BEGIN {printf "%.4f %.4f %d %d", tp / n, c ? tp / c : 0, tp, c}'
 }
-read -r rec_bwa prec_bwa tp_bwa c_bwa <<<"$(rp "$W/bwa.tsv")"
-read -r rec_rl prec_rl tp_rl c_rl <<<"$(rp "$W/rl.tsv")"
+calls "$IN" "$W/bwa"
+calls "$W/realigned.bam" "$W/rl"
+read -r rec_bwa prec_bwa tp_bwa c_bwa <<<"$(rp "$W/truth.tsv" "$W/bwa.tsv")"
+read -r rec_rl prec_rl tp_rl c_rl <<<"$(rp "$W/truth.tsv" "$W/rl.tsv")"
+read -r _ sprec_bwa stp_bwa sc_bwa <<<"$(rp "$W/truth.snv.tsv" "$W/bwa.snv.tsv")"
+read -r _ sprec_rl stp_rl sc_rl <<<"$(rp "$W/truth.snv.tsv" "$W/rl.snv.tsv")"
 n_truth=$(wc -l <"$W/truth.tsv")
+
+# ---- the same at a third of the depth ----
+samtools view -@ "$T" -s 7.33 -b -o "$W/sub.bam" "$IN"
+samtools index "$W/sub.bam"
+"$SEQSHARD" realign --quiet -@ "$T" -f "$REF" -o "$W/sub.rl.bam" "$W/sub.bam"
+calls "$W/sub.bam" "$W/subbwa"
+calls "$W/sub.rl.bam" "$W/subrl"
+read -r lrec_bwa lprec_bwa ltp_bwa lc_bwa <<<"$(rp "$W/truth.tsv" "$W/subbwa.tsv")"
+read -r lrec_rl lprec_rl ltp_rl lc_rl <<<"$(rp "$W/truth.tsv" "$W/subrl.tsv")"
+read -r _ lsprec_bwa _ lsc_bwa <<<"$(rp "$W/truth.snv.tsv" "$W/subbwa.snv.tsv")"
+read -r _ lsprec_rl _ lsc_rl <<<"$(rp "$W/truth.snv.tsv" "$W/subrl.snv.tsv")"
+rm -f "$W/sub.bam" "$W/sub.bam.bai" "$W/sub.rl.bam"
 
 verdict() { awk "BEGIN {exit !($1)}" && echo met || echo "NOT met"; }
 share_ok=$(verdict "$(get "$e_rl" share) >= 0.99")
 false_ok=$(verdict "$(get "$e_rl" false) <= $(get "$e_bwa" false) / 2")
 recall_ok=$(verdict "$rec_rl > $rec_bwa")
 prec_ok=$(verdict "$prec_rl >= $prec_bwa")
+sprec_ok=$(verdict "$sprec_rl >= $sprec_bwa")
+lrecall_ok=$(verdict "$lrec_rl > $lrec_bwa")
+lprec_ok=$(verdict "$lprec_rl >= $lprec_bwa && $lsprec_rl >= $lsprec_bwa")
 speed_ok=$(verdict "$ratio <= 1.3")
 rss_ok=$(verdict "$rss_mb < 512")
 
@@ -113,6 +148,9 @@ rss_ok=$(verdict "$rss_mb < 512")
     echo "$e_rl"
     echo "bcftools bwa recall=$rec_bwa precision=$prec_bwa tp=$tp_bwa called=$c_bwa truth=$n_truth"
     echo "bcftools realigned recall=$rec_rl precision=$prec_rl tp=$tp_rl called=$c_rl truth=$n_truth"
+    echo "bcftools snv bwa precision=$sprec_bwa tp=$stp_bwa called=$sc_bwa realigned precision=$sprec_rl tp=$stp_rl called=$sc_rl"
+    echo "bcftools third-depth bwa recall=$lrec_bwa precision=$lprec_bwa tp=$ltp_bwa called=$lc_bwa snv_precision=$lsprec_bwa"
+    echo "bcftools third-depth realigned recall=$lrec_rl precision=$lprec_rl tp=$ltp_rl called=$lc_rl snv_precision=$lsprec_rl"
     echo "time view_s=$t_view realign_s=$t_realign ratio=$ratio realign_rss_mb=$rss_mb view_rss_mb=$view_rss_mb runs=$RUNS threads=$T"
     echo "kernel_counts $counts"
     echo "scale -@1 --shard-size 50k: $scale"
@@ -126,7 +164,10 @@ cat >"$OUT/realign.md" <<EOF
 | read indels matching no true indel | $(get "$e_bwa" false) | $(get "$e_rl" false) | <= half of bwa's | $false_ok |
 | bcftools indel recall ($n_truth true) | $rec_bwa ($tp_bwa) | $rec_rl ($tp_rl) | higher | $recall_ok |
 | bcftools indel precision | $prec_bwa ($c_bwa called) | $prec_rl ($c_rl called) | not lower | $prec_ok |
-| wall time, -@ $T (median of $RUNS) | view -b -l 6: ${t_view} s | ${t_realign} s (x$ratio) | <= 1.3x view | $speed_ok |
+| bcftools SNV precision | $sprec_bwa ($sc_bwa called) | $sprec_rl ($sc_rl called) | not lower | $sprec_ok |
+| a third of the reads (about 10x): indel recall | $lrec_bwa ($ltp_bwa) | $lrec_rl ($ltp_rl) | higher | $lrecall_ok |
+| the same: indel precision, SNV precision | $lprec_bwa, $lsprec_bwa | $lprec_rl, $lsprec_rl | not lower | $lprec_ok |
+| wall time, -@ $T (median of $RUNS) | view -O bam,level=6: ${t_view} s | ${t_realign} s (x$ratio) | <= 1.3x view | $speed_ok |
 | peak RSS | view: ${view_rss_mb} MB | ${rss_mb} MB | < 512 MB | $rss_ok |
 | -@1 --shard-size 50k vs -@$T default | | $scale | same | |
 EOF
