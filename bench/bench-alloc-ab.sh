@@ -14,7 +14,8 @@
 #
 # Cases (each short enough for many rounds, long enough that start-up is a few percent):
 #   pileup -B -f ref on the first 2 Mb, pileup -f ref (BAQ) on the first 500 kb,
-#   view -b -T ref CRAM -> BAM on the first 600 kb; each at -@ 1 and -@ 2.
+#   view -b -T ref CRAM -> BAM on the first 600 kb, realign on the first 600 kb (-@ 1) and
+#   1 Mb (-@ 2); pileup and view each at -@ 1 and -@ 2.
 # SS_BENCH_CASES: a regular expression choosing cases by name (all by default).
 # Allocators (SS_BENCH_ALLOCATORS): default (build/, tcmalloc linked), and on the glibc
 # build of bench-alloc.sh (bench/build-glibc): glibc-seqshard (as shipped: seqshard's
@@ -67,6 +68,8 @@ CASES=(
     "pileup-baq-2|pileup --quiet -@ 2 -f $REF -r $CTG:1-500000 -o /dev/null $BAM"
     "view-cram-bam-1|view --quiet -@ 1 -b -T $REF -o /dev/null $CRAM $CTG:1-600000"
     "view-cram-bam-2|view --quiet -@ 2 -b -T $REF -o /dev/null $CRAM $CTG:1-600000"
+    "realign-1|realign --quiet -@ 1 -f $REF -o /dev/null $BAM $CTG:1-600000"
+    "realign-2|realign --quiet -@ 2 -f $REF -o /dev/null $BAM $CTG:1-1000000"
 )
 
 if [ -n "${SS_BENCH_CASES:-}" ]; then
