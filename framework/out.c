@@ -299,7 +299,7 @@ static int flush_moved(ss_out_t *o)
             o->pool[n++] = b;
         }
     }
-    if (sh->tid >= 0)
+    if (sh->tid >= 0 && n > 1) /* an empty shard's pool may be NULL, which qsort may not get */
         qsort(o->pool, n, sizeof(*o->pool), by_position);
     for (size_t i = 0; i < n; i++)
         if (encode(o, o->pool[i]) < 0)
