@@ -371,6 +371,7 @@ void ss_reader_end(ss_reader_t *r)
         rd_file_t *f = &r->f[i];
         f->win_state = WIN_NONE;
         f->in_win = 0;
+        rd_window_release(r, f);
         if (f->mode == RD_HELD || f->mode == RD_STDIN)
             continue;
         hts_itr_destroy(f->itr);
@@ -439,9 +440,8 @@ int ss_reader_query(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end
         return rd_stdin_query(r, i, f);
     ss_io_order_reset(&f->order);
     f->in_win = 0;
-    if (f->is_cram && rd_in_window(r, tid, beg, end) && rd_window_ready(r, i, f)) {
+    if (f->is_cram && rd_in_window(r, tid, beg, end) && rd_window_query(r, i, f)) {
         f->in_win = 1;
-        f->win_cur = 0;
         return 0;
     }
     if (f->mode == RD_STREAMED) {
@@ -705,10 +705,9 @@ void ss_reader_destroy(ss_reader_t *r)
         if (f->h && f->own_h && f->mode != RD_STDIN) /* standard input's header is the job's */
             sam_hdr_destroy(f->h);
         batch_free(&f->batch);
-        free(f->win.s);
-        if (f->win_read)
-            bam_destroy1(f->win_read);
+        rd_window_release(r, f);
     }
+    rd_window_free(r);
     if (r->held)
         ss_io_budget_give(r->held);
     free(r->src);

@@ -12,6 +12,8 @@
 enum { RD_NEW, RD_HELD, RD_PER_SHARD, RD_STREAMED, RD_STDIN };
 enum { WIN_NONE, WIN_LOADED, WIN_FAILED }; /* a CRAM input's window this shard */
 
+typedef struct rd_block_s rd_block_t; /* part of a CRAM window (reader_window.c) */
+
 typedef struct {
     bam1_t **rec;      /* records, reused across batches */
     int n, m, cur;     /* filled, allocated, next to return */
@@ -33,12 +35,13 @@ typedef struct {
     int q_tid;         /* the current query's range */
     hts_pos_t q_beg, q_end;
     rd_batch_t batch;  /* streamed only */
-    kstring_t win;     /* CRAM: the window's records (ss_reader_window), packed (win_put);
-                        * the buffer is reused across shards */
-    bam1_t *win_read;  /* the record being read into the window */
+    rd_block_t *win;   /* CRAM: the window's records (ss_reader_window), packed in blocks
+                        * lent by the reader and given back at every ss_reader_end */
+    rd_block_t *win_tail; /* win's last block, the one being filled */
     int win_state;     /* WIN_*: reset at every ss_reader_end */
-    int in_win;        /* the current query is answered from win, from win_cur on */
-    size_t win_cur;    /* byte offset of the next packed record */
+    int in_win;        /* the current query is answered from win, from win_at/win_cur on */
+    rd_block_t *win_at; /* the block of the next packed record, NULL past the last */
+    size_t win_cur;    /* the record's byte offset in win_at */
     bam1_t *ahead;     /* standard input: the first record past the last query, if held */
     int have_ahead;
     rd_batch_t replay; /* standard input: the current contig's first records, for a re-query */
@@ -61,6 +64,8 @@ struct ss_reader_s {
     int batch_bytes;
     int w_tid;         /* the shard's window (ss_reader_window), -2 when none */
     hts_pos_t w_beg, w_end;
+    rd_block_t *win_spare; /* window blocks no input holds, kept for the next shard */
+    bam1_t *win_read;  /* the record being read into a window */
 };
 
 /* hts_close, under the shared reference's lock for a CRAM. Returns hts_close's result. */
@@ -70,8 +75,15 @@ int rd_close_input(samFile *fp);
 
 /* Whether the query tid:beg-end lies inside the shard's window. */
 int rd_in_window(const ss_reader_t *r, int tid, hts_pos_t beg, hts_pos_t end);
-/* CRAM: whether input i's window is read, reading it now if not yet this shard. 1 or 0. */
-int rd_window_ready(ss_reader_t *r, int i, rd_file_t *f);
+/*
+ * CRAM: whether input i's query is answered from its window (read now if not
+ * yet this shard); if so the window's cursor is at its first record. 1 or 0.
+ */
+int rd_window_query(ss_reader_t *r, int i, rd_file_t *f);
+/* Give f's window blocks back to r, for the next window. */
+void rd_window_release(ss_reader_t *r, rd_file_t *f);
+/* Free what r keeps for windows; every input's window released first. */
+void rd_window_free(ss_reader_t *r);
 /* BAM: whether a query through fp and idx may start at the window's first record. 1 or 0. */
 int rd_bam_window_ready(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *idx);
 /* Drop the chunks of itr that end before file offset off. */

@@ -5,6 +5,7 @@
  * (one slice decode a shard, not three); a BAM query inside it starts at the
  * window's first record. Owned by the reader's worker.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <htslib/bgzf.h>
@@ -27,32 +28,103 @@ int rd_in_window(const ss_reader_t *r, int tid, hts_pos_t beg, hts_pos_t end)
  * length and its data: a CRAM window of a thousand-input cohort is most of a
  * worker's memory, and a bam1_t per record cost 80 bytes of struct and up to
  * twice its data (htslib rounds the data buffer up to a power of two).
+ * They are packed into blocks of WIN_BLOCK bytes that the reader lends its
+ * inputs and takes back at the shard's end, not into one buffer per input:
+ * that grew by half again each time it filled and kept its largest size
+ * across shards, so it held 1.6 times its records (272 MB of windows for 2
+ * workers at 1000 inputs, where the records were 170 MB). A block's unused
+ * tail is what is lost now: 16 KiB per input on average. A record larger
+ * than a block gets one of its own, freed when given back.
  */
+#define WIN_BLOCK (32 << 10)
+
+struct rd_block_s {
+    rd_block_t *next; /* in its window, or in the reader's spare list */
+    size_t used, cap; /* bytes of data filled, and allocated */
+    unsigned char data[];
+};
+_Static_assert(offsetof(rd_block_t, data) % 8 == 0, "a block's first record is 8-aligned");
+
 typedef struct {
     bam1_core_t core;
     uint32_t l_data;
 } win_head_t;
 _Static_assert(sizeof(win_head_t) % 8 == 0, "a packed record's data starts 8-aligned");
 
-static int win_put(kstring_t *w, const bam1_t *b)
+/* A block with room for need bytes: a spare one if it fits, else a new one; NULL out of memory. */
+static rd_block_t *block_take(ss_reader_t *r, size_t need)
+{
+    rd_block_t *k = r->win_spare;
+    if (k && need <= WIN_BLOCK) {
+        r->win_spare = k->next;
+    } else {
+        size_t cap = need > WIN_BLOCK ? need : WIN_BLOCK;
+        if (!(k = malloc(sizeof(*k) + cap)))
+            return NULL;
+        k->cap = cap;
+    }
+    k->next = NULL;
+    k->used = 0;
+    return k;
+}
+
+void rd_window_release(ss_reader_t *r, rd_file_t *f)
+{
+    rd_block_t *next;
+    for (rd_block_t *k = f->win; k; k = next) {
+        next = k->next;
+        if (k->cap == WIN_BLOCK) {
+            k->next = r->win_spare;
+            r->win_spare = k;
+        } else {
+            free(k);
+        }
+    }
+    f->win = f->win_tail = f->win_at = NULL;
+    f->win_cur = 0;
+}
+
+void rd_window_free(ss_reader_t *r)
+{
+    rd_block_t *next;
+    for (rd_block_t *k = r->win_spare; k; k = next) {
+        next = k->next;
+        free(k);
+    }
+    r->win_spare = NULL;
+    if (r->win_read)
+        bam_destroy1(r->win_read);
+    r->win_read = NULL;
+}
+
+static int win_put(ss_reader_t *r, rd_file_t *f, const bam1_t *b)
 {
     win_head_t h = { .core = b->core, .l_data = (uint32_t)b->l_data };
-    size_t pad = (8 - (size_t)b->l_data % 8) % 8;
-    if (ks_resize(w, w->l + sizeof(h) + (size_t)b->l_data + pad + 1) < 0)
-        return -1;
-    memcpy(w->s + w->l, &h, sizeof(h));
-    memcpy(w->s + w->l + sizeof(h), b->data, (size_t)b->l_data);
-    w->l += sizeof(h) + (size_t)b->l_data + pad; /* pad: the next record's data is 8-aligned */
+    size_t pad = (8 - (size_t)b->l_data % 8) % 8; /* the next record's data is 8-aligned */
+    size_t size = sizeof(h) + (size_t)b->l_data + pad;
+    rd_block_t *k = f->win_tail;
+    if (!k || k->used + size > k->cap) {
+        if (!(k = block_take(r, size)))
+            return -1;
+        if (f->win_tail)
+            f->win_tail->next = k;
+        else
+            f->win = k;
+        f->win_tail = k;
+    }
+    memcpy(k->data + k->used, &h, sizeof(h));
+    memcpy(k->data + k->used + sizeof(h), b->data, (size_t)b->l_data);
+    k->used += size;
     return 0;
 }
 
-/* The packed record at *off as a read-only bam1_t; *off moves past it. */
-static bam1_t win_view(const kstring_t *w, size_t *off)
+/* The packed record at *off in k as a read-only bam1_t; *off moves past it. */
+static bam1_t win_view(const rd_block_t *k, size_t *off)
 {
     win_head_t h;
-    memcpy(&h, w->s + *off, sizeof(h));
+    memcpy(&h, k->data + *off, sizeof(h));
     bam1_t v = { .core = h.core, .l_data = (int)h.l_data, .m_data = h.l_data,
-                 .data = (uint8_t *)w->s + *off + sizeof(h) };
+                 .data = (uint8_t *)k->data + *off + sizeof(h) };
     size_t pad = (8 - (size_t)h.l_data % 8) % 8;
     *off += sizeof(h) + h.l_data + pad;
     return v;
@@ -60,13 +132,14 @@ static bam1_t win_view(const kstring_t *w, size_t *off)
 
 /*
  * Read every record of the window into f->win through fp and idx, checked
- * as one stream. Returns 0, or < 0 when the records could not all be read:
- * the caller then reads its queries from the file, which meets the same
- * fault where a query reaches it and reports it as it always has.
+ * as one stream. Returns 0, or < 0 when the records could not all be read
+ * (what was read is given back): the caller then reads its queries from the
+ * file, which meets the same fault where a query reaches it and reports it
+ * as it always has.
  */
 static int window_fill(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *idx)
 {
-    if (!f->win_read && !(f->win_read = bam_init1()))
+    if (!r->win_read && !(r->win_read = bam_init1()))
         return -2;
     hts_itr_t *itr = sam_itr_queryi(idx, r->w_tid, r->w_beg, r->w_end);
     if (!itr)
@@ -74,13 +147,15 @@ static int window_fill(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *idx
     ss_io_order_t order;
     ss_io_order_reset(&order);
     int ret;
-    f->win.l = 0;
-    while ((ret = ss_io_itr_next(fp, itr, f->win_read, sam_hdr_nref(f->h), &order)) >= 0)
-        if (win_put(&f->win, f->win_read) < 0) {
+    rd_window_release(r, f);
+    while ((ret = ss_io_itr_next(fp, itr, r->win_read, sam_hdr_nref(f->h), &order)) >= 0)
+        if (win_put(r, f, r->win_read) < 0) {
             ret = -2;
             break;
         }
     hts_itr_destroy(itr);
+    if (ret != -1)
+        rd_window_release(r, f);
     return ret == -1 ? 0 : ret;
 }
 
@@ -90,7 +165,7 @@ static int window_fill(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *idx
  * again, so the decoded slice goes with the handle. 1, or 0 to read the
  * query from the file instead.
  */
-int rd_window_ready(ss_reader_t *r, int i, rd_file_t *f)
+static int window_ready(ss_reader_t *r, int i, rd_file_t *f)
 {
     if (f->win_state != WIN_NONE)
         return f->win_state == WIN_LOADED;
@@ -175,22 +250,32 @@ int rd_bam_window_ready(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *id
     return f->win_state == WIN_LOADED;
 }
 
+int rd_window_query(ss_reader_t *r, int i, rd_file_t *f)
+{
+    if (!window_ready(r, i, f))
+        return 0;
+    f->win_at = f->win;
+    f->win_cur = 0;
+    return 1;
+}
+
 /* The window's next record overlapping the query, as the file's iterator would give it. */
 int rd_window_next(ss_reader_t *r, int i, rd_file_t *f, bam1_t *b)
 {
-    while (f->win_cur < f->win.l) {
-        bam1_t s = win_view(&f->win, &f->win_cur);
-        if (s.core.pos >= f->q_end) {
-            f->win_cur = f->win.l; /* sorted: nothing after it overlaps */
-            break;
+    for (; f->win_at; f->win_at = f->win_at->next, f->win_cur = 0)
+        while (f->win_cur < f->win_at->used) {
+            bam1_t s = win_view(f->win_at, &f->win_cur);
+            if (s.core.pos >= f->q_end) {
+                f->win_at = NULL; /* sorted: nothing after it overlaps */
+                return -1;
+            }
+            if (bam_endpos(&s) <= f->q_beg)
+                continue;
+            if (!bam_copy1(b, &s)) {
+                ss_error("%s: out of memory copying a record", r->in.paths[i]);
+                return -4;
+            }
+            return 0;
         }
-        if (bam_endpos(&s) <= f->q_beg)
-            continue;
-        if (!bam_copy1(b, &s)) {
-            ss_error("%s: out of memory copying a record", r->in.paths[i]);
-            return -4;
-        }
-        return 0;
-    }
     return -1;
 }
