@@ -31,10 +31,10 @@ int rd_in_window(const ss_reader_t *r, int tid, hts_pos_t beg, hts_pos_t end)
  * They are packed into blocks of WIN_BLOCK bytes that the reader lends its
  * inputs and takes back at the shard's end, not into one buffer per input:
  * that grew by half again each time it filled and kept its largest size
- * across shards, so it held 1.6 times its records (272 MB of windows for 2
- * workers at 1000 inputs, where the records were 170 MB). A block's unused
- * tail is what is lost now: 16 KiB per input on average. A record larger
- * than a block gets one of its own, freed when given back.
+ * across shards, so it held about 1.6 times its records (a 1000-input
+ * cohort peaked at 595 MB, 497 MB in blocks). A block's unused tail is what
+ * is lost now: 16 KiB per input on average. A record larger than a block
+ * gets one of its own, freed when given back.
  */
 #define WIN_BLOCK (32 << 10)
 

@@ -395,7 +395,7 @@ static void add_realign_counts(const rl_source_t *s, const uint64_t before[5],
 /*
  * How far the shard's CRAM window reaches past each of its ends, where each
  * base costs ~72 bytes per 30x CRAM input per worker (it was 1 kb each side,
- * 60% of a 1000-input shard's window). Before the shard, pl_safe_start
+ * more than half of a 1000-input shard's window). Before the shard, pl_safe_start
  * queries [beg - 1, beg), then from the earliest start among the reads
  * covering beg - 1, one read span back; past it, pl_query_shard's first range
  * serves the shard unless a read taken ends beyond it. So the reach is the
