@@ -27,12 +27,8 @@
  * to the open file) queries again from the last position returned and skips
  * the records at that position it already returned.
  *
- * Standard input ("-") is the job's open file, borrowed and read in one pass
- * by the run's only reader (stdin_next).
- * The shard's window (ss_reader_window) makes its queries cheaper: a CRAM
- * reads the window's records once, from its open handle or one opened for
- * it, and answers every query inside it from them (one slice decode a shard,
- * not three); a BAM query inside it starts at the window's first record.
+ * Standard input ("-") is read by reader_stdin.c, the shard's window by
+ * reader_window.c; the state they share is in reader_priv.h.
  *
  * Headers are kept for every input, so ss_reader_header never opens a file.
  * Owned by one worker thread; shared with other workers only what the job
@@ -46,7 +42,7 @@
 #include <htslib/cram.h>
 
 #include "../base/ss_base.h"
-#include "ss_io_private.h"
+#include "reader_priv.h"
 
 /*
  * Bytes read from an input per read() call. A worker holds one buffer per
@@ -76,61 +72,6 @@
  * streamed one costs its batch (8 MB shared out, at least BATCH_MIN).
  */
 #define BAM_HOLD_MAX 256
-
-/* RD_STDIN: standard input, borrowed from the job (ss_io_inputs_t.stream), read in one pass */
-enum { RD_NEW, RD_HELD, RD_PER_SHARD, RD_STREAMED, RD_STDIN };
-enum { WIN_NONE, WIN_LOADED, WIN_FAILED }; /* a CRAM input's window this shard */
-
-typedef struct {
-    bam1_t **rec;      /* records, reused across batches */
-    int n, m, cur;     /* filled, allocated, next to return */
-    int done;          /* the query has no more records after this batch */
-    hts_pos_t last_pos; /* position of the last record taken, -1 before the first */
-    int64_t n_at_last; /* records taken at last_pos */
-} rd_batch_t;
-
-typedef struct {
-    int mode;          /* RD_* */
-    int is_cram;
-    samFile *fp;       /* open: held, per shard between begin and end */
-    sam_hdr_t *h;      /* kept in every mode from the first open: the job's, or own */
-    int own_h;
-    hts_idx_t *idx;    /* with fp: the job's (a BAM's), or own */
-    int own_idx;
-    hts_itr_t *itr;    /* the current query (a streamed BAM's is kept across batches) */
-    ss_io_order_t order; /* the current query's records so far (check.c), across batches */
-    int q_tid;         /* the current query's range */
-    hts_pos_t q_beg, q_end;
-    rd_batch_t batch;  /* streamed only */
-    kstring_t win;     /* CRAM: the window's records (ss_reader_window), packed (win_put);
-                        * the buffer is reused across shards */
-    bam1_t *win_read;  /* the record being read into the window */
-    int win_state;     /* WIN_*: reset at every ss_reader_end */
-    int in_win;        /* the current query is answered from win, from win_cur on */
-    size_t win_cur;    /* byte offset of the next packed record */
-    bam1_t *ahead;     /* standard input: the first record past the last query, if held */
-    int have_ahead;
-    rd_batch_t replay; /* standard input: the current contig's first records, for a re-query */
-    int replay_tid;    /* the contig they belong to */
-    int replay_full;   /* more were read than it holds: a re-query cannot be served */
-    int q_behind;      /* standard input: the query is for a contig the stream has passed */
-    unsigned char *dropped; /* standard input, per contig: records skipped unreturned */
-    uint64_t win_off;  /* BAM: file offset of the window's first record (WIN_LOADED) */
-} rd_file_t;
-
-struct ss_reader_s {
-    ss_io_inputs_t in; /* paths borrowed from the job */
-    rd_file_t *f;
-    ss_file_source_t *src; /* [in.n]: each input as a record source (source.c) */
-    int shard;             /* the shard being read, for messages; -1 before any */
-    int is_open;       /* between begin and end */
-    int n_refused;     /* inputs the budget refused */
-    int held;          /* descriptors reserved in the budget */
-    int opens;         /* times the inputs were opened for a shard (held ones once) */
-    int batch_bytes;
-    int w_tid;         /* the shard's window (ss_reader_window), -2 when none */
-    hts_pos_t w_beg, w_end;
-};
 
 ss_reader_t *ss_reader_init(const ss_io_inputs_t *in)
 {
@@ -175,8 +116,7 @@ static int share_reference(samFile *fp, void *refs)
     return r;
 }
 
-/* hts_close, under the shared reference's lock for a CRAM. Returns hts_close's result. */
-static int close_input(samFile *fp)
+int rd_close_input(samFile *fp)
 {
     if (fp->format.format != cram)
         return hts_close(fp);
@@ -194,7 +134,7 @@ static void close_file(rd_file_t *f)
     if (f->idx && f->own_idx)
         hts_idx_destroy(f->idx);
     if (f->fp)
-        close_input(f->fp); /* fails only after a read error, already reported */
+        rd_close_input(f->fp); /* fails only after a read error, already reported */
     f->idx = NULL;
     f->fp = NULL;
 }
@@ -259,7 +199,7 @@ samFile *ss_io_open_input(const ss_io_inputs_t *in, int i)
         open_hook();
     return fp;
 fail:
-    close_input(fp);
+    rd_close_input(fp);
     return NULL;
 }
 
@@ -357,27 +297,6 @@ static int known_without_open(ss_reader_t *r, int i, rd_file_t *f)
     return 1;
 }
 
-/* Standard input: the job's open file and header, and room for the record held back. */
-static int borrow_stdin(ss_reader_t *r, rd_file_t *f)
-{
-    int n = sam_hdr_nref(r->in.stream_hdr);
-    if (!f->dropped && !(f->dropped = calloc((size_t)(n > 0 ? n : 1), 1))) {
-        ss_error("-: out of memory reading standard input");
-        return -1;
-    }
-    if (!f->ahead && !(f->ahead = bam_init1())) {
-        ss_error("-: out of memory reading standard input");
-        return -1;
-    }
-    f->fp = r->in.stream;
-    f->h = r->in.stream_hdr;
-    f->is_cram = f->fp->format.format == cram;
-    f->mode = RD_STDIN;
-    f->replay_tid = -2; /* no contig read yet */
-    ss_io_order_reset(&f->order);
-    return 0;
-}
-
 /*
  * First begin: keep each input open if the budget grants it (and, for a
  * CRAM, while the worker holds fewer than CRAM_HOLD_MAX). An input the job
@@ -391,7 +310,7 @@ static int first_open(ss_reader_t *r)
     for (int i = 0; i < r->in.n; i++) {
         rd_file_t *f = &r->f[i];
         if (i == 0 && r->in.stream) {
-            if (borrow_stdin(r, f) < 0)
+            if (rd_stdin_borrow(r, f) < 0)
                 return -1;
             continue;
         }
@@ -452,6 +371,7 @@ void ss_reader_end(ss_reader_t *r)
         rd_file_t *f = &r->f[i];
         f->win_state = WIN_NONE;
         f->in_win = 0;
+        rd_window_release(r, f);
         if (f->mode == RD_HELD || f->mode == RD_STDIN)
             continue;
         hts_itr_destroy(f->itr);
@@ -461,7 +381,7 @@ void ss_reader_end(ss_reader_t *r)
     r->is_open = 0;
 }
 
-/* ---- batches and windows ---- */
+/* ---- batches ---- */
 
 static bam1_t *batch_slot(rd_batch_t *bt)
 {
@@ -487,189 +407,6 @@ static void batch_free(rd_batch_t *bt)
     memset(bt, 0, sizeof(*bt));
 }
 
-void ss_reader_window(ss_reader_t *r, int tid, hts_pos_t beg, hts_pos_t end)
-{
-    r->w_tid = tid, r->w_beg = beg, r->w_end = end;
-}
-
-static int in_window(const ss_reader_t *r, int tid, hts_pos_t beg, hts_pos_t end)
-{
-    return tid >= 0 && tid == r->w_tid && r->w_beg <= beg && end <= r->w_end;
-}
-
-/*
- * A window's records are packed back to back, each its core, its data
- * length and its data: a CRAM window of a thousand-input cohort is most of a
- * worker's memory, and a bam1_t per record cost 80 bytes of struct and up to
- * twice its data (htslib rounds the data buffer up to a power of two).
- */
-typedef struct {
-    bam1_core_t core;
-    uint32_t l_data;
-} win_head_t;
-_Static_assert(sizeof(win_head_t) % 8 == 0, "a packed record's data starts 8-aligned");
-
-static int win_put(kstring_t *w, const bam1_t *b)
-{
-    win_head_t h = { .core = b->core, .l_data = (uint32_t)b->l_data };
-    size_t pad = (8 - (size_t)b->l_data % 8) % 8;
-    if (ks_resize(w, w->l + sizeof(h) + (size_t)b->l_data + pad + 1) < 0)
-        return -1;
-    memcpy(w->s + w->l, &h, sizeof(h));
-    memcpy(w->s + w->l + sizeof(h), b->data, (size_t)b->l_data);
-    w->l += sizeof(h) + (size_t)b->l_data + pad; /* pad: the next record's data is 8-aligned */
-    return 0;
-}
-
-/* The packed record at *off as a read-only bam1_t; *off moves past it. */
-static bam1_t win_view(const kstring_t *w, size_t *off)
-{
-    win_head_t h;
-    memcpy(&h, w->s + *off, sizeof(h));
-    bam1_t v = { .core = h.core, .l_data = (int)h.l_data, .m_data = h.l_data,
-                 .data = (uint8_t *)w->s + *off + sizeof(h) };
-    size_t pad = (8 - (size_t)h.l_data % 8) % 8;
-    *off += sizeof(h) + h.l_data + pad;
-    return v;
-}
-
-/*
- * Read every record of the window into f->win through fp and idx, checked
- * as one stream. Returns 0, or < 0 when the records could not all be read:
- * the caller then reads its queries from the file, which meets the same
- * fault where a query reaches it and reports it as it always has.
- */
-static int window_fill(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *idx)
-{
-    if (!f->win_read && !(f->win_read = bam_init1()))
-        return -2;
-    hts_itr_t *itr = sam_itr_queryi(idx, r->w_tid, r->w_beg, r->w_end);
-    if (!itr)
-        return -1;
-    ss_io_order_t order;
-    ss_io_order_reset(&order);
-    int ret;
-    f->win.l = 0;
-    while ((ret = ss_io_itr_next(fp, itr, f->win_read, sam_hdr_nref(f->h), &order)) >= 0)
-        if (win_put(&f->win, f->win_read) < 0) {
-            ret = -2;
-            break;
-        }
-    hts_itr_destroy(itr);
-    return ret == -1 ? 0 : ret;
-}
-
-/*
- * Whether input i's window is read (reading it now if not yet this shard):
- * through the open file when there is one, else opened for it and closed
- * again, so the decoded slice goes with the handle. 1, or 0 to read the
- * query from the file instead.
- */
-static int window_ready(ss_reader_t *r, int i, rd_file_t *f)
-{
-    if (f->win_state != WIN_NONE)
-        return f->win_state == WIN_LOADED;
-    f->win_state = WIN_FAILED;
-    samFile *fp = f->fp;
-    hts_idx_t *idx = f->idx;
-    sam_hdr_t *h = NULL;
-    if (!fp) {
-        if (!(fp = ss_io_open_input(&r->in, i)))
-            return 0; /* said why; the query's own open fails the same way */
-        h = sam_hdr_read(fp);
-        idx = h ? ss_io_load_index(&r->in, i, fp) : NULL;
-    }
-    if (idx && window_fill(r, f, fp, idx) == 0)
-        f->win_state = WIN_LOADED;
-    if (fp != f->fp) {
-        if (idx)
-            hts_idx_destroy(idx);
-        if (h)
-            sam_hdr_destroy(h);
-        close_input(fp);
-    }
-    return f->win_state == WIN_LOADED;
-}
-
-/*
- * A BAM's window start: the offset of the first record, in file order, that
- * overlaps the window (or of the first record past it). Every record a query
- * inside the window returns overlaps the window too, so it lies at or after
- * this offset; queries then skip what the BAI's 16 kb linear index would
- * have them read first (8 kb of records on average, each time: three queries
- * a shard, and the pileup's time went to inflating it with 667 inputs).
- * Found by reading from the window query's first chunk. 1 if found.
- */
-static int bam_window_start(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *idx, bam1_t *b)
-{
-    hts_itr_t *itr = sam_itr_queryi(idx, r->w_tid, r->w_beg, r->w_end);
-    int found = 0;
-    BGZF *bgzf = fp->fp.bgzf;
-    if (itr && itr->off && itr->n_off > 0 && bgzf_seek(bgzf, (int64_t)itr->off[0].u, SEEK_SET) == 0)
-        for (;;) {
-            uint64_t at = (uint64_t)bgzf_tell(bgzf);
-            if (bam_read1(bgzf, b) < 0)
-                break; /* the queries meet it, and say what it is */
-            const bam1_core_t *c = &b->core;
-            if (c->tid != r->w_tid || c->pos >= r->w_end || bam_endpos(b) > r->w_beg) {
-                f->win_off = at;
-                found = 1;
-                break;
-            }
-        }
-    hts_itr_destroy(itr);
-    return found;
-}
-
-/*
- * Start a BAM query's iterator at the window's first record: chunks that end
- * before it are dropped, the first one kept starts there (hts_itr_t's chunk
- * list is public; the iterator reads it in order, seeking between chunks).
- */
-static void bam_skip_to(hts_itr_t *itr, uint64_t off)
-{
-    if (!itr->off || itr->multi)
-        return;
-    int k = 0;
-    while (k < itr->n_off && itr->off[k].v <= off)
-        k++;
-    memmove(itr->off, itr->off + k, (size_t)(itr->n_off - k) * sizeof(*itr->off));
-    itr->n_off -= k;
-    if (itr->n_off > 0 && itr->off[0].u < off)
-        itr->off[0].u = off;
-}
-
-/* Whether a BAM query through fp and idx may start at the window's first record. */
-static int bam_window_ready(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *idx)
-{
-    if (f->win_state == WIN_NONE) {
-        bam1_t *b = bam_init1();
-        f->win_state = b && bam_window_start(r, f, fp, idx, b) ? WIN_LOADED : WIN_FAILED;
-        bam_destroy1(b);
-    }
-    return f->win_state == WIN_LOADED;
-}
-
-/* The window's next record overlapping the query, as the file's iterator would give it. */
-static int window_next(ss_reader_t *r, int i, rd_file_t *f, bam1_t *b)
-{
-    while (f->win_cur < f->win.l) {
-        bam1_t s = win_view(&f->win, &f->win_cur);
-        if (s.core.pos >= f->q_end) {
-            f->win_cur = f->win.l; /* sorted: nothing after it overlaps */
-            break;
-        }
-        if (bam_endpos(&s) <= f->q_beg)
-            continue;
-        if (!bam_copy1(b, &s)) {
-            ss_error("%s: out of memory copying a record", r->in.paths[i]);
-            return -4;
-        }
-        return 0;
-    }
-    return -1;
-}
-
 /* ---- queries ---- */
 
 static rd_file_t *file_of(ss_reader_t *r, int i)
@@ -691,70 +428,6 @@ static int query_error(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t 
     return -1;
 }
 
-/*
- * Standard input cannot seek, but a kernel may look at a contig's first
- * reads before reading it (pileup -a asks whether it has any): the records
- * a contig's queries returned are kept, up to REPLAY_MAX, and a new query on
- * the same contig reads them again before going on with the stream. 0, or
- * -1 after ss_error() when more than that would be needed.
- */
-#define REPLAY_MAX 4096
-
-static int stdin_query(ss_reader_t *r, int i, rd_file_t *f)
-{
-    rd_batch_t *rp = &f->replay;
-    f->q_behind = f->q_tid >= 0 && f->replay_tid >= 0 && f->q_tid < f->replay_tid;
-    if (f->q_behind && !f->dropped[f->q_tid])
-        return 0; /* nothing of that contig is left, and nothing of it was lost: empty */
-    if (f->q_behind) {
-        ss_error("%s: standard input would have to be read again at contig %s, which a "
-                 "stream cannot do; give the input as a file", r->in.paths[i],
-                 sam_hdr_tid2name(f->h, f->q_tid));
-        return -1;
-    }
-    if (f->q_tid != f->replay_tid || f->q_tid == HTS_IDX_NOCOOR) {
-        rp->n = rp->cur = 0; /* a new contig: nothing of it was read yet */
-        f->replay_full = 0;
-        f->replay_tid = f->q_tid;
-        return 0;
-    }
-    if (f->replay_full) {
-        ss_error("%s: standard input would have to be read again at contig %s, which a "
-                 "stream cannot do; give the input as a file", r->in.paths[i],
-                 sam_hdr_tid2name(f->h, f->q_tid));
-        return -1;
-    }
-    rp->cur = 0; /* the same contig again: first what it returned before */
-    return 0;
-}
-
-/* Keep a copy of a record standard input returned, for a re-query of its contig. */
-static int replay_keep(rd_file_t *f, const bam1_t *b)
-{
-    rd_batch_t *rp = &f->replay;
-    if (f->replay_full || rp->cur < rp->n)
-        return 0; /* not kept: it came from the replay itself, or there is no room */
-    if (rp->n == REPLAY_MAX) {
-        f->replay_full = 1;
-        return 0;
-    }
-    if (rp->n == rp->m) {
-        int m = rp->m ? 2 * rp->m : 64;
-        bam1_t **a = realloc(rp->rec, (size_t)m * sizeof(*a));
-        if (!a)
-            return -1;
-        memset(a + rp->m, 0, (size_t)(m - rp->m) * sizeof(*a));
-        rp->rec = a, rp->m = m;
-    }
-    if (!rp->rec[rp->n] && !(rp->rec[rp->n] = bam_init1()))
-        return -1;
-    if (!bam_copy1(rp->rec[rp->n], b))
-        return -1;
-    rp->n++;
-    rp->cur = rp->n;
-    return 0;
-}
-
 int ss_reader_query(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end)
 {
     rd_file_t *f = file_of(r, i);
@@ -764,12 +437,11 @@ int ss_reader_query(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end
     f->itr = NULL;
     f->q_tid = tid, f->q_beg = beg, f->q_end = end;
     if (f->mode == RD_STDIN)
-        return stdin_query(r, i, f);
+        return rd_stdin_query(r, i, f);
     ss_io_order_reset(&f->order);
     f->in_win = 0;
-    if (f->is_cram && in_window(r, tid, beg, end) && window_ready(r, i, f)) {
+    if (f->is_cram && rd_in_window(r, tid, beg, end) && rd_window_query(r, i, f)) {
         f->in_win = 1;
-        f->win_cur = 0;
         return 0;
     }
     if (f->mode == RD_STREAMED) {
@@ -780,8 +452,8 @@ int ss_reader_query(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end
     }
     if (!(f->itr = sam_itr_queryi(f->idx, tid, beg, end)))
         return query_error(r, i, tid, beg, end);
-    if (!f->is_cram && in_window(r, tid, beg, end) && bam_window_ready(r, f, f->fp, f->idx))
-        bam_skip_to(f->itr, f->win_off);
+    if (!f->is_cram && rd_in_window(r, tid, beg, end) && rd_bam_window_ready(r, f, f->fp, f->idx))
+        rd_bam_skip_to(f->itr, f->win_off);
     return 0;
 }
 
@@ -795,9 +467,9 @@ static int bam_resume(ss_reader_t *r, int i, rd_file_t *f, samFile *fp)
         hts_idx_t *shared = shared_index(r, i);
         hts_idx_t *idx = shared ? shared : ss_io_load_index(&r->in, i, fp);
         f->itr = idx ? sam_itr_queryi(idx, f->q_tid, f->q_beg, f->q_end) : NULL;
-        if (f->itr && in_window(r, f->q_tid, f->q_beg, f->q_end) &&
-            bam_window_ready(r, f, fp, idx))
-            bam_skip_to(f->itr, f->win_off);
+        if (f->itr && rd_in_window(r, f->q_tid, f->q_beg, f->q_end) &&
+            rd_bam_window_ready(r, f, fp, idx))
+            rd_bam_skip_to(f->itr, f->win_off);
         if (idx && !shared)
             hts_idx_destroy(idx); /* a BAM iterator keeps its own copy of the offsets */
         if (!f->itr)
@@ -835,8 +507,6 @@ static void note_taken(rd_batch_t *bt, const bam1_t *b)
     }
 }
 
-
-/* Read records of fp's query into the batch, up to its byte share. Returns >= -1 or < -1. */
 /*
  * The next record of a streamed input's query, checked (check.c). A CRAM
  * batch queries again from the last position returned and meets again the
@@ -858,6 +528,7 @@ static int next_checked(rd_file_t *f, samFile *fp, bam1_t *b, hts_pos_t last, in
     return bad < 0 ? bad : ret;
 }
 
+/* Read records of fp's query into the batch, up to its byte share. Returns >= -1 or < -1. */
 static int fill(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_pos_t last, int64_t skip)
 {
     rd_batch_t *bt = &f->batch;
@@ -919,7 +590,7 @@ static int refill(ss_reader_t *r, int i, rd_file_t *f)
         ret = cram_refill(r, i, f, fp);
     else if (bam_resume(r, i, f, fp) == 0)
         ret = fill(r, f, fp, -1, 0);
-    close_input(fp);
+    rd_close_input(fp);
     return ret;
 }
 
@@ -938,76 +609,15 @@ int ss_reader_shard(const ss_reader_t *r)
     return r->shard;
 }
 
-/*
- * Where a record of standard input lies against the current query: < 0
- * before it (an earlier contig, or ending before beg: skipped, as an index
- * query would never return it), 0 inside, > 0 past it (held for the next).
- */
-static int stdin_place(const rd_file_t *f, const bam1_t *a)
-{
-    int tid = a->core.tid;
-    if (f->q_tid == HTS_IDX_NOCOOR)
-        return tid == -1 ? 0 : -1;
-    if (tid == -1 || tid > f->q_tid)
-        return 1;
-    if (tid < f->q_tid)
-        return -1;
-    if (a->core.pos >= f->q_end)
-        return 1;
-    return bam_endpos(a) <= f->q_beg ? -1 : 0;
-}
-
-/*
- * Standard input is read once, in file order, so a query only moves forward
- * (the plan gives its one worker whole contigs in file order): records
- * before the query's range are skipped, the first past it is held for the
- * next query. Every record is checked as it is read.
- */
-static int stdin_next(rd_file_t *f, bam1_t *b)
-{
-    rd_batch_t *rp = &f->replay;
-    if (f->q_behind)
-        return -1;
-    while (rp->cur < rp->n) { /* a re-query: what the contig's earlier queries returned */
-        const bam1_t *a = rp->rec[rp->cur++];
-        int where = stdin_place(f, a);
-        if (where > 0) {
-            rp->cur = rp->n; /* sorted: nothing later in it is in range either */
-            return -1;
-        }
-        if (where == 0)
-            return bam_copy1(b, a) ? 0 : -4;
-    }
-    for (;;) {
-        if (!f->have_ahead) {
-            int ret = sam_read1(f->fp, f->h, f->ahead);
-            if (ret < 0)
-                return ret;
-            int bad = ss_io_check_record(f->ahead, sam_hdr_nref(f->h), &f->order);
-            if (bad < 0)
-                return bam_copy1(b, f->ahead) ? bad : -4; /* b names the record */
-            f->have_ahead = 1;
-        }
-        int where = stdin_place(f, f->ahead);
-        if (where > 0)
-            return -1;
-        f->have_ahead = 0;
-        if (where == 0)
-            return bam_copy1(b, f->ahead) && replay_keep(f, f->ahead) == 0 ? 0 : -4;
-        if (f->ahead->core.tid >= 0) /* a later query of its contig cannot have it back */
-            f->dropped[f->ahead->core.tid] = 1;
-    }
-}
-
 int ss_reader_next(ss_reader_t *r, int i, bam1_t *b)
 {
     rd_file_t *f = file_of(r, i);
     if (!f)
         return -4;
     if (f->mode == RD_STDIN)
-        return stdin_next(f, b);
+        return rd_stdin_next(f, b);
     if (f->in_win)
-        return window_next(r, i, f, b);
+        return rd_window_next(r, i, f, b);
     if (f->mode != RD_STREAMED)
         return f->itr ? ss_io_itr_next(f->fp, f->itr, b, sam_hdr_nref(f->h), &f->order) : -4;
     rd_batch_t *bt = &f->batch;
@@ -1095,10 +705,9 @@ void ss_reader_destroy(ss_reader_t *r)
         if (f->h && f->own_h && f->mode != RD_STDIN) /* standard input's header is the job's */
             sam_hdr_destroy(f->h);
         batch_free(&f->batch);
-        free(f->win.s);
-        if (f->win_read)
-            bam_destroy1(f->win_read);
+        rd_window_release(r, f);
     }
+    rd_window_free(r);
     if (r->held)
         ss_io_budget_give(r->held);
     free(r->src);

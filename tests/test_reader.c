@@ -417,6 +417,83 @@ static void test_budget_peak(void)
     ss_common_opts_free(&o);
 }
 
+/* Records a and b are the same: core, data length and data. */
+static int same_record(const bam1_t *a, const bam1_t *b)
+{
+    return a->core.pos == b->core.pos && a->core.flag == b->core.flag &&
+           a->core.n_cigar == b->core.n_cigar && a->l_data == b->l_data &&
+           memcmp(a->data, b->data, (size_t)a->l_data) == 0;
+}
+
+/* Query input i of both readers over [beg, end); the number of records, both the same, or -1. */
+static int same_query(ss_reader_t *win, ss_reader_t *file, int i, hts_pos_t beg, hts_pos_t end,
+                      bam1_t *a, bam1_t *b)
+{
+    if (ss_reader_query(win, i, 0, beg, end) < 0 || ss_reader_query(file, i, 0, beg, end) < 0)
+        return -1;
+    int n = 0, ra, rb;
+    while ((ra = ss_reader_next(win, i, a)) >= 0 && (rb = ss_reader_next(file, i, b)) >= 0) {
+        if (!same_record(a, b))
+            return -1;
+        n++;
+    }
+    if (ra >= 0 || ss_reader_next(file, i, b) != -1)
+        return -1; /* one ended before the other */
+    return ra == -1 ? n : -1;
+}
+
+/*
+ * CRAM windows: a reader answering queries from them returns the records
+ * that one querying the files returns, for six CRAMs (four held, two
+ * streamed) over windows of ~30 blocks each, shard after shard, as the
+ * blocks go back to the reader and come out again.
+ */
+static void test_cram_window(void)
+{
+    const char *td = getenv("SS_TESTDATA");
+    if (!td) {
+        fprintf(stderr, "SS_TESTDATA unset: skipped ");
+        return;
+    }
+    enum { N = 6 };
+    char path[512], ref[512];
+    snprintf(path, sizeof(path), "%s/s1.cram", td);
+    snprintf(ref, sizeof(ref), "%s/ref.fa", td);
+    ss_common_opts_t o;
+    ss_common_opts_init(&o);
+    for (int i = 0; i < N; i++)
+        SS_EQ_FATAL(ss_common_add_input(&o, path), 0);
+    o.reference = strdup(ref);
+    ss_job_t *job = ss_job_open(&o, "test");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+    CU_ASSERT_FATAL(ss_io_budget_init(N, 2, 1) > N);
+    const ss_io_inputs_t *in = ss_job_inputs(job);
+    ss_reader_t *win = ss_reader_init(in), *file = ss_reader_init(in);
+    bam1_t *a = bam_init1(), *b = bam_init1();
+    CU_ASSERT_FATAL(win && file && a && b);
+    for (int shard = 0; shard < 3; shard++) {
+        hts_pos_t beg = 5000 + 15000 * shard, end = beg + 15000;
+        SS_EQ_FATAL(ss_reader_begin(win), 0);
+        SS_EQ_FATAL(ss_reader_begin(file), 0);
+        ss_reader_window(win, 0, beg - 300, end + 300);
+        for (int i = 0; i < N; i++) {
+            CU_ASSERT(same_query(win, file, i, beg - 1, beg, a, b) > 0);
+            CU_ASSERT(same_query(win, file, i, beg - 300, beg, a, b) > 0);
+            SS_LE(2000, same_query(win, file, i, beg - 1, end + 300, a, b)); /* many blocks */
+        }
+        ss_reader_end(win);
+        ss_reader_end(file);
+    }
+    SS_EQ(ss_reader_holds(win), 4);
+    bam_destroy1(a);
+    bam_destroy1(b);
+    ss_reader_destroy(win);
+    ss_reader_destroy(file);
+    SS_EQ(ss_io_budget_used(), 0);
+    ss_job_close(job);
+    ss_common_opts_free(&o);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -428,7 +505,8 @@ int main(void)
         !CU_add_test(s, "missing_file", test_reader_missing_file) ||
         !CU_add_test(s, "ref_cache", test_ref_cache) ||
         !CU_add_test(s, "estimate", test_estimate) ||
-        !CU_add_test(s, "budget_peak", test_budget_peak))
+        !CU_add_test(s, "budget_peak", test_budget_peak) ||
+        !CU_add_test(s, "cram_window", test_cram_window))
         return 1;
     return ss_test_run();
 }

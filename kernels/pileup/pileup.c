@@ -393,11 +393,29 @@ static void add_realign_counts(const rl_source_t *s, const uint64_t before[5],
 }
 
 /*
- * How far before a shard its start is usually found (pl_safe_start queries
- * [beg - 1, beg), then from the first read covering it): the CRAM window
- * reaches that far back, so the shard's three queries cost one slice decode.
+ * How far the shard's CRAM window reaches past each of its ends, where each
+ * base costs ~72 bytes per 30x CRAM input per worker (it was 1 kb each side,
+ * more than half of a 1000-input shard's window). Before the shard, pl_safe_start
+ * queries [beg - 1, beg), then from the earliest start among the reads
+ * covering beg - 1, one read span back; past it, pl_query_shard's first range
+ * serves the shard unless a read taken ends beyond it. So the reach is the
+ * longest read span the worker has read (+2: the queries' own margin), at
+ * most WINDOW_REACH_MAX, READ_SPAN_GUESS before its first read. A read longer
+ * than that costs its CRAM a second slice decode in the shard, never a
+ * different output.
  */
-#define SAFE_START_REACH 1024
+#define WINDOW_REACH_MAX 512
+#define READ_SPAN_GUESS 256
+
+static hts_pos_t window_reach(const pl_worker_t *w)
+{
+    hts_pos_t longest = 0;
+    for (int i = 0; i < w->n; i++)
+        if (w->in[i].longest > longest)
+            longest = w->in[i].longest;
+    hts_pos_t reach = longest > 0 ? longest + 2 : READ_SPAN_GUESS;
+    return reach < WINDOW_REACH_MAX ? reach : WINDOW_REACH_MAX;
+}
 
 static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_stats_t *st)
 {
@@ -421,11 +439,11 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     bind_inputs(w, sh->tid);
     if (ss_ref_cover(w->ref, sh->tid, sh->beg, sh->end) < 0)
         return -1;
-    hts_pos_t reach = sh->beg - SAFE_START_REACH;
+    hts_pos_t reach = window_reach(w), head = sh->beg - reach;
     /* the reads past the shard that may change its last columns (pl_query_shard) */
     hts_pos_t follow = o->overlaps ? scope_end : sh->end;
-    hts_pos_t tail = sh->end + PL_FOLLOW_REACH < follow ? sh->end + PL_FOLLOW_REACH : follow;
-    ss_reader_window(w->rd, sh->tid, reach > scope_beg ? reach : scope_beg,
+    hts_pos_t tail = sh->end + reach < follow ? sh->end + reach : follow;
+    ss_reader_window(w->rd, sh->tid, head > scope_beg ? head : scope_beg,
                      tail > sh->end ? tail : sh->end);
     hts_pos_t start = pl_safe_start(w->in, w->n, sh->tid, sh->beg, scope_beg, o->max_depth,
                                     w->scratch);
@@ -440,7 +458,7 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
         uint64_t before[5];
         if (w->rls)
             rl_source_counts(w->rls[i], before);
-        if (pl_query_shard(&w->in[i], sh->tid, start, sh->end, follow) < 0)
+        if (pl_query_shard(&w->in[i], sh->tid, start, sh->end, reach, follow) < 0)
             return -1;
         if (w->rls)
             add_realign_counts(w->rls[i], before, st);

@@ -113,6 +113,7 @@ typedef struct pl_input_s {
     uint64_t n_read;         /* records read, for stats */
     int read_err;            /* htslib's error code when a read failed, else 0 */
     int warned_beyond_ref;
+    hts_pos_t longest;       /* the longest reference span of the records read so far */
 } pl_input_t;
 
 /*
@@ -147,11 +148,11 @@ int pl_query(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end);
  * out the reads of [beg, end) and after them the first read (passing the filters)
  * that starts at or after end and before follow_end (>= end), if one could overlap
  * a read taken, as the reference run takes it before printing the shard's last
- * columns (pileup_read.c says why). 0, or -1 after ss_error().
+ * columns (pileup_read.c says why). Its first range reaches `reach` past end;
+ * the rest is looked up. 0, or -1 after ss_error().
  */
-int pl_query_shard(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end, hts_pos_t follow_end);
-/* How far past the shard pl_query_shard's first range reaches (the rest is looked up). */
-#define PL_FOLLOW_REACH 1024
+int pl_query_shard(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end, hts_pos_t reach,
+                   hts_pos_t follow_end);
 
 /*
  * Whether any filtered read in any input overlaps [beg, end) of tid.

@@ -190,8 +190,11 @@ static void ahead_fill(pl_input_t *in)
         if (b->core.pos < in->skip_before)
             continue; /* handed out from the range before (follow) */
         consumed++;
-        if (b->core.pos < in->shard_end && bam_endpos(b) > in->held_end)
-            in->held_end = bam_endpos(b);
+        hts_pos_t end = bam_endpos(b);
+        if (end - b->core.pos > in->longest)
+            in->longest = end - b->core.pos; /* the CRAM window's reach (pileup.c) */
+        if (b->core.pos < in->shard_end && end > in->held_end)
+            in->held_end = end;
         int k = keep_before_baq(in, b, 1);
         if (k == REF_ERROR) {
             a->end = -4; /* the reference could not be read: reported */
@@ -221,14 +224,16 @@ static void ahead_fill(pl_input_t *in)
  * Entering, that read adjusts the qualities it shares with its mate (mate-overlap
  * detection), and a mate inside a deletion shows in those columns the quality of its
  * base after the deletion, which may be one of them. So the shard's pileup takes
- * that read too, and nothing after it. It lies within PL_FOLLOW_REACH of the shard in
- * all but sparse data; else it is looked for on to the farthest end of the reads
- * taken (past that it overlaps none of them and changes nothing), never past
- * follow_end (the scope: the reference run reads no further).
+ * that read too, and nothing after it. The first range reaches `reach` past the
+ * shard; past it the read is looked for on to the farthest end of the reads taken
+ * (past that it overlaps none of them and changes nothing), never past follow_end
+ * (the scope: the reference run reads no further). So a reach of the longest read's
+ * span needs no second range.
  */
-int pl_query_shard(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end, hts_pos_t follow_end)
+int pl_query_shard(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end, hts_pos_t reach,
+                   hts_pos_t follow_end)
 {
-    hts_pos_t to = end + PL_FOLLOW_REACH < follow_end ? end + PL_FOLLOW_REACH : follow_end;
+    hts_pos_t to = end + reach < follow_end ? end + reach : follow_end;
     if (pl_query(in, tid, beg, to) < 0)
         return -1;
     in->shard_end = end, in->follow_end = follow_end, in->queried_to = to;

@@ -1,0 +1,103 @@
+/*
+ * reader_priv.h -- private to the reader: the state reader.c, reader_window.c
+ * (the shard's window) and reader_stdin.c (standard input) share. Every
+ * function here is called by the worker that owns the reader.
+ */
+#ifndef SS_READER_PRIV_H
+#define SS_READER_PRIV_H
+
+#include "ss_io_private.h"
+
+/* RD_STDIN: standard input, borrowed from the job (ss_io_inputs_t.stream), read in one pass */
+enum { RD_NEW, RD_HELD, RD_PER_SHARD, RD_STREAMED, RD_STDIN };
+enum { WIN_NONE, WIN_LOADED, WIN_FAILED }; /* a CRAM input's window this shard */
+
+typedef struct rd_block_s rd_block_t; /* part of a CRAM window (reader_window.c) */
+
+typedef struct {
+    bam1_t **rec;      /* records, reused across batches */
+    int n, m, cur;     /* filled, allocated, next to return */
+    int done;          /* the query has no more records after this batch */
+    hts_pos_t last_pos; /* position of the last record taken, -1 before the first */
+    int64_t n_at_last; /* records taken at last_pos */
+} rd_batch_t;
+
+typedef struct {
+    int mode;          /* RD_* */
+    int is_cram;
+    samFile *fp;       /* open: held, per shard between begin and end */
+    sam_hdr_t *h;      /* kept in every mode from the first open: the job's, or own */
+    int own_h;
+    hts_idx_t *idx;    /* with fp: the job's (a BAM's), or own */
+    int own_idx;
+    hts_itr_t *itr;    /* the current query (a streamed BAM's is kept across batches) */
+    ss_io_order_t order; /* the current query's records so far (check.c), across batches */
+    int q_tid;         /* the current query's range */
+    hts_pos_t q_beg, q_end;
+    rd_batch_t batch;  /* streamed only */
+    rd_block_t *win;   /* CRAM: the window's records (ss_reader_window), packed in blocks
+                        * lent by the reader and given back at every ss_reader_end */
+    rd_block_t *win_tail; /* win's last block, the one being filled */
+    int win_state;     /* WIN_*: reset at every ss_reader_end */
+    int in_win;        /* the current query is answered from win, from win_at/win_cur on */
+    rd_block_t *win_at; /* the block of the next packed record, NULL past the last */
+    size_t win_cur;    /* the record's byte offset in win_at */
+    bam1_t *ahead;     /* standard input: the first record past the last query, if held */
+    int have_ahead;
+    rd_batch_t replay; /* standard input: the current contig's first records, for a re-query */
+    int replay_tid;    /* the contig they belong to */
+    int replay_full;   /* more were read than it holds: a re-query cannot be served */
+    int q_behind;      /* standard input: the query is for a contig the stream has passed */
+    unsigned char *dropped; /* standard input, per contig: records skipped unreturned */
+    uint64_t win_off;  /* BAM: file offset of the window's first record (WIN_LOADED) */
+} rd_file_t;
+
+struct ss_reader_s {
+    ss_io_inputs_t in; /* paths borrowed from the job */
+    rd_file_t *f;
+    ss_file_source_t *src; /* [in.n]: each input as a record source (source.c) */
+    int shard;             /* the shard being read, for messages; -1 before any */
+    int is_open;       /* between begin and end */
+    int n_refused;     /* inputs the budget refused */
+    int held;          /* descriptors reserved in the budget */
+    int opens;         /* times the inputs were opened for a shard (held ones once) */
+    int batch_bytes;
+    int w_tid;         /* the shard's window (ss_reader_window), -2 when none */
+    hts_pos_t w_beg, w_end;
+    rd_block_t *win_spare; /* window blocks no input holds, kept for the next shard */
+    bam1_t *win_read;  /* the record being read into a window */
+};
+
+/* hts_close, under the shared reference's lock for a CRAM. Returns hts_close's result. */
+int rd_close_input(samFile *fp);
+
+/* ---- the shard's window (reader_window.c) ---- */
+
+/* Whether the query tid:beg-end lies inside the shard's window. */
+int rd_in_window(const ss_reader_t *r, int tid, hts_pos_t beg, hts_pos_t end);
+/*
+ * CRAM: whether input i's query is answered from its window (read now if not
+ * yet this shard); if so the window's cursor is at its first record. 1 or 0.
+ */
+int rd_window_query(ss_reader_t *r, int i, rd_file_t *f);
+/* Give f's window blocks back to r, for the next window. */
+void rd_window_release(ss_reader_t *r, rd_file_t *f);
+/* Free what r keeps for windows; every input's window released first. */
+void rd_window_free(ss_reader_t *r);
+/* BAM: whether a query through fp and idx may start at the window's first record. 1 or 0. */
+int rd_bam_window_ready(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *idx);
+/* Drop the chunks of itr that end before file offset off. */
+void rd_bam_skip_to(hts_itr_t *itr, uint64_t off);
+/* CRAM: the window's next record overlapping the query. 0, -1 at the end, -4 out of memory. */
+int rd_window_next(ss_reader_t *r, int i, rd_file_t *f, bam1_t *b);
+
+/* ---- standard input (reader_stdin.c) ---- */
+
+/* Make f the job's open standard input. 0, or -1 after ss_error(). */
+int rd_stdin_borrow(ss_reader_t *r, rd_file_t *f);
+/* Start the query in f->q_*. 0, or -1 after ss_error() when the stream cannot serve it. */
+int rd_stdin_query(ss_reader_t *r, int i, rd_file_t *f);
+/* The query's next record: 0, -1 at its end, < -1 a read or check error. */
+int rd_stdin_next(rd_file_t *f, bam1_t *b);
+
+#endif
