@@ -285,9 +285,11 @@ typedef struct {
  * The output a shard may make, estimated (ss_out_spec_t). Not a memory bound
  * (text past SEQSHARD_SPILL_AT leaves memory): the balance between what a
  * shard costs per input (a CRAM slice decoded per shard) and the records a
- * CRAM input's window holds, which grow with the shard's length.
+ * CRAM input's window holds, which grow with the shard's length. At 1000
+ * inputs (a third CRAM, 30x) 256 MiB gives 8 shards, 87 s of CPU and 470 MB;
+ * 128 MiB gave 14 shards, 134 s and 397 MB (docs/benchmarks.md, cohorts).
  */
-#define SS_SHARD_OUTPUT ((size_t)128 << 20)
+#define SS_SHARD_OUTPUT ((size_t)256 << 20)
 void ss_common_opts_init(ss_common_opts_t *o);
 void ss_common_opts_free(ss_common_opts_t *o);
 
