@@ -113,40 +113,33 @@ static void offer(mm_best_t *best, long total, int len, int right, int brk)
     *best = (mm_best_t){total, len, right, brk, {0}, 1};
 }
 
-/* The right end moved: query from brk on (after an insertion of -len, from brk - len). */
-static void try_right(const mm_read_t *m, int first, const long *acc0, long *accd, mm_best_t *best)
+/* The right end moved by len (accd: prefix_cost at shift len): query from brk on
+ * (after an insertion of -len, from brk - len). */
+static void try_right(const mm_read_t *m, int first, int len, const long *acc0, const long *accd,
+                      mm_best_t *best)
 {
     int lo = first - RL_MM_SPAN > m->qb + RL_MM_ANCHOR ? first - RL_MM_SPAN : m->qb + RL_MM_ANCHOR;
-    for (int len = -RL_MM_SHIFT; len <= RL_MM_SHIFT; len++) {
-        if (!len || !on_ref(m, m->qb, m->qe, len))
+    for (int brk = lo; brk <= first; brk++) {
+        int from = len > 0 ? brk : brk - len; /* an insertion's bases are not aligned */
+        if (m->qe - from < RL_MM_ANCHOR)
             continue;
-        prefix_cost(m, len, accd);
-        for (int brk = lo; brk <= first; brk++) {
-            int from = len > 0 ? brk : brk - len; /* an insertion's bases are not aligned */
-            if (m->qe - from < RL_MM_ANCHOR)
-                continue;
-            long t = span_cost(m, acc0, m->qb, brk) + span_cost(m, accd, from, m->qe);
-            offer(best, t, len, 1, brk);
-        }
+        long t = span_cost(m, acc0, m->qb, brk) + span_cost(m, accd, from, m->qe);
+        offer(best, t, len, 1, brk);
     }
 }
 
-/* The left end moved: query before brk (before brk + len after an insertion of -len),
- * shifted by -len either way. */
-static void try_left(const mm_read_t *m, int last, const long *acc0, long *accd, mm_best_t *best)
+/* The left end moved for an indel of len, shifted by -len either way (accd: prefix_cost
+ * at shift -len): query before brk (before brk + len after an insertion of -len). */
+static void try_left(const mm_read_t *m, int last, int len, const long *acc0, const long *accd,
+                     mm_best_t *best)
 {
     int hi = last + RL_MM_SPAN < m->qe - RL_MM_ANCHOR ? last + RL_MM_SPAN : m->qe - RL_MM_ANCHOR;
-    for (int len = -RL_MM_SHIFT; len <= RL_MM_SHIFT; len++) {
-        if (!len || !on_ref(m, m->qb, m->qe, -len))
+    for (int brk = last + 1; brk <= hi; brk++) {
+        int to = len > 0 ? brk : brk + len;
+        if (to - m->qb < RL_MM_ANCHOR)
             continue;
-        prefix_cost(m, -len, accd);
-        for (int brk = last + 1; brk <= hi; brk++) {
-            int to = len > 0 ? brk : brk + len;
-            if (to - m->qb < RL_MM_ANCHOR)
-                continue;
-            long t = span_cost(m, accd, m->qb, to) + span_cost(m, acc0, brk, m->qe);
-            offer(best, t, len, 0, brk);
-        }
+        long t = span_cost(m, accd, m->qb, to) + span_cost(m, acc0, brk, m->qe);
+        offer(best, t, len, 0, brk);
     }
 }
 
@@ -198,8 +191,13 @@ int rl_read_mm_indel(const rl_read_t *r, const rl_ref_t *ref, rl_indel_t *e)
     prefix_cost(&m, 0, acc0);
     long orig = span_cost(&m, acc0, m.qb, m.qe);
     mm_best_t best = {0};
-    try_right(&m, first, acc0, accd, &best);
-    try_left(&m, last, acc0, accd, &best);
+    for (int d = -RL_MM_SHIFT; d <= RL_MM_SHIFT; d++) { /* each shift's costs once, both ends */
+        if (!d || !on_ref(&m, m.qb, m.qe, d))
+            continue;
+        prefix_cost(&m, d, accd);
+        try_right(&m, first, d, acc0, accd, &best);
+        try_left(&m, last, -d, acc0, accd, &best);
+    }
     if (!best.found || orig - best.total < RL_MM_GAIN)
         return 0;
     best_indel(&m, &best);
