@@ -29,13 +29,16 @@ typedef struct md_opts_s {
     int *thresholds, n_thresholds; /* sorted */
     int64_t *quants;               /* --quantize bounds, sorted; INT64_MAX for an open end */
     int n_quants;
-    char **qlabels;   /* [n_quants - 1]: "0:1", "10:inf" or MOSDEPTH_Q<i> */
-    int no_per_base;  /* -n */
-    int fast;         /* -x */
-    int mapq;         /* -Q */
-    int eflag, iflag; /* -F, -i */
-    int median;       /* -m */
-    int precision;    /* MOSDEPTH_PRECISION, else 2 */
+    char **qlabels;     /* [n_quants - 1]: "0:1", "10:inf" or MOSDEPTH_Q<i> */
+    int no_per_base;    /* -n */
+    int fast;           /* -x */
+    int mapq;           /* -Q */
+    int eflag, iflag;   /* -F, -i */
+    int median;         /* -m */
+    int precision;      /* MOSDEPTH_PRECISION, else 2 */
+    char *chrom;        /* -c: the one contig to count, or NULL for all */
+    char **read_groups; /* -R: count only reads whose RG is one of these; NULL for all */
+    int n_read_groups;
 } md_opts_t;
 
 int md_parse(int argc, char **argv, ss_common_opts_t *co, md_opts_t **out);

@@ -95,11 +95,24 @@ void md_counter_destroy(md_counter_t *c)
     free(c);
 }
 
+/* -R: the read's RG is one of the IDs (a read without RG is not). */
+static int in_read_groups(const md_opts_t *o, const bam1_t *b)
+{
+    const uint8_t *rg = bam_aux_get(b, "RG");
+    const char *id = rg ? bam_aux2Z(rg) : NULL;
+    for (int i = 0; id && i < o->n_read_groups; i++)
+        if (strcmp(id, o->read_groups[i]) == 0)
+            return 1;
+    return 0;
+}
+
 static int passes(const md_opts_t *o, const bam1_t *b)
 {
     if (b->core.qual < o->mapq || (b->core.flag & o->eflag))
         return 0;
-    return !o->iflag || (b->core.flag & o->iflag);
+    if (o->iflag && !(b->core.flag & o->iflag))
+        return 0;
+    return !o->n_read_groups || in_read_groups(o, b);
 }
 
 /* The read's M/=/X blocks into c->blk, adjacent ones joined; their count, or -1. */

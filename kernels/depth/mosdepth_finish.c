@@ -248,8 +248,9 @@ int md_prepare(const md_opts_t *o, const ss_job_t *job, md_run_t **run, ss_out_s
         return -1;
     /* mosdepth skips a contig the BED does not name when nothing else needs it */
     int bed_only = o->no_per_base && !o->n_thresholds && !o->n_quants && o->by;
+    int only = o->chrom ? sam_hdr_name2tid((sam_hdr_t *)r->hdr, o->chrom) : -1; /* -c */
     for (int t = 0; t < r->nref; t++) {
-        r->skip[t] = bed_only && r->n_regions[t] == 0;
+        r->skip[t] = (bed_only && r->n_regions[t] == 0) || (o->chrom && t != only);
         static const ss_reduce_op_t per[MD_NV] = {SS_REDUCE_SUM, SS_REDUCE_MIN, SS_REDUCE_MAX,
                                                   SS_REDUCE_SUM, SS_REDUCE_SUM, SS_REDUCE_MIN,
                                                   SS_REDUCE_MAX};

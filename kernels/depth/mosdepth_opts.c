@@ -35,6 +35,11 @@ void md_usage(FILE *fp)
             "  -F, --flag INT           skip reads with any of these flags [%d]\n"
             "  -i, --include-flag INT   only reads with any of these flags [0: all]\n"
             "  -m, --use-median         median instead of mean per --by region [mean]\n"
+            "  -c, --chrom CHROM        only contig CHROM: its lines and summary rows [all]\n"
+            "  -R, --read-groups LIST   only reads whose RG is one of these comma-separated\n"
+            "                           read group IDs [all reads]\n"
+            "  -t, --threads INT        worker threads, as -@ (mosdepth's -t only adds\n"
+            "                           decompression threads) [one per core]\n"
             "  -f, --fasta FILE         reference FASTA for CRAM input [REF_PATH]\n"
             "  MOSDEPTH_PRECISION=N     decimals of means and fractions [2]\n"
             "\n"
@@ -72,6 +77,8 @@ static const struct option md_lopts[] = {SS_COMMON_LONG_OPTS,
                                          {"flag", required_argument, NULL, 'F'},
                                          {"include-flag", required_argument, NULL, 'i'},
                                          {"use-median", no_argument, NULL, 'm'},
+                                         {"chrom", required_argument, NULL, 'c'},
+                                         {"read-groups", required_argument, NULL, 'R'},
                                          {"fasta", required_argument, NULL, 'f'},
                                          {"reference", required_argument, NULL, O_REFERENCE},
                                          {"help", no_argument, NULL, 'h'},
@@ -209,6 +216,40 @@ static int parse_by(const char *arg, md_opts_t *o)
     return ss_opt_string(&o->by, arg);
 }
 
+/* -R's comma-separated IDs (mosdepth splits on ',' and keeps empty items). 0, or -1. */
+static int parse_read_groups(const char *arg, md_opts_t *o)
+{
+    for (int i = 0; i < o->n_read_groups; i++)
+        free(o->read_groups[i]);
+    free(o->read_groups);
+    int n = 1;
+    for (const char *p = arg; *p; p++)
+        n += *p == ',';
+    o->n_read_groups = 0;
+    if (!(o->read_groups = calloc((size_t)n, sizeof(char *))))
+        return -1;
+    for (const char *p = arg;; p++) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (!(o->read_groups[o->n_read_groups] = strndup(p, len)))
+            return -1;
+        o->n_read_groups++;
+        if (!comma)
+            return 0;
+        p = comma;
+    }
+}
+
+/* -t N: mosdepth's threads become seqshard's workers (0, mosdepth's default: one per core). */
+static int threads_value(const char *arg, ss_common_opts_t *co)
+{
+    int n;
+    if (ss_opt_int("-t", arg, 0, 4096, &n) < 0)
+        return -1;
+    co->threads = n;
+    return 0;
+}
+
 static int flag_value(const char *opt, const char *arg, int *out)
 {
     return ss_opt_int(opt, arg, 0, 65535, out);
@@ -246,6 +287,12 @@ static int apply(md_opts_t *o, ss_common_opts_t *co, int c, const char *arg)
     case 'm':
         o->median = 1;
         return 0;
+    case 'c':
+        return ss_opt_string(&o->chrom, arg);
+    case 'R':
+        return parse_read_groups(arg, o);
+    case 't':
+        return threads_value(arg, co);
     case 'f':
     case O_REFERENCE:
         return ss_opt_string(&co->reference, arg);
@@ -296,6 +343,8 @@ static int cram_fields(const md_opts_t *o, ss_common_opts_t *co)
     int f = SAM_FLAG | SAM_RNAME | SAM_POS | SAM_MAPQ | SAM_CIGAR;
     if (!o->fast)
         f |= SAM_QNAME | SAM_RNEXT | SAM_PNEXT;
+    if (o->n_read_groups)
+        f |= SAM_AUX | SAM_RGAUX;
     char opt[64];
     snprintf(opt, sizeof(opt), "required_fields=0x%x", f);
     char **a = realloc(co->fmt_opts, (size_t)(co->n_fmt_opts + 1) * sizeof(*a));
@@ -308,6 +357,19 @@ static int cram_fields(const md_opts_t *o, ss_common_opts_t *co)
     return 0;
 }
 
+/* -c: plan only that contig, named whole ("{name}" when a ':' could read as a range). */
+static int only_contig(ss_common_opts_t *co, const char *name)
+{
+    size_t n = strlen(name) + 3;
+    char *reg = malloc(n);
+    if (!reg)
+        return -1;
+    snprintf(reg, n, strchr(name, ':') ? "{%s}" : "%s", name);
+    int r = ss_common_set_region(co, reg);
+    free(reg);
+    return r;
+}
+
 int md_parse(int argc, char **argv, ss_common_opts_t *co, md_opts_t **out)
 {
     md_opts_t *o = malloc(sizeof(*o));
@@ -316,7 +378,7 @@ int md_parse(int argc, char **argv, ss_common_opts_t *co, md_opts_t **out)
     defaults(o);
     int c, r, more;
     optind = 1;
-    while ((more = ss_opt_next(argc, argv, ":@:b:nT:q:xQ:F:i:mf:h", md_lopts, co, &c)) > 0) {
+    while ((more = ss_opt_next(argc, argv, ":@:b:nT:q:xQ:F:i:mc:R:t:f:h", md_lopts, co, &c)) > 0) {
         if ((r = apply(o, co, c, optarg)) < 0)
             return SS_EXIT_USAGE;
         if (r == 1) {
@@ -332,6 +394,8 @@ int md_parse(int argc, char **argv, ss_common_opts_t *co, md_opts_t **out)
     if (check(o, co) < 0 || (o->n_quants && make_labels(o) < 0) || cram_fields(o, co) < 0)
         return SS_EXIT_USAGE;
     co->all_contigs = 1; /* every contig has a per-base line and a summary row */
+    if (o->chrom && only_contig(co, o->chrom) < 0)
+        return SS_EXIT_USAGE;
     return 0;
 }
 
@@ -344,6 +408,10 @@ void md_opts_free(md_opts_t *o)
     free(o->qlabels);
     free(o->quants);
     free(o->thresholds);
+    for (int i = 0; i < o->n_read_groups; i++)
+        free(o->read_groups[i]);
+    free(o->read_groups);
+    free(o->chrom);
     free(o->by);
     free(o->prefix);
     free(o);

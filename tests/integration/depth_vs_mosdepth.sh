@@ -2,7 +2,7 @@
 # depth_vs_mosdepth.sh -- seqshard depth --mosdepth writes the files mosdepth
 # 0.3.3 writes, with the same decompressed content, for its options alone and
 # combined (default, -x, -n, --by BED with and without names, --by WINDOW,
-# --thresholds, --quantize, -m, -Q, -F, -i, CRAM with -f, MOSDEPTH_PRECISION),
+# --thresholds, --quantize, -m, -Q, -F, -i, -c, -R, -t, CRAM with -f, MOSDEPTH_PRECISION),
 # on the test data and on hand-made edge cases (deletions and skips,
 # overlapping and contained mates, supplementary reads, contigs without reads,
 # regions at contig ends, BED intervals on contigs without reads), at threads
@@ -130,7 +130,21 @@ md_case "-i 16" -- -i 16
 md_case "MOSDEPTH_PRECISION=4 --by 777" MOSDEPTH_PRECISION=4 -- --by 777
 md_case "MOSDEPTH_PRECISION=0 --by BED" MOSDEPTH_PRECISION=0 -- --by "$W/plain.bed"
 md_case "everything -n -x" -- -n -x -Q 10 --by 1000 -T 0,5,25 -q 0:3:30: -m
+# mosdepth's -c, -R and -t, on two read groups (s1's and s2's reads in one file)
+"$SAMTOOLS" view -h "$TD/s2.bam" | grep -v 'SN:ctgEmpty' | "$SAMTOOLS" view -b -o "$W/s2n.bam" - &&
+    "$SAMTOOLS" merge -f -o "$W/rg2.bam" "$W/s1n.bam" "$W/s2n.bam" && "$SAMTOOLS" index "$W/rg2.bam" ||
+    { ss_bad setup "cannot make rg2.bam"; ss_summary; exit 1; }
+MD_INPUT=$W/rg2.bam
+md_case "-c ctgB" -- -c ctgB
+md_case "--chrom ctgTiny --by 100" -- --chrom ctgTiny --by 100
+md_case "-R s2" -- -R s2
+md_case "--read-groups s1,s2" -- --read-groups s1,s2
+md_case "-R of no read group" -- -R nope
+md_case "-c ctgA -R s2 --by 1000 -T 1,5" -- -c ctgA -R s2 --by 1000 -T 1,5
+md_case "-c ctgB -n --by BED" -- -c ctgB -n --by "$W/plain.bed"
+md_case "-t 2 -x" -- -t 2 -x
 MD_INPUT=$W/s1n.cram
+md_case "CRAM -R s1 -f" -- -R s1 -f "$REF"
 md_case "CRAM -f" -- -f "$REF"
 md_case "CRAM -f --by 500 -T 5 -q 10:" -- -f "$REF" --by 500 -T 5 -q 10:
 

@@ -187,6 +187,9 @@ TMPDIR=$SS_WORK/scratch submit j_srun srun "${shape[@]}" -J ss-srun \
     "$SLURM_DIR_SRC/seqshard.sbatch" pileup "${ARGS[@]}" -o out.srun "$TD/s1.bam"
 TMPDIR=$SS_WORK/scratch submit j_mpirun mpirun "${shape[@]}" -J ss-mpirun \
     "$SLURM_DIR_SRC/seqshard-mpirun.sbatch" pileup "${ARGS[@]}" -o out.mpirun "$TD/s1.bam"
+# mosdepth mode names its files by --mosdepth PREFIX (no -o): the script takes the prefix
+submit j_md mosdepth "${shape[@]}" -J ss-mosdepth \
+    "$SLURM_DIR_SRC/seqshard.sbatch" depth --mosdepth md.srun --by 1000 "$TD/s1.bam"
 submit j_fail failing "${shape[@]}" -J ss-fail \
     "$SLURM_DIR_SRC/seqshard.sbatch" pileup "${ARGS[@]}" -o out.fail "$SS_WORK/missing.bam"
 printf '%s\t%s\n' "$TD/s1.bam" arr.s1 "$TD/s2.bam" arr.s2 "$SS_WORK/absent.bam" arr.absent \
@@ -227,7 +230,7 @@ if [ -n "$j_req" ]; then
     ) &
 fi
 # shellcheck disable=SC2086  # the empty ones (refused) drop out
-jobs=$(printf '%s ' $j_srun $j_mpirun $j_fail $j_arr $j_sum $j_req)
+jobs=$(printf '%s ' $j_srun $j_mpirun $j_md $j_fail $j_arr $j_sum $j_req)
 echo "slurm_jobs: submitted jobs $jobs"
 
 # ---- wait, bounded -------------------------------------------------------------------
@@ -276,6 +279,24 @@ check_ok() {
 }
 check_ok "srun job = samtools" "$j_srun" out.srun exp.s1 "ss-srun-$j_srun.log"
 check_ok "mpirun job = samtools" "$j_mpirun" out.mpirun exp.s1 "ss-mpirun-$j_mpirun.log"
+# The mosdepth job's files: those of a single-process run, and a report beside them.
+if [ -n "$j_md" ]; then
+    "$SEQSHARD" depth --mosdepth md.single --by 1000 --quiet "$TD/s1.bam"
+    end=$(job_end "$j_md") md_bad=""
+    for f in mosdepth.summary.txt mosdepth.global.dist.txt mosdepth.region.dist.txt; do
+        cmp -s "md.single.$f" "md.srun.$f" || md_bad="$md_bad $f"
+    done
+    for f in per-base.bed.gz regions.bed.gz; do
+        cmp -s <(gzip -dc "md.single.$f") <(gzip -dc "md.srun.$f" 2>/dev/null) || md_bad="$md_bad $f"
+    done
+    if [ "$end" = "COMPLETED 0:0" ] && [ -z "$md_bad" ] && [ -s md.srun.report.json ]; then
+        ss_ok "mosdepth-mode job = single-process run"
+    else
+        ss_bad "mosdepth-mode job = single-process run" "job $j_md ended as '$end';" \
+            "differs or missing:${md_bad:- none}; report: $(ls md.srun.report.json 2>&1)" \
+            "$(tail -n 5 "ss-mosdepth-$j_md.log" 2>/dev/null)"
+    fi
+fi
 if [ -n "$j_srun" ]; then
     if cmp -s single.s1 out.srun; then
         ss_ok "srun job = single-process run"
