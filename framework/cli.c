@@ -208,8 +208,9 @@ int ss_main(int argc, char **argv, const ss_kernel_t *const *table, int n_table)
         unknown_kernel(cmd);
         return SS_EXIT_USAGE;
     }
-    if (ss_comm_init(&argc, &argv) < 0)
-        return SS_EXIT_FAIL;
+    int comm = ss_comm_init(&argc, &argv);
+    if (comm < 0)
+        return comm == -2 ? SS_EXIT_USAGE : SS_EXIT_FAIL;
     if (ss_comm_parallel()) {
         /* several ranks share one terminal or log: say which one is speaking */
         char prefix[32];

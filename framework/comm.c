@@ -495,10 +495,41 @@ void ss_comm_version(char *buf, size_t size)
 
 static int n_shards_, local_next, local_stop;
 
+/* The first of these variables that is set, as a number; -1 when none is. */
+static long env_number(const char *const *names)
+{
+    for (int i = 0; names[i]; i++) {
+        const char *v = getenv(names[i]);
+        if (v && *v)
+            return strtol(v, NULL, 10);
+    }
+    return -1;
+}
+
+/*
+ * A launcher (mpirun, srun) may start this build as one of several processes.
+ * Without MPI each would run the whole job as rank 0 and race the others for
+ * the same output: refuse, and say so once (from the launcher's rank 0).
+ * 0, or -2 (a usage error) after the message.
+ */
 int ss_comm_init(int *argc, char ***argv)
 {
     (void)argc, (void)argv;
-    return 0;
+    static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                        "SLURM_STEP_NUM_TASKS", NULL};
+    /* a rank variable says a launcher started us (a batch script's own SLURM_* do not) */
+    static const char *const ranks[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", NULL};
+    long size = env_number(sizes), rank = env_number(ranks);
+    if (size <= 1 || rank < 0)
+        return 0;
+    if (rank == 0)
+        fprintf(stderr,
+                "seqshard: this seqshard was built without MPI, but a launcher started it as "
+                "one of %ld processes, each of which would run the whole job; run one process "
+                "without mpirun or srun (-@ uses every core), or use a build with MPI "
+                "(cmake -DSEQSHARD_MPI=ON)\n",
+                size);
+    return -2;
 }
 void ss_comm_finalize(void) {}
 void ss_comm_abort(int code)

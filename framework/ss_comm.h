@@ -18,7 +18,8 @@
 /*
  * Initialise MPI if this process was launched by an MPI launcher (mpirun,
  * srun --mpi=pmix) and the build has MPI. Returns 0, or -1 after a message
- * (the MPI library cannot give the thread level we need).
+ * (the MPI library cannot give the thread level we need), or -2 after a message
+ * in a build without MPI that a launcher started as one of several processes.
  */
 int ss_comm_init(int *argc, char ***argv);
 /* Finalise MPI if it was initialised. */
