@@ -216,6 +216,34 @@ static int keep_index(ss_job_t *job, int i)
     return 1;
 }
 
+/*
+ * A CRAM given without -T or REF_PATH/REF_CACHE: htslib (as samtools) then
+ * reads each contig's reference from the local FASTA its @SQ UR names. Every
+ * @SQ must name one we can read, or a shard would fail late; 0, or -1 after
+ * ss_error() naming the first contig without one.
+ */
+static int check_cram_ur(const char *path, sam_hdr_t *h, const char *ref_option)
+{
+    kstring_t ur = KS_INITIALIZE;
+    const char *bad = NULL;
+    for (int t = 0; !bad && t < sam_hdr_nref(h); t++) {
+        const char *sn = sam_hdr_tid2name(h, t);
+        ur.l = 0;
+        if (sam_hdr_find_tag_id(h, "SQ", "SN", sn, "UR", &ur) != 0) {
+            bad = sn;
+            break;
+        }
+        const char *file = strncmp(ur.s, "file://", 7) == 0 ? ur.s + 7 : ur.s;
+        if (is_url(file) || access(file, R_OK) != 0)
+            bad = sn;
+    }
+    if (bad)
+        ss_error("%s: CRAM input needs its reference, and @SQ SN:%s names no readable local "
+                 "FASTA in UR; pass %s ref.fa (or set REF_PATH)", path, bad, ref_option);
+    free(ur.s);
+    return bad ? -1 : 0;
+}
+
 /* Open and check input i; keeps it in the job when i == 0, else closes it. */
 static int check_input(ss_job_t *job, int i)
 {
@@ -242,11 +270,6 @@ static int check_input(ss_job_t *job, int i)
         ss_error("%s: not a BAM/CRAM file; give coordinate-sorted, indexed BAM or CRAM", path);
         goto fail;
     }
-    if (fmt == cram && !job->opts->reference && !job->user_ref_env) {
-        ss_error("%s: CRAM input needs its reference; pass %s ref.fa (or set REF_PATH)", path,
-                 job->opts->ref_option);
-        goto fail;
-    }
     if (hts_check_EOF(fp) == 0) {
         ss_error("%s: the end-of-file marker is missing, so the file is truncated; re-create it "
                  "(samtools quickcheck lists such files)", path);
@@ -257,6 +280,9 @@ static int check_input(ss_job_t *job, int i)
                  "quickcheck", path);
         goto fail;
     }
+    if (fmt == cram && !job->opts->reference && !job->user_ref_env &&
+        check_cram_ur(path, h, job->opts->ref_option) < 0)
+        goto fail;
     if (check_sorted(path, h) < 0)
         goto fail;
     if (i > 0 && check_contigs(path, h, job->inputs.paths[0], job->h) < 0)

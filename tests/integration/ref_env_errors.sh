@@ -94,10 +94,33 @@ fi
 
 # No reference at all: each kernel names its own option (view's -f is required flags).
 ss_env=(-u REF_PATH -u REF_CACHE)
-fails "view: CRAM without -T"   1 's1\.cram: CRAM input needs its reference; pass -T ref\.fa' \
-    view "$TD/s1.cram"
-fails "pileup: CRAM without -f" 1 's1\.cram: CRAM input needs its reference; pass -f ref\.fa' \
-    pileup "$TD/s1.cram"
+NOUR='s1\.cram: CRAM input needs its reference, and @SQ SN:ctgA names no readable local FASTA in UR; pass'
+fails "view: CRAM without -T"   1 "$NOUR -T ref\\.fa" view "$TD/s1.cram"
+fails "pileup: CRAM without -f" 1 "$NOUR -f ref\\.fa" pileup "$TD/s1.cram"
+
+# ... but a CRAM whose @SQ UR names a readable local FASTA is read from it, as samtools does
+cp "$REF" "$REF.fai" "$d/" # (samtools view -C writes -T's path as UR)
+"$SAMTOOLS" view -h "$S1" | awk -v OFS='\t' -v ur="$d/ref.fa" \
+    '/^@SQ/ { print $0, "UR:file://" ur; next } { print }' |
+    "$SAMTOOLS" view -C -T "$d/ref.fa" -o "$d/ur.cram" - && "$SAMTOOLS" index "$d/ur.cram"
+for k in pileup view depth; do
+    case $k in
+    pileup) "$SAMTOOLS" mpileup "$d/ur.cram" ;;
+    view) "$SAMTOOLS" view "$d/ur.cram" ;;
+    depth) "$SAMTOOLS" depth "$d/ur.cram" ;;
+    esac >"$d/exp.ur.$k" 2>/dev/null
+    env "${ss_env[@]}" "$SEQSHARD" "$k" --quiet -@ 2 --shard-size 5k "$d/ur.cram" \
+        >"$d/got.ur.$k" 2>"$d/err.ur.$k"
+    if [ -s "$d/exp.ur.$k" ] && cmp -s "$d/exp.ur.$k" "$d/got.ur.$k"; then
+        ss_ok "$k: CRAM with @SQ UR: a local FASTA, no -f/-T = samtools"
+    else
+        ss_bad "$k: CRAM with @SQ UR: a local FASTA, no -f/-T = samtools" "$(head -2 "$d/err.ur.$k")"
+    fi
+done
+mv "$d/ref.fa" "$d/ref.moved.fa"
+fails "CRAM whose UR names a missing FASTA" 1 \
+    'ur\.cram: CRAM input needs its reference, and @SQ SN:ctgA names no readable local FASTA in UR' \
+    pileup "$d/ur.cram"
 ss_env=()
 
 # ---- contigs --------------------------------------------------------------------------------
