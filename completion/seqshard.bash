@@ -1,6 +1,20 @@
 # bash completion for seqshard; installed as share/bash-completion/completions/seqshard.
-# The kernels and each kernel's options come from the program's own --help, so they
-# never go stale; options that take a file complete file names.
+# The kernels come from `seqshard --help`, each kernel's options and what their values
+# complete to from `seqshard KERNEL --options` (made from the description its parser is
+# built from), so they never go stale. With --mosdepth on the line, depth's options are
+# mosdepth mode's.
+_seqshard_options() { # prog kernel words...: the option list of the kernel (or its mode)
+    local prog=$1 kernel=$2 w
+    shift 2
+    for w in "$@"; do
+        if [ "$kernel" = depth ] && [[ $w == --mosdepth* ]]; then
+            "$prog" depth --mosdepth x --options 2>/dev/null
+            return
+        fi
+    done
+    "$prog" "$kernel" --options 2>/dev/null
+}
+
 _seqshard() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
     local prog=${COMP_WORDS[0]} kernel=${COMP_WORDS[1]:-}
@@ -11,30 +25,26 @@ _seqshard() {
         mapfile -t COMPREPLY < <(compgen -W "$kernels --help --version" -- "$cur")
         return
     fi
-    case $prev in
-    -o | --output | -f | --fasta-ref | --reference | -T | -b | --bam-list | -l | -L | \
-        --positions | --target-file | --report | -G | --exclude-RG | -U)
-        mapfile -t COMPREPLY < <(compgen -f -- "$cur")
-        return
-        ;;
-    --tmp-dir)
-        mapfile -t COMPREPLY < <(compgen -d -- "$cur")
-        return
-        ;;
-    --bind)
-        mapfile -t COMPREPLY < <(compgen -W "auto core numa none" -- "$cur")
-        return
-        ;;
-    -O | --output-fmt)
-        mapfile -t COMPREPLY < <(compgen -W "sam bam cram" -- "$cur")
-        return
-        ;;
-    esac
+    # lines: SHORT LONG TAKES-VALUE ALIAS VALUES (tab-separated; "-" where there is none)
+    local table short long takes alias values
+    table=$(_seqshard_options "$prog" "$kernel" "${COMP_WORDS[@]:2}")
+    if [[ $prev == -* ]]; then
+        while IFS=$'\t' read -r short long takes alias values; do
+            [ "$prev" = "$short" ] || [ "$prev" = "$long" ] || continue
+            [ "$takes" = 1 ] || break
+            case $values in
+            @file) mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
+            @dir) mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
+            "") COMPREPLY=() ;;
+            *) mapfile -t COMPREPLY < <(compgen -W "$values" -- "$cur") ;;
+            esac
+            return
+        done <<<"$table"
+    fi
     if [[ $cur == -* ]]; then
         local opts
-        opts=$("$prog" "$kernel" --help 2>/dev/null |
-            grep -oE '(^|[ ,])--?[A-Za-z0-9@?][-A-Za-z0-9.+]*' | sed 's/^[ ,]//' | sort -u)
-        mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
+        opts=$(awk -F'\t' '{ if ($1 != "-") print $1; if ($2 != "-") print $2 }' <<<"$table")
+        mapfile -t COMPREPLY < <(compgen -W "$opts --help" -- "$cur")
         return
     fi
     mapfile -t COMPREPLY < <(compgen -f -- "$cur")

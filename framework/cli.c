@@ -146,6 +146,9 @@ static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
     int saved = quiet_stderr_off_rank0();
     int r = k->parse(argc - 1, argv + 1, &co, &kopts);
     restore_stderr(saved);
+    /* the shared output options, which prepare may still change */
+    spec.level = co.out_level;
+    spec.write_index = co.write_index;
     if (ss_comm_parallel())
         ss_error_defer(1);
     if (r == 0) /* the log's clock starts before the inputs open */

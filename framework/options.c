@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "ss_internal.h"
@@ -70,6 +71,8 @@ void ss_common_opts_init(ss_common_opts_t *o)
     memset(o, 0, sizeof(*o));
     o->threads = 0;
     o->shard_size = SS_DEFAULT_SHARD_SIZE;
+    o->out_format = -1;
+    o->out_level = -1;
     o->ref_option = "--reference"; /* every kernel's long name; parsers set their short one */
 }
 
@@ -93,6 +96,7 @@ void ss_common_opts_free(ss_common_opts_t *o)
     free(o->regions);
     free(o->bed);
     free(o->output);
+    free(o->index_out);
     free(o->report);
     free(o->tmp_dir);
     memset(o, 0, sizeof(*o));
@@ -177,28 +181,50 @@ int ss_opt_string(char **dst, const char *arg)
     return set_string(dst, arg) < 0 ? -1 : 0;
 }
 
-int ss_opt_next(int argc, char **argv, const char *shortopts, const struct option *lopts,
-                ss_common_opts_t *co, int *c)
+
+/* -o FILE, or samtools' FILE##idx##INDEX naming the index too. 1, or -1. */
+static int output_arg(ss_common_opts_t *o, const char *arg)
 {
-    const char *cmd = cli_command ? cli_command : "";
-    for (;;) {
-        opterr = 0; /* our messages, one line each */
-        if ((*c = getopt_long(argc, argv, shortopts, lopts, NULL)) < 0)
-            return 0;
-        if (*c == '?' || *c == ':') {
-            fprintf(stderr, *c == ':' ? "seqshard %s: option '%s' needs a value; see 'seqshard %s "
-                                        "--help'\n"
-                                      : "seqshard %s: unknown option '%s'; see 'seqshard %s "
-                                        "--help'\n",
-                    cmd, argv[optind - 1], cmd);
-            return -1;
-        }
-        int common = ss_common_opt(*c, optarg, co);
-        if (common < 0)
-            return -1;
-        if (common == 0)
-            return 1;
-    }
+    const char *mark = arg ? strstr(arg, "##idx##") : NULL;
+    if (!arg || !*arg || mark == arg || (mark && !mark[7]))
+        return usage_error("-o", arg, "need a file name (FILE, or FILE##idx##INDEX)");
+    free(o->index_out);
+    o->index_out = NULL;
+    if (mark && set_string(&o->index_out, mark + 7) < 0)
+        return -1;
+    if (set_string(&o->output, arg) < 0)
+        return -1;
+    if (mark)
+        o->output[mark - arg] = '\0';
+    return 1;
+}
+
+/* A format option of -O's list or --output-fmt-option: only level=N. 1, or -1. */
+static int fmt_option_arg(const char *opt, const char *arg, ss_common_opts_t *o)
+{
+    if (!arg || strncmp(arg, "level=", 6) != 0)
+        return usage_error(opt, arg, "the output option seqshard takes is level=N (0-9)");
+    char *end;
+    long v = strtol(arg + 6, &end, 10);
+    if (end == arg + 6 || *end || v < 0 || v > 9)
+        return usage_error(opt, arg, "level=N needs a whole number from 0 to 9");
+    o->out_level = (int)v;
+    return 1;
+}
+
+/* -O FMT[,level=N]: sam, bam or cram (any case), as samtools' -O takes them. 1, or -1. */
+static int output_fmt_arg(ss_common_opts_t *o, const char *arg)
+{
+    static const struct { const char *name; int fmt; } fmts[] = {
+        {"sam", SS_FMT_SAM}, {"bam", SS_FMT_BAM}, {"cram", SS_FMT_CRAM}};
+    size_t n = arg ? strcspn(arg, ",") : 0;
+    o->out_format = -1;
+    for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++)
+        if (n == strlen(fmts[i].name) && strncasecmp(arg, fmts[i].name, n) == 0)
+            o->out_format = fmts[i].fmt;
+    if (o->out_format < 0)
+        return usage_error("-O", arg, "need sam, bam or cram, optionally with ,level=N");
+    return arg[n] ? fmt_option_arg("-O", arg + n + 1, o) : 1;
 }
 
 int ss_common_opt(int c, const char *arg, ss_common_opts_t *o)
@@ -220,6 +246,7 @@ int ss_common_opt(int c, const char *arg, ss_common_opts_t *o)
                                "need a whole number of bases >= 1000, with an optional "
                                "k/m/g suffix (e.g. 250k)");
         o->shard_size = v;
+        o->shard_size_given = 1;
         return 1;
     }
     case SS_OPT_REPORT:
@@ -246,31 +273,20 @@ int ss_common_opt(int c, const char *arg, ss_common_opts_t *o)
     case SS_OPT_RESUME:
         o->resume = 1;
         return 1;
+    case SS_OPT_OUTPUT:
+        return output_arg(o, arg);
+    case SS_OPT_OUTPUT_FMT:
+        return output_fmt_arg(o, arg);
+    case SS_OPT_FMT_OPTION:
+        return fmt_option_arg("--output-fmt-option", arg, o);
+    case SS_OPT_WRITE_INDEX:
+        o->write_index = 1;
+        return 1;
     default:
         return 0;
     }
 }
 
-void ss_common_usage(FILE *fp)
-{
-    fprintf(fp,
-            "Framework options:\n"
-            "  -@, --threads INT       worker threads [one per core, or SLURM_CPUS_PER_TASK]\n"
-            "      --shard-size SIZE   target work per shard in bases of average depth,\n"
-            "                          k/m/g suffixes allowed [%d]\n"
-            "      --report FILE.json  write run statistics (threads, shards, times) as JSON\n"
-            "      --tmp-dir DIR       directory for temporary files\n"
-            "      --quiet             no progress or log lines on stderr (errors still)\n"
-            "      --bind MODE         pin workers: auto, core, numa or none [auto: one per\n"
-            "                          core when there are enough cores] (docs/locality.md)\n"
-            "      --print-binding     print each worker's core, NUMA node and package\n"
-            "      --resume            after a killed run of the same command, reuse the shards\n"
-            "                          it wrote beside -o FILE and compute only the rest\n"
-            "  -b, --bam-list FILE     list of input files, one per line\n"
-            "  -o, --output FILE       write to FILE (created only when the run succeeds)\n"
-            "                          [standard output]\n",
-            SS_DEFAULT_SHARD_SIZE);
-}
 
 /* ---- regions ---- */
 

@@ -32,6 +32,19 @@ static const char *format_name(ss_out_format_t f)
     return f >= SS_FMT_TEXT && f <= SS_FMT_CRAM ? names[f] : "?";
 }
 
+ss_out_format_t ss_out_format_from(const ss_common_opts_t *co, ss_out_format_t dflt)
+{
+    if (co->out_format >= 0)
+        return (ss_out_format_t)co->out_format;
+    if (ends_with(co->output, ".bam"))
+        return SS_FMT_BAM;
+    if (ends_with(co->output, ".cram"))
+        return SS_FMT_CRAM;
+    if (ends_with(co->output, ".sam") || ends_with(co->output, ".sam.gz"))
+        return SS_FMT_SAM;
+    return dflt;
+}
+
 /* Refuse what cannot be written. 0, or -1 after ss_error(). */
 static int check_spec(const ss_out_spec_t *s, const sam_hdr_t *hdr, const char *path)
 {
@@ -40,8 +53,12 @@ static int check_spec(const ss_out_spec_t *s, const sam_hdr_t *hdr, const char *
         ss_error("internal: a %s output needs a header from the kernel", format_name(s->format));
         return -1;
     }
-    if (s->write_index && (s->format == SS_FMT_TEXT || s->format == SS_FMT_SAM)) {
-        ss_error("--write-index: only BAM and CRAM output can be indexed; add -O bam or -O cram");
+    int bgzf = s->format == SS_FMT_TEXT ? ss_bgzf_wanted(path)
+                                        : s->format == SS_FMT_SAM && ends_with(path, ".sam.gz");
+    if (s->write_index && (s->format == SS_FMT_TEXT || s->format == SS_FMT_SAM) && !bgzf) {
+        ss_error("--write-index: %s output is indexed only when compressed; name it %s",
+                 format_name(s->format), s->format == SS_FMT_SAM ? "FILE.sam.gz, or add -O bam"
+                                                                 : "FILE.gz");
         return -1;
     }
     if (s->write_index && !to_file) {
@@ -91,7 +108,8 @@ ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co)
     r->format = spec->format;
     r->level = spec->level;
     r->sam_header = spec->sam_header;
-    r->write_index = spec->write_index;
+    /* text .gz gets its tabix index whatever is asked (the .tbi path below) */
+    r->write_index = spec->write_index && spec->format != SS_FMT_TEXT;
     r->index_threads = spec->index_threads > 0 ? spec->index_threads : 1;
     r->max_shift = spec->max_shift;
     r->halo = spec->halo;
@@ -208,8 +226,9 @@ int ss_out_run_index(const ss_out_run_t *r, const char *tmp_path, const char *ou
                  output ? output : "standard output");
         return -1;
     }
-    /* samtools view --write-index: CSI for BAM, CRAI for CRAM, beside the temporary file */
-    int min_shift = r->format == SS_FMT_BAM ? 14 : 0;
+    /* samtools view --write-index: CSI for BAM and SAM.gz, CRAI for CRAM, beside the
+     * temporary file */
+    int min_shift = r->format == SS_FMT_CRAM ? 0 : 14;
     int rc = sam_index_build3(tmp_path, NULL, min_shift, r->index_threads);
     if (rc < 0) {
         ss_error("%s: building its index failed (htslib code %d); nothing was written: free "

@@ -23,6 +23,7 @@
 #include "../base/ss_base.h"
 #include "../alloc/ss_alloc.h" /* ss_alloc_private: worker state kernels write per read */
 #include "../io/ss_io.h"
+#include "ss_cmdline.h"
 
 #define SS_VERSION "0.1.0"
 
@@ -118,6 +119,13 @@ typedef struct {
     const ss_reduce_op_t *value_ops; /* [n_values], the run state's: lives through the run */
     int n_hists;                     /* summed histograms, each grown as workers need */
 } ss_out_spec_t;
+
+/*
+ * A record kernel's output format: -O's, else what -o's name says (.bam,
+ * .cram, .sam, .sam.gz), else dflt. Main thread, in parse or prepare.
+ */
+struct ss_common_opts_s;
+ss_out_format_t ss_out_format_from(const struct ss_common_opts_s *co, ss_out_format_t dflt);
 
 /* A worker's output for the shard it is processing (out.c). */
 typedef struct ss_out_s ss_out_t;
@@ -233,7 +241,7 @@ typedef struct {
  * Options every kernel shares, filled by the kernel's parser (samtools'
  * names where they exist) and read by the framework.
  */
-typedef struct {
+typedef struct ss_common_opts_s {
     char **inputs;           /* BAM/CRAM paths, owned */
     int n_inputs;
     char **index_paths;      /* -X: index file of each input, owned; NULL = beside it */
@@ -247,10 +255,15 @@ typedef struct {
                               * overlapping and touching ones merged (samtools view -M) */
     char *bed;               /* -l, owned, may be NULL */
     char *output;            /* -o, owned, NULL means stdout */
+    char *index_out;         /* the INDEX of -o FILE##idx##INDEX, owned, or NULL: beside FILE */
+    int out_format;          /* -O: SS_FMT_SAM/BAM/CRAM, or -1: from -o's name (ss_out_choose) */
+    int out_level;           /* level=N of -O or --output-fmt-option; -1: htslib's default */
+    int write_index;         /* --write-index */
     char *report;            /* --report FILE.json, owned, may be NULL */
     char *tmp_dir;           /* --tmp-dir, owned, may be NULL */
     int threads;             /* -@; 0 = as many as the cores we may run on */
     hts_pos_t shard_size;    /* --shard-size in bp-equivalents of work */
+    int shard_size_given;    /* --shard-size was on the command line */
     int quiet;               /* --quiet */
     int bind;                /* --bind: an ss_bind_mode_t (ss_topology.h); 0 = auto */
     int print_binding;       /* --print-binding: print each worker's placement on stderr */
@@ -294,9 +307,8 @@ void ss_common_opts_init(ss_common_opts_t *o);
 void ss_common_opts_free(ss_common_opts_t *o);
 
 /*
- * Options every kernel accepts. Put SS_COMMON_LONG_OPTS in the kernel's
- * getopt_long table, "@:" in its short string, and pass each option to
- * ss_common_opt before the kernel's own switch.
+ * The framework's option codes (the keys of ss_opts_run and the output groups in
+ * ss_cmdline.h): ss_cmd_parse passes them, and '@', to ss_common_opt.
  */
 #define SS_OPT_SHARD_SIZE 0x1001
 #define SS_OPT_REPORT 0x1002
@@ -305,15 +317,12 @@ void ss_common_opts_free(ss_common_opts_t *o);
 #define SS_OPT_BIND 0x1005
 #define SS_OPT_PRINT_BINDING 0x1006
 #define SS_OPT_RESUME 0x1007
-#define SS_COMMON_LONG_OPTS                                                \
-    {"threads", required_argument, NULL, '@'},                             \
-    {"shard-size", required_argument, NULL, SS_OPT_SHARD_SIZE},            \
-    {"report", required_argument, NULL, SS_OPT_REPORT},                    \
-    {"tmp-dir", required_argument, NULL, SS_OPT_TMP_DIR},                  \
-    {"quiet", no_argument, NULL, SS_OPT_QUIET},                            \
-    {"bind", required_argument, NULL, SS_OPT_BIND},                        \
-    {"print-binding", no_argument, NULL, SS_OPT_PRINT_BINDING},             \
-    {"resume", no_argument, NULL, SS_OPT_RESUME}
+#define SS_OPT_OUTPUT 0x1008       /* -o FILE[##idx##INDEX] */
+#define SS_OPT_OUTPUT_FMT 0x1009   /* -O / --output-fmt FMT[,level=N] */
+#define SS_OPT_FMT_OPTION 0x100a   /* --output-fmt-option level=N */
+#define SS_OPT_WRITE_INDEX 0x100b  /* --write-index */
+#define SS_OPT_FIRST_SHARED 0x1001 /* the codes ss_common_opt handles, with '@' */
+#define SS_OPT_LAST_SHARED 0x100b
 /*
  * Handle option c. Returns 1 if it was a common option (stored in *o), 0 if
  * not, -1 after printing a one-line error naming the option and the bad value.
@@ -327,18 +336,6 @@ int ss_common_opt(int c, const char *arg, ss_common_opts_t *o);
  */
 int ss_opt_int(const char *opt, const char *arg, int lo, int hi, int *out);
 int ss_opt_string(char **dst, const char *arg);
-/*
- * A kernel parser's getopt_long loop, with what every kernel does in it: an
- * unknown option or a missing value gets one line naming it, and the common
- * options go to ss_common_opt. shortopts must start with ':' and hold "@:".
- * Returns 1 with the kernel's own option in *c (its value in optarg), 0 when
- * the options are over (optind at the first file argument), -1 after a usage
- * message. Set optind = 1 before the first call. Main thread.
- */
-int ss_opt_next(int argc, char **argv, const char *shortopts, const struct option *lopts,
-                ss_common_opts_t *co, int *c);
-/* Print the common options block of a kernel's --help. */
-void ss_common_usage(FILE *fp);
 /*
  * Read a file of input paths (-b) into o->inputs. As in samtools mpileup, a
  * later -b replaces an earlier one, and once a list was read, file arguments

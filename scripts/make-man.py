@@ -4,10 +4,10 @@
     python3 scripts/make-man.py build/seqshard man/
 
 seqshard.1 (the program: kernels, common options, exit status, environment) and
-seqshard-KERNEL.1 for each kernel `seqshard --help` lists, whose OPTIONS are that
-kernel's --help, item for item. --help is the one place options are described, so the
-pages are made from it rather than kept by hand; run this after changing an option
-and commit man/ (tests/integration/man_pages.sh fails when a page lacks an option).
+seqshard-KERNEL.1 for each kernel `seqshard --help` lists: `seqshard KERNEL --man`, which
+the program makes from the same option description as its parser and its --help. Run
+this after changing an option and commit man/ (tests/integration/man_pages.sh fails
+when a page differs from what the program prints).
 """
 import os
 import re
@@ -92,8 +92,8 @@ seconds between progress lines when standard error is not a terminal [30]
 .BR samtools (1),
 .BR mpirun (1),
 .BR sbatch (1).
-The user guide, docs/user\-guide.md, and docs/slurm.md in the source tree; the Slurm
-batch scripts are installed in share/seqshard/.
+The user guide (user\-guide.md) and the Slurm guide (slurm.md) are installed in
+share/doc/seqshard/; the Slurm batch scripts in share/seqshard/.
 """
 
 
@@ -102,17 +102,24 @@ batch scripts are installed in share/seqshard/.
 MODES = {'depth': [('MOSDEPTH MODE', ['--mosdepth', 'PREFIX'])]}
 
 
+def man_text(prog, *args):
+    return subprocess.run([prog, *args, '--man'], check=True, capture_output=True,
+                          text=True).stdout
+
+
 def kernel_page(prog, name, summary):
-    text = help_text(prog, name)
-    lines = header(f'seqshard-{name}', summary)
-    synopsis = [usage_line(text)]
-    modes = [(title, help_text(prog, name, *args)) for title, args in MODES.get(name, [])]
-    synopsis += [usage_line(t) for _, t in modes]
-    lines += ['.SH SYNOPSIS', '\n.br\n'.join('.B ' + esc(u) for u in synopsis)]
-    lines += ['.SH OPTIONS'] + body(text)
-    for title, t in modes:
-        lines += ['.SH ' + title] + body(t)
-    return '\n'.join(lines) + COMMON_TAIL
+    """The kernel's own page (seqshard KERNEL --man, made from its option description),
+    with each second mode's options as a section of their own before EXIT STATUS."""
+    page = man_text(prog, name)
+    for title, args in MODES.get(name, []):
+        mode = man_text(prog, name, *args)
+        start, end = mode.index('.SH SYNOPSIS'), mode.index('.SH EXIT STATUS')
+        part = mode[start:end].replace('.SH SYNOPSIS', '.SS Synopsis', 1)
+        part = re.sub(r'^\.SH (\S.*)$', lambda m: '.SS ' + m.group(1).title(), part,
+                      flags=re.M)
+        at = page.index('.SH EXIT STATUS')
+        page = page[:at] + '.SH ' + title + '\n' + part + page[at:]
+    return page
 
 
 def kernels(prog):

@@ -148,7 +148,7 @@ static void test_usage_text(void)
     size_t len = 0;
     FILE *fp = open_memstream(&buf, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
-    ss_common_usage(fp);
+    ss_opts_help(ss_opts_run, fp);
     fclose(fp);
     SS_CONTAINS(buf, "--shard-size");
     SS_CONTAINS(buf, "--report");

@@ -15,66 +15,84 @@ void dp_opts_default(dp_opts_t *o)
     o->flag = DP_DEFAULT_FLAGS;
 }
 
+enum { O_FMTOPT = 0x100, O_MOSDEPTH };
+
+/* An alias: parsed and completed, not listed in --help (samtools' other spelling). */
+#define ALIAS(key, name, arg) {key, 0, name, arg, NULL, NULL}
+
+static const ss_opt_t dp_opts[] = {
+    {'a', 'a', NULL, NULL,
+     "output all positions of contigs with reads, zeros too; twice (-aa): every position of "
+     "every contig [off]", NULL},
+    {'b', 'b', NULL, "FILE", "only positions in the BED (or chr pos) FILE [all]",
+     SS_VALUES_FILE},
+    {'f', 'f', NULL, "FILE", "list of input BAM/CRAM files, one per line [none]",
+     SS_VALUES_FILE},
+    {'g', 'g', NULL, "FLAGS", "remove FLAGS from the filter flags (number or names) [none]",
+     NULL},
+    {'G', 'G', NULL, "FLAGS", "add FLAGS to the filter flags [UNMAP,SECONDARY,QCFAIL,DUP]",
+     NULL},
+    {'H', 'H', NULL, NULL, "print a header line: #CHROM POS and the input names [off]", NULL},
+    {'J', 'J', NULL, NULL, "count deletions (judged by the base after them) [off]", NULL},
+    {'l', 'l', NULL, "INT", "skip reads with fewer aligned query bases than INT [0]", NULL},
+    {'q', 'q', "min-BQ", "INT", "do not count bases of quality below INT [0]", NULL},
+    ALIAS('q', "min-bq", "INT"),
+    {'Q', 'Q', "min-MQ", "INT", "skip reads of mapping quality below INT [0]", NULL},
+    ALIAS('Q', "min-mq", "INT"),
+    {'r', 'r', NULL, "REG", "only region REG (chr, chr:beg-end) [whole genome]", NULL},
+    {'s', 's', NULL, NULL,
+     "do not count where a read overlaps an earlier alignment of its name (overlapping "
+     "mates) [off]", NULL},
+    {'X', 'X', NULL, NULL, "the inputs are followed by their index files [off]", NULL},
+    {'d', 'd', NULL, "INT", "accepted and ignored, as samtools does (no depth cap)", NULL},
+    {'m', 'm', NULL, "INT", "as -d", NULL},
+    {'T', 'T', "reference", "FILE", "reference FASTA for CRAM input [none: REF_PATH]",
+     SS_VALUES_FILE},
+    {O_FMTOPT, 0, "input-fmt-option", "OPT[=VAL]", "htslib input option (e.g. decode_md=0)",
+     NULL},
+    SS_OPT_END};
+
+static const ss_opt_t mode_opts[] = {
+    {O_MOSDEPTH, 0, "mosdepth", "PREFIX",
+     "write mosdepth 0.3.3's files instead; see 'seqshard depth --mosdepth x --help'", NULL},
+    {'h', 'h', NULL, NULL, "print this help", NULL},
+    SS_OPT_END};
+
+static const ss_opt_group_t dp_groups[] = {
+    {"Options (samtools depth's)", dp_opts, NULL},
+    {"Output options", ss_opts_output_text, NULL},
+    {"Other modes", mode_opts, NULL},
+    {"Framework options", ss_opts_run, NULL},
+    {NULL, NULL, NULL}};
+
+static const ss_cmd_t dp_cmd = {
+    .name = "depth",
+    .synopsis = "[options] in1.bam|in1.cram [in2 ...]",
+    .summary = "depth at each position, byte-identical to samtools depth; mosdepth's files",
+    .description =
+        "Depth at each position, one column per input: byte-identical to samtools depth\n"
+        "1.16 with the same options, computed in parallel over genomic shards.",
+    .groups = dp_groups,
+    .first_output_wins = 1, /* samtools depth keeps the first -o */
+    .after =
+        "Differences from samtools depth 1.16: the inputs need an index; '-o -' is\n"
+        "standard output (samtools makes a file named '-'); -o NAME.gz writes BGZF with a\n"
+        "tabix index; -H names the inputs, also with -X; -s pairs a read with the\n"
+        "alignments of its name ending less than 10000 bp before its POS, and not across\n"
+        "contigs; -@ is worker threads; -T and --reference name the reference (samtools\n"
+        "depth has --reference only).",
+    .examples = "  # samtools depth -a's bytes, compressed and indexed\n"
+                "  seqshard depth -a -o depth.txt.gz in.bam\n"
+                "  # one column per sample, from a list\n"
+                "  seqshard depth -H -f bams.txt -o cohort.depth.txt\n"
+                "  # mosdepth's files\n"
+                "  seqshard depth --mosdepth sample --by 500 in.bam",
+    .see_also = "seqshard(1), samtools-depth(1), mosdepth(1)"};
+
 void dp_usage(FILE *fp)
 {
-    dp_opts_t d;
-    dp_opts_default(&d);
-    char *ff = bam_flag2str(d.flag);
-    fprintf(fp,
-            "Usage: seqshard depth [options] in1.bam|in1.cram [in2 ...]\n"
-            "\n"
-            "Depth at each position, one column per input: byte-identical to samtools depth\n"
-            "1.16 with the same options, computed in parallel over genomic shards.\n"
-            "\n"
-            "Options (samtools depth's):\n"
-            "  -a                  output all positions of contigs with reads, zeros too [off]\n"
-            "  -a -a, -aa          output every position of every contig [off]\n"
-            "  -b FILE             only positions in the BED (or chr pos) FILE [all]\n"
-            "  -f FILE             list of input BAM/CRAM files, one per line [none]\n"
-            "  -g FLAGS            remove FLAGS from the filter flags (number or names) [none]\n"
-            "  -G FLAGS            add FLAGS to the filter flags [%s]\n"
-            "  -H                  print a header line: #CHROM POS and the input names [off]\n"
-            "  -J                  count deletions (judged by the base after them) [off]\n"
-            "  -l INT              skip reads with fewer aligned query bases than INT [%d]\n"
-            "  -o FILE             write to FILE (atomically; '-' is standard output)\n"
-            "                      [standard output]\n"
-            "  -q, --min-BQ INT    do not count bases of quality below INT [%d]\n"
-            "  -Q, --min-MQ INT    skip reads of mapping quality below INT [%d]\n"
-            "  -r REG              only region REG (chr, chr:beg-end) [whole genome]\n"
-            "  -s                  do not count where a read overlaps an earlier alignment of\n"
-            "                      its name (overlapping mates) [off]\n"
-            "  -X                  the inputs are followed by their index files [off]\n"
-            "  -d INT, -m INT      accepted and ignored, as samtools does (no depth cap)\n"
-            "      --reference FILE  reference FASTA for CRAM input [none: REF_PATH]\n"
-            "      --input-fmt-option OPT[=VAL]  htslib input option (e.g. decode_md=0)\n"
-            "\n"
-            "Differences from samtools depth 1.16 (docs/user-guide.md#seqshard-depth): the\n"
-            "inputs need an index; '-o -' is standard output (samtools makes a file named\n"
-            "'-'); "
-            "-o NAME.gz writes BGZF with a tabix index; -H names the inputs, also with -X;\n"
-            "-s pairs a read with the alignments of its name ending less than %d bp before\n"
-            "its POS, and not across contigs; -@ is worker threads.\n"
-            "\n"
-            "mosdepth mode: seqshard depth --mosdepth PREFIX [options] in.bam writes\n"
-            "mosdepth 0.3.3's files; see 'seqshard depth --mosdepth x --help'.\n"
-            "\n",
-            ff, d.min_len, d.min_bq, d.min_mq, DP_PAIR_WINDOW);
-    free(ff);
-    ss_common_usage(fp);
+    ss_cmd_help(&dp_cmd, fp);
 }
-
-enum { O_REFERENCE = 1, O_FMTOPT };
-
-static const struct option lopts[] = {
-    SS_COMMON_LONG_OPTS,
-    {"min-MQ", required_argument, NULL, 'Q'},
-    {"min-mq", required_argument, NULL, 'Q'},
-    {"min-BQ", required_argument, NULL, 'q'},
-    {"min-bq", required_argument, NULL, 'q'},
-    {"reference", required_argument, NULL, O_REFERENCE},
-    {"input-fmt-option", required_argument, NULL, O_FMTOPT},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0}};
 
 static int add_fmt_opt(ss_common_opts_t *co, const char *arg)
 {
@@ -94,9 +112,11 @@ static int flags_of(const char *arg)
     return bam_str2flag(arg);
 }
 
-/* One option; 0, 1 for --help, or -1 after a message. */
-static int apply(dp_opts_t *o, ss_common_opts_t *co, int c, const char *arg, const char *bad)
+/* One option of depth's own (the shared ones went to co); 0, 1 for help, or -1. */
+static int apply(void *ctx, int c, const char *arg)
 {
+    dp_opts_t *o = ((void **)ctx)[0];
+    ss_common_opts_t *co = ((void **)ctx)[1];
     switch (c) {
     case 'a': o->all++; return 0;
     case 'b': return ss_opt_string(&co->bed, arg);
@@ -110,17 +130,14 @@ static int apply(dp_opts_t *o, ss_common_opts_t *co, int c, const char *arg, con
     case 'q': return ss_opt_int("-q", arg, INT_MIN, INT_MAX, &o->min_bq);
     case 'Q': return ss_opt_int("-Q", arg, INT_MIN, INT_MAX, &o->min_mq);
     case 'J': o->count_del = 1; return 0;
-    case 'o': /* samtools keeps the first -o */
-        return co->output ? 0 : ss_opt_string(&co->output, arg);
     case 'r': return ss_common_set_region(co, arg);
     case 's': o->overlaps = 1; return 0;
     case 'X': o->custom_index = 1; return 0;
-    case O_REFERENCE: return ss_opt_string(&co->reference, arg);
+    case 'T': return ss_opt_string(&co->reference, arg);
     case O_FMTOPT: return add_fmt_opt(co, arg);
-    case 'h': return 1;
-    default:
-        fprintf(stderr, "seqshard depth: unknown or unsupported option '%s'; see 'seqshard "
-                        "depth --help'\n", bad);
+    case 'h': dp_usage(stdout); return 1;
+    default: /* --mosdepth is parsed by md_parse, which wants_mosdepth chose */
+        fprintf(stderr, "seqshard depth: internal: option %d has no handler\n", c);
         return -1;
     }
 }
@@ -183,19 +200,10 @@ int dp_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
     dp_opts_default(o);
     if (wants_mosdepth(argc, argv)) /* its own letters: -n, -x, -F, -i, -m mean mosdepth's */
         return md_parse(argc, argv, co, &o->md);
-    int c, r, more;
-    optind = 1;
-    while ((more = ss_opt_next(argc, argv, ":@:q:Q:JHd:m:l:g:G:o:ar:Xf:b:sh", lopts, co, &c)) >
-           0) {
-        if ((r = apply(o, co, c, optarg, argv[optind - 1])) < 0)
-            return SS_EXIT_USAGE;
-        if (r == 1) {
-            dp_usage(stdout);
-            return -1;
-        }
-    }
-    if (more < 0)
-        return SS_EXIT_USAGE;
+    void *ctx[2] = {o, co};
+    int r = ss_cmd_parse(&dp_cmd, argc, argv, co, apply, ctx);
+    if (r != 0)
+        return r > 0 ? -1 : SS_EXIT_USAGE;
     if (add_inputs(o, co, argc, argv) < 0)
         return SS_EXIT_USAGE;
     if (co->n_inputs == 0) {

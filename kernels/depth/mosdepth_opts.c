@@ -10,79 +10,76 @@
 
 #include "mosdepth.h"
 
+enum { O_MOSDEPTH = 0x2001 };
+
+static const ss_opt_t md_opts[] = {
+    {O_MOSDEPTH, 0, "mosdepth", "PREFIX", "the prefix of the files written (required)",
+     SS_VALUES_FILE},
+    {'b', 'b', "by", "BED|INT",
+     "mean depth per BED interval (name column kept), or per window of INT bases [none]",
+     SS_VALUES_FILE},
+    {'n', 'n', "no-per-base", NULL, "do not write PREFIX.per-base.bed.gz [write it]", NULL},
+    {'T', 'T', "thresholds", "LIST", "per --by region, bases at >= each depth (1,10,20) [none]",
+     NULL},
+    {'q', 'q', "quantize", "SEGS",
+     "runs of depth in bins: 0:1:10: is [0,1) [1,10) [10,inf); labels from MOSDEPTH_Q0, "
+     "MOSDEPTH_Q1, ... [none]", NULL},
+    {'x', 'x', "fast-mode", NULL,
+     "count each read from POS to its end (deletions and skips too), no mate-overlap "
+     "correction [off]", NULL},
+    {'Q', 'Q', "mapq", "INT", "skip reads of mapping quality below INT [0]", NULL},
+    {'F', 'F', "flag", "INT", "skip reads with any of these flags [1796]", NULL},
+    {'i', 'i', "include-flag", "INT", "only reads with any of these flags [0: all]", NULL},
+    {'m', 'm', "use-median", NULL, "median instead of mean per --by region [mean]", NULL},
+    {'c', 'c', "chrom", "CHROM", "only contig CHROM: its lines and summary rows [all]", NULL},
+    {'R', 'R', "read-groups", "LIST",
+     "only reads whose RG is one of these comma-separated read group IDs [all reads]", NULL},
+    {'t', 't', NULL, "INT",
+     "worker threads, as -@ (mosdepth's -t only adds decompression threads) [one per core]",
+     NULL},
+    {'f', 'f', "fasta", "FILE", "reference FASTA for CRAM input [REF_PATH] (also -T, "
+     "--reference)", SS_VALUES_FILE},
+    {'f', 0, "reference", "FILE", NULL, SS_VALUES_FILE},
+    {'h', 'h', "help", NULL, "print this help", NULL},
+    SS_OPT_END};
+
+static const ss_opt_group_t md_groups[] = {
+    {"Options (mosdepth's)", md_opts,
+     "  MOSDEPTH_PRECISION=N     decimals of means and fractions [2]"},
+    {"Framework options (no -o: the files are named by PREFIX)", ss_opts_run, NULL},
+    {NULL, NULL, NULL}};
+
+static const ss_cmd_t md_cmd = {
+    .name = "depth",
+    .synopsis = "--mosdepth PREFIX [options] in.bam|in.cram",
+    .summary = "mosdepth 0.3.3's files, computed in parallel",
+    .description =
+        "mosdepth 0.3.3's files, with its formats and semantics, computed in parallel over\n"
+        "genomic shards: PREFIX.per-base.bed.gz, PREFIX.regions.bed.gz (--by),\n"
+        "PREFIX.thresholds.bed.gz (--thresholds), PREFIX.quantized.bed.gz (--quantize),\n"
+        "each BGZF with a .csi index; PREFIX.mosdepth.global.dist.txt,\n"
+        "PREFIX.mosdepth.region.dist.txt (--by) and PREFIX.mosdepth.summary.txt. All\n"
+        "are written under temporary names and renamed when the run worked: all or none.",
+    .groups = md_groups,
+    .after =
+        "Where mosdepth 0.3.3 is wrong, seqshard is right: a mate contained in its pair's\n"
+        "first read (both single-operation CIGARs) is counted once, not subtracted past\n"
+        "its end; contigs without reads are in the summary and dist files, with depth 0;\n"
+        "the min of the total, total_region and first <chrom>_region rows is the real\n"
+        "minimum, not always 0; a --by BED interval past its contig's end counts the\n"
+        "bases inside the contig (mosdepth crashes), its mean is over the interval as\n"
+        "given. -@ and -t are worker threads (mosdepth's -t only adds decompression\n"
+        "threads).",
+    .examples = "  # per-base, 500 bp windows and thresholds\n"
+                "  seqshard depth --mosdepth sample --by 500 -T 1,10,20 in.bam\n"
+                "  # one contig, one read group, no per-base file\n"
+                "  seqshard depth --mosdepth s -c chr20 -R rg1 -n in.cram -f ref.fa",
+    .see_also = "seqshard-depth(1), mosdepth(1)"};
+
 void md_usage(FILE *fp)
 {
-    fprintf(fp,
-            "Usage: seqshard depth --mosdepth PREFIX [options] in.bam|in.cram\n"
-            "\n"
-            "mosdepth 0.3.3's files, with its formats and semantics, computed in parallel over\n"
-            "genomic shards: PREFIX.per-base.bed.gz, PREFIX.regions.bed.gz (--by),\n"
-            "PREFIX.thresholds.bed.gz (--thresholds), PREFIX.quantized.bed.gz (--quantize),\n"
-            "each BGZF with a .csi index; PREFIX.mosdepth.global.dist.txt,\n"
-            "PREFIX.mosdepth.region.dist.txt (--by) and PREFIX.mosdepth.summary.txt. All\n"
-            "are written under temporary names and renamed when the run worked: all or none.\n"
-            "\n"
-            "Options (mosdepth's):\n"
-            "  -b, --by BED|INT         mean depth per BED interval (name column kept), or per\n"
-            "                           window of INT bases [none]\n"
-            "  -n, --no-per-base        do not write PREFIX.per-base.bed.gz [write it]\n"
-            "  -T, --thresholds LIST    per --by region, bases at >= each depth (1,10,20) [none]\n"
-            "  -q, --quantize SEGS      runs of depth in bins: 0:1:10: is [0,1) [1,10) [10,inf);\n"
-            "                           labels from MOSDEPTH_Q0, MOSDEPTH_Q1, ... [none]\n"
-            "  -x, --fast-mode          count each read from POS to its end (deletions and skips\n"
-            "                           too), no mate-overlap correction [off]\n"
-            "  -Q, --mapq INT           skip reads of mapping quality below INT [0]\n"
-            "  -F, --flag INT           skip reads with any of these flags [%d]\n"
-            "  -i, --include-flag INT   only reads with any of these flags [0: all]\n"
-            "  -m, --use-median         median instead of mean per --by region [mean]\n"
-            "  -c, --chrom CHROM        only contig CHROM: its lines and summary rows [all]\n"
-            "  -R, --read-groups LIST   only reads whose RG is one of these comma-separated\n"
-            "                           read group IDs [all reads]\n"
-            "  -t, --threads INT        worker threads, as -@ (mosdepth's -t only adds\n"
-            "                           decompression threads) [one per core]\n"
-            "  -f, --fasta FILE         reference FASTA for CRAM input [REF_PATH]\n"
-            "  MOSDEPTH_PRECISION=N     decimals of means and fractions [2]\n"
-            "\n"
-            "Where mosdepth 0.3.3 is wrong, seqshard is right (docs/user-guide.md#mosdepth-mode):\n"
-            "a mate contained in its pair's first read (both single-operation CIGARs) is\n"
-            "counted once, not subtracted past its end; contigs without reads are in the\n"
-            "summary and dist files, with depth 0; the min of the total, total_region and first\n"
-            "<chrom>_region rows is the real minimum, not always 0; a --by BED interval past\n"
-            "its contig's end counts the bases inside the contig (mosdepth crashes), its mean\n"
-            "is over the interval as given. -@ is worker threads (mosdepth's -t only adds\n"
-            "decompression threads).\n"
-            "\n"
-            "Framework options (no -o: the files are named by PREFIX):\n"
-            "  -@, --threads INT       worker threads [one per core, or SLURM_CPUS_PER_TASK]\n"
-            "      --shard-size SIZE   target work per shard in bases of average depth,\n"
-            "                          k/m/g suffixes allowed [%d]\n"
-            "      --report FILE.json  write run statistics (threads, shards, times) as JSON\n"
-            "      --tmp-dir DIR       directory for temporary files\n"
-            "      --quiet             no progress line on stderr\n"
-            "      --bind MODE         pin workers: auto, core, numa or none [auto]\n"
-            "      --print-binding     print each worker's core, NUMA node and package\n",
-            MD_DEFAULT_EFLAG, SS_DEFAULT_SHARD_SIZE);
+    ss_cmd_help(&md_cmd, fp);
 }
-
-enum { O_MOSDEPTH = 0x2001, O_REFERENCE };
-
-static const struct option md_lopts[] = {SS_COMMON_LONG_OPTS,
-                                         {"mosdepth", required_argument, NULL, O_MOSDEPTH},
-                                         {"by", required_argument, NULL, 'b'},
-                                         {"no-per-base", no_argument, NULL, 'n'},
-                                         {"thresholds", required_argument, NULL, 'T'},
-                                         {"quantize", required_argument, NULL, 'q'},
-                                         {"fast-mode", no_argument, NULL, 'x'},
-                                         {"mapq", required_argument, NULL, 'Q'},
-                                         {"flag", required_argument, NULL, 'F'},
-                                         {"include-flag", required_argument, NULL, 'i'},
-                                         {"use-median", no_argument, NULL, 'm'},
-                                         {"chrom", required_argument, NULL, 'c'},
-                                         {"read-groups", required_argument, NULL, 'R'},
-                                         {"fasta", required_argument, NULL, 'f'},
-                                         {"reference", required_argument, NULL, O_REFERENCE},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -255,9 +252,11 @@ static int flag_value(const char *opt, const char *arg, int *out)
     return ss_opt_int(opt, arg, 0, 65535, out);
 }
 
-/* One option; 0, 1 for --help, or -1 after a message. */
-static int apply(md_opts_t *o, ss_common_opts_t *co, int c, const char *arg)
+/* One option of mosdepth mode's own (the shared ones went to co); 0, 1 for help, or -1. */
+static int apply(void *ctx, int c, const char *arg)
 {
+    md_opts_t *o = ((void **)ctx)[0];
+    ss_common_opts_t *co = ((void **)ctx)[1];
     switch (c) {
     case O_MOSDEPTH:
         return ss_opt_string(&o->prefix, arg);
@@ -294,9 +293,9 @@ static int apply(md_opts_t *o, ss_common_opts_t *co, int c, const char *arg)
     case 't':
         return threads_value(arg, co);
     case 'f':
-    case O_REFERENCE:
         return ss_opt_string(&co->reference, arg);
     case 'h':
+        md_usage(stdout);
         return 1;
     default:
         return -1;
@@ -376,18 +375,10 @@ int md_parse(int argc, char **argv, ss_common_opts_t *co, md_opts_t **out)
     if (!(*out = o))
         return SS_EXIT_USAGE;
     defaults(o);
-    int c, r, more;
-    optind = 1;
-    while ((more = ss_opt_next(argc, argv, ":@:b:nT:q:xQ:F:i:mc:R:t:f:h", md_lopts, co, &c)) > 0) {
-        if ((r = apply(o, co, c, optarg)) < 0)
-            return SS_EXIT_USAGE;
-        if (r == 1) {
-            md_usage(stdout);
-            return -1;
-        }
-    }
-    if (more < 0)
-        return SS_EXIT_USAGE;
+    void *ctx[2] = {o, co};
+    int r = ss_cmd_parse(&md_cmd, argc, argv, co, apply, ctx);
+    if (r != 0)
+        return r > 0 ? -1 : SS_EXIT_USAGE;
     for (int i = optind; i < argc; i++)
         if (ss_common_add_input(co, argv[i]) < 0)
             return SS_EXIT_USAGE;

@@ -34,78 +34,6 @@ void pl_opts_free(pl_opts_t *o)
         khash_str2int_destroy_free(o->rg_exclude);
 }
 
-void pl_usage(FILE *fp)
-{
-    pl_opts_t d;
-    pl_opts_default(&d);
-    char *ff = bam_flag2str(d.rflag_filter);
-    fprintf(fp,
-            "Usage: seqshard pileup [options] in1.bam|in1.cram [in2 ...]\n"
-            "\n"
-            "Text pileup, byte-identical to samtools mpileup 1.16 with the same options,\n"
-            "computed in parallel over genomic shards.\n"
-            "\n"
-            "'-' as the only input reads coordinate-sorted SAM/BAM/CRAM from standard input,\n"
-            "without an index: one worker in one pass, so it does not parallelise (no -r,\n"
-            "no -l, not under mpirun).\n"
-            "\n"
-            "Input options:\n"
-            "  -6, --illumina1.3+      quality is in the Illumina-1.3+ encoding\n"
-            "  -A, --count-orphans     do not discard anomalous read pairs\n"
-            "  -b, --bam-list FILE     list of input BAM/CRAM files, one per line\n"
-            "  -B, --no-BAQ            disable BAQ (per-Base Alignment Quality)\n"
-            "  -C, --adjust-MQ INT     adjust mapping quality; recommended:50, disable:0 [0]\n"
-            "  -d, --max-depth INT     max per-file depth; 0 for no limit [%d]\n"
-            "  -E, --redo-BAQ          recalculate BAQ on the fly, ignore existing BQs\n"
-            "  -f, --fasta-ref FILE    faidx-indexed reference sequence file\n"
-            "      --reference FILE    same as -f\n"
-            "  -G, --exclude-RG FILE   exclude read groups listed in FILE\n"
-            "  -l, --positions FILE    skip unlisted positions (chr pos) or regions (BED)\n"
-            "  -q, --min-MQ INT        skip alignments with mapQ smaller than INT [%d]\n"
-            "  -Q, --min-BQ INT        skip bases with baseQ/BAQ smaller than INT [%d]\n"
-            "  -r, --region REG        region in which pileup is generated\n"
-            "  -R, --ignore-RG         ignore RG tags (one BAM = one sample)\n"
-            "  --rf, --incl-flags STR|INT  required flags: include reads with any of these\n"
-            "                          bits set [none]\n"
-            "  --ff, --excl-flags STR|INT  filter flags: skip reads with any of these bits\n"
-            "                          set [%s]\n"
-            "  -x, --ignore-overlaps-removal, --disable-overlap-removal\n"
-            "                          disable read-pair overlap detection and removal\n"
-            "\n"
-            "Output options:\n"
-            "  -o, --output FILE       write output to FILE (atomically) [standard output]\n"
-            "  -M, --output-mods       output base modifications\n"
-            "  -O, --output-BP         output base positions on reads, current orientation\n"
-            "      --output-BP-5       output base positions on reads, 5' to 3' orientation\n"
-            "  -s, --output-MQ         output mapping quality\n"
-            "      --output-QNAME      output read names\n"
-            "      --output-extra STR  output extra read fields (QNAME,FLAG,RNAME,POS,MAPQ,\n"
-            "                          RNEXT,PNEXT) and read tag values\n"
-            "      --output-sep CHAR   separator for tag lists [,]\n"
-            "      --output-empty CHAR no-value character for tag lists [*]\n"
-            "      --no-output-ins     skip insertion sequence after +NUM; twice: whole insertion\n"
-            "      --no-output-ins-mods  don't display base modifications within insertions\n"
-            "      --no-output-del     skip deletion sequence after -NUM; twice: whole deletion\n"
-            "      --no-output-ends    remove ^MQUAL and $ markup in sequence column\n"
-            "      --reverse-del       use '#' character for deletions on the reverse strand\n"
-            "  -a                      output all positions (including zero depth)\n"
-            "  -a -a, -aa              output absolutely all positions, including unused\n"
-            "                          reference sequences\n"
-            "\n",
-            d.max_depth, d.min_mq, d.min_baseq, ff);
-    free(ff);
-    ss_common_usage(fp);
-    fprintf(fp, "Generic options:\n"
-                "  -X, --customized-index  inputs are followed by their index files\n"
-                "      --input-fmt-option OPT[=VAL]  htslib input option (e.g. decode_md=0)\n"
-                "\n"
-                "Realignment (the pileup of the reads `seqshard realign` would write, in one\n"
-                "pass, nothing written to disk; each input is realigned on its own, as one\n"
-                "`seqshard realign` per file would do; needs -f):\n"
-                "      --realign           realign around indels before the pileup [off]\n");
-    rl_usage_shared(fp);
-}
-
 /* Non-negative integer option value, or -1 after a message. */
 /* --output-extra: known read fields become columns, two-letter names tags. */
 static int parse_extra(pl_opts_t *o, const char *arg)
@@ -154,64 +82,130 @@ static int read_rg_list(pl_opts_t *o, const char *path)
 }
 
 enum {
-    O_RF = 1, O_FF, O_QNAME, O_REVDEL, O_EXTRA, O_SEP, O_EMPTY, O_NOINS, O_NOINSMODS,
-    O_NODEL, O_NOENDS, O_BP5, O_REFERENCE, O_FMTOPT, O_REALIGN
+    O_RF = 0x100, O_FF, O_QNAME, O_REVDEL, O_EXTRA, O_SEP, O_EMPTY, O_NOINS, O_NOINSMODS,
+    O_NODEL, O_NOENDS, O_BP5, O_FMTOPT, O_REALIGN
 };
 
-static const struct option lopts[] = {
-    SS_COMMON_LONG_OPTS,
-    {"rf", required_argument, NULL, O_RF},
-    {"ff", required_argument, NULL, O_FF},
-    {"incl-flags", required_argument, NULL, O_RF},
-    {"excl-flags", required_argument, NULL, O_FF},
-    {"output", required_argument, NULL, 'o'},
-    {"output-QNAME", no_argument, NULL, O_QNAME},
-    {"output-qname", no_argument, NULL, O_QNAME},
-    {"illumina1.3+", no_argument, NULL, '6'},
-    {"count-orphans", no_argument, NULL, 'A'},
-    {"bam-list", required_argument, NULL, 'b'},
-    {"no-BAQ", no_argument, NULL, 'B'},
-    {"no-baq", no_argument, NULL, 'B'},
-    {"adjust-MQ", required_argument, NULL, 'C'},
-    {"adjust-mq", required_argument, NULL, 'C'},
-    {"max-depth", required_argument, NULL, 'd'},
-    {"redo-BAQ", no_argument, NULL, 'E'},
-    {"redo-baq", no_argument, NULL, 'E'},
-    {"fasta-ref", required_argument, NULL, 'f'},
-    {"reference", required_argument, NULL, O_REFERENCE},
-    {"input-fmt-option", required_argument, NULL, O_FMTOPT},
-    {"customized-index", no_argument, NULL, 'X'},
-    {"exclude-RG", required_argument, NULL, 'G'},
-    {"exclude-rg", required_argument, NULL, 'G'},
-    {"positions", required_argument, NULL, 'l'},
-    {"region", required_argument, NULL, 'r'},
-    {"ignore-RG", no_argument, NULL, 'R'},
-    {"ignore-rg", no_argument, NULL, 'R'},
-    {"min-MQ", required_argument, NULL, 'q'},
-    {"min-mq", required_argument, NULL, 'q'},
-    {"min-BQ", required_argument, NULL, 'Q'},
-    {"min-bq", required_argument, NULL, 'Q'},
-    {"ignore-overlaps-removal", no_argument, NULL, 'x'},
-    {"disable-overlap-removal", no_argument, NULL, 'x'},
-    {"output-mods", no_argument, NULL, 'M'},
-    {"output-BP", no_argument, NULL, 'O'},
-    {"output-bp", no_argument, NULL, 'O'},
-    {"output-BP-5", no_argument, NULL, O_BP5},
-    {"output-bp-5", no_argument, NULL, O_BP5},
-    {"output-MQ", no_argument, NULL, 's'},
-    {"output-mq", no_argument, NULL, 's'},
-    {"reverse-del", no_argument, NULL, O_REVDEL},
-    {"output-extra", required_argument, NULL, O_EXTRA},
-    {"output-sep", required_argument, NULL, O_SEP},
-    {"output-empty", required_argument, NULL, O_EMPTY},
-    {"no-output-ins", no_argument, NULL, O_NOINS},
-    {"no-output-ins-mods", no_argument, NULL, O_NOINSMODS},
-    {"no-output-del", no_argument, NULL, O_NODEL},
-    {"no-output-ends", no_argument, NULL, O_NOENDS},
-    {"realign", no_argument, NULL, O_REALIGN},
-    RL_SHARED_LONG_OPTS,
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0}};
+/* An alias: parsed and completed, not listed in --help (samtools' other spelling). */
+#define ALIAS(key, name, arg) {key, 0, name, arg, NULL, NULL}
+
+static const ss_opt_t input_opts[] = {
+    {'6', '6', "illumina1.3+", NULL, "quality is in the Illumina-1.3+ encoding", NULL},
+    {'A', 'A', "count-orphans", NULL, "do not discard anomalous read pairs", NULL},
+    {'b', 'b', "bam-list", "FILE", "list of input BAM/CRAM files, one per line", SS_VALUES_FILE},
+    {'B', 'B', "no-BAQ", NULL, "disable BAQ (per-Base Alignment Quality)", NULL},
+    ALIAS('B', "no-baq", NULL),
+    {'C', 'C', "adjust-MQ", "INT", "adjust mapping quality; recommended:50, disable:0 [0]",
+     NULL},
+    ALIAS('C', "adjust-mq", "INT"),
+    {'d', 'd', "max-depth", "INT", "max per-file depth; 0 for no limit [8000]", NULL},
+    {'E', 'E', "redo-BAQ", NULL, "recalculate BAQ on the fly, ignore existing BQs", NULL},
+    ALIAS('E', "redo-baq", NULL),
+    {'f', 'f', "fasta-ref", "FILE", "faidx-indexed reference sequence file (also --reference)",
+     SS_VALUES_FILE},
+    ALIAS('f', "reference", "FILE"),
+    {'G', 'G', "exclude-RG", "FILE", "exclude read groups listed in FILE", SS_VALUES_FILE},
+    ALIAS('G', "exclude-rg", "FILE"),
+    {'l', 'l', "positions", "FILE", "skip unlisted positions (chr pos) or regions (BED)",
+     SS_VALUES_FILE},
+    {'q', 'q', "min-MQ", "INT", "skip alignments with mapQ smaller than INT [0]", NULL},
+    ALIAS('q', "min-mq", "INT"),
+    {'Q', 'Q', "min-BQ", "INT", "skip bases with baseQ/BAQ smaller than INT [13]", NULL},
+    ALIAS('Q', "min-bq", "INT"),
+    {'r', 'r', "region", "REG", "region in which pileup is generated", NULL},
+    {'R', 'R', "ignore-RG", NULL, "ignore RG tags (one BAM = one sample)", NULL},
+    ALIAS('R', "ignore-rg", NULL),
+    {O_RF, 0, "rf", "STR|INT",
+     "required flags: include reads with any of these bits set (also --incl-flags) [none]",
+     NULL},
+    ALIAS(O_RF, "incl-flags", "STR|INT"),
+    {O_FF, 0, "ff", "STR|INT",
+     "filter flags: skip reads with any of these bits set (also --excl-flags) "
+     "[UNMAP,SECONDARY,QCFAIL,DUP]", NULL},
+    ALIAS(O_FF, "excl-flags", "STR|INT"),
+    {'x', 'x', "ignore-overlaps-removal", NULL,
+     "disable read-pair overlap detection and removal (also --disable-overlap-removal)", NULL},
+    ALIAS('x', "disable-overlap-removal", NULL),
+    {'X', 'X', "customized-index", NULL, "inputs are followed by their index files", NULL},
+    {O_FMTOPT, 0, "input-fmt-option", "OPT[=VAL]", "htslib input option (e.g. decode_md=0)",
+     NULL},
+    SS_OPT_END};
+
+static const ss_opt_t output_opts[] = {
+    {'M', 'M', "output-mods", NULL, "output base modifications", NULL},
+    {'O', 'O', "output-BP", NULL, "output base positions on reads, current orientation", NULL},
+    ALIAS('O', "output-bp", NULL),
+    {O_BP5, 0, "output-BP-5", NULL, "output base positions on reads, 5' to 3' orientation",
+     NULL},
+    ALIAS(O_BP5, "output-bp-5", NULL),
+    {'s', 's', "output-MQ", NULL, "output mapping quality", NULL},
+    ALIAS('s', "output-mq", NULL),
+    {O_QNAME, 0, "output-QNAME", NULL, "output read names", NULL},
+    ALIAS(O_QNAME, "output-qname", NULL),
+    {O_EXTRA, 0, "output-extra", "STR",
+     "output extra read fields (QNAME,FLAG,RNAME,POS,MAPQ,RNEXT,PNEXT) and read tag values",
+     NULL},
+    {O_SEP, 0, "output-sep", "CHAR", "separator for tag lists [,]", NULL},
+    {O_EMPTY, 0, "output-empty", "CHAR", "no-value character for tag lists [*]", NULL},
+    {O_NOINS, 0, "no-output-ins", NULL,
+     "skip insertion sequence after +NUM; twice: whole insertion", NULL},
+    {O_NOINSMODS, 0, "no-output-ins-mods", NULL,
+     "don't display base modifications within insertions", NULL},
+    {O_NODEL, 0, "no-output-del", NULL,
+     "skip deletion sequence after -NUM; twice: whole deletion", NULL},
+    {O_NOENDS, 0, "no-output-ends", NULL, "remove ^MQUAL and $ markup in sequence column",
+     NULL},
+    {O_REVDEL, 0, "reverse-del", NULL, "use '#' character for deletions on the reverse strand",
+     NULL},
+    {'a', 'a', NULL, NULL,
+     "output all positions (including zero depth); twice (-aa): absolutely all positions, "
+     "including unused reference sequences", NULL},
+    SS_OPT_END};
+
+static const ss_opt_t realign_opts[] = {
+    {O_REALIGN, 0, "realign", NULL, "realign around indels before the pileup [off]", NULL},
+    SS_OPT_END};
+
+static const ss_opt_t help_opts[] = {{'h', 'h', NULL, NULL, "print this help", NULL},
+                                     SS_OPT_END};
+
+static const ss_opt_group_t pl_groups[] = {
+    {"Input options", input_opts, NULL},
+    {"Output options", output_opts, NULL},
+    {"Output file", ss_opts_output_text, NULL},
+    {"Realignment", realign_opts,
+     "The pileup of the reads `seqshard realign` would write, in one pass, nothing\n"
+     "written to disk; each input is realigned on its own, as one `seqshard realign`\n"
+     "per file would do; needs -f. With --realign:"},
+    {"Realignment options", rl_step_opts, NULL},
+    {"Framework options", ss_opts_run, NULL},
+    {"General options", help_opts, NULL},
+    {NULL, NULL, NULL}};
+
+static const ss_cmd_t pl_cmd = {
+    .name = "pileup",
+    .synopsis = "[options] in1.bam|in1.cram [in2 ...]",
+    .summary = "text pileup, byte-identical to samtools mpileup",
+    .description =
+        "Text pileup, byte-identical to samtools mpileup 1.16 with the same options,\n"
+        "computed in parallel over genomic shards.\n"
+        "\n"
+        "'-' as the only input reads coordinate-sorted SAM/BAM/CRAM from standard input,\n"
+        "without an index: one worker in one pass, so it does not parallelise (no -r,\n"
+        "no -l, not under mpirun).",
+    .groups = pl_groups,
+    .examples = "  # samtools mpileup's bytes, on every core\n"
+                "  seqshard pileup -f ref.fa -o out.pileup in.bam\n"
+                "  # compressed and indexed, on 16 ranks\n"
+                "  mpirun -np 16 seqshard pileup -B -f ref.fa -o out.pileup.gz in.bam\n"
+                "  # the pileup of the realigned reads, in one pass\n"
+                "  seqshard pileup --realign -f ref.fa -o out.pileup in.bam",
+    .see_also = "seqshard(1), samtools-mpileup(1), seqshard-realign(1)"};
+
+void pl_usage(FILE *fp)
+{
+    ss_cmd_help(&pl_cmd, fp);
+}
 
 /* --realign and realign's own options: realign's defaults first. 0 or -1. */
 static int realign_opt(pl_opts_t *o, int c, const char *arg)
@@ -225,9 +219,11 @@ static int realign_opt(pl_opts_t *o, int c, const char *arg)
     return rl_opt_shared(o->rl, c, arg);
 }
 
-/* One option; returns 0, 1 for --help, or -1 after a message. */
-static int apply(pl_opts_t *o, ss_common_opts_t *co, int c, const char *arg, const char *bad)
+/* One option of pileup's own (the shared ones went to co); 0, 1 for help, or -1. */
+static int apply(void *ctx, int c, const char *arg)
 {
+    pl_opts_t *o = ((void **)ctx)[0];
+    ss_common_opts_t *co = ((void **)ctx)[1];
     int f;
     switch (c) {
     case 'x': o->overlaps = 0; return 0;
@@ -240,7 +236,6 @@ static int apply(pl_opts_t *o, ss_common_opts_t *co, int c, const char *arg, con
         }
         *(c == O_RF ? &o->rflag_require : &o->rflag_filter) = f;
         return 0;
-    case 'o': return ss_opt_string(&co->output, arg);
     case O_QNAME: o->cols |= PL_COL_QNAME; return 0;
     case O_REVDEL: o->rev_del = 1; return 0;
     case O_EXTRA: return parse_extra(o, arg);
@@ -251,8 +246,7 @@ static int apply(pl_opts_t *o, ss_common_opts_t *co, int c, const char *arg, con
     case 'M': o->mods = 1; return 0;
     case O_NODEL: o->no_del++; return 0;
     case O_NOENDS: o->no_ends = 1; return 0;
-    case 'f':
-    case O_REFERENCE: return ss_opt_string(&co->reference, arg);
+    case 'f': return ss_opt_string(&co->reference, arg);
     case 'd': return ss_opt_int("-d", arg, INT_MIN, INT_MAX, &o->max_depth);
     case 'r': return ss_common_set_region(co, arg);
     case 'l': return ss_opt_string(&co->bed, arg);
@@ -270,7 +264,7 @@ static int apply(pl_opts_t *o, ss_common_opts_t *co, int c, const char *arg, con
     case 'A': o->orphans = 1; return 0;
     case 'G': return read_rg_list(o, arg);
     case 'a': o->all++; return 0;
-    case 'h': return 1;
+    case 'h': pl_usage(stdout); return 1;
     case 'X': o->custom_index = 1; return 0;
     case O_REALIGN:
     case RL_OPT_KNOWN:
@@ -286,8 +280,7 @@ static int apply(pl_opts_t *o, ss_common_opts_t *co, int c, const char *arg, con
         return 0;
     }
     default:
-        fprintf(stderr, "seqshard pileup: unknown or unsupported option '%s'; see 'seqshard "
-                        "pileup --help'\n", bad);
+        fprintf(stderr, "seqshard pileup: internal: option %d has no handler\n", c);
         return -1;
     }
 }
@@ -300,19 +293,10 @@ int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
     pl_opts_default(o);
     *kopts = o;
     co->ref_option = "-f"; /* samtools mpileup's name, in messages about the reference */
-    int c, r = 0, more;
-    optind = 1;
-    while ((more = ss_opt_next(argc, argv, ":Af:r:l:q:Q:RC:Bd:b:o:EG:6OsxaMXh@:", lopts, co,
-                               &c)) > 0) {
-        if ((r = apply(o, co, c, optarg, argv[optind - 1])) < 0)
-            return SS_EXIT_USAGE;
-        if (r == 1) {
-            pl_usage(stdout);
-            return -1;
-        }
-    }
-    if (more < 0)
-        return SS_EXIT_USAGE;
+    void *ctx[2] = {o, co};
+    int r = ss_cmd_parse(&pl_cmd, argc, argv, co, apply, ctx);
+    if (r != 0)
+        return r > 0 ? -1 : SS_EXIT_USAGE;
     if (o->custom_index && co->n_inputs > 0) {
         fprintf(stderr, "seqshard pileup: the -b option cannot be combined with -X\n");
         return SS_EXIT_USAGE;

@@ -65,9 +65,7 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
         return -1;
     }
     out->format = o->format;
-    out->level = o->level;
     out->sam_header = 1;
-    out->write_index = o->write_index;
     out->index_threads = o->threads;
     out->max_shift = o->max_move > 0 ? o->max_move : 1; /* > 0: the framework sorts */
     out->halo = rl_halo(o);

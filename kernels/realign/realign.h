@@ -56,8 +56,6 @@ struct rl_opts_s {
     ss_out_format_t format;
     char **known; /* --known files, owned */
     int n_known;
-    int level;       /* -l: compression level, -1 = htslib's default */
-    int write_index; /* --write-index */
     int max_move;    /* --max-move: farthest a read's POS may move */
     int max_isize;   /* --max-isize: farther mates keep their alignments */
     int max_window;  /* --max-window: longer windows are skipped */

@@ -13,19 +13,14 @@ typedef struct rl_opts_s rl_opts_t;
 
 /* Realign's own options, shared with kernels that realign their input. */
 enum { RL_OPT_KNOWN = 0x2001, RL_OPT_MAX_MOVE, RL_OPT_MAX_ISIZE, RL_OPT_MAX_WINDOW };
-#define RL_SHARED_LONG_OPTS                                        \
-    {"known", required_argument, NULL, RL_OPT_KNOWN},              \
-    {"max-move", required_argument, NULL, RL_OPT_MAX_MOVE},        \
-    {"max-isize", required_argument, NULL, RL_OPT_MAX_ISIZE},      \
-    {"max-window", required_argument, NULL, RL_OPT_MAX_WINDOW}
+/* Their description, for a chained kernel's option groups (ss_cmdline.h). */
+extern const ss_opt_t rl_step_opts[];
 
 /* Realign's defaults; NULL when out of memory. rl_opts_free frees (accepts NULL). */
 rl_opts_t *rl_opts_new(void);
 void rl_opts_free(void *kopts);
 /* One shared option (c one of RL_OPT_*): 0, or -1 after a usage message. */
 int rl_opt_shared(rl_opts_t *o, int c, const char *arg);
-/* The shared options' lines of a --help. */
-void rl_usage_shared(FILE *fp);
 /* Main thread, before workers: the reference and --known files fit the inputs. 0 or -1. */
 int rl_check_inputs(const rl_opts_t *o, const ss_job_t *job);
 

@@ -38,135 +38,126 @@ void vw_opts_free(vw_opts_t *o)
     free(o->keep.tags);
 }
 
+enum { O_NOHEADER = 0x2001, O_NOPG, O_RF, O_KEEP_TAG, O_SUBSAMPLE, O_SUBSAMPLE_SEED };
+
+/* An alias: parsed and completed, not listed in --help (samtools' other spelling). */
+#define ALIAS(key, name, arg) {key, 0, name, arg, NULL, NULL}
+
+static const ss_opt_t region_opts[] = {
+    {'M', 'M', "use-index", NULL,
+     "take the regions as one set, as samtools view -M does: in header order ('*' last), "
+     "overlaps merged, each record once (needs regions or -L; not both)", NULL},
+    SS_OPT_END};
+
+static const ss_opt_t format_opts[] = {
+    {'b', 'b', "bam", NULL, "output BAM", NULL},
+    {'C', 'C', "cram", NULL, "output CRAM (reference from -T, UR, REF_PATH/REF_CACHE)", NULL},
+    {'1', '1', "fast", NULL, "fast compression (level 1; BAM unless -o names .sam)", NULL},
+    {'u', 'u', "uncompressed", NULL, "uncompressed BAM (level 0)", NULL},
+    {'h', 'h', "with-header", NULL, "include the header in SAM output", NULL},
+    {'H', 'H', "header-only", NULL, "print the header only", NULL},
+    {O_NOHEADER, 0, "no-header", NULL, "print SAM records only [default]", NULL},
+    {'c', 'c', "count", NULL,
+     "print only the number of records kept (all shards and ranks added up), as one line",
+     NULL},
+    {O_NOPG, 0, "no-PG", NULL, "do not add a @PG line to the header", NULL},
+    SS_OPT_END};
+
+static const ss_opt_t input_opts[] = {
+    {'T', 'T', "reference", "FILE", "FASTA (with .fai) for CRAM input or output",
+     SS_VALUES_FILE},
+    SS_OPT_END};
+
+static const ss_opt_t filter_opts[] = {
+    {'L', 'L', "target-file", "FILE", "...overlap regions in the BED file", SS_VALUES_FILE},
+    ALIAS('L', "targets-file", "FILE"),
+    {'q', 'q', "min-MQ", "INT", "...have mapping quality >= INT [0]", NULL},
+    ALIAS('q', "min-mq", "INT"),
+    ALIAS('q', "min-mapq", "INT"),
+    {'l', 'l', "library", "STR", "...are in library STR (their RG's LB)", NULL},
+    {'e', 'e', "expr", "STR", "...match the filter expression STR (htslib syntax)", NULL},
+    ALIAS('e', "expression", "STR"),
+    {'f', 'f', "require-flags", "FLAG", "...have all of the FLAGs set", NULL},
+    {'F', 'F', "excl-flags", "FLAG", "...have none of the FLAGs set", NULL},
+    ALIAS('F', "exclude-flags", "FLAG"),
+    {O_RF, 0, "rf", "FLAG", "...have any of the FLAGs set (also --incl-flags)", NULL},
+    ALIAS(O_RF, "incl-flags", "FLAG"),
+    ALIAS(O_RF, "include-flags", "FLAG"),
+    {'G', 'G', NULL, "FLAG", "EXCLUDE records with all of the FLAGs set", NULL},
+    {O_SUBSAMPLE, 0, "subsample", "FLOAT", "keep only FLOAT of the read names (templates)",
+     NULL},
+    {O_SUBSAMPLE_SEED, 0, "subsample-seed", "INT", "which names are kept [0]", NULL},
+    {'s', 's', NULL, "INT.FRAC", "same as --subsample 0.FRAC --subsample-seed INT", NULL},
+    SS_OPT_END};
+
+static const ss_opt_t edit_opts[] = {
+    {'x', 'x', "remove-tag", "STR", "comma-separated tags to strip (repeatable)", NULL},
+    {O_KEEP_TAG, 0, "keep-tag", "STR",
+     "comma-separated tags to keep, all others stripped (repeatable; same as -x ^STR; wins "
+     "over -x)", NULL},
+    SS_OPT_END};
+
+static const ss_opt_t general_opts[] = {
+    {'?', '?', NULL, NULL, "print this help (as --help)", NULL},
+    {'S', 'S', NULL, NULL, "ignored (the input format is detected)", NULL},
+    {'U', 'U', "output-unselected", "FILE",
+     "not supported: the framework writes one output; run seqshard view again with the "
+     "opposite filter", SS_VALUES_FILE},
+    ALIAS('U', "unoutput", "FILE"),
+    SS_OPT_END};
+
+static const ss_opt_group_t vw_groups[] = {
+    {"Regions", region_opts, NULL},
+    {"Output options", ss_opts_output_records,
+     "The format is SAM unless -O, -b, -C or -o's name says otherwise. BAM to BAM with no\n"
+     "filter, region, edit or level copies the input's compressed blocks (checked)."},
+    {"Output format and header", format_opts,
+     "(CRAM output: --shard-size defaults to 4x the value below)"},
+    {"Input options", input_opts, NULL},
+    {"Filters (only output records that...)", filter_opts, NULL},
+    {"Edits", edit_opts, NULL},
+    {"General options", general_opts, NULL},
+    {"Framework options", ss_opts_run, NULL},
+    {NULL, NULL, NULL}};
+
+static const ss_cmd_t vw_cmd = {
+    .name = "view",
+    .synopsis = "[options] in.bam|in.cram [region ...]",
+    .summary = "print or convert records, as samtools view does",
+    .description =
+        "Prints or converts records as samtools view 1.16 does (same records, same order),\n"
+        "decoding and encoding genomic shards in parallel. The input must be\n"
+        "coordinate-sorted and indexed.\n"
+        "\n"
+        "'-' as the input reads coordinate-sorted SAM/BAM/CRAM from standard input,\n"
+        "without an index: one worker in one pass, so it does not parallelise (no\n"
+        "regions, not under mpirun).\n"
+        "\n"
+        "Regions: CONTIG, CONTIG:BEG or CONTIG:BEG-END (1-based, inclusive), '*' for the\n"
+        "unplaced unmapped reads at the end of the file, '.' for the whole file. Each\n"
+        "region's records are printed in the order the regions are given; a record in two\n"
+        "regions is printed twice, as samtools view does without -M. An unknown or\n"
+        "malformed region is an error (samtools warns and skips it).",
+    .groups = vw_groups,
+    .after = "Compatibility: -l is --library, as in samtools view. Earlier seqshard builds\n"
+             "took -l as the compression level: use --output-fmt-option level=N (or -O\n"
+             "bam,level=N).\n"
+             "\n"
+             "Not supported (samtools view options): -U (a second output file: the framework\n"
+             "writes one output), -p, -P, -X, -t, -r, -R, -N, -d, -D, -m, -B, --add-flags,\n"
+             "--remove-flags.",
+    .examples = "  # BAM to indexed CRAM, on every core\n"
+                "  seqshard view -T ref.fa -o out.cram --write-index in.bam\n"
+                "  # count the records of two regions, as samtools view -c\n"
+                "  seqshard view -c in.bam chr1:1-1000000 chr2\n"
+                "  # a filtered BAM, named with its .bai index\n"
+                "  seqshard view -q 20 -o 'out.bam##idx##out.bam.bai' --write-index in.bam",
+    .see_also = "seqshard(1), samtools-view(1)"};
+
 void vw_usage(FILE *fp)
 {
-    fprintf(fp,
-            "Usage: seqshard view [options] in.bam|in.cram [region ...]\n"
-            "\n"
-            "Prints or converts records as samtools view 1.16 does (same records, same order),\n"
-            "decoding and encoding genomic shards in parallel. The input must be\n"
-            "coordinate-sorted and indexed.\n"
-            "\n"
-            "'-' as the input reads coordinate-sorted SAM/BAM/CRAM from standard input,\n"
-            "without an index: one worker in one pass, so it does not parallelise (no\n"
-            "regions, not under mpirun).\n"
-            "\n"
-            "Regions: CONTIG, CONTIG:BEG or CONTIG:BEG-END (1-based, inclusive), '*' for the\n"
-            "unplaced unmapped reads at the end of the file, '.' for the whole file. Each\n"
-            "region's records are printed in the order the regions are given; a record in two\n"
-            "regions is printed twice, as samtools view does without -M. An unknown or\n"
-            "malformed region is an error (samtools warns and skips it).\n"
-            "  -M, --use-index         take the regions as one set, as samtools view -M does:\n"
-            "                          in header order ('*' last), overlaps merged, each\n"
-            "                          record once (needs regions or -L; not both)\n"
-            "\n"
-            "Output options:\n"
-            "  -O, --output-fmt FMT    sam, bam or cram [from the -o extension, else sam];\n"
-            "                          FMT,level=N sets the compression level too\n"
-            "      --output-fmt-option level=N\n"
-            "                          compression level 0-9 for BAM/CRAM [htslib default];\n"
-            "                          BAM to BAM with no filter, region, edit or level\n"
-            "                          copies the input's compressed blocks (checked) instead\n"
-            "  -b, --bam               output BAM\n"
-            "  -C, --cram              output CRAM (reference from -T, UR, REF_PATH/REF_CACHE)\n"
-            "  -1, --fast              fast compression (level 1; BAM unless -o names .sam)\n"
-            "  -u, --uncompressed      uncompressed BAM (level 0)\n"
-            "  -h, --with-header       include the header in SAM output\n"
-            "  -H, --header-only       print the header only\n"
-            "      --no-header         print SAM records only [default]\n"
-            "  -c, --count             print only the number of records kept (all shards and\n"
-            "                          ranks added up), as one line\n"
-            "      --no-PG             do not add a @PG line to the header\n"
-            "  -o, --output FILE       write to FILE (created only when the run succeeds)\n"
-            "      --write-index       index the output (BAM: FILE.csi, CRAM: FILE.crai)\n"
-            "  (CRAM output: --shard-size defaults to %dx the value below)\n"
-            "\n"
-            "Input options:\n"
-            "  -T, --reference FILE    FASTA (with .fai) for CRAM input or output\n"
-            "\n"
-            "Filters (only output records that...):\n"
-            "  -L, --target-file FILE  ...overlap regions in the BED file\n"
-            "  -q, --min-MQ INT        ...have mapping quality >= INT [0]\n"
-            "  -l, --library STR       ...are in library STR (their RG's LB)\n"
-            "  -e, --expr STR          ...match the filter expression STR (htslib syntax)\n"
-            "  -f, --require-flags FLAG ...have all of the FLAGs set\n"
-            "  -F, --excl-flags FLAG   ...have none of the FLAGs set\n"
-            "      --rf, --incl-flags FLAG ...have any of the FLAGs set\n"
-            "  -G FLAG                 EXCLUDE records with all of the FLAGs set\n"
-            "      --subsample FLOAT   keep only FLOAT of the read names (templates)\n"
-            "      --subsample-seed INT which names are kept [0]\n"
-            "  -s INT.FRAC             same as --subsample 0.FRAC --subsample-seed INT\n"
-            "\n"
-            "Edits:\n"
-            "  -x, --remove-tag STR    comma-separated tags to strip (repeatable)\n"
-            "      --keep-tag STR      comma-separated tags to keep, all others stripped\n"
-            "                          (repeatable; same as -x ^STR; wins over -x)\n"
-            "\n"
-            "General options:\n"
-            "  -?, --help              print this help\n"
-            "  -S                      ignored (the input format is detected)\n"
-            "\n"
-            "Framework options:\n"
-            "  -@, --threads INT       worker threads [all CPUs this process may use]\n"
-            "      --shard-size SIZE   target work per shard in bases of average depth,\n"
-            "                          k/m/g suffixes allowed [%d]\n"
-            "      --report FILE.json  write run statistics (threads, shards, times) as JSON\n"
-            "      --tmp-dir DIR       directory for temporary files\n"
-            "      --quiet             no progress or log lines on stderr (errors still)\n"
-            "      --resume            after a killed run of the same command, reuse the shards\n"
-            "                          it wrote beside -o FILE and compute only the rest\n"
-            "\n"
-            "Compatibility: -l is --library, as in samtools view. Before seqshard 0.2, -l\n"
-            "was the compression level: use --output-fmt-option level=N (or -O bam,level=N).\n"
-            "\n"
-            "Not supported (samtools view options): -U (a second output file: the framework\n"
-            "writes one output), -p, -P, -X, -t, -r, -R, -N, -d, -D, -m, -B, --add-flags,\n"
-            "--remove-flags, SAM.gz output.\n",
-            VW_CRAM_SHARD_FACTOR, SS_DEFAULT_SHARD_SIZE);
+    ss_cmd_help(&vw_cmd, fp);
 }
-
-enum { O_NOHEADER = 0x2001, O_NOPG, O_RF, O_WRITE_INDEX, O_REFERENCE, O_HELP, O_FMT_OPTION,
-       O_SUBSAMPLE, O_SUBSAMPLE_SEED, O_KEEP_TAG };
-
-static const struct option lopts[] = {
-    SS_COMMON_LONG_OPTS,
-    {"output-fmt", required_argument, NULL, 'O'},
-    {"bam", no_argument, NULL, 'b'},
-    {"cram", no_argument, NULL, 'C'},
-    {"fast", no_argument, NULL, '1'},
-    {"uncompressed", no_argument, NULL, 'u'},
-    {"output-fmt-option", required_argument, NULL, O_FMT_OPTION},
-    {"count", no_argument, NULL, 'c'},
-    {"expr", required_argument, NULL, 'e'},
-    {"expression", required_argument, NULL, 'e'},
-    {"library", required_argument, NULL, 'l'},
-    {"subsample", required_argument, NULL, O_SUBSAMPLE},
-    {"subsample-seed", required_argument, NULL, O_SUBSAMPLE_SEED},
-    {"remove-tag", required_argument, NULL, 'x'},
-    {"keep-tag", required_argument, NULL, O_KEEP_TAG},
-    {"output-unselected", required_argument, NULL, 'U'},
-    {"unoutput", required_argument, NULL, 'U'},
-    {"with-header", no_argument, NULL, 'h'},
-    {"header-only", no_argument, NULL, 'H'},
-    {"no-header", no_argument, NULL, O_NOHEADER},
-    {"no-PG", no_argument, NULL, O_NOPG},
-    {"output", required_argument, NULL, 'o'},
-    {"write-index", no_argument, NULL, O_WRITE_INDEX},
-    {"use-index", no_argument, NULL, 'M'},
-    {"reference", required_argument, NULL, 'T'},
-    {"target-file", required_argument, NULL, 'L'},
-    {"targets-file", required_argument, NULL, 'L'},
-    {"min-MQ", required_argument, NULL, 'q'},
-    {"min-mq", required_argument, NULL, 'q'},
-    {"min-mapq", required_argument, NULL, 'q'},
-    {"require-flags", required_argument, NULL, 'f'},
-    {"excl-flags", required_argument, NULL, 'F'},
-    {"exclude-flags", required_argument, NULL, 'F'},
-    {"rf", required_argument, NULL, O_RF},
-    {"incl-flags", required_argument, NULL, O_RF},
-    {"include-flags", required_argument, NULL, O_RF},
-    {"help", no_argument, NULL, O_HELP},
-    {NULL, 0, NULL, 0}};
 
 static int bad_value(const char *opt, const char *arg, const char *need)
 {
@@ -183,33 +174,6 @@ static int flag_arg(const char *opt, const char *arg, int *acc)
     return 0;
 }
 
-/* -O sam|bam|cram, with an optional ",level=N" as samtools' format options allow. */
-static int format_arg(vw_opts_t *o, const char *arg)
-{
-    size_t n = strcspn(arg, ",");
-    if (n == 3 && !strncasecmp(arg, "sam", 3))
-        o->fmt = VW_SAM;
-    else if (n == 3 && !strncasecmp(arg, "bam", 3))
-        o->fmt = VW_BAM;
-    else if (n == 4 && !strncasecmp(arg, "cram", 4))
-        o->fmt = VW_CRAM;
-    else
-        return bad_value("-O", arg, "need sam, bam or cram");
-    if (arg[n] == '\0')
-        return 0;
-    if (strncmp(arg + n, ",level=", 7) == 0)
-        return ss_opt_int("-O ...,level=", arg + n + 7, 0, 9, &o->level);
-    return bad_value("-O", arg, "the only format option supported is level=N");
-}
-
-/* --output-fmt-option OPT=VAL: samtools passes any to htslib; we support the level. */
-static int fmt_option_arg(vw_opts_t *o, const char *arg)
-{
-    if (strncmp(arg, "level=", 6) == 0)
-        return ss_opt_int("--output-fmt-option level=", arg + 6, 0, 9, &o->level);
-    return bad_value("--output-fmt-option", arg, "the only output option supported is level=N");
-}
-
 /* -x LIST drops the tags, -x ^LIST keeps only them (as --keep-tag LIST). */
 static int remove_tag_arg(vw_opts_t *o, const char *arg)
 {
@@ -218,90 +182,29 @@ static int remove_tag_arg(vw_opts_t *o, const char *arg)
     return vw_tag_list_add(&o->remove, "-x", arg);
 }
 
-/* "seqshard view ..." with control characters blanked, for @PG CL. */
-/* Options that change how the work is run, never what is written. */
-static int run_only_long(const char *a, int *takes_value)
-{
-    static const char *const with_value[] = { "--threads", "--shard-size", "--report",
-                                              "--tmp-dir", "--bind" };
-    static const char *const flags[] = { "--quiet", "--print-binding", "--resume" };
-    for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++) {
-        size_t n = strlen(with_value[i]);
-        if (strncmp(a, with_value[i], n) == 0 && (a[n] == '\0' || a[n] == '=')) {
-            *takes_value = a[n] == '\0';
-            return 1;
-        }
-    }
-    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
-        if (strcmp(a, flags[i]) == 0) {
-            *takes_value = 0;
-            return 1;
-        }
-    return 0;
-}
-
-/*
- * The @PG CL text: the command line without the options that only say how
- * the work is run (-@, --shard-size, --report, ...), so that the header,
- * like the records, is the same at any thread count, shard size or number
- * of ranks (DESIGN.md, determinism). samtools writes its whole command line.
- */
-static char *command_line(int argc, char **argv)
-{
-    static const char with_arg[] = "OloTLqfFG@esxU"; /* short options that take a value */
-    kstring_t s = KS_INITIALIZE;
-    kputs("seqshard", &s);
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int takes_value = 0;
-        if (i > 0 && run_only_long(a, &takes_value)) {
-            i += takes_value;
-            continue;
-        }
-        if (i > 0 && a[0] == '-' && a[1] != '-' && a[1] != '\0') {
-            /* a cluster like -b@2 or -bh@: keep what comes before -@ */
-            const char *c = a + 1;
-            while (*c && *c != '@' && !strchr(with_arg, *c))
-                c++;
-            if (*c == '@') {
-                if (c[1] == '\0')
-                    i++; /* the value is the next argument */
-                if (c == a + 1)
-                    continue;
-                kputc(' ', &s);
-                kputsn(a, (size_t)(c - a), &s);
-                continue;
-            }
-        }
-        kputc(' ', &s);
-        kputs(a, &s);
-    }
-    for (size_t i = 0; s.s && i < s.l; i++)
-        if ((unsigned char)s.s[i] < ' ')
-            s.s[i] = ' ';
-    return ks_release(&s);
-}
-
 static int has_ext(const char *path, const char *ext)
 {
     size_t l = strlen(path), e = strlen(ext);
     return l > e && strcasecmp(path + l - e, ext) == 0;
 }
 
+/* What parsing view's options keeps besides vw_opts_t and the common options. */
+typedef struct {
+    vw_opts_t *o;
+    ss_common_opts_t *co;
+    int fast_or_u; /* -1 or -u: BAM unless -o names .sam */
+} parse_t;
+
 /* samtools' rules: -O/-b/-C win; then -1/-u mean BAM unless FILE.sam; then the extension. */
-static int resolve_format(vw_opts_t *o, const ss_common_opts_t *co, int fmt_given, int fast_or_u)
+static int resolve_format(vw_opts_t *o, ss_common_opts_t *co, int fast_or_u)
 {
     const char *out = co->output;
-    if (!fmt_given) {
-        if (out && has_ext(out, ".bam"))
-            o->fmt = VW_BAM;
-        else if (out && has_ext(out, ".cram"))
-            o->fmt = VW_CRAM;
-        else if (fast_or_u && !(out && has_ext(out, ".sam")))
-            o->fmt = VW_BAM;
-        else
-            o->fmt = VW_SAM; /* FILE.sam.gz: BGZF-compressed SAM, as samtools (out_run.c) */
-    }
+    if (co->out_format < 0 && fast_or_u && !(out && has_ext(out, ".sam")))
+        co->out_format = SS_FMT_BAM;
+    ss_out_format_t f = ss_out_format_from(co, SS_FMT_SAM);
+    o->fmt = f == SS_FMT_BAM ? VW_BAM : f == SS_FMT_CRAM ? VW_CRAM : VW_SAM;
+    o->level = co->out_level;
+    o->write_index = co->write_index;
     if (o->count && o->write_index)
         return bad_value("--write-index", out ? out : "", "-c writes a count, not records; drop "
                                                           "--write-index");
@@ -310,23 +213,23 @@ static int resolve_format(vw_opts_t *o, const ss_common_opts_t *co, int fmt_give
                                     "name the file without .gz/.bgz");
     if (o->write_index && (!out || !strcmp(out, "-")))
         return bad_value("--write-index", out ? out : "", "needs an output file (-o FILE)");
-    if (o->write_index && o->fmt == VW_SAM)
-        return bad_value("--write-index", out, "only BAM and CRAM output can be indexed; add "
-                                               "-O bam or -O cram");
+    if (o->write_index && o->fmt == VW_SAM && !has_ext(out, ".sam.gz"))
+        return bad_value("--write-index", out, "SAM output is indexed only when compressed; "
+                                               "name it FILE.sam.gz, or add -O bam or -O cram");
     return 0;
 }
 
-/* One option; returns 0, 1 for --help, or -1 after a message. */
-static int apply(vw_opts_t *o, ss_common_opts_t *co, int c, const char *arg, int *fmt_given,
-                 int *fast_or_u)
+/* One option of view's own (the shared ones went to co); 0, 1 for help, or -1. */
+static int apply(void *ctx, int c, const char *arg)
 {
+    parse_t *p = ctx;
+    vw_opts_t *o = p->o;
+    ss_common_opts_t *co = p->co;
     switch (c) {
-    case 'O': *fmt_given = 1; return format_arg(o, arg);
-    case 'b': *fmt_given = 1; o->fmt = VW_BAM; return 0;
-    case 'C': *fmt_given = 1; o->fmt = VW_CRAM; return 0;
-    case '1': *fast_or_u = 1; o->level = 1; return 0;
-    case 'u': *fast_or_u = 1; o->level = 0; return 0;
-    case O_FMT_OPTION: return fmt_option_arg(o, arg);
+    case 'b': co->out_format = SS_FMT_BAM; return 0;
+    case 'C': co->out_format = SS_FMT_CRAM; return 0;
+    case '1': p->fast_or_u = 1; co->out_level = 1; return 0;
+    case 'u': p->fast_or_u = 1; co->out_level = 0; return 0;
     case 'l': return ss_opt_string(&o->library, arg);
     case 'c': o->count = 1; return 0;
     case 'e': return vw_expr_check(arg) < 0 ? -1 : ss_opt_string(&o->expr, arg);
@@ -345,8 +248,6 @@ static int apply(vw_opts_t *o, ss_common_opts_t *co, int c, const char *arg, int
     case 'H': o->header_only = 1; return 0;
     case O_NOHEADER: o->with_header = o->header_only = 0; return 0;
     case O_NOPG: o->no_pg = 1; return 0;
-    case 'o': return ss_opt_string(&co->output, arg);
-    case O_WRITE_INDEX: o->write_index = 1; return 0;
     case 'T': return ss_opt_string(&co->reference, arg);
     case 'L': return ss_opt_string(&o->target_path, arg);
     case 'M': o->multi_region = 1; return 0;
@@ -355,9 +256,9 @@ static int apply(vw_opts_t *o, ss_common_opts_t *co, int c, const char *arg, int
     case 'F': return flag_arg("-F", arg, &o->flag_off);
     case O_RF: return flag_arg("--rf", arg, &o->flag_anyon);
     case 'G': return flag_arg("-G", arg, &o->flag_alloff);
-    case O_HELP: return 1;
+    case '?': vw_usage(stdout); return 1;
     default:
-        fprintf(stderr, "seqshard view: unsupported option; see 'seqshard view --help'\n");
+        fprintf(stderr, "seqshard view: internal: option %d has no handler\n", c);
         return -1;
     }
 }
@@ -385,36 +286,11 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
     vw_opts_default(o);
     *kopts = o;
     co->ref_option = "-T"; /* samtools view's name (its -f is required flags) */
-    int c, fmt_given = 0, fast_or_u = 0, shard_size_given = 0;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":O:bC1ul:hHo:T:L:Mq:f:F:G:@:ce:s:x:U:S", lopts, NULL)) >=
-           0) {
-        const char *bad = argv[optind - 1];
-        if (c == '?' && optopt == '?') { /* -?: samtools' help option */
-            vw_usage(stdout);
-            return -1;
-        }
-        if (c == '?' || c == ':') {
-            fprintf(stderr, "seqshard view: %s '%s'; see 'seqshard view --help'\n",
-                    c == ':' ? "option needs a value:" : "unknown or unsupported option", bad);
-            return SS_EXIT_USAGE;
-        }
-        int common = ss_common_opt(c, optarg, co);
-        if (common < 0)
-            return SS_EXIT_USAGE;
-        shard_size_given |= c == SS_OPT_SHARD_SIZE;
-        if (common > 0)
-            continue;
-        int r = apply(o, co, c, optarg, &fmt_given, &fast_or_u);
-        if (r < 0)
-            return SS_EXIT_USAGE;
-        if (r == 1) {
-            vw_usage(stdout);
-            return -1;
-        }
-    }
-    if (positionals(co, argc, argv, optind) < 0 || resolve_format(o, co, fmt_given, fast_or_u) < 0)
+    parse_t p = {o, co, 0};
+    int r = ss_cmd_parse(&vw_cmd, argc, argv, co, apply, &p);
+    if (r != 0)
+        return r > 0 ? -1 : SS_EXIT_USAGE;
+    if (positionals(co, argc, argv, optind) < 0 || resolve_format(o, co, p.fast_or_u) < 0)
         return SS_EXIT_USAGE;
     if (o->multi_region && o->target_path && co->n_regions > 0) {
         /* samtools then reads the BED intervals cut down to the regions: not done here */
@@ -424,7 +300,7 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
     }
     co->merge_regions = o->multi_region;
     vw_subsample_finish(o);
-    if (!(o->cmdline = command_line(argc, argv)) ||
+    if (!(o->cmdline = ss_cmd_line_kept(&vw_cmd, argc, argv)) ||
         (co->output && !(o->output = strdup(co->output))))
         return SS_EXIT_USAGE;
     o->threads = co->threads;
@@ -434,7 +310,7 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
      * default shard size that trial work would cost about half again the
      * CPU of samtools' encoding. Larger shards amortise it.
      */
-    if (o->fmt == VW_CRAM && !shard_size_given)
+    if (o->fmt == VW_CRAM && !co->shard_size_given)
         co->shard_size = VW_CRAM_SHARD_FACTOR * (hts_pos_t)SS_DEFAULT_SHARD_SIZE;
     /* the unplaced unmapped reads end a whole-file view; "*" and "." name them as regions */
     co->unplaced = 1;

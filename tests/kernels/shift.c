@@ -23,42 +23,42 @@ typedef struct {
     bam1_t *b;
 } shift_worker_t;
 
+static const ss_opt_t shift_opts[] = {
+    {'T', 'T', "reference", "FILE", "FASTA for CRAM input or output", SS_VALUES_FILE},
+    SS_OPT_END};
+
+static const ss_opt_group_t shift_groups[] = {{"Options", shift_opts, NULL},
+                                              {"Output options", ss_opts_output_records, NULL},
+                                              {"Framework options", ss_opts_run, NULL},
+                                              {NULL, NULL, NULL}};
+
+static const ss_cmd_t shift_cmd = {
+    .name = "shift",
+    .synopsis = "[-O sam|bam|cram] [-o FILE] in.bam",
+    .summary = "a test kernel that moves every mapped read left by hash(name)",
+    .description = "Moves every mapped read left by hash(name) mod 150 (a test kernel).",
+    .groups = shift_groups};
+
 static void shift_usage(FILE *fp)
 {
-    fprintf(fp, "Usage: seqshard-test shift [-O sam|bam|cram] [-o FILE] in.bam\n"
-                "Moves every mapped read left by hash(name) mod %d (a test kernel).\n\n",
-            SHIFT_MAX);
-    ss_common_usage(fp);
+    ss_cmd_help(&shift_cmd, fp);
+}
+
+static int shift_option(void *ctx, int key, const char *arg)
+{
+    (void)key; /* -T, the only one */
+    return ss_opt_string(&((ss_common_opts_t *)ctx)->reference, arg);
 }
 
 static int shift_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
 {
-    static const struct option lopts[] = { SS_COMMON_LONG_OPTS, { NULL, 0, NULL, 0 } };
     shift_opts_t *o = calloc(1, sizeof(*o));
     if (!(*kopts = o))
         return SS_EXIT_USAGE;
-    o->format = SS_FMT_SAM;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "O:o:T:h@:", lopts, NULL)) >= 0) {
-        int common = ss_common_opt(c, optarg, co);
-        if (common < 0)
-            return SS_EXIT_USAGE;
-        if (common > 0)
-            continue;
-        if (c == 'o' || c == 'T') {
-            if (ss_opt_string(c == 'o' ? &co->output : &co->reference, optarg) < 0)
-                return SS_EXIT_USAGE;
-        } else if (c == 'O') {
-            o->format = !strcmp(optarg, "bam") ? SS_FMT_BAM
-                        : !strcmp(optarg, "cram") ? SS_FMT_CRAM : SS_FMT_SAM;
-        } else if (c == 'h') {
-            shift_usage(stdout);
-            return -1;
-        } else {
-            return SS_EXIT_USAGE;
-        }
-    }
+    int r = ss_cmd_parse(&shift_cmd, argc, argv, co, shift_option, co);
+    if (r != 0)
+        return r > 0 ? -1 : SS_EXIT_USAGE;
+    o->format = ss_out_format_from(co, SS_FMT_SAM);
     for (int i = optind; i < argc; i++)
         if (ss_common_add_input(co, argv[i]) < 0)
             return SS_EXIT_USAGE;
