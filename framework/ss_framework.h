@@ -417,6 +417,13 @@ typedef struct ss_kernel_s {
      * shard size counts each thing in one shard only.
      */
     const char *const *counter_names;
+    /*
+     * Optional: the counters this run counts, when that depends on its
+     * options (pileup: realign's only with --realign). NULL from it: none
+     * this run, and --report prints no kernel_counts. Without the hook,
+     * counter_names. Main thread, after parse.
+     */
+    const char *const *(*run_counters)(const void *kopts);
 
     /*
      * Optional: one line on how this build runs the kernel on this machine

@@ -202,7 +202,7 @@ double ss_log_opened(void);
 /* ---- --report FILE.json (report.c, report_shards.c, report_ranks.c) ---- */
 
 /* The report's format: bumped when a field changes meaning or goes away. */
-#define SS_REPORT_SCHEMA 2
+#define SS_REPORT_SCHEMA 3
 
 typedef struct {
     uint64_t shards, reads, bases;

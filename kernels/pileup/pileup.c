@@ -512,10 +512,17 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     return 0;
 }
 
-/* --report's kernel_counts (with --realign; zero without): what realignment did. */
+/* --report's kernel_counts with --realign: what realignment did. */
 static const char *const realign_counter_names[] = {
     "realign_windows", "realign_windows_skipped", "realign_windows_cleaned",
     "reads_realigned", "ends_unclipped", NULL};
+
+/* Without --realign nothing counts them: the report leaves them out. */
+static const char *const *run_counters(const void *kopts)
+{
+    const pl_opts_t *o = kopts;
+    return o->realign ? realign_counter_names : NULL;
+}
 
 const ss_kernel_t ss_kernel_pileup = {
     .name = "pileup",
@@ -530,4 +537,5 @@ const ss_kernel_t ss_kernel_pileup = {
     .process = process,
     .worker_destroy = worker_destroy,
     .counter_names = realign_counter_names,
+    .run_counters = run_counters,
 };
