@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # install_tree.sh -- `cmake --install BUILD --prefix P` into a temporary prefix puts the
 # program, the man pages, the bash completion, the Slurm scripts with their helper and
-# the licence where the docs say; the installed binary runs; the installed array script
+# the licence, the README and docs/ (every page, and every file a page links to) where
+# the docs say; the installed binary keeps a RUNPATH to the library folders it was linked
+# from outside the system's, and runs without LD_LIBRARY_PATH; the installed array script
 # finds its helper; and scripts/check-deps.sh, as a user who cannot install, names what
 # is missing and lets the build go on (make demo).
 set -u
@@ -28,6 +30,46 @@ done
 for f in bin/seqshard share/seqshard/seqshard-array.sbatch share/seqshard/slurm-array-summary.sh; do
     [ -x "$P/$f" ] && ss_ok "executable $f" || ss_bad "executable $f" "not executable"
 done
+
+# the README and every page of docs/, and what their relative links point to
+D=$P/share/doc/seqshard
+for f in "$SS_SRC"/README.md "$SS_SRC"/docs/*.md; do
+    rel=${f#"$SS_SRC"/}
+    cmp -s "$f" "$D/$rel" && ss_ok "installed doc $rel" ||
+        ss_bad "installed doc $rel" "missing or different under $D"
+done
+broken=$(cd "$D" && python3 - README.md docs/*.md <<'PY'
+import os, re, sys
+for page in sys.argv[1:]:
+    text = re.sub(r'```.*?```', '', open(page).read(), flags=re.S)
+    for target in re.findall(r'\]\(([^)\s]+)\)', text):
+        path = target.split('#')[0]
+        if not path or re.match(r'[a-z]+:', path):
+            continue
+        if not os.path.exists(os.path.join(os.path.dirname(page), path)):
+            print(f'{page} -> {target}')
+PY
+) || broken="cannot read the installed pages under $D"
+
+[ -z "$broken" ] && ss_ok "installed docs: every relative link resolves" ||
+    ss_bad "installed docs: every relative link resolves" "$(echo "$broken" | head -5)"
+
+# RUNPATH: the build links from these folders; the installed copy keeps those that are
+# not the system's (the build tree's own are CMake's business and go)
+runpath() { readelf -d "$1" 2>/dev/null | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p' | tr ':' '\n'; }
+want=$(runpath "$SEQSHARD" | grep -v -e '^$' -e "^$BUILD" | grep -vxE '/(usr/)?lib(64|/x86_64-linux-gnu)?' | sort -u)
+got=$(runpath "$P/bin/seqshard" | grep -v '^$' | sort -u)
+missing=$(comm -23 <(echo "$want") <(echo "$got") | grep -v '^$')
+if ! command -v readelf >/dev/null; then
+    echo "note: no readelf (binutils): RUNPATH not checked"
+elif [ -z "$missing" ]; then
+    ss_ok "installed RUNPATH keeps the link folders (${want:-none here})"
+else
+    ss_bad "installed RUNPATH keeps the link folders" "missing: $missing" "installed: ${got:-none}"
+fi
+out=$(env -u LD_LIBRARY_PATH "$P/bin/seqshard" --version 2>&1) &&
+    ss_ok "installed seqshard runs without LD_LIBRARY_PATH" ||
+    ss_bad "installed seqshard runs without LD_LIBRARY_PATH" "$(echo "$out" | head -2)"
 
 out=$("$P/bin/seqshard" --version 2>&1)
 [[ $out == "seqshard "[0-9]*htslib:* ]] && ss_ok "installed seqshard --version" ||
