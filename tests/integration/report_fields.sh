@@ -131,8 +131,54 @@ if "$PY" -c 'import matplotlib' 2>/dev/null; then
     "$PY" "$SS_SRC/scripts/plot-report.py" "$W/f.json" "$W/f.png" 2>/dev/null &&
         ss_ok "plot-report.py draws a failed run's shards" ||
         ss_bad "plot-report.py draws a failed run's shards" "exit status $?"
+    # a long run (shard times of 5000-5017 s): no two tick labels of a panel run together
+    cat >"$W/ticks.py" <<'PYEOF'
+import json, runpy, sys
+import matplotlib
+matplotlib.use('Agg')
+from matplotlib.figure import Figure
+script, out = sys.argv[1], sys.argv[2]
+recs = [{'index': i, 'region': f'c:{i}', 'worker': i % 2, 'rank': 0,
+         'start_s': 10 + 5100 * (i // 2), 'end_s': 10 + 5100 * (i // 2) + 5000 + (i * 7) % 17,
+         'reads': 1, 'bytes': 1} for i in range(40)]
+json.dump({'schema': 3, 'kernel': 'pileup', 'threads': 2, 'shards': 40, 'wall_s': 102100,
+           'status': 'ok', 'shard_records': recs}, open(out + '.json', 'w'))
+bad, save = [], Figure.savefig
+def check(self, *a, **k):
+    self.canvas.draw()
+    r = self.canvas.get_renderer()
+    for ax in self.axes:
+        boxes = sorted((t.get_window_extent(r) for t in ax.xaxis.get_ticklabels()
+                        if t.get_visible() and t.get_text()), key=lambda b: b.x0)
+        bad.extend(f'{ax.get_title()!r}: tick labels at {p.x1:.0f}/{q.x0:.0f} px'
+                   for p, q in zip(boxes, boxes[1:]) if q.x0 < p.x1 + 4)
+    return save(self, *a, **k)
+Figure.savefig = check
+sys.argv = [script, out + '.json', out]
+try:
+    runpy.run_path(script, run_name='__main__')
+except SystemExit as e:
+    if e.code:
+        bad.append(f'exit {e.code}')
+print('; '.join(bad))
+PYEOF
+    msg=$("$PY" "$W/ticks.py" "$SS_SRC/scripts/plot-report.py" "$W/long.png" 2>&1)
+    [ -z "$msg" ] && ss_ok "plot-report.py: tick labels apart on a long run" ||
+        ss_bad "plot-report.py: tick labels apart on a long run" "$msg"
 else
-    echo "note: matplotlib missing; plot-report.py not tried"
+    echo "note: matplotlib missing; plot-report.py not drawn"
+fi
+
+# without matplotlib: one line that says what to install, exit 1, no traceback
+mkdir -p "$W/nompl/matplotlib"
+echo 'raise ImportError("No module named matplotlib")' >"$W/nompl/matplotlib/__init__.py"
+PYTHONPATH=$W/nompl "$PY" "$SS_SRC/scripts/plot-report.py" "$W/ok.json" "$W/n.png" 2>"$W/nompl.err"
+rc=$?
+if [ $rc = 1 ] && [ "$(wc -l <"$W/nompl.err")" = 1 ] && grep -q 'python3-matplotlib' "$W/nompl.err" &&
+    ! grep -q Traceback "$W/nompl.err" && [ ! -e "$W/n.png" ]; then
+    ss_ok "plot-report.py without matplotlib: one line, exit 1"
+else
+    ss_bad "plot-report.py without matplotlib: one line, exit 1" "status $rc" "$(head -3 "$W/nompl.err")"
 fi
 
 ss_summary
