@@ -4,8 +4,11 @@
 # the licence, the README and docs/ (every page, and every file a page links to) where
 # the docs say; the installed binary keeps a RUNPATH to the library folders it was linked
 # from outside the system's, and runs without LD_LIBRARY_PATH; the installed array script
-# finds its helper; and scripts/check-deps.sh, as a user who cannot install, names what
-# is missing and lets the build go on (make demo).
+# finds its helper; scripts/check-deps.sh, as a user who cannot install, names what
+# is missing and lets the build go on (make demo); and make test works for such a user:
+# scripts/install-deps.sh --test succeeds when everything is there and installs nothing,
+# slurm_jobs.sh skips (exit 77) saying why, and scripts/test-summary.py lists the
+# skipped tests with their reasons.
 set -u
 . "$(dirname "$0")/lib.sh"
 ss_setup
@@ -129,6 +132,70 @@ if [ $rc = 1 ] && [ "$args" = "-DSEQSHARD_TESTS=OFF" ] &&
 else
     ss_bad "check-deps.sh: not root, names what is missing, installs nothing" \
         "status $rc, args '$args'" "$(head -5 "$SS_WORK/deps.err")"
+fi
+
+# ---- make test as a user without root --------------------------------------------------
+# stand-ins: dpkg-query says every package is installed (or all but samtools), apt-get and
+# sudo record that they were called
+cat >"$SS_WORK/bin/dpkg-query" <<'DQ'
+#!/bin/bash
+[ "${SS_MISSING:-}" = "${*: -1}" ] && exit 1
+printf 'install ok installed'
+DQ
+for t in apt-get sudo; do
+    printf '#!/bin/bash\necho "%s $*" >>"$SS_CALLS"\n' "$t" >"$SS_WORK/bin/$t"
+done
+chmod +x "$SS_WORK/bin/dpkg-query" "$SS_WORK/bin/apt-get" "$SS_WORK/bin/sudo"
+export SS_CALLS=$SS_WORK/calls.log
+out=$(PATH=$SS_WORK/bin:$PATH bash "$SS_SRC/scripts/install-deps.sh" --test 2>&1)
+rc=$?
+if [ $rc = 0 ] && [[ $out == *"packages are installed"* ]] && [ ! -e "$SS_CALLS" ]; then
+    ss_ok "install-deps.sh --test, not root, everything there: status 0, installs nothing"
+else
+    ss_bad "install-deps.sh --test, not root, everything there" "status $rc" "$out" \
+        "$(cat "$SS_CALLS" 2>/dev/null)"
+fi
+out=$(PATH=$SS_WORK/bin:$PATH SS_MISSING=samtools bash "$SS_SRC/scripts/install-deps.sh" --test 2>&1)
+rc=$?
+if [ $rc = 1 ] && [[ $out == *"sudo apt-get"*"install"*samtools* ]] && [ ! -e "$SS_CALLS" ]; then
+    ss_ok "install-deps.sh --test, not root, samtools missing: says how, installs nothing"
+else
+    ss_bad "install-deps.sh --test, not root, samtools missing" "status $rc" "$out"
+fi
+
+# slurm_jobs.sh as a user: skipped (77) with its reason, before it starts anything
+out=$(PATH=$SS_WORK/bin:$PATH SS_SLURM_DIR=$SS_WORK/slurm timeout 60 \
+    bash "$SS_SRC/tests/integration/slurm_jobs.sh" 2>&1)
+rc=$?
+if [ $rc = 77 ] && [[ $out == "SKIP: "*root* || $out == "SKIP: Slurm is not installed"* ]] &&
+    [ ! -e "$SS_WORK/slurm" ] && [ ! -e "$SS_WORK/slurm.lock" ]; then
+    ss_ok "slurm_jobs.sh, not root: exit 77 and why"
+else
+    ss_bad "slurm_jobs.sh, not root: exit 77 and why" "status $rc" "$(echo "$out" | head -3)"
+fi
+
+# test-summary.py on a real ctest run: a test that passed leaving cases out, one skipped,
+# one failed
+mkdir -p "$SS_WORK/ct"
+cat >"$SS_WORK/ct/CMakeLists.txt" <<'CT'
+cmake_minimum_required(VERSION 3.18)
+project(t NONE)
+enable_testing()
+add_test(NAME t_notes COMMAND sh -c "echo ok; echo 'note: not root: skipping the full-disk cases'")
+add_test(NAME t_skip COMMAND sh -c "echo 'SKIP: starting munged needs root'; exit 77")
+add_test(NAME t_fail COMMAND sh -c "echo 'SKIP: not this one'; exit 1")
+set_tests_properties(t_skip PROPERTIES SKIP_RETURN_CODE 77)
+CT
+if cmake -S "$SS_WORK/ct" -B "$SS_WORK/ct/b" >/dev/null 2>&1 &&
+    { ctest --test-dir "$SS_WORK/ct/b" --output-junit r.xml >/dev/null 2>&1; true; } &&
+    sum=$(python3 "$SS_SRC/scripts/test-summary.py" "$SS_WORK/ct/b/r.xml" 2>&1); then
+    want=$'\nSkipped tests (1), and why:\n  t_skip: SKIP: starting munged needs root\n\n'
+    want+=$'Cases left out by tests that passed (1):\n'
+    want+='  t_notes: note: not root: skipping the full-disk cases'
+    [ "$sum"$'\n' = "$want"$'\n' ] && ss_ok "test-summary.py: skipped tests and left-out cases" ||
+        ss_bad "test-summary.py: skipped tests and left-out cases" "got: $sum"
+else
+    ss_bad "test-summary.py: skipped tests and left-out cases" "$sum"
 fi
 
 ss_summary

@@ -20,7 +20,8 @@
 # ranks share a socket (--ntasks-per-socket overridden); each gets CPUs/ranks CPUs.
 #
 # Needs root and Debian's slurmctld slurmd slurm-client munge (scripts/install-deps.sh
-# --test installs them). Missing and not installable: prints "SKIP: ..." and exits 0.
+# --test installs them). Not root, or the packages missing and not installable: prints
+# "SKIP: ..." with the reason and exits 77 (ctest: skipped).
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -48,12 +49,13 @@ if ! have_slurm; then
     if ! have_slurm; then
         echo "SKIP: Slurm is not installed and could not be installed" \
             "(apt-get install --no-install-recommends ${SLURM_PKGS[*]}, as root)"
-        exit 0
+        exit 77
     fi
 fi
 if [ "$(id -u)" != 0 ]; then
-    echo "SKIP: starting munged/slurmctld/slurmd needs root (Slurm packages are installed)"
-    exit 0
+    echo "SKIP: starting munged/slurmctld/slurmd needs root (the Slurm packages are" \
+        "installed); as root: make test, or ctest -R integration_slurm_jobs"
+    exit 77
 fi
 
 ss_setup
