@@ -2,8 +2,8 @@
  * view_opts.c -- `seqshard view` options: samtools view 1.16's names and
  * rules for the subset we support, plus the framework's common options.
  *
- * -l is samtools' --library filter. Before seqshard 0.2 it was the
- * compression level; that is now --output-fmt-option level=N (or -O
+ * -l is samtools' --library filter. Earlier seqshard builds took it as
+ * the compression level (CHANGELOG.md, Changed); that is now --output-fmt-option level=N (or -O
  * bam,level=N), as in samtools, and --help says so.
  */
 #include <ctype.h>
@@ -116,8 +116,9 @@ void vw_usage(FILE *fp)
             "      --resume            after a killed run of the same command, reuse the shards\n"
             "                          it wrote beside -o FILE and compute only the rest\n"
             "\n"
-            "Compatibility: -l is --library, as in samtools view. Before seqshard 0.2, -l\n"
-            "was the compression level: use --output-fmt-option level=N (or -O bam,level=N).\n"
+            "Compatibility: -l is --library, as in samtools view. Earlier seqshard builds\n"
+            "took -l as the compression level: use --output-fmt-option level=N (or -O\n"
+            "bam,level=N).\n"
             "\n"
             "Not supported (samtools view options): -U (a second output file: the framework\n"
             "writes one output), -p, -P, -X, -t, -r, -R, -N, -d, -D, -m, -B, --add-flags,\n"
