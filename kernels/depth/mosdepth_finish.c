@@ -236,6 +236,8 @@ int md_prepare(const md_opts_t *o, const ss_job_t *job, md_run_t **run, ss_out_s
         goto oom;
     r->o = o;
     r->hdr = ss_job_header(job);
+    r->reference = ss_job_opts(job)->reference;
+    r->ref_option = ss_job_opts(job)->ref_option;
     r->nref = sam_hdr_nref(r->hdr);
     size_t n = (size_t)r->nref + 1;
     r->regions = calloc(n, sizeof(*r->regions));
