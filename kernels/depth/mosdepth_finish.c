@@ -18,7 +18,10 @@
 
 int md_put_float(kstring_t *s, double v, int precision)
 {
-    /* Nim's formatFloat(ffDecimal) is C's "%#.*f": precision 0 keeps the point ("23.") */
+    /* Nim's formatFloat(ffDecimal) is C's "%#.*f": precision 0 keeps the point ("23."),
+     * and -1 is "%f" */
+    if (precision < 0)
+        return ksprintf(s, "%f", v) < 0 ? -1 : 0;
     return ksprintf(s, "%#.*f", precision, v) < 0 ? -1 : 0;
 }
 
