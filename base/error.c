@@ -21,10 +21,10 @@
 #define MSG_MAX 2048
 
 static pthread_mutex_t err_lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int err_raised;       /* read without the lock by workers polling */
-static char err_first[MSG_MAX];     /* under err_lock */
-static int err_deferred;            /* under err_lock: keep, print at ss_error_flush */
-static char err_prefix[32];         /* "rank 3: " in a multi-rank run; set before threads */
+static atomic_int err_raised;   /* read without the lock by workers polling */
+static char err_first[MSG_MAX]; /* under err_lock */
+static int err_deferred;        /* under err_lock: keep, print at ss_error_flush */
+static char err_prefix[32];     /* "rank 3: " in a multi-rank run; set before threads */
 
 /* Bytes saved by cutting every word of buf[0..len) longer than cap down to cap. */
 static size_t saved_at(const char *buf, size_t len, size_t cap)

@@ -30,24 +30,34 @@ typedef struct {
 
 #define SHARD_MAX ((1L << 30) - 1)
 static const env_var_t env_vars[] = {
-    { "SEQSHARD_MAX_OPEN_FILES", ENV_COUNT, INT_MAX, "a whole number of files, 0 or more", 0 },
-    { "SEQSHARD_STORE_MEM", ENV_SIZE, 0, "a size in bytes, 0 or more, with an optional k, m "
-                                         "or g (e.g. 512m)", 0 },
-    { "SEQSHARD_SHARD_OUTPUT", ENV_SIZE, 1, "a size in bytes above 0, with an optional k, m or "
-                                            "g (e.g. 256m)", 0 },
-    { "SEQSHARD_SPILL_AT", ENV_SIZE, 64000, "a size in bytes of at least 64k, with an optional "
-                                            "k, m or g (e.g. 8m)", 0 },
-    { "SEQSHARD_PROGRESS_INTERVAL", ENV_SECONDS, 0, "a number of seconds above 0 (e.g. 0.5)", 0 },
-    { "SEQSHARD_HTS_LOG", ENV_FLAG, 0, "1 (show htslib's log lines) or 0", 0 },
-    { "SEQSHARD_BAQ_PATH", ENV_CHOICE, 0, "scalar, sse2, avx2 or htslib (unset: the best this "
-                                          "CPU runs)", "scalar sse2 avx2 htslib " },
-    { "MOSDEPTH_PRECISION", ENV_PRECISION, 0, "a whole number of decimals from -1 to 32, as "
-                                              "mosdepth 0.3.3 reads it (-1: six, as C's %f)", 0 },
-    { "SEQSHARD_FAIL_SHARD", ENV_COUNT, SHARD_MAX, "a shard number, 0 or more", 0 },
-    { "SEQSHARD_KILL_SHARD", ENV_COUNT, SHARD_MAX, "a shard number, 0 or more", 0 },
-    { "SEQSHARD_STALL_SHARD", ENV_COUNT, SHARD_MAX, "a shard number, 0 or more", 0 },
-    { "SEQSHARD_KILL_RANK", ENV_COUNT, SHARD_MAX, "a rank number, 0 or more", 0 },
-    { "SEQSHARD_TEST_SHARD_DELAY_MS", ENV_COUNT, 60000, "milliseconds, 0 to 60000", 0 },
+    {"SEQSHARD_MAX_OPEN_FILES", ENV_COUNT, INT_MAX, "a whole number of files, 0 or more", 0},
+    {"SEQSHARD_STORE_MEM", ENV_SIZE, 0,
+     "a size in bytes, 0 or more, with an optional k, m "
+     "or g (e.g. 512m)",
+     0},
+    {"SEQSHARD_SHARD_OUTPUT", ENV_SIZE, 1,
+     "a size in bytes above 0, with an optional k, m or "
+     "g (e.g. 256m)",
+     0},
+    {"SEQSHARD_SPILL_AT", ENV_SIZE, 64000,
+     "a size in bytes of at least 64k, with an optional "
+     "k, m or g (e.g. 8m)",
+     0},
+    {"SEQSHARD_PROGRESS_INTERVAL", ENV_SECONDS, 0, "a number of seconds above 0 (e.g. 0.5)", 0},
+    {"SEQSHARD_HTS_LOG", ENV_FLAG, 0, "1 (show htslib's log lines) or 0", 0},
+    {"SEQSHARD_BAQ_PATH", ENV_CHOICE, 0,
+     "scalar, sse2, avx2 or htslib (unset: the best this "
+     "CPU runs)",
+     "scalar sse2 avx2 htslib "},
+    {"MOSDEPTH_PRECISION", ENV_PRECISION, 0,
+     "a whole number of decimals from -1 to 32, as "
+     "mosdepth 0.3.3 reads it (-1: six, as C's %f)",
+     0},
+    {"SEQSHARD_FAIL_SHARD", ENV_COUNT, SHARD_MAX, "a shard number, 0 or more", 0},
+    {"SEQSHARD_KILL_SHARD", ENV_COUNT, SHARD_MAX, "a shard number, 0 or more", 0},
+    {"SEQSHARD_STALL_SHARD", ENV_COUNT, SHARD_MAX, "a shard number, 0 or more", 0},
+    {"SEQSHARD_KILL_RANK", ENV_COUNT, SHARD_MAX, "a rank number, 0 or more", 0},
+    {"SEQSHARD_TEST_SHARD_DELAY_MS", ENV_COUNT, 60000, "milliseconds, 0 to 60000", 0},
 };
 
 /*

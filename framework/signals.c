@@ -42,10 +42,9 @@ static const struct {
     int sig;
     const char *name;
 } caught[] = {
-    {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"},
-    {SIGTERM, "SIGTERM"}, {SIGUSR1, "SIGUSR1"}, {SIGUSR2, "SIGUSR2"},
-    {SIGALRM, "SIGALRM"}, {SIGPIPE, "SIGPIPE"}, {SIGXCPU, "SIGXCPU"},
-    {SIGXFSZ, "SIGXFSZ"}, {SIGVTALRM, "SIGVTALRM"},
+    {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"},     {SIGTERM, "SIGTERM"},
+    {SIGUSR1, "SIGUSR1"}, {SIGUSR2, "SIGUSR2"}, {SIGALRM, "SIGALRM"},     {SIGPIPE, "SIGPIPE"},
+    {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"}, {SIGVTALRM, "SIGVTALRM"},
 };
 #define N_CAUGHT (sizeof(caught) / sizeof(caught[0]))
 
@@ -86,14 +85,17 @@ static void say_file_size(char *line, size_t cap, size_t *len)
     }
     append(line, cap, len, "; SIGXFSZ)");
     if (atomic_load(&direct_))
-        append(line, cap, len, "; the output is incomplete; raise the limit (ulimit -f "
-                               "unlimited) and run again\n");
+        append(line, cap, len,
+               "; the output is incomplete; raise the limit (ulimit -f "
+               "unlimited) and run again\n");
     else if (atomic_load(&resumable_))
-        append(line, cap, len, "; no output written; raise the limit (ulimit -f unlimited) "
-                               "and rerun the same command with --resume to continue\n");
+        append(line, cap, len,
+               "; no output written; raise the limit (ulimit -f unlimited) "
+               "and rerun the same command with --resume to continue\n");
     else
-        append(line, cap, len, "; no output written; raise the limit (ulimit -f unlimited) "
-                               "and run again\n");
+        append(line, cap, len,
+               "; no output written; raise the limit (ulimit -f unlimited) "
+               "and run again\n");
 }
 
 static void say_interrupted(int sig)
@@ -160,7 +162,7 @@ static void on_crash(int sig)
 
 static void install_crash_handlers(void)
 {
-    static const int crash[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+    static const int crash[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
     if (!SS_CRASH_CLEANUP)
         return;
     struct sigaction sa;

@@ -63,7 +63,7 @@ void ss_io_open_error(const char *path, int err)
 /* The index htslib would load for path (hts_idx_check_local's order), or NULL if none exists. */
 static const char *local_index(const char *path, char *buf, size_t size)
 {
-    static const char *const bam_ext[] = { ".csi", ".bai" }, *const cram_ext[] = { ".crai" };
+    static const char *const bam_ext[] = {".csi", ".bai"}, *const cram_ext[] = {".crai"};
     const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
     int stem = dot && (!slash || dot > slash) ? (int)(dot - path) : (int)strlen(path);
     int is_cram = dot && strcmp(dot, ".cram") == 0;
@@ -73,8 +73,7 @@ static const char *local_index(const char *path, char *buf, size_t size)
     for (int i = 0; i < n; i++) {
         if ((size_t)snprintf(buf, size, "%s%s", path, ext[i]) < size && stat(buf, &st) == 0)
             return buf;
-        if ((size_t)snprintf(buf, size, "%.*s%s", stem, path, ext[i]) < size &&
-            stat(buf, &st) == 0)
+        if ((size_t)snprintf(buf, size, "%.*s%s", stem, path, ext[i]) < size && stat(buf, &st) == 0)
             return buf;
     }
     return NULL;
@@ -100,21 +99,29 @@ static const char *bam_cause(BGZF *z, int ret, char *buf, size_t size)
     int e = z ? z->errcode : 0;
     long long at = z ? (long long)z->block_address : -1;
     if (e & BGZF_ERR_CRC)
-        snprintf(buf, size, "the BGZF block at byte %lld fails its CRC32 checksum (samtools view "
-                 "stops there: \"CRC32 checksum mismatch\", \"error reading file\")", at);
+        snprintf(buf, size,
+                 "the BGZF block at byte %lld fails its CRC32 checksum (samtools view "
+                 "stops there: \"CRC32 checksum mismatch\", \"error reading file\")",
+                 at);
     else if (e & BGZF_ERR_ZLIB)
-        snprintf(buf, size, "the BGZF block at byte %lld does not decompress (samtools view "
-                 "stops there: \"inflate failed\", \"error reading file\")", at);
+        snprintf(buf, size,
+                 "the BGZF block at byte %lld does not decompress (samtools view "
+                 "stops there: \"inflate failed\", \"error reading file\")",
+                 at);
     else if (e & BGZF_ERR_HEADER)
-        snprintf(buf, size, "the BGZF block at byte %lld has a damaged header or the file ends "
-                 "inside it (samtools view stops there: \"error reading file\")", at);
+        snprintf(buf, size,
+                 "the BGZF block at byte %lld has a damaged header or the file ends "
+                 "inside it (samtools view stops there: \"error reading file\")",
+                 at);
     else if (e & BGZF_ERR_IO)
         snprintf(buf, size, "an I/O error (%s) at byte %lld", strerror(errno ? errno : EIO), at);
     else if (ret == -4)
-        snprintf(buf, size, "a record is damaged: its lengths do not add up (samtools view "
+        snprintf(buf, size,
+                 "a record is damaged: its lengths do not add up (samtools view "
                  "stops there: \"error reading file\")");
     else
-        snprintf(buf, size, "the file ends inside a record or is damaged there (samtools view "
+        snprintf(buf, size,
+                 "the file ends inside a record or is damaged there (samtools view "
                  "stops there: \"error reading file\")");
     return buf;
 }
