@@ -200,19 +200,22 @@ static int encode_error(const ss_out_t *o, const bam1_t *b)
     char at[300];
     int tid = b->core.tid, shard = o->sh ? o->sh->idx : -1;
     const sam_hdr_t *h = o->run->hdr;
-    snprintf(at, sizeof(at), "%s:%lld", tid >= 0 && tid < sam_hdr_nref(h) ? sam_hdr_tid2name(h, tid)
-                                                                          : "*",
+    snprintf(at, sizeof(at), "%s:%lld",
+             tid >= 0 && tid < sam_hdr_nref(h) ? sam_hdr_tid2name(h, tid) : "*",
              (long long)b->core.pos + 1);
     if (err == EOVERFLOW)
         ss_error("%s: read '%s' at %s (shard %d) does not fit BAM (name over 254 characters or "
-                 "position over 2^31); write SAM or CRAM instead", in, name, at, shard);
+                 "position over 2^31); write SAM or CRAM instead",
+                 in, name, at, shard);
     else if (err == EINVAL) /* the one cause sam_format1 reports so */
         ss_error("%s: read '%s' at %s (shard %d) has damaged aux data, so it cannot be written "
                  "as SAM (samtools view fails there too: \"Corrupted aux data for read %s\"); "
-                 "the file is corrupt: re-create it from its source", in, name, at, shard, name);
+                 "the file is corrupt: re-create it from its source",
+                 in, name, at, shard, name);
     else if (err == ENOMEM)
         ss_error("out of memory writing read '%s' at %s (shard %d); use fewer threads (-@) or "
-                 "a smaller --shard-size", name, at, shard);
+                 "a smaller --shard-size",
+                 name, at, shard);
     else
         ss_error("%s: cannot write read '%s' at %s (shard %d): %s", in, name, at, shard,
                  strerror(err));

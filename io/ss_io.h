@@ -76,8 +76,8 @@ void ss_io_open_error(const char *path, int err);
 void ss_io_index_error(const char *path, int err);
 /*
  * ss_error() for htslib read error ret (< -1; 0 if unknown) of the BAM path in shard
- * shard_idx (-1: not in a shard; `where`: "ctg:beg-end"): the cause from fp's BGZF error flags (a CRC32
- * mismatch, a block that does not inflate; fp may be NULL) and the fix.
+ * shard_idx (-1: not in a shard; `where`: "ctg:beg-end"): the cause from fp's BGZF error flags (a
+ * CRC32 mismatch, a block that does not inflate; fp may be NULL) and the fix.
  */
 void ss_io_read_error(const char *path, samFile *fp, int ret, int shard_idx, const char *where);
 

@@ -584,8 +584,7 @@ int md_process(md_worker_t *w, const ss_shard_t *sh, ss_out_t *out, ss_shard_sta
         snprintf(where, sizeof(where), "%s:%lld-%lld", ctg, (long long)sh->beg + 1,
                  (long long)sh->end);
         if (err)
-            ss_io_input_read_error(w->rd, 0, err, sh->tid, where, run->reference,
-                                   run->ref_option);
+            ss_io_input_read_error(w->rd, 0, err, sh->tid, where, run->reference, run->ref_option);
         else if (!ss_error_raised())
             ss_error("out of memory in shard %d (%s)", sh->idx, where);
         return -1;

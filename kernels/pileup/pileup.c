@@ -279,8 +279,7 @@ static int realign_read_error(pl_worker_t *w, const ss_shard_t *sh, const char *
     if (pick < 0)
         pick = cram >= 0 ? cram : 0;
     char where[256];
-    snprintf(where, sizeof(where), "%s:%lld-%lld", ctg, (long long)sh->beg + 1,
-             (long long)sh->end);
+    snprintf(where, sizeof(where), "%s:%lld-%lld", ctg, (long long)sh->beg + 1, (long long)sh->end);
     const ss_common_opts_t *co = ss_job_opts(w->job);
     ss_io_input_read_error(w->rd, pick, 0, sh->tid, where, co->reference, co->ref_option);
     return -1;
