@@ -10,7 +10,8 @@
  * before its armed flag is set, and lock-free atomics are safe in a handler)
  * and only makes async-signal-safe calls: unlink, write, _exit.
  *
- * SIGXFSZ names the file-size limit (ulimit -f) and -o: a rerun needs the limit raised.
+ * SIGXFSZ under a file-size limit names it (ulimit -f) and -o: a rerun needs the limit
+ * raised. Without a limit, kill(1) sent it, and it is a signal like the others.
  *
  * SIGPIPE is quiet (status 141): the reader of our pipe went away, which
  * `seqshard ... | head` does on purpose. Signals ignored when we started
@@ -77,13 +78,9 @@ static void say_file_size(char *line, size_t cap, size_t *len)
     } else {
         append(line, cap, len, "writing the output (standard output or a file of the run)");
     }
-    append(line, cap, len, " passed the file-size limit (ulimit -f");
-    if (fsize_limit_ != RLIM_INFINITY) {
-        append(line, cap, len, ": ");
-        append_u(line, cap, len, (unsigned long long)fsize_limit_);
-        append(line, cap, len, " bytes");
-    }
-    append(line, cap, len, "; SIGXFSZ)");
+    append(line, cap, len, " passed the file-size limit (ulimit -f: ");
+    append_u(line, cap, len, (unsigned long long)fsize_limit_);
+    append(line, cap, len, " bytes; SIGXFSZ)");
     if (atomic_load(&direct_))
         append(line, cap, len,
                "; the output is incomplete; raise the limit (ulimit -f "
@@ -106,7 +103,7 @@ static void say_interrupted(int sig)
     for (size_t i = 0; i < N_CAUGHT; i++)
         if (caught[i].sig == sig)
             name = caught[i].name;
-    if (sig == SIGXFSZ) {
+    if (sig == SIGXFSZ && fsize_limit_ != RLIM_INFINITY) { /* else kill(1) sent it */
         say_file_size(line, sizeof(line) - 1, &len);
         ssize_t w = write(STDERR_FILENO, line, len);
         (void)w; /* nowhere left to report a failure to */
