@@ -524,6 +524,7 @@ static int run(engine_t *e, setup_t *s, double t0)
     if (e->sink->open(e, &s->header) < 0)
         return -1;
     ss_signals_output_direct(e->out && !ss_output_tmp_path(e->out));
+    ss_signals_output_name(o->output);
     e->progress = ss_progress_start(s->n, s->total_work, o->quiet, ss_comm_rank() == 0);
     ss_count_t count0, count1;
     int counted = ss_count_total(&count0) == 0;

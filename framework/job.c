@@ -229,7 +229,7 @@ static int check_input(ss_job_t *job, int i)
         if (ss_io_fds_exhausted(errno))
             ss_io_error_fds(path, errno);
         else
-            ss_error("%s: cannot open: %s; check the file", path, strerror(errno));
+            ss_io_open_error(path, errno);
         return -1;
     }
     enum htsExactFormat fmt = hts_get_format(fp)->format;

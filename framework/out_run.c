@@ -96,6 +96,7 @@ ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co)
     r->max_shift = spec->max_shift;
     r->halo = spec->halo;
     r->tmp_dir = co->tmp_dir;
+    r->input = co->n_inputs == 1 ? co->inputs[0] : NULL;
     r->spill_at = spill_at();
     snprintf(r->spill_dir, sizeof(r->spill_dir), ".");
     r->no_main = spec->no_main;

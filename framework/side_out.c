@@ -369,8 +369,9 @@ static int par_write(ss_side_t *s)
         free(size);
         return -1;
     }
-    int rc = 0;
+    int rc = 0, at = 0;
     for (int k = 0; rc == 0 && k < s->n_streams; k++) {
+        at = k;
         ss_comm_file_t *f = ss_comm_file_open(s->tmp[k], s->spec[k].path);
         if (ss_comm_max_int(!f) != 0) {
             ss_comm_file_close(f);
@@ -384,9 +385,9 @@ static int par_write(ss_side_t *s)
     }
     free(size);
     if (rc < 0 && !ss_error_raised())
-        ss_error("rank %d: writing the side outputs failed; check free space on their file "
-                 "system",
-                 ss_comm_rank());
+        ss_error("%s: writing it failed on another rank (that rank's message says why); free "
+                 "space on its file system and rerun",
+                 s->spec[at].path);
     return rc;
 }
 

@@ -328,6 +328,12 @@ int ss_common_opt(int c, const char *arg, ss_common_opts_t *o);
 int ss_opt_int(const char *opt, const char *arg, int lo, int hi, int *out);
 int ss_opt_string(char **dst, const char *arg);
 /*
+ * A precision variable (MOSDEPTH_PRECISION) as mosdepth 0.3.3 reads it: Nim's parseInt,
+ * -1 to 32; dflt when unset or empty. Other values never reach a run: the environment
+ * check (env.c) refuses them first. Any thread.
+ */
+int ss_env_precision(const char *name, int dflt);
+/*
  * A kernel parser's getopt_long loop, with what every kernel does in it: an
  * unknown option or a missing value gets one line naming it, and the common
  * options go to ss_common_opt. shortopts must start with ':' and hold "@:".

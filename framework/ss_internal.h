@@ -140,6 +140,8 @@ void ss_signals_forget(int slot);
 void ss_signals_output_direct(int on);
 /* The output can be resumed: the signal line says to rerun with --resume. Any thread. */
 void ss_signals_resumable(int on);
+/* -o, named by the line of a signal that concerns the output (SIGXFSZ). Main thread, once. */
+void ss_signals_output_name(const char *path);
 /* Hold the caught signals off this thread (around a rename and its forget), and restore. */
 void ss_signals_block(sigset_t *saved);
 void ss_signals_restore(const sigset_t *saved);

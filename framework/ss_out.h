@@ -26,6 +26,7 @@ struct ss_out_run_s {
     char spill_dir[4096]; /* where shards' output past spill_at goes (engine.c sets it) */
     size_t spill_at;      /* SS_OUT_SPILL_AT, or SEQSHARD_SPILL_AT */
     int no_main;          /* the kernel writes side streams only: no main file */
+    const char *input;    /* the run's one input, named in messages about its records, or NULL */
 };
 typedef struct ss_out_run_s ss_out_run_t;
 

@@ -219,7 +219,7 @@ hts_idx_t *ss_io_load_index(const ss_io_inputs_t *in, int i, samFile *fp)
             ss_error("%s: cannot load its index %s (-X); check that file is the index of this "
                      "input", path, idx_path);
         else
-            ss_error("%s: no index found; run 'samtools index %s'", path, path);
+            ss_io_index_error(path, errno);
     }
     return idx;
 }

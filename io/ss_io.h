@@ -68,6 +68,19 @@ hts_idx_t *ss_io_load_index(const ss_io_inputs_t *in, int i, samFile *fp);
 void ss_io_cram_read_error(const char *path, sam_hdr_t *h, const char *reference,
                            const char *ref_opt, int shard_idx, const char *where, int tid);
 
+/* ---- why an input failed, in samtools' words (read_diag.c); any thread ---- */
+
+/* ss_error() for sam_open(path) failing with errno err: what the file is, if not alignments. */
+void ss_io_open_error(const char *path, int err);
+/* ss_error() for an index of path that did not load (errno err): none found, or a damaged one. */
+void ss_io_index_error(const char *path, int err);
+/*
+ * ss_error() for htslib read error ret (< -1; 0 if unknown) of the BAM path in shard
+ * shard_idx (-1: not in a shard; `where`: "ctg:beg-end"): the cause from fp's BGZF error flags (a
+ * CRC32 mismatch, a block that does not inflate; fp may be NULL) and the fix.
+ */
+void ss_io_read_error(const char *path, samFile *fp, int ret, int shard_idx, const char *where);
+
 /* ---- what every reader checks of every record (check.c) ---- */
 
 /*
@@ -274,6 +287,13 @@ int ss_reader_streams(const ss_reader_t *r);
 /* How many begins opened files (tests check reuse). */
 int ss_reader_opens(const ss_reader_t *r);
 void ss_reader_destroy(ss_reader_t *r);
+/*
+ * ss_error() for read error ret (as ss_io_read_error) of reader rd's input i in its
+ * current shard, on contig tid: ss_io_cram_read_error for a CRAM (reference, ref_opt),
+ * else ss_io_read_error. The reader's thread.
+ */
+void ss_io_input_read_error(ss_reader_t *rd, int i, int ret, int tid, const char *where,
+                            const char *reference, const char *ref_opt);
 
 /* ---- reference: windows of contigs, per worker (ref.c) ---- */
 

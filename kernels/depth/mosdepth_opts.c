@@ -260,11 +260,7 @@ static void defaults(md_opts_t *o)
 {
     memset(o, 0, sizeof(*o));
     o->eflag = MD_DEFAULT_EFLAG;
-    o->precision = 2;
-    const char *p = getenv("MOSDEPTH_PRECISION");
-    long long v;
-    if (p && whole(p, &v) == 0 && v >= 0 && v <= 32)
-        o->precision = (int)v;
+    o->precision = ss_env_precision("MOSDEPTH_PRECISION", 2); /* mosdepth's default */
 }
 
 /* What mosdepth refuses, and what seqshard needs. 0, or -1 after a message. */

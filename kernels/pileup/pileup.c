@@ -261,6 +261,30 @@ void pl_scope(const pl_worker_t *w, int tid, hts_pos_t *beg, hts_pos_t *end)
     *end = reg && reg->end < len ? reg->end : len;
 }
 
+/*
+ * --realign: a realigning source's query reads the whole range first and fails, unreported,
+ * only on a read error, without saying whose: the input whose file holds an error, else the
+ * first CRAM (its errors leave no flag), else the first.
+ */
+static int realign_read_error(pl_worker_t *w, const ss_shard_t *sh, const char *ctg)
+{
+    int pick = -1, cram = -1;
+    for (int i = 0; i < w->n && pick < 0; i++) {
+        samFile *fp = ss_reader_file(w->rd, i);
+        if (fp && fp->is_bgzf && fp->fp.bgzf->errcode)
+            pick = i;
+        else if (cram < 0 && ss_reader_is_cram(w->rd, i))
+            cram = i;
+    }
+    if (pick < 0)
+        pick = cram >= 0 ? cram : 0;
+    char where[256];
+    snprintf(where, sizeof(where), "%s:%lld-%lld", ctg, (long long)sh->beg + 1, (long long)sh->end);
+    const ss_common_opts_t *co = ss_job_opts(w->job);
+    ss_io_input_read_error(w->rd, pick, 0, sh->tid, where, co->reference, co->ref_option);
+    return -1;
+}
+
 static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
 {
     const char *ctg = sh->tid >= 0 ? sam_hdr_tid2name(w->hdr, sh->tid) : "*";
@@ -279,10 +303,10 @@ static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
             return -1;
         }
         if (in->read_err) {
-            ss_error("%s: reading shard %d (%s:%lld-%lld) failed: the file is truncated or "
-                     "corrupt, or its index does not match it; check it with samtools "
-                     "quickcheck and re-index it with samtools index", in->path,
-                     sh->idx, ctg, (long long)sh->beg + 1, (long long)sh->end);
+            char where[256];
+            snprintf(where, sizeof(where), "%s:%lld-%lld", ctg, (long long)sh->beg + 1,
+                     (long long)sh->end);
+            ss_io_read_error(in->path, ss_reader_file(w->rd, i), in->read_err, sh->idx, where);
             return -1;
         }
         if (err == PE_ERR_NOMEM) {
@@ -304,6 +328,8 @@ static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
             return -1;
         }
     }
+    if (w->rls)
+        return realign_read_error(w, sh, ctg);
     ss_error("pileup failed in shard %d (%s:%lld-%lld)", sh->idx, ctg, (long long)sh->beg + 1,
              (long long)sh->end);
     return -1;
@@ -459,7 +485,7 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
         if (w->rls)
             rl_source_counts(w->rls[i], before);
         if (pl_query_shard(&w->in[i], sh->tid, start, sh->end, reach, follow) < 0)
-            return -1;
+            return pileup_error(w, sh);
         if (w->rls)
             add_realign_counts(w->rls[i], before, st);
         pe_reset(w->eng[i], sh->tid);

@@ -105,13 +105,13 @@ static int worker_init(void **ws, const void *kopts, const void *run, const ss_j
     return (w->known = rl_known_open(w->o)) ? 0 : -1;
 }
 
-static int read_error(const rl_worker_t *w, const ss_shard_t *sh)
+static int read_error(const rl_worker_t *w, const ss_shard_t *sh, int ret)
 {
-    ss_error("%s: read error in shard %d (%s:%lld-%lld): the file is truncated or corrupt; "
-             "check it with samtools quickcheck",
-             ss_reader_path(w->rd, 0), sh->idx,
+    char where[256];
+    snprintf(where, sizeof(where), "%s:%lld-%lld",
              sh->tid >= 0 ? sam_hdr_tid2name(w->hdr, sh->tid) : "*", (long long)sh->beg + 1,
              (long long)sh->end);
+    ss_io_input_read_error(w->rd, 0, ret, sh->tid, where, w->fasta, "-f");
     return -1;
 }
 
@@ -137,7 +137,7 @@ static int load_reads(rl_worker_t *w, const ss_shard_t *sh, int tid, hts_pos_t b
         st->reads++;
         st->bases += (uint64_t)b->core.l_qseq;
     }
-    return r < -1 ? read_error(w, sh) : 0;
+    return r < -1 ? read_error(w, sh, r) : 0;
 }
 
 /* The reference under the block: the read range, a read span and an indel either side. */
