@@ -12,6 +12,7 @@
  * after every file of the run (main output included) was complete.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,9 +97,25 @@ static int copy_specs(ss_side_t *s, const ss_out_spec_t *spec)
     return 0;
 }
 
+/* Stream k's name, with its index name, fits NAME_MAX: checked now, not after the work. */
+static int name_fits(const ss_side_t *s, int k)
+{
+    const char *path = s->spec[k].path, *slash = strrchr(path, '/');
+    size_t len = strlen(slash ? slash + 1 : path);
+    size_t ext = s->spec[k].format == SS_STREAM_BED_GZ ? 4 : 0; /* .csi */
+    if (len + ext <= NAME_MAX)
+        return 1;
+    ss_error("%s: file name too long (%zu bytes, at most %d%s); give a shorter prefix", path, len,
+             NAME_MAX - (int)ext, ext ? " for the index beside it" : "");
+    return 0;
+}
+
 /* Rank 0: create every stream's temporary file with its header. 0, or -1 after ss_error(). */
 static int open_files(ss_side_t *s)
 {
+    for (int k = 0; k < s->n_streams; k++)
+        if (!name_fits(s, k))
+            return -1;
     for (int k = 0; k < s->n_streams; k++) {
         if (!(s->file[k] = ss_output_open(s->spec[k].path)))
             return -1;
