@@ -252,8 +252,7 @@ static int open_fixed_tmp(ss_output_t *o)
     o->own_fd = 1;
     if (flock(o->fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
         ss_error("%s: another seqshard run is writing it (its temporary %s is locked); wait "
-                 "for that run or give another -o",
-                 o->shown, tmp);
+                 "for that run or give another -o", o->shown, tmp);
         close(o->fd);
         o->fd = -1;
         return -1;
@@ -621,8 +620,9 @@ static int rename_into_place(ss_output_t *o)
         rc = -1;
     } else if (o->idx_tmp && rename(o->idx_tmp, to) != 0) {
         /* a file asked for with its index is not left without it */
-        ss_error("%s: cannot rename its index into place as %s: %s; nothing was written", o->shown,
-                 to, strerror(errno));
+        ss_error("%s: cannot rename its index into place as %s: %s; the output is removed too "
+                 "(it would be unindexed): rerun",
+                 o->shown, to, strerror(errno));
         unlink(o->path);
         rc = -1;
     }
