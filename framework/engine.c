@@ -348,10 +348,9 @@ static int seal(engine_t *e, int rc, ss_output_t *rep)
     ss_resume_quiesce(e->resume); /* its thread syncs e->out's descriptor, which goes now */
     if (rc == 0 && e->orun->tabix)
         rc = ss_output_index_tabix(e->out, needs_csi(e->job));
-    /* NULL for standard output or a device: the index step says whether it needed a file */
+    /* standard output or a device: the index step says whether it needed a file */
     if (rc == 0)
-        rc = ss_out_run_index(e->orun, ss_output_index_path(e->out),
-                              ss_job_opts(e->job)->output);
+        rc = ss_out_run_index(e->orun, e->out, ss_job_opts(e->job)->output);
     if (rc == 0)
         rc = ss_side_seal(e->side, e->k, e->kopts, e->run);
     if (rc != 0) {

@@ -246,8 +246,8 @@ static int same_outputs(const char *out, const char *report)
 int ss_outputs_check(const ss_common_opts_t *o, int indexed)
 {
     const char *out = o->output && strcmp(o->output, "-") != 0 ? o->output : NULL;
-    /* .tbi or .csi: the same length */
-    if (out && (check_output(out, "-o", indexed ? 4 : 0) < 0 || clashes_input(o, out, "-o") ||
+    /* indexed: the index suffix's length (.tbi, .csi, .crai) */
+    if (out && (check_output(out, "-o", (size_t)indexed) < 0 || clashes_input(o, out, "-o") ||
                 (indexed && check_index_names(out) < 0)))
         return -1;
     if (o->report && (check_output(o->report, "--report", 0) < 0 ||

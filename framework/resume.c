@@ -521,8 +521,8 @@ static int open_rank_file(ss_resume_t *r, const char *tmp)
     char path[PATH_MAX + 32];
     manifest_path(tmp, r->man, sizeof(r->man));
     snprintf(path, sizeof(path), "%s.rank%d", r->man, ss_comm_rank());
-    if ((r->data_fd = open(tmp, O_WRONLY | O_CLOEXEC)) < 0) {
-        ss_error("%s: cannot open the temporary output to sync it: %s", tmp, strerror(errno));
+    if ((r->data_fd = ss_output_open_own(tmp, O_WRONLY)) < 0) {
+        ss_output_own_error(tmp, tmp, errno); /* rank 0 made it: checked as it checked it */
         return -1;
     }
     r->log = ss_resume_log_create(path, r->nonce, NULL, r->data_fd, NULL, 0);

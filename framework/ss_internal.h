@@ -43,7 +43,8 @@ const char *ss_job_kernel(const ss_job_t *job);
 
 /*
  * Check every path the run writes before any work (outcheck.c): -o and
- * --report can be created (indexed: with a .tbi/.csi beside -o), --tmp-dir is
+ * --report can be created (indexed: with an index name that many bytes longer
+ * beside -o, ss_output_index_ext_len), --tmp-dir is
  * a writable directory, and no output is an input, an input's index, the
  * reference, its .fai/.gzi, the -l file, or the other output. 0, or -1 after
  * ss_error(). Main thread.
@@ -74,6 +75,9 @@ ss_output_t *ss_output_open(const char *path);
  * process; abort still removes it. NULL after ss_error(). Main thread.
  */
 ss_output_t *ss_output_open_resumable(const char *path);
+/* The length of the longest index suffix the run writes beside -o (output): .tbi or .csi
+ * for .gz text, .csi for BAM and .crai for CRAM with --write-index; 0 for none. */
+int ss_output_index_ext_len(const ss_out_spec_t *spec, const char *output);
 #define SS_OUTPUT_TMP_FIXED ".tmp.seqshard"
 /* Room NAME_MAX keeps after BASE for the names beside it (".BASE.resume.rank" + 10 digits). */
 #define SS_OUTPUT_RESUME_SUFFIX_MAX 23
@@ -114,12 +118,30 @@ void ss_output_unguard(void);
  */
 int ss_output_index_tabix(ss_output_t *o, int csi);
 /*
- * The finished temporary file, for an index builder (the kernel's finish
- * hook) that writes PATH.csi or PATH.crai beside it: commit renames those
- * with the file, abort removes them. NULL when the output is not a temporary
- * file (standard output, a device). Main thread.
+ * A new, empty file of ours for an index builder to write the index of the
+ * finished temporary file into (htslib's fnidx; it opens by name, and this
+ * name cannot lead elsewhere): commit renames it to FILE + ext (".tbi",
+ * ".csi" or ".crai"), after removing the indexes of the old FILE; abort
+ * removes it. One per output. NULL when the output is not a temporary file
+ * (standard output, a device: nothing said), or after ss_error(). o owns the
+ * name. Main thread.
  */
-const char *ss_output_index_path(ss_output_t *o);
+const char *ss_output_index_tmp(ss_output_t *o, const char *ext);
+/*
+ * Files in a directory that may be shared (contract 9): nothing is opened
+ * through a name another user made. ss_output_open_own opens path (flags as
+ * open's, without O_CREAT) only if it is a regular file this user owns with
+ * no other link: fd, or -1 with errno ENOENT (nothing there), ELOOP (a
+ * symbolic link), EPERM (another kind of file, another user's, or linked
+ * elsewhere) or open's. ss_output_create_own creates path with
+ * O_EXCL|O_NOFOLLOW, replacing only such a file of ours (a killed run's):
+ * fd, or -1 with errno EEXIST (something else is there) or open's. No
+ * message: ss_output_own_error says in one line what errno meant for path.
+ * Any thread.
+ */
+int ss_output_open_own(const char *path, int flags);
+int ss_output_create_own(const char *path, int flags);
+void ss_output_own_error(const char *shown, const char *path, int err);
 
 
 /* ---- terminating signals (signals.c) ---- */
@@ -159,8 +181,9 @@ const char *ss_slurm_tmpdir(void);
 int ss_bgzf_wanted(const char *path);
 /* Compress in[0..len) into whole BGZF blocks in *out (reset first). 0 or -1. Any thread. */
 int ss_bgzf_compress_ks(const char *in, size_t len, kstring_t *out, int level);
-/* `tabix -s1 -b2 -e2 [--csi]` on path. 0 or -1 after ss_error naming final_path. */
-int ss_tabix_index(const char *path, const char *final_path, int csi);
+/* `tabix -s1 -b2 -e2 [--csi]` on path, the index written to idx_path (a name the caller
+ * created). 0 or -1 after ss_error naming final_path. */
+int ss_tabix_index(const char *path, const char *idx_path, const char *final_path, int csi);
 
 /* ---- progress line on stderr (progress.c) ---- */
 

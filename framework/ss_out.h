@@ -44,12 +44,12 @@ int ss_out_run_trailer(const ss_out_run_t *r, kstring_t *out);
 /* Append text as the output writes text: BGZF blocks when it is compressed. 0 or -1. */
 int ss_out_run_text(const ss_out_run_t *r, const char *text, size_t len, kstring_t *out);
 /*
- * --write-index on the finished temporary file tmp_path (NULL: the output is
- * not a file), before it is renamed: the index is written beside it and
- * renamed with it (ss_output_index_path). output names -o in messages.
+ * --write-index on out's finished temporary file (none: the output is not a
+ * file), before it is renamed: the index goes to a temporary of its own and
+ * is renamed with it (ss_output_index_tmp). output names -o in messages.
  * 0, or -1 after ss_error().
  */
-int ss_out_run_index(const ss_out_run_t *r, const char *tmp_path, const char *output);
+int ss_out_run_index(const ss_out_run_t *r, ss_output_t *out, const char *output);
 
 /*
  * A worker's output. ss_out_init: NULL after ss_error(). begin binds the
