@@ -230,6 +230,19 @@ typedef struct {
 } ss_shard_t;
 
 /*
+ * A file a kernel reads or writes besides the ones the framework knows
+ * (inputs, indexes, reference, -l/-b BED, -o, --report, side streams):
+ * registered by the kernel's parser (ss_common_add_read, ss_common_add_write)
+ * so that --resume's identity and the clash check before any work see it.
+ */
+typedef struct {
+    char *path;       /* owned */
+    const char *role; /* static: what it is, in messages ("the --known VCF") */
+    const char *opt;  /* writes, static: the option that names it, for the fix ("--mosdepth") */
+    int indexed;      /* reads: its index (path.tbi, path.csi) is read too */
+} ss_side_file_t;
+
+/*
  * Options every kernel shares, filled by the kernel's parser (samtools'
  * names where they exist) and read by the framework.
  */
@@ -263,6 +276,12 @@ typedef struct {
     int input_list;          /* inputs came from -b: file arguments are ignored, as samtools does */
     int stdin_ok;            /* the kernel reads "-" (standard input) as a stream: one worker,
                               * one shard per contig in file order, no index */
+    ss_side_file_t *side_reads;  /* files the kernel reads besides the framework's, and the
+                                  * -b lists: ss_common_add_read; owned */
+    int n_side_reads;
+    ss_side_file_t *side_writes; /* files the kernel writes besides -o (its finish files, its
+                                  * side streams): ss_common_add_write; owned */
+    int n_side_writes;
 } ss_common_opts_t;
 
 /* How many counters of its own a kernel may report (ss_kernel_t.counter_names). */
@@ -351,6 +370,17 @@ void ss_common_usage(FILE *fp);
  * (ss_common_add_input) are ignored with a warning. Returns 0 or -1 after ss_error.
  */
 int ss_common_add_input_list(ss_common_opts_t *o, const char *list_path);
+/*
+ * Register a file the kernel reads (a VCF, a BED, a list): path (copied) and
+ * role (static, "the --known VCF"); indexed: its .tbi/.csi is read too. It
+ * becomes part of the run's identity for --resume, and no output may be it.
+ * ss_common_add_write: a file the kernel writes besides -o (its finish files,
+ * its side streams), named by option opt (static, for the fix: "give OPT
+ * another name"), which no other output and no read file may be. 0, or -1
+ * after ss_error() (out of memory). Main thread, during parse.
+ */
+int ss_common_add_read(ss_common_opts_t *o, const char *path, const char *role, int indexed);
+int ss_common_add_write(ss_common_opts_t *o, const char *path, const char *role, const char *opt);
 /* Add one input path. Returns 0 (also when ignored after -b) or -1 after ss_error. */
 int ss_common_add_input(ss_common_opts_t *o, const char *path);
 /*

@@ -41,15 +41,45 @@ hts_idx_t *ss_job_index(const ss_job_t *job);
 const char *ss_job_kernel(const ss_job_t *job);
 
 
+/* ---- the files a run reads and writes (run_files.c) ---- */
+
+/* One file of a run: its path, what it is in messages, and a key. */
+typedef struct {
+    char *path;      /* owned */
+    char *role;      /* owned: "an input", "the --known VCF's index", "-o" */
+    const char *key; /* static. Reads: its --resume identity line's key ("input", "index",
+                      * "reference", "bed", "file"); writes: the option naming it ("-o") */
+} ss_run_file_t;
+
+typedef struct {
+    ss_run_file_t *f;
+    int n, m;
+} ss_run_files_t;
+
+/*
+ * Every file the run may read: each input and every name htslib may load its
+ * index from, the reference with its .fai and .gzi, the -l/-b BED, then the
+ * -b lists and the kernel's files (ss_common_add_read, with their .tbi/.csi
+ * when indexed), in that order; names that do not exist are listed too.
+ * ss_run_writes: every file it may write: the side streams (a BED.gz one
+ * with its .csi) and the kernel's other files (ss_common_add_write), -o with
+ * the index names beside it when it is indexed, --report. 0, or -1 after
+ * ss_error() (out of memory; *l is then empty). Free with ss_run_files_free.
+ * Main thread.
+ */
+int ss_run_reads(const ss_common_opts_t *o, ss_run_files_t *l);
+int ss_run_writes(const ss_common_opts_t *o, const ss_out_spec_t *spec, ss_run_files_t *l);
+void ss_run_files_free(ss_run_files_t *l);
+
 /*
  * Check every path the run writes before any work (outcheck.c): -o and
- * --report can be created (indexed: with an index name that many bytes longer
- * beside -o, ss_output_index_ext_len), --tmp-dir is
- * a writable directory, and no output is an input, an input's index, the
- * reference, its .fai/.gzi, the -l file, or the other output. 0, or -1 after
+ * --report can be created (with an index name that many bytes longer beside
+ * an indexed -o, ss_output_index_ext_len), --tmp-dir is a writable
+ * directory, no file the run writes (ss_run_writes) is one it reads
+ * (ss_run_reads), and no two of them are the same file. 0, or -1 after
  * ss_error(). Main thread.
  */
-int ss_outputs_check(const ss_common_opts_t *o, int indexed);
+int ss_outputs_check(const ss_common_opts_t *o, const ss_out_spec_t *spec);
 
 /* Seconds on a monotonic clock. Any thread. */
 double ss_now(void);

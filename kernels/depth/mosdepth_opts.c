@@ -304,6 +304,42 @@ static int cram_fields(const md_opts_t *o, ss_common_opts_t *co)
     return 0;
 }
 
+/*
+ * The files of the run for --resume and the clash check: the --by BED it
+ * reads, and every file PREFIX names that it writes (md_prepare's streams and
+ * md_finish's files: keep the two lists alike). 0, or -1 out of memory.
+ */
+static int register_files(const md_opts_t *o, ss_common_opts_t *co)
+{
+    static const struct {
+        const char *suffix, *role;
+        int on; /* 0 always, 1 with --by (a BED or windows), 2 without -n, 3 -T, 4 -q */
+    } files[] = {{".per-base.bed.gz", "the --mosdepth per-base file", 2},
+                 {".regions.bed.gz", "the --mosdepth regions file", 1},
+                 {".thresholds.bed.gz", "the --mosdepth thresholds file", 3},
+                 {".quantized.bed.gz", "the --mosdepth quantized file", 4},
+                 {".mosdepth.summary.txt", "the --mosdepth summary", 0},
+                 {".mosdepth.global.dist.txt", "the --mosdepth global distribution", 0},
+                 {".mosdepth.region.dist.txt", "the --mosdepth region distribution", 1}};
+    int want[] = {1, o->by || o->window, !o->no_per_base, o->n_thresholds > 0, o->n_quants > 0};
+    if (o->by && ss_common_add_read(co, o->by, "the --by BED", 0) < 0)
+        return -1;
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        if (!want[files[i].on])
+            continue;
+        size_t n = strlen(o->prefix) + strlen(files[i].suffix) + 1;
+        char *p = malloc(n);
+        if (!p)
+            return -1;
+        snprintf(p, n, "%s%s", o->prefix, files[i].suffix);
+        int r = ss_common_add_write(co, p, files[i].role, "--mosdepth");
+        free(p);
+        if (r < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int md_parse(int argc, char **argv, ss_common_opts_t *co, md_opts_t **out)
 {
     md_opts_t *o = malloc(sizeof(*o));
@@ -325,7 +361,8 @@ int md_parse(int argc, char **argv, ss_common_opts_t *co, md_opts_t **out)
     for (int i = optind; i < argc; i++)
         if (ss_common_add_input(co, argv[i]) < 0)
             return SS_EXIT_USAGE;
-    if (check(o, co) < 0 || (o->n_quants && make_labels(o) < 0) || cram_fields(o, co) < 0)
+    if (check(o, co) < 0 || (o->n_quants && make_labels(o) < 0) || cram_fields(o, co) < 0 ||
+        register_files(o, co) < 0)
         return SS_EXIT_USAGE;
     co->all_contigs = 1; /* every contig has a per-base line and a summary row */
     return 0;

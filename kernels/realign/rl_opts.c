@@ -243,6 +243,9 @@ int rl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
             return SS_EXIT_USAGE;
     if (!(o->cmdline = command_line(argc, argv)))
         return SS_EXIT_USAGE;
+    for (int i = 0; i < o->n_known; i++) /* read, with its index */
+        if (ss_common_add_read(co, o->known[i], "the --known VCF", 1) < 0)
+            return SS_EXIT_USAGE;
     o->threads = co->threads;
     co->unplaced = 1; /* the unplaced unmapped reads pass through, at the end */
     return 0;

@@ -423,6 +423,8 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
                         "drop -M, or give the regions or the -L file alone\n");
         return SS_EXIT_USAGE;
     }
+    if (o->target_path && ss_common_add_read(co, o->target_path, "the -L BED", 0) < 0)
+        return SS_EXIT_USAGE;
     co->merge_regions = o->multi_region;
     vw_subsample_finish(o);
     if (!(o->cmdline = command_line(argc, argv)) ||
