@@ -263,6 +263,8 @@ typedef struct {
     int input_list;          /* inputs came from -b: file arguments are ignored, as samtools does */
     int stdin_ok;            /* the kernel reads "-" (standard input) as a stream: one worker,
                               * one shard per contig in file order, no index */
+    int cram_md;             /* kernel writes or reads MD/NM: CRAM inputs rebuild them as
+                              * htslib does by default (else decoding skips that work) */
 } ss_common_opts_t;
 
 /* How many counters of its own a kernel may report (ss_kernel_t.counter_names). */

@@ -165,8 +165,9 @@ samFile *ss_io_open_input(const ss_io_inputs_t *in, int i)
         goto fail;
     }
     if (fp->format.format == cram) {
-        /* pileup-like kernels never need MD/NM rebuilt; skipping it saves reference work */
-        if (hts_set_opt(fp, CRAM_OPT_DECODE_MD, 0) != 0) {
+        /* pileup-like kernels never need MD/NM rebuilt; skipping it saves reference work.
+         * -1 is htslib's default, which samtools decodes with */
+        if (hts_set_opt(fp, CRAM_OPT_DECODE_MD, in->cram_md ? -1 : 0) != 0) {
             ss_error("%s: cannot set CRAM decoding options", path);
             goto fail;
         }

@@ -31,6 +31,8 @@ typedef struct {
     char **index_paths;    /* index of each input, or NULL: found beside the input */
     char **fmt_opts;       /* --input-fmt-option strings applied to every input */
     int n_fmt_opts;
+    int cram_md;           /* CRAM: rebuild MD/NM as samtools does (else skipped, as pileup
+                            * needs neither) */
     /* shared, read-only */
     sam_hdr_t *hdr;        /* the first input's header: every input has its @SQ lines */
     hts_idx_t **idx;       /* [n]: each BAM's index (queries only read it); NULL for a CRAM,
@@ -51,7 +53,7 @@ typedef struct {
 #define SS_IO_STDIN "-"
 
 /*
- * Open input i of in the way every reader does: CRAM MD rebuilding off, the
+ * Open input i of in the way every reader does: CRAM MD rebuilding off unless cram_md, the
  * reference, --input-fmt-option. Returns NULL after ss_error() naming the file.
  */
 samFile *ss_io_open_input(const ss_io_inputs_t *in, int i);
