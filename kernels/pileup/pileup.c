@@ -417,6 +417,21 @@ static hts_pos_t window_reach(const pl_worker_t *w)
     return reach < WINDOW_REACH_MAX ? reach : WINDOW_REACH_MAX;
 }
 
+/*
+ * Where the shard's query of reads ends when it prints to last_end. Past the
+ * contig's end only reads that start before it are kept when the contig is in
+ * the reference (pl_read keeps none starting past the FASTA's end), and a query
+ * to the contig's end returns them all: the index is then asked for the bins of
+ * the contig, not those of the whole 2^29 bp range an open end covers.
+ */
+static hts_pos_t query_end(const pl_worker_t *w, const ss_shard_t *sh, hts_pos_t last_end)
+{
+    if (last_end <= sh->end || !w->ctg_ref)
+        return last_end;
+    hts_pos_t kept_before = w->ctg_ref_len > sh->end ? w->ctg_ref_len : sh->end;
+    return kept_before < last_end ? kept_before : last_end;
+}
+
 static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_stats_t *st)
 {
     pl_worker_t *w = wstate;
@@ -433,6 +448,11 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     int ret, covered = 0;
 
     pl_scope(w, sh->tid, &scope_beg, &scope_end);
+    /*
+     * Reads may run past their contig's @SQ LN, and samtools prints those columns
+     * (N as the base): the contig's last shard prints them, up to the region's end.
+     */
+    hts_pos_t last_end = sh->end >= sam_hdr_tid2len(w->hdr, sh->tid) ? sh->scope_end : sh->end;
     /* the reference is read by window: what this shard prints, then what its reads need */
     ss_ref_release(w->ref);
     ss_ref_release(w->ref_aux);
@@ -441,7 +461,7 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
         return -1;
     hts_pos_t reach = window_reach(w), head = sh->beg - reach;
     /* the reads past the shard that may change its last columns (pl_query_shard) */
-    hts_pos_t follow = o->overlaps ? scope_end : sh->end;
+    hts_pos_t follow = o->overlaps ? sh->scope_end : last_end;
     hts_pos_t tail = sh->end + reach < follow ? sh->end + reach : follow;
     ss_reader_window(w->rd, sh->tid, head > scope_beg ? head : scope_beg,
                      tail > sh->end ? tail : sh->end);
@@ -458,7 +478,8 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
         uint64_t before[5];
         if (w->rls)
             rl_source_counts(w->rls[i], before);
-        if (pl_query_shard(&w->in[i], sh->tid, start, sh->end, reach, follow) < 0)
+        if (pl_query_shard(&w->in[i], sh->tid, start, query_end(w, sh, last_end), reach,
+                           follow) < 0)
             return -1;
         if (w->rls)
             add_realign_counts(w->rls[i], before, st);
@@ -474,7 +495,7 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
                   (w->bytes_per_base ? w->bytes_per_base : FIRST_BYTES_PER_BASE(w->n));
     if (ss_out_reserve(so, want) < 0) /* capped where the shard's text would spill */
         return -1;
-    while ((ret = next_line(w, &pos)) > 0 && pos < sh->end) {
+    while ((ret = next_line(w, &pos)) > 0 && pos < last_end) {
         if (pos < sh->beg) {
             /* before the shard: the pileup runs only to reach the reference run's state */
             skip_line(w);

@@ -233,7 +233,7 @@ static void ahead_fill(pl_input_t *in)
 int pl_query_shard(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end, hts_pos_t reach,
                    hts_pos_t follow_end)
 {
-    hts_pos_t to = end + reach < follow_end ? end + reach : follow_end;
+    hts_pos_t to = reach < follow_end - end ? end + reach : follow_end; /* end may be the max */
     if (pl_query(in, tid, beg, to) < 0)
         return -1;
     in->shard_end = end, in->follow_end = follow_end, in->queried_to = to;
