@@ -193,6 +193,11 @@ const sam_hdr_t *ss_out_header(const ss_out_t *o)
 
 static int encode_error(const bam1_t *b)
 {
+    if (errno == ENOMEM) {
+        ss_error("out of memory encoding read '%s'; lower -@ or give the run more memory",
+                 bam_get_qname(b));
+        return -1;
+    }
     ss_error("cannot encode read '%s': %s", bam_get_qname(b),
              errno == EOVERFLOW ? "it does not fit BAM (name > 254 characters or position > "
                                   "2^31); write SAM or CRAM instead"

@@ -287,8 +287,9 @@ ss_ref_t *ss_ref_init(const char *fasta);
  * Contig `name` (as stored in the FASTA: case kept), indexed by position, its
  * length in *len; only positions covered by ss_ref_cover() may be read.
  * Keeps the last two contigs. Returns NULL if there is no reference or the
- * contig is missing from it. Pointer valid until the next call for a third
- * contig.
+ * contig is missing from it (*len 0), or with *len -1 after ss_error() when
+ * its address space cannot be had (out of memory: never print it as N).
+ * Pointer valid until the next call for a third contig.
  */
 const char *ss_ref_get(ss_ref_t *ref, int tid, const char *name, hts_pos_t *len);
 /*
@@ -310,7 +311,8 @@ typedef struct {
 /*
  * Compare every @SQ of h with the FASTA's .fai (loaded, never written):
  * contigs missing there or of another length (lengths_only: the latter).
- * Returns m->n (0: all match), or -1 if the .fai cannot be loaded. Any thread.
+ * Returns m->n (0: all match), -1 if the .fai cannot be loaded (unsaid), or
+ * -2 after ss_error() when memory ran out loading it. Any thread.
  */
 int ss_ref_check_contigs(const char *fasta, const sam_hdr_t *h, int lengths_only,
                          ss_ref_mismatch_t *m);
