@@ -40,6 +40,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -267,6 +268,28 @@ done:
     return NULL;
 }
 
+/*
+ * Why pthread_create failed: glibc says EAGAIN both when the process limit
+ * (ulimit -u) is reached and when a thread's stack cannot be mapped (ulimit -v,
+ * memory). Mapping a stack's worth ourselves tells them apart. 1: no memory.
+ */
+static int no_room_for_stack(void)
+{
+    pthread_attr_t a;
+    size_t size = (size_t)8 << 20;
+    if (pthread_attr_init(&a) == 0) {
+        if (pthread_attr_getstacksize(&a, &size) != 0)
+            size = (size_t)8 << 20;
+        pthread_attr_destroy(&a);
+    }
+    void *p =
+        mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED)
+        return 1;
+    munmap(p, size);
+    return 0;
+}
+
 int ss_engine_start_workers(engine_t *e, int n_workers, worker_t *w)
 {
     int started = 0;
@@ -281,13 +304,18 @@ int ss_engine_start_workers(engine_t *e, int n_workers, worker_t *w)
         w[i].started = 1;
         started++;
     }
+    int nomem = started < n_workers && no_room_for_stack();
     if (started == 0 && e->n_shards > 0) {
-        ss_error("cannot start any worker thread; lower -@ or check ulimit -u");
+        if (nomem)
+            ss_error("out of memory starting a worker thread (no room for its stack); give "
+                     "the run more memory (ulimit -v)");
+        else
+            ss_error("cannot start any worker thread; lower -@ or check ulimit -u");
         return -1;
     }
     if (started < n_workers)
-        ss_warn("started %d of %d worker threads (system limit); continuing", started,
-                n_workers);
+        ss_warn("started %d of %d worker threads (%s); continuing with the same output", started,
+                n_workers, nomem ? "out of memory for their stacks" : "system limit");
     return 0;
 }
 

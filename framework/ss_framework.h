@@ -282,6 +282,8 @@ typedef struct {
     ss_side_file_t *side_writes; /* files the kernel writes besides -o (its finish files, its
                                   * side streams): ss_common_add_write; owned */
     int n_side_writes;
+    int cram_md;             /* kernel writes or reads MD/NM: CRAM inputs rebuild them as
+                              * htslib does by default (else decoding skips that work) */
 } ss_common_opts_t;
 
 /* How many counters of its own a kernel may report (ss_kernel_t.counter_names). */

@@ -31,6 +31,8 @@ typedef struct {
     char **index_paths;    /* index of each input, or NULL: found beside the input */
     char **fmt_opts;       /* --input-fmt-option strings applied to every input */
     int n_fmt_opts;
+    int cram_md;           /* CRAM: rebuild MD/NM as samtools does (else skipped, as pileup
+                            * needs neither) */
     /* shared, read-only */
     sam_hdr_t *hdr;        /* the first input's header: every input has its @SQ lines */
     hts_idx_t **idx;       /* [n]: each BAM's index (queries only read it); NULL for a CRAM,
@@ -51,7 +53,7 @@ typedef struct {
 #define SS_IO_STDIN "-"
 
 /*
- * Open input i of in the way every reader does: CRAM MD rebuilding off, the
+ * Open input i of in the way every reader does: CRAM MD rebuilding off unless cram_md, the
  * reference, --input-fmt-option. Returns NULL after ss_error() naming the file.
  */
 samFile *ss_io_open_input(const ss_io_inputs_t *in, int i);
@@ -305,8 +307,9 @@ ss_ref_t *ss_ref_init(const char *fasta);
  * Contig `name` (as stored in the FASTA: case kept), indexed by position, its
  * length in *len; only positions covered by ss_ref_cover() may be read.
  * Keeps the last two contigs. Returns NULL if there is no reference or the
- * contig is missing from it. Pointer valid until the next call for a third
- * contig.
+ * contig is missing from it (*len 0), or with *len -1 after ss_error() when
+ * its address space cannot be had (out of memory: never print it as N).
+ * Pointer valid until the next call for a third contig.
  */
 const char *ss_ref_get(ss_ref_t *ref, int tid, const char *name, hts_pos_t *len);
 /*
@@ -328,7 +331,8 @@ typedef struct {
 /*
  * Compare every @SQ of h with the FASTA's .fai (loaded, never written):
  * contigs missing there or of another length (lengths_only: the latter).
- * Returns m->n (0: all match), or -1 if the .fai cannot be loaded. Any thread.
+ * Returns m->n (0: all match), -1 if the .fai cannot be loaded (unsaid), or
+ * -2 after ss_error() when memory ran out loading it. Any thread.
  */
 int ss_ref_check_contigs(const char *fasta, const sam_hdr_t *h, int lengths_only,
                          ss_ref_mismatch_t *m);

@@ -248,6 +248,7 @@ int rl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
             return SS_EXIT_USAGE;
     o->threads = co->threads;
     co->unplaced = 1; /* the unplaced unmapped reads pass through, at the end */
+    co->cram_md = 1;  /* NM and MD are written (recomputed for moved reads) and NM read */
     return 0;
 }
 
