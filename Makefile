@@ -2,7 +2,9 @@
 #   make [build]   install missing build packages, configure and build into build/
 #   make demo      check the build dependencies (scripts/check-deps.sh: apt only for what is
 #                  missing, only as root), build, run a pileup on demo/, show the output
-#   make test      test packages + build + ctest, then the same tests under ASan/UBSan
+#   make test      test packages + build + ctest, then the same tests under ASan/UBSan; at
+#                  the end of each pass, the tests skipped and why (not root: the Slurm
+#                  cluster and full-disk cases; as another user it installs nothing)
 #   make bench     bench/run-all.sh
 #   make format    clang-format our sources in place (format-check: only report)
 #   make clean     remove build folders and demo output
@@ -14,12 +16,12 @@ ASAN_BUILD ?= build-asan
 JOBS ?= 2
 CMAKE_ARGS ?=
 CTEST_ARGS ?=
-# The sanitizer pass builds without MPI: that keeps the no-MPI build (design contract 5)
-# under CI too, and keeps LeakSanitizer free of Open MPI's exit-time allocations, so every
-# leak it reports is ours. `make test ASAN_CMAKE_ARGS=-DSEQSHARD_MPI=ON` sanitizes the MPI
+# The sanitizer pass builds without MPI: that keeps the no-MPI build (one process, no
+# mpirun) under CI too, and keeps LeakSanitizer free of Open MPI's exit-time allocations,
+# so every leak it reports is ours. `make test ASAN_CMAKE_ARGS=-DSEQSHARD_MPI=ON` sanitizes the MPI
 # build instead (its leak suppressions are in tests/CMakeLists.txt).
 ASAN_CMAKE_ARGS ?= -DSEQSHARD_MPI=OFF
-ASAN_CTEST_ARGS ?= -R "^(test_|make_testdata|integration_pileup_quick|integration_pileup_errors|integration_view_vs_samtools|integration_input_checks|integration_fuzz_readers|integration_view_samtools_opts|integration_stdin_input|integration_report_fields|integration_shard_spill|integration_resume|integration_realign|integration_pileup_realign_edges|integration_nompi_launcher)"
+ASAN_CTEST_ARGS ?= -R "^(test_|make_testdata|integration_pileup_quick|integration_pileup_errors|integration_view_vs_samtools|integration_input_checks|integration_fuzz_readers|integration_view_samtools_opts|integration_stdin_input|integration_report_fields|integration_shard_spill|integration_resume|integration_realign|integration_pileup_realign_edges|integration_messages|integration_run_files|integration_pileup_past_end|integration_nompi_launcher)"
 # The test data is made once, in the normal build, and shared with the sanitizer pass.
 TESTDATA = $(abspath $(BUILD))/testdata
 
@@ -62,9 +64,18 @@ demo:
 	@echo "demo output: $(CURDIR)/demo-out/demo.pileup ($$(wc -l < demo-out/demo.pileup) lines); first lines:"
 	@head -3 demo-out/demo.pileup
 
+# ctest, then what it skipped and why (scripts/test-summary.py reads its JUnit file);
+# the status is ctest's. $(1): the build folder, $(2): ctest's arguments.
+define run_ctest
+	@rm -f $(1)/ctest-results.xml; rc=0; ctest --test-dir $(1) --output-on-failure -j$(JOBS) \
+		--output-junit ctest-results.xml $(2) || rc=$$?; \
+	python3 scripts/test-summary.py $(1)/ctest-results.xml || true; \
+	exit $$rc
+endef
+
 test: test-deps
 	@$(MAKE) --no-print-directory compile
-	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS) $(CTEST_ARGS)
+	$(call run_ctest,$(BUILD),$(CTEST_ARGS))
 	@$(MAKE) --no-print-directory asan
 
 # The sanitizer pass alone (expects the packages installed).
@@ -72,7 +83,7 @@ asan:
 	cmake -S . -B $(ASAN_BUILD) -DSEQSHARD_SANITIZE=ON -DSEQSHARD_ALLOCATOR=glibc \
 		-DSEQSHARD_TESTDATA_DIR=$(TESTDATA) $(ASAN_CMAKE_ARGS)
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
-	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(JOBS) $(ASAN_CTEST_ARGS)
+	$(call run_ctest,$(ASAN_BUILD),$(ASAN_CTEST_ARGS))
 
 bench: build
 	@if [ -f bench/run-all.sh ]; then \

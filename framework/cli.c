@@ -165,8 +165,8 @@ static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
         rc = SS_EXIT_FAIL;
     else if (k->prepare && k->prepare(kopts, job, &run, &spec) < 0)
         rc = SS_EXIT_FAIL;
-    /* every path the run will write, before any work (the .tbi only for .gz text) */
-    else if (ss_outputs_check(&co, spec.format == SS_FMT_TEXT && ss_bgzf_wanted(co.output)) < 0)
+    /* every path the run will write, before any work */
+    else if (ss_outputs_check(&co, &spec) < 0)
         rc = SS_EXIT_FAIL;
     else
         rc = -1;

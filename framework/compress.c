@@ -40,12 +40,12 @@ int ss_bgzf_compress_ks(const char *in, size_t len, kstring_t *out, int level)
     return 0;
 }
 
-int ss_tabix_index(const char *path, const char *final_path, int csi)
+int ss_tabix_index(const char *path, const char *idx_path, const char *final_path, int csi)
 {
     /* Same as `tabix -s1 -b2 -e2` (or with --csi): sequence column 1, position column 2. */
     tbx_conf_t conf = {TBX_GENERIC, 1, 2, 2, '#', 0};
     errno = 0;
-    if (tbx_index_build(path, csi ? 14 : 0, &conf) < 0) {
+    if (tbx_index_build2(path, idx_path, csi ? 14 : 0, &conf) < 0) {
         /* the output is removed with its partial index: "renamed only on success" */
         ss_error("%s: building the %s index failed (%s); nothing was written: free space on "
                  "its file system and rerun", final_path, csi ? "CSI" : "tabix",

@@ -40,6 +40,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -267,6 +268,28 @@ done:
     return NULL;
 }
 
+/*
+ * Why pthread_create failed: glibc says EAGAIN both when the process limit
+ * (ulimit -u) is reached and when a thread's stack cannot be mapped (ulimit -v,
+ * memory). Mapping a stack's worth ourselves tells them apart. 1: no memory.
+ */
+static int no_room_for_stack(void)
+{
+    pthread_attr_t a;
+    size_t size = (size_t)8 << 20;
+    if (pthread_attr_init(&a) == 0) {
+        if (pthread_attr_getstacksize(&a, &size) != 0)
+            size = (size_t)8 << 20;
+        pthread_attr_destroy(&a);
+    }
+    void *p =
+        mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED)
+        return 1;
+    munmap(p, size);
+    return 0;
+}
+
 int ss_engine_start_workers(engine_t *e, int n_workers, worker_t *w)
 {
     int started = 0;
@@ -281,13 +304,18 @@ int ss_engine_start_workers(engine_t *e, int n_workers, worker_t *w)
         w[i].started = 1;
         started++;
     }
+    int nomem = started < n_workers && no_room_for_stack();
     if (started == 0 && e->n_shards > 0) {
-        ss_error("cannot start any worker thread; lower -@ or check ulimit -u");
+        if (nomem)
+            ss_error("out of memory starting a worker thread (no room for its stack); give "
+                     "the run more memory (ulimit -v)");
+        else
+            ss_error("cannot start any worker thread; lower -@ or check ulimit -u");
         return -1;
     }
     if (started < n_workers)
-        ss_warn("started %d of %d worker threads (system limit); continuing", started,
-                n_workers);
+        ss_warn("started %d of %d worker threads (%s); continuing with the same output", started,
+                n_workers, nomem ? "out of memory for their stacks" : "system limit");
     return 0;
 }
 
@@ -348,10 +376,9 @@ static int seal(engine_t *e, int rc, ss_output_t *rep)
     ss_resume_quiesce(e->resume); /* its thread syncs e->out's descriptor, which goes now */
     if (rc == 0 && e->orun->tabix)
         rc = ss_output_index_tabix(e->out, needs_csi(e->job));
-    /* NULL for standard output or a device: the index step says whether it needed a file */
+    /* standard output or a device: the index step says whether it needed a file */
     if (rc == 0)
-        rc = ss_out_run_index(e->orun, ss_output_index_path(e->out),
-                              ss_job_opts(e->job)->output);
+        rc = ss_out_run_index(e->orun, e->out, ss_job_opts(e->job)->output);
     if (rc == 0)
         rc = ss_side_seal(e->side, e->k, e->kopts, e->run);
     if (rc != 0) {
@@ -524,6 +551,7 @@ static int run(engine_t *e, setup_t *s, double t0)
     if (e->sink->open(e, &s->header) < 0)
         return -1;
     ss_signals_output_direct(e->out && !ss_output_tmp_path(e->out));
+    ss_signals_output_name(o->output);
     e->progress = ss_progress_start(s->n, s->total_work, o->quiet, ss_comm_rank() == 0);
     ss_count_t count0, count1;
     int counted = ss_count_total(&count0) == 0;

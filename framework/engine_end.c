@@ -19,6 +19,8 @@ static void report_fill(const engine_t *e, const setup_t *s, double t0, ss_repor
                         .threads = s->threads, .n_shards = s->n, .n_workers = s->n_workers,
                         .workers = e->stats, .wall_s = ss_now() - t0,
                         .est_work_total = s->total_work, .recs = e->recs };
+    if (e->k->run_counters)
+        r->counter_names = e->kopts ? e->k->run_counters(e->kopts) : NULL;
     r->kernel_info = e->k->describe ? e->k->describe() : NULL;
     r->setup_s = (s->workers_at > 0 ? s->workers_at : ss_now()) - ss_log_opened();
     r->bytes_written = e->bytes_written;

@@ -257,7 +257,7 @@ static int check_input(ss_job_t *job, int i)
         if (ss_io_fds_exhausted(errno))
             ss_io_error_fds(path, errno);
         else
-            ss_error("%s: cannot open: %s; check the file", path, strerror(errno));
+            ss_io_open_error(path, errno);
         return -1;
     }
     enum htsExactFormat fmt = hts_get_format(fp)->format;
@@ -520,6 +520,7 @@ ss_job_t *ss_job_open(const ss_common_opts_t *opts, const char *kernel_name)
     job->inputs.index_paths = opts->index_paths;
     job->inputs.fmt_opts = opts->fmt_opts;
     job->inputs.n_fmt_opts = opts->n_fmt_opts;
+    job->inputs.cram_md = opts->cram_md;
     if (opts->n_inputs < 1) {
         ss_error("no input files; give BAM/CRAM paths or -b LIST");
         goto fail;

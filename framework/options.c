@@ -1,7 +1,7 @@
 /*
  * options.c -- the options every kernel shares (-@, --shard-size, --report,
- * --tmp-dir, --quiet), input lists (-b), and the command context that usage
- * errors name.
+ * --tmp-dir, --quiet), input lists (-b), the files a kernel reads or writes
+ * besides the framework's, and the command context that usage errors name.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -99,6 +99,12 @@ void ss_common_opts_free(ss_common_opts_t *o)
     free(o->index_out);
     free(o->report);
     free(o->tmp_dir);
+    for (int i = 0; i < o->n_side_reads; i++)
+        free(o->side_reads[i].path);
+    free(o->side_reads);
+    for (int i = 0; i < o->n_side_writes; i++)
+        free(o->side_writes[i].path);
+    free(o->side_writes);
     memset(o, 0, sizeof(*o));
 }
 
@@ -314,6 +320,36 @@ int ss_common_set_region(ss_common_opts_t *o, const char *region)
     return ss_common_add_region(o, region);
 }
 
+/* ---- the kernel's own files ---- */
+
+static int add_side_file(ss_side_file_t **list, int *n, const ss_side_file_t *f)
+{
+    ss_side_file_t *grown = realloc(*list, (size_t)(*n + 1) * sizeof(*grown));
+    char *path = grown ? strdup(f->path) : NULL;
+    if (!grown || !path) {
+        if (grown)
+            *list = grown;
+        ss_error("out of memory adding %s '%s'", f->role, f->path);
+        return -1;
+    }
+    *list = grown;
+    grown[*n] = *f;
+    grown[(*n)++].path = path;
+    return 0;
+}
+
+int ss_common_add_read(ss_common_opts_t *o, const char *path, const char *role, int indexed)
+{
+    ss_side_file_t f = {(char *)path, role, NULL, indexed};
+    return add_side_file(&o->side_reads, &o->n_side_reads, &f);
+}
+
+int ss_common_add_write(ss_common_opts_t *o, const char *path, const char *role, const char *opt)
+{
+    ss_side_file_t f = {(char *)path, role, opt, 0};
+    return add_side_file(&o->side_writes, &o->n_side_writes, &f);
+}
+
 /* ---- inputs ---- */
 
 static int add_input(ss_common_opts_t *o, const char *path)
@@ -377,6 +413,11 @@ int ss_common_add_input_list(ss_common_opts_t *o, const char *list_path)
     size_t cap = 0;
     ssize_t len;
     int lineno = 0, added = 0, rc = 0;
+    /* read: it is part of the run (--resume's identity; no output may replace it) */
+    if (ss_common_add_read(o, list_path, "the list of inputs", 0) < 0) {
+        fclose(fp);
+        return -1;
+    }
     /* samtools keeps only the last -b; inputs given before it are not read either */
     clear_inputs(o);
     o->input_list = 1;

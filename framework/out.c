@@ -191,12 +191,34 @@ const sam_hdr_t *ss_out_header(const ss_out_t *o)
     return o->run->hdr;
 }
 
-static int encode_error(const bam1_t *b)
+/* A record the encoder refused: whose, where, why (as samtools view would say) and the fix. */
+static int encode_error(const ss_out_t *o, const bam1_t *b)
 {
-    ss_error("cannot encode read '%s': %s", bam_get_qname(b),
-             errno == EOVERFLOW ? "it does not fit BAM (name > 254 characters or position > "
-                                  "2^31); write SAM or CRAM instead"
-                                : strerror(errno));
+    int err = errno;
+    const char *in = o->run->input ? o->run->input : "an input";
+    const char *name = bam_get_qname(b);
+    char at[300];
+    int tid = b->core.tid, shard = o->sh ? o->sh->idx : -1;
+    const sam_hdr_t *h = o->run->hdr;
+    snprintf(at, sizeof(at), "%s:%lld",
+             tid >= 0 && tid < sam_hdr_nref(h) ? sam_hdr_tid2name(h, tid) : "*",
+             (long long)b->core.pos + 1);
+    if (err == EOVERFLOW)
+        ss_error("%s: read '%s' at %s (shard %d) does not fit BAM (name over 254 characters or "
+                 "position over 2^31); write SAM or CRAM instead",
+                 in, name, at, shard);
+    else if (err == EINVAL) /* the one cause sam_format1 reports so */
+        ss_error("%s: read '%s' at %s (shard %d) has damaged aux data, so it cannot be written "
+                 "as SAM (samtools view fails there too: \"Corrupted aux data for read %s\"); "
+                 "the file is corrupt: re-create it from its source",
+                 in, name, at, shard, name);
+    else if (err == ENOMEM)
+        ss_error("out of memory writing read '%s' at %s (shard %d); use fewer threads (-@) or "
+                 "a smaller --shard-size",
+                 name, at, shard);
+    else
+        ss_error("%s: cannot write read '%s' at %s (shard %d): %s", in, name, at, shard,
+                 strerror(err));
     return -1;
 }
 
@@ -206,13 +228,13 @@ static int encode(ss_out_t *o, const bam1_t *b)
     case SS_FMT_SAM:
         if (sam_format1(o->run->hdr, b, &o->line) < 0 || kputsn(o->line.s, o->line.l, o->buf) < 0 ||
             kputc('\n', o->buf) < 0)
-            return encode_error(b);
+            return encode_error(o, b);
         return 0;
     case SS_FMT_BAM:
         o->line.l = 0;
         if (ss_bam_encode(b, &o->line) < 0 ||
             ss_bgzf_pack_write(&o->pack, o->line.s, o->line.l, 1, o->buf) < 0)
-            return encode_error(b);
+            return encode_error(o, b);
         return 0;
     case SS_FMT_CRAM:
         return ss_cram_enc_write(o->cram, b);

@@ -114,6 +114,7 @@ ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co)
     r->max_shift = spec->max_shift;
     r->halo = spec->halo;
     r->tmp_dir = co->tmp_dir;
+    r->input = co->n_inputs == 1 ? co->inputs[0] : NULL;
     r->spill_at = spill_at();
     snprintf(r->spill_dir, sizeof(r->spill_dir), ".");
     r->no_main = spec->no_main;
@@ -217,19 +218,22 @@ int ss_out_run_trailer(const ss_out_run_t *r, kstring_t *out)
     return rc;
 }
 
-int ss_out_run_index(const ss_out_run_t *r, const char *tmp_path, const char *output)
+int ss_out_run_index(const ss_out_run_t *r, ss_output_t *out, const char *output)
 {
     if (!r->write_index)
         return 0;
+    const char *tmp_path = ss_output_tmp_path(out);
     if (!tmp_path) {
         ss_error("%s: --write-index needs -o naming a regular file, not a stream or device",
                  output ? output : "standard output");
         return -1;
     }
-    /* samtools view --write-index: CSI for BAM and SAM.gz, CRAI for CRAM, beside the
-     * temporary file */
+    /* samtools view --write-index: CSI for BAM and SAM.gz, CRAI for CRAM */
     int min_shift = r->format == SS_FMT_CRAM ? 0 : 14;
-    int rc = sam_index_build3(tmp_path, NULL, min_shift, r->index_threads);
+    const char *idx = ss_output_index_tmp(out, min_shift ? ".csi" : ".crai");
+    if (!idx)
+        return -1;
+    int rc = sam_index_build3(tmp_path, idx, min_shift, r->index_threads);
     if (rc < 0) {
         ss_error("%s: building its index failed (htslib code %d); nothing was written: free "
                  "space on its file system and rerun",

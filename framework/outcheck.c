@@ -1,10 +1,12 @@
 /*
  * outcheck.c -- every path the run will write, checked before any work:
  * -o and --report (and the index beside a .gz -o) must be creatable where
- * they go, --tmp-dir must be a writable directory, and no output may be the
- * same file as an input, an input's index, the reference or its index, the
- * BED file, or another output. A bad path found only at the end would cost
- * the whole run, and an output over an input would destroy the input.
+ * they go, --tmp-dir must be a writable directory, and no file the run
+ * writes (-o and its index, --report, the side streams and the kernel's
+ * files: ss_run_writes) may be a file it reads (inputs, indexes, the
+ * reference, BED, lists, the kernel's VCFs and read-group files:
+ * ss_run_reads) or another file it writes. A bad path found only at the end
+ * would cost the whole run, and an output over an input would destroy it.
  *
  * Files are compared by identity (st_dev, st_ino), so a hard link or a
  * symlink to an input is caught too; a file not yet created is identified
@@ -173,86 +175,99 @@ static int check_index_names(const char *out)
     return 0;
 }
 
-/* Is output (id) the file at path? Then say so: what names the input side. */
-static int clashes(const char *out, const char *opt, const file_id_t *id, const char *path,
-                   const char *what)
+/* Each file's identity; ok[i] is 0 where neither it nor its directory can be stat'ed. */
+static int identify(const ss_run_files_t *l, file_id_t **ids, char **ok)
 {
-    file_id_t in;
-    if (!path || file_id(path, &in) < 0 || !in.exists || !same_file(id, &in))
-        return 0;
-    if (strcmp(out, path) == 0)
-        ss_error("%s: %s names %s, which the run reads; give %s another file", out, opt, what,
-                 opt);
-    else
-        ss_error("%s: %s is the same file as %s (%s), which the run reads; give %s another "
-                 "file", out, opt, path, what, opt);
-    return 1;
-}
-
-/* path with its extension (after the last '.' of the base name) replaced by ext. */
-static void swap_ext(const char *path, const char *ext, char *buf, size_t size)
-{
-    const char *dot = strrchr(base_of(path), '.');
-    int keep = dot ? (int)(dot - path) : (int)strlen(path);
-    snprintf(buf, size, "%.*s%s", keep, path, ext);
-}
-
-/* Does output `out` name an input, an index htslib may load, the reference or the BED? */
-static int clashes_input(const ss_common_opts_t *o, const char *out, const char *opt)
-{
-    static const char *const idx_ext[] = {".bai", ".csi", ".crai"};
-    char p[PATH_MAX + 8];
-    file_id_t id;
-    if (file_id(out, &id) < 0)
-        return 0; /* its directory is missing: check_output says so */
-    for (int i = 0; i < o->n_inputs; i++) {
-        const char *in = o->inputs[i];
-        if (clashes(out, opt, &id, in, "an input"))
-            return 1;
-        if (o->index_paths && clashes(out, opt, &id, o->index_paths[i], "an input's index"))
-            return 1;
-        for (int k = 0; k < 3; k++) {
-            snprintf(p, sizeof(p), "%s%s", in, idx_ext[k]);
-            if (clashes(out, opt, &id, p, "an input's index"))
-                return 1;
-            swap_ext(in, idx_ext[k], p, sizeof(p));
-            if (clashes(out, opt, &id, p, "an input's index"))
-                return 1;
-        }
-    }
-    if (o->reference) {
-        if (clashes(out, opt, &id, o->reference, "the reference"))
-            return 1;
-        snprintf(p, sizeof(p), "%s.fai", o->reference);
-        if (clashes(out, opt, &id, p, "the reference's index"))
-            return 1;
-        snprintf(p, sizeof(p), "%s.gzi", o->reference);
-        if (clashes(out, opt, &id, p, "the reference's index"))
-            return 1;
-    }
-    return clashes(out, opt, &id, o->bed, "the -l file");
-}
-
-/* --report and -o must be two files (the second rename would replace the first). */
-static int same_outputs(const char *out, const char *report)
-{
-    file_id_t a, b;
-    if (file_id(out, &a) < 0 || file_id(report, &b) < 0 || !same_file(&a, &b))
-        return 0;
-    ss_error("%s: --report names the same file as -o; give the report another name", report);
-    return 1;
-}
-
-int ss_outputs_check(const ss_common_opts_t *o, int indexed)
-{
-    const char *out = o->output && strcmp(o->output, "-") != 0 ? o->output : NULL;
-    /* .tbi or .csi: the same length */
-    if (out && (check_output(out, "-o", indexed ? 4 : 0) < 0 || clashes_input(o, out, "-o") ||
-                (indexed && check_index_names(out) < 0)))
+    *ids = calloc((size_t)(l->n ? l->n : 1), sizeof(**ids));
+    *ok = calloc((size_t)(l->n ? l->n : 1), 1);
+    if (!*ids || !*ok) {
+        ss_error("out of memory checking the output paths");
         return -1;
-    if (o->report && (check_output(o->report, "--report", 0) < 0 ||
-                      clashes_input(o, o->report, "--report") ||
-                      (out && same_outputs(out, o->report))))
+    }
+    for (int i = 0; i < l->n; i++)
+        (*ok)[i] = file_id(l->f[i].path, &(*ids)[i]) == 0;
+    return 0;
+}
+
+/* Is written file w one the run reads? Then say which, with both roles. 1 or 0. */
+static int clashes_read(const ss_run_file_t *w, const file_id_t *wid, const ss_run_files_t *rd,
+                        const file_id_t *rid, const char *rok)
+{
+    for (int i = 0; i < rd->n; i++) {
+        const ss_run_file_t *r = &rd->f[i];
+        if (!rok[i] || !rid[i].exists || !same_file(wid, &rid[i]))
+            continue;
+        if (strcmp(w->path, r->path) == 0)
+            ss_error("%s: %s names %s, which the run reads; give %s another name", w->path, w->role,
+                     r->role, w->key);
+        else
+            ss_error("%s: %s is the same file as %s (%s), which the run reads; give %s another "
+                     "name",
+                     w->path, w->role, r->path, r->role, w->key);
+        return 1;
+    }
+    return 0;
+}
+
+/* Is written file j one written before it in the list? Then say which. 1 or 0. */
+static int clashes_written(const ss_run_files_t *wr, const file_id_t *wid, const char *wok, int j)
+{
+    const ss_run_file_t *w = &wr->f[j];
+    for (int i = 0; i < j; i++) {
+        if (!wok[i] || !same_file(&wid[j], &wid[i]))
+            continue;
+        const ss_run_file_t *o = &wr->f[i];
+        if (strcmp(w->path, o->path) == 0)
+            ss_error("%s: %s names the same file as %s; give %s another name", w->path, w->role,
+                     o->role, w->key);
+        else
+            ss_error("%s: %s names the same file as %s (%s); give %s another name", w->path,
+                     w->role, o->role, o->path, w->key);
+        return 1;
+    }
+    return 0;
+}
+
+/*
+ * No file the run writes may be one it reads (by name, hard link or
+ * symlink), or another file it writes (the second rename would replace the
+ * first). 0, or -1 after ss_error().
+ */
+static int check_clashes(const ss_common_opts_t *o, const ss_out_spec_t *spec)
+{
+    ss_run_files_t rd, wr;
+    file_id_t *rid = NULL, *wid = NULL;
+    char *rok = NULL, *wok = NULL;
+    int rc = -1;
+    if (ss_run_reads(o, &rd) < 0)
+        return -1;
+    if (ss_run_writes(o, spec, &wr) < 0)
+        goto out_rd;
+    if (identify(&rd, &rid, &rok) < 0 || identify(&wr, &wid, &wok) < 0)
+        goto out;
+    rc = 0;
+    for (int j = 0; rc == 0 && j < wr.n; j++)
+        if (wok[j] &&
+            (clashes_read(&wr.f[j], &wid[j], &rd, rid, rok) || clashes_written(&wr, wid, wok, j)))
+            rc = -1;
+out:
+    free(rid), free(rok), free(wid), free(wok);
+    ss_run_files_free(&wr);
+out_rd:
+    ss_run_files_free(&rd);
+    return rc;
+}
+
+int ss_outputs_check(const ss_common_opts_t *o, const ss_out_spec_t *spec)
+{
+    const char *out = o->output && strcmp(o->output, "-") != 0 && !spec->no_main ? o->output : NULL;
+    /* the index suffix's length (.tbi, .csi, .crai), when an index goes beside -o */
+    size_t ext = out ? (size_t)ss_output_index_ext_len(spec, out) : 0;
+    if (out && (check_output(out, "-o", ext) < 0 || (ext && check_index_names(out) < 0)))
+        return -1;
+    if (o->report && check_output(o->report, "--report", 0) < 0)
+        return -1;
+    if (check_clashes(o, spec) < 0)
         return -1;
     if (o->tmp_dir && check_tmp_dir(o->tmp_dir) < 0)
         return -1;

@@ -7,12 +7,13 @@
  * with "status": "failed" and the error (the output never appears then).
  * The per-shard records, binding and hosts are in report_shards.c.
  */
+#include <htslib/hts.h>
+#include <hwloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <hwloc.h>
-#include <htslib/hts.h>
+#include <sys/stat.h>
 
 #include "../alloc/ss_alloc.h"
 #include "ss_internal.h"
@@ -131,6 +132,20 @@ static uint64_t write_workers(FILE *fp, const ss_report_t *r)
     return own_reads;
 }
 
+/*
+ * CPU time over the CPU time the workers could have had (wall x workers):
+ * 1.0 keeps every worker's core busy for the whole run; the main thread's
+ * merging and writing count too, so it can pass 1.0 a little. Null when
+ * nothing ran or the time is unknown.
+ */
+static void write_efficiency(FILE *fp, double cpu_s, double wall_s, int workers)
+{
+    if (cpu_s >= 0 && wall_s > 0 && workers > 0)
+        fprintf(fp, "%.4f", cpu_s / (wall_s * workers));
+    else
+        fputs("null", fp);
+}
+
 /* Per rank, and imbalance over ranks (max/mean busy), when several ran. */
 static void write_ranks(FILE *fp, const ss_report_t *r)
 {
@@ -145,15 +160,20 @@ static void write_ranks(FILE *fp, const ss_report_t *r)
         double idle = k->wall_s * k->threads - k->busy_s;
         fprintf(fp, "%s\n    {\"rank\": %d, \"host\": ", i ? "," : "", i);
         ss_json_str(fp, k->host);
-        fprintf(fp, ", \"threads\": %d, \"shards\": %llu, \"reads\": %llu, "
-                    "\"bases\": %llu, \"busy_s\": %.6f, \"idle_s\": %.6f, \"bytes_out\": %llu, "
-                    "\"peak_rss_bytes\": %lld, \"wall_s\": %.6f, \"user_s\": %.3f, "
-                    "\"sys_s\": %.3f}",
-                k->threads, (unsigned long long)k->shards,
-                (unsigned long long)k->reads, (unsigned long long)k->bases, k->busy_s,
-                idle > 0 ? idle : 0, (unsigned long long)k->bytes_out,
-                (long long)k->peak_rss_bytes, k->wall_s, k->user_s, k->sys_s);
+        fprintf(fp,
+                ", \"threads\": %d, \"shards\": %llu, \"reads\": %llu, "
+                "\"bases\": %llu, \"busy_s\": %.6f, \"idle_s\": %.6f, \"bytes_out\": %llu, "
+                "\"peak_rss_bytes\": %lld, \"wall_s\": %.6f, \"user_s\": %.3f, "
+                "\"sys_s\": %.3f, \"cpu_efficiency\": ",
+                k->threads, (unsigned long long)k->shards, (unsigned long long)k->reads,
+                (unsigned long long)k->bases, k->busy_s, idle > 0 ? idle : 0,
+                (unsigned long long)k->bytes_out, (long long)k->peak_rss_bytes, k->wall_s,
+                k->user_s, k->sys_s);
+        write_efficiency(fp, k->user_s + k->sys_s, k->wall_s, k->threads);
+        fputc('}', fp);
         sum.user_s += k->user_s, sum.sys_s += k->sys_s;
+        /* worker-seconds the ranks had, for the efficiency over all of them */
+        sum.wall_s += k->wall_s * k->threads;
         tot += k->busy_s;
         if (k->busy_s > max)
             max = k->busy_s;
@@ -163,14 +183,66 @@ static void write_ranks(FILE *fp, const ss_report_t *r)
         if (k->peak_rss_bytes > rss_max)
             rss_max = k->peak_rss_bytes;
     }
-    fprintf(fp, "\n  ],\n  \"all_ranks\": {\"ranks\": %d, \"shards\": %llu, \"reads\": %llu, "
-                "\"bases\": %llu, \"busy_s\": %.6f, \"idle_s\": %.6f, \"bytes_out\": %llu, "
-                "\"max_peak_rss_bytes\": %lld, \"user_s\": %.3f, \"sys_s\": %.3f}",
+    fprintf(fp,
+            "\n  ],\n  \"all_ranks\": {\"ranks\": %d, \"shards\": %llu, \"reads\": %llu, "
+            "\"bases\": %llu, \"busy_s\": %.6f, \"idle_s\": %.6f, \"bytes_out\": %llu, "
+            "\"max_peak_rss_bytes\": %lld, \"user_s\": %.3f, \"sys_s\": %.3f, "
+            "\"cpu_efficiency\": ",
             r->n_ranks, (unsigned long long)sum.shards, (unsigned long long)sum.reads,
             (unsigned long long)sum.bases, tot, idle_tot, (unsigned long long)sum.bytes_out,
             (long long)rss_max, sum.user_s, sum.sys_s);
+    write_efficiency(fp, sum.user_s + sum.sys_s, sum.wall_s, 1);
+    fputc('}', fp);
     fprintf(fp, ",\n  \"rank_load_imbalance\": %.4f,\n",
             tot > 0 ? max / (tot / r->n_ranks) : 1.0);
+}
+
+/* A Slurm variable as a JSON string, or null outside Slurm (or when unset there). */
+static void slurm_str(FILE *fp, const char *key, const char *var)
+{
+    fprintf(fp, ",\n  \"%s\": ", key);
+    const char *v = getenv(var);
+    ss_json_str(fp, v && *v ? v : NULL);
+}
+
+/*
+ * The Slurm job this run belongs to: its id, the array job and task (so a
+ * report names its sample's task), and the nodes Slurm gave it, in Slurm's
+ * compressed form ("node[01-04]"); "hosts" has the ranks' own host names.
+ */
+static void write_slurm(FILE *fp)
+{
+    slurm_str(fp, "slurm_job_id", "SLURM_JOB_ID");
+    slurm_str(fp, "slurm_array_job_id", "SLURM_ARRAY_JOB_ID");
+    const char *task = getenv("SLURM_ARRAY_TASK_ID");
+    char *end = NULL;
+    long id = task && *task ? strtol(task, &end, 10) : -1;
+    if (task && *task && *end == '\0' && id >= 0)
+        fprintf(fp, ",\n  \"slurm_array_task_id\": %ld", id);
+    else
+        fprintf(fp, ",\n  \"slurm_array_task_id\": null");
+    slurm_str(fp, "slurm_nodelist", "SLURM_JOB_NODELIST");
+}
+
+/*
+ * Each input's size in bytes, in the order of "inputs"; null for one stat
+ * cannot size (standard input, a URL, a file gone since).
+ */
+static void write_input_bytes(FILE *fp, const ss_common_opts_t *o)
+{
+    unsigned long long total = 0;
+    fputc('[', fp);
+    for (int i = 0; o && i < o->n_inputs; i++) {
+        struct stat st;
+        fputs(i ? ", " : "", fp);
+        if (strcmp(o->inputs[i], "-") != 0 && stat(o->inputs[i], &st) == 0 && S_ISREG(st.st_mode)) {
+            fprintf(fp, "%lld", (long long)st.st_size);
+            total += (unsigned long long)st.st_size;
+        } else {
+            fputs("null", fp);
+        }
+    }
+    fprintf(fp, "],\n  \"input_bytes_total\": %llu", total);
 }
 
 /* What ran: paths, sizes, where, when; the status and the error. */
@@ -187,8 +259,7 @@ static void write_run(FILE *fp, const ss_report_t *r)
     }
     fprintf(fp, ",\n  \"command_line\": ");
     ss_json_str(fp, ss_cli_cmdline());
-    fprintf(fp, ",\n  \"slurm_job_id\": ");
-    ss_json_str(fp, getenv("SLURM_JOB_ID"));
+    write_slurm(fp);
     char t0[32], t1[32];
     ss_log_stamp_at(t0, sizeof(t0), ss_log_opened_wall());
     ss_log_stamp(t1, sizeof(t1));
@@ -198,7 +269,9 @@ static void write_run(FILE *fp, const ss_report_t *r)
         fputs(i ? ", " : "", fp);
         ss_json_str(fp, o->inputs[i]);
     }
-    fprintf(fp, "],\n  \"output\": ");
+    fprintf(fp, "],\n  \"input_bytes\": ");
+    write_input_bytes(fp, o);
+    fprintf(fp, ",\n  \"output\": ");
     ss_json_str(fp, o && o->output && strcmp(o->output, "-") ? o->output : NULL);
     fprintf(fp, ",\n  \"reference\": ");
     ss_json_str(fp, o ? o->reference : NULL);
@@ -213,8 +286,8 @@ static void write_run(FILE *fp, const ss_report_t *r)
             (unsigned long long)r->reused.reads);
 }
 
-/* This process's CPU time (all its threads), user and system. */
-static void write_cpu(FILE *fp)
+/* This process's CPU time (all its threads), user and system, and its efficiency. */
+static void write_cpu(FILE *fp, const ss_report_t *r)
 {
     struct rusage ru;
     double u = -1, sy = -1;
@@ -222,7 +295,28 @@ static void write_cpu(FILE *fp)
         u = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6;
         sy = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
     }
-    fprintf(fp, "  \"cpu\": {\"user_s\": %.3f, \"sys_s\": %.3f},\n", u, sy);
+    fprintf(fp, "  \"cpu\": {\"user_s\": %.3f, \"sys_s\": %.3f, \"efficiency\": ", u, sy);
+    write_efficiency(fp, u >= 0 ? u + sy : -1, r->wall_s, r->n_workers);
+    fprintf(fp, "},\n");
+}
+
+/*
+ * What tells a developer how the framework behaved rather than what the run
+ * did: the shard output buffers, and allocator calls when the counting shim
+ * (libsscount.so) was preloaded; without it only "alloc_counting": "not
+ * measured".
+ */
+static void write_diagnostics(FILE *fp, const ss_report_t *r, uint64_t reads)
+{
+    fprintf(fp, "  \"diagnostics\": {\"output_buffers\": {\"cap\": %d, \"peak\": %d}, ",
+            r->buffer_cap, r->buffer_peak);
+    if (r->count_before && r->count_after) {
+        char counts[256];
+        ss_count_json(counts, sizeof(counts), r->count_before, r->count_after, reads);
+        fprintf(fp, "%s},\n", counts);
+    } else {
+        fprintf(fp, "\"alloc_counting\": \"not measured\"},\n");
+    }
 }
 
 /* The JSON, built in memory: it reaches the file through ss_output's checked writes. */
@@ -238,15 +332,11 @@ static int report_json(const ss_report_t *r, char **buf, size_t *len)
     write_run(fp, r);
     ss_report_hosts_json(fp, r);
     ss_report_binding_json(fp, r);
-    fprintf(fp, "  \"output_buffers\": {\"cap\": %d, \"peak\": %d},\n", r->buffer_cap,
-            r->buffer_peak);
     uint64_t reads = write_workers(fp, r);
-    char counts[256];
-    ss_count_json(counts, sizeof(counts), r->count_before, r->count_after, reads);
-    fprintf(fp, "  %s,\n", counts);
     write_ranks(fp, r);
     ss_report_shards_json(fp, r);
-    write_cpu(fp);
+    write_cpu(fp, r);
+    write_diagnostics(fp, r, reads);
     fprintf(fp, "  \"setup_s\": %.6f,\n  \"wall_s\": %.6f,\n  \"peak_rss_bytes\": %lld,\n"
                 "  \"bytes_written\": %llu\n}\n",
             r->setup_s, r->wall_s, max_rss_kb < 0 ? -1LL : (long long)max_rss_kb * 1024,

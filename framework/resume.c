@@ -127,50 +127,55 @@ static int add_options(kstring_t *ks)
     return ok && kputc('\n', ks) >= 0 ? 0 : -1;
 }
 
-/* "KEY SIZE MTIME PATH" for a file that exists; nothing for one that does not. */
-static int add_file(kstring_t *ks, const char *key, const char *path)
+/*
+ * "KEY SIZE MTIME PATH" for a file that exists, nothing for one that does not;
+ * a kernel's file ("file") ends with a tab and its role, for the message.
+ */
+static int add_file(kstring_t *ks, const ss_run_file_t *f)
 {
     struct stat st;
-    if (!path || stat(path, &st) != 0)
+    if (stat(f->path, &st) != 0)
         return 0;
-    if (ksprintf(ks, "%s %lld %lld.%09ld ", key, (long long)st.st_size,
+    if (ksprintf(ks, "%s %lld %lld.%09ld ", f->key, (long long)st.st_size,
                  (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec) < 0)
         return -1;
-    for (const char *c = path; *c; c++)
-        if (kputc(*c == '\n' ? ' ' : *c, ks) < 0)
+    for (const char *c = f->path; *c; c++)
+        if (kputc(*c == '\n' || *c == '\t' ? ' ' : *c, ks) < 0)
             return -1;
+    if (!strcmp(f->key, "file") && (kputc('\t', ks) < 0 || kputs(f->role, ks) < 0))
+        return -1;
     return kputc('\n', ks) < 0 ? -1 : 0;
 }
 
-/* Each input, its index (the -X one, or any of the names htslib looks for beside it). */
+/* Every file the run reads (ss_run_reads): inputs, indexes, reference, BED, the kernel's. */
 static int add_inputs(kstring_t *ks, const ss_common_opts_t *o)
 {
-    static const char *const ext[] = {".bai", ".csi", ".crai"};
-    char p[PATH_MAX + 8];
+    ss_run_files_t l;
+    if (ss_run_reads(o, &l) < 0)
+        return -2; /* said why */
     int r = 0;
-    for (int i = 0; r == 0 && i < o->n_inputs; i++) {
-        const char *in = o->inputs[i];
-        r = add_file(ks, "input", in);
-        if (o->index_paths && o->index_paths[i]) {
-            r = r ? r : add_file(ks, "index", o->index_paths[i]);
-            continue;
-        }
-        for (size_t e = 0; r == 0 && e < sizeof(ext) / sizeof(ext[0]); e++) {
-            snprintf(p, sizeof(p), "%s%s", in, ext[e]);
-            r = add_file(ks, "index", p);
-            const char *dot = strrchr(in, '.');
-            if (r == 0 && dot && !strchr(dot, '/')) {
-                snprintf(p, sizeof(p), "%.*s%s", (int)(dot - in), in, ext[e]);
-                r = add_file(ks, "index", p);
-            }
-        }
-    }
-    if (r == 0 && o->reference) {
-        snprintf(p, sizeof(p), "%s.fai", o->reference);
-        r = add_file(ks, "reference", o->reference);
-        r = r ? r : add_file(ks, "reference", p);
-    }
-    return r ? r : add_file(ks, "bed", o->bed);
+    for (int i = 0; r == 0 && i < l.n; i++)
+        r = add_file(ks, &l.f[i]);
+    ss_run_files_free(&l);
+    return r;
+}
+
+/*
+ * "output PATH": the temporary output with its directory resolved, so that
+ * one file named two ways (relative, absolute, through a symlinked
+ * directory) is one output.
+ */
+static int add_output(kstring_t *ks, const char *tmp)
+{
+    const char *slash = strrchr(tmp, '/');
+    char *dir = slash ? strndup(tmp, slash == tmp ? 1 : (size_t)(slash - tmp)) : strdup(".");
+    char *real = dir ? realpath(dir, NULL) : NULL;
+    int r = real ? ksprintf(ks, "output %s%s%s\n", real, strcmp(real, "/") ? "/" : "",
+                            slash ? slash + 1 : tmp)
+                 : ksprintf(ks, "output %s\n", tmp);
+    free(real);
+    free(dir);
+    return r < 0 ? -1 : 0;
 }
 
 /* The plan's shape (what each shard covers) and the output header: hashed. */
@@ -192,23 +197,34 @@ static int add_plan(kstring_t *ks, const ss_resume_args_t *a)
 static char *identity(const ss_resume_args_t *a, const char *tmp)
 {
     kstring_t ks = KS_INITIALIZE;
-    int r = ksprintf(&ks, "kernel %s\noutput %s\n", a->kernel, tmp) < 0 ? -1 : 0;
+    int r = ksprintf(&ks, "kernel %s\n", a->kernel) < 0 ? -1 : 0;
+    r = r ? r : add_output(&ks, tmp);
     r = r ? r : add_options(&ks);
     r = r ? r : add_plan(&ks, a);
     r = r ? r : add_inputs(&ks, a->opts);
     if (r < 0) {
         free(ks.s);
-        ss_error("out of memory describing the run for --resume");
+        if (r == -1)
+            ss_error("out of memory describing the run for --resume");
         return NULL;
     }
     return ks_release(&ks);
 }
 
+/* Identity lines that describe a file ("KEY SIZE MTIME PATH", add_file). */
+static int is_file_key(const char *key)
+{
+    static const char *const keys[] = {"input", "index", "reference", "bed", "file", NULL};
+    for (int i = 0; keys[i]; i++)
+        if (!strcmp(key, keys[i]))
+            return 1;
+    return 0;
+}
+
 /* Why an earlier run's shards cannot be reused, in words, from the key of the line that differs. */
 static const char *why_changed(const ss_resume_diff_t *d)
 {
-    if (!strcmp(d->key, "input") || !strcmp(d->key, "index") || !strcmp(d->key, "reference") ||
-        !strcmp(d->key, "bed"))
+    if (is_file_key(d->key))
         return "inputs changed";
     if (!strcmp(d->key, "options") || !strcmp(d->key, "kernel"))
         return "options changed";
@@ -221,20 +237,66 @@ static const char *why_changed(const ss_resume_diff_t *d)
     return "the manifest does not match this run";
 }
 
+/* A file line's PATH (after KEY SIZE MTIME, up to the role's tab) within its n bytes. */
+static const char *line_path(const char *line, size_t n, size_t *len)
+{
+    const char *p = line;
+    for (int f = 0; f < 3 && p; f++)
+        if ((p = memchr(p, ' ', n - (size_t)(p - line))))
+            p++;
+    if (!p)
+        return NULL;
+    *len = strcspn(p, "\t\n");
+    return p;
+}
+
+/* Does identity text list a file line for path (of any size or time)? */
+static int lists_path(const char *text, const char *path, size_t len)
+{
+    for (const char *l = text; l && *l;) {
+        const char *end = strchr(l, '\n');
+        size_t pl, n = end ? (size_t)(end - l) : strlen(l);
+        const char *p = line_path(l, n, &pl);
+        if (p && pl == len && !memcmp(p, path, len))
+            return 1;
+        l = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+/*
+ * The file line that names what changed: the earlier run's, unless that file
+ * is still listed now (then this run lists a new file before it).
+ */
+static const char *changed_line(const ss_resume_diff_t *d, const char *now_text)
+{
+    size_t len;
+    const char *p = *d->was ? line_path(d->was, strlen(d->was), &len) : NULL;
+    if (!*d->now || !p || !lists_path(now_text, p, len))
+        return *d->was ? d->was : d->now;
+    size_t nl;
+    const char *np = line_path(d->now, strlen(d->now), &nl);
+    return np && (nl != len || memcmp(np, p, len)) ? d->now : d->was;
+}
+
 /* Refuse with one line that says what changed and what to do. */
-static void refuse(const char *shown, const ss_resume_diff_t *d)
+static void refuse(const char *shown, const ss_resume_diff_t *d, const char *now_text)
 {
     const char *line = *d->was ? d->was : d->now;
     const char *sp = strchr(line, ' ');
-    if (!strcmp(d->key, "input") || !strcmp(d->key, "index") || !strcmp(d->key, "reference")) {
-        /* "KEY SIZE MTIME PATH": say which file, and that it was touched */
-        const char *path = line;
-        for (int f = 0; f < 3 && path; f++)
-            if ((path = strchr(path, ' ')))
-                path++;
-        ss_error("%s: cannot resume: inputs changed (%s %s: size or modification time differs, "
-                 "or it is new or gone); rerun without --resume to start again",
-                 shown, d->key, path ? path : line);
+    size_t len;
+    const char *path = NULL;
+    if (is_file_key(d->key)) {
+        line = changed_line(d, now_text);
+        path = line_path(line, strlen(line), &len);
+    }
+    if (path) {
+        /* "KEY SIZE MTIME PATH[\tROLE]": say which file, and that it was touched */
+        const char *role = path[len] == '\t' ? path + len + 1 : NULL;
+        int kl = (int)strcspn(line, " ");
+        ss_error("%s: cannot resume: inputs changed (%.*s %.*s: size or modification time "
+                 "differs, or it is new or gone); rerun without --resume to start again",
+                 shown, role ? (int)strlen(role) : kl, role ? role : line, (int)len, path);
     } else if (!strcmp(d->key, "options")) {
         ss_error("%s: cannot resume: options changed (was '%s', now '%s'); rerun without "
                  "--resume to start again",
@@ -410,7 +472,7 @@ static int load_earlier(ss_resume_t *r, const ss_resume_args_t *a, const char *i
     }
     ss_resume_diff_t d;
     if (ss_resume_identity_diff(was, id, &d)) {
-        refuse(shown, &d);
+        refuse(shown, &d, id);
         free(was), free(recs);
         return -1;
     }
@@ -521,8 +583,8 @@ static int open_rank_file(ss_resume_t *r, const char *tmp)
     char path[PATH_MAX + 32];
     manifest_path(tmp, r->man, sizeof(r->man));
     snprintf(path, sizeof(path), "%s.rank%d", r->man, ss_comm_rank());
-    if ((r->data_fd = open(tmp, O_WRONLY | O_CLOEXEC)) < 0) {
-        ss_error("%s: cannot open the temporary output to sync it: %s", tmp, strerror(errno));
+    if ((r->data_fd = ss_output_open_own(tmp, O_WRONLY)) < 0) {
+        ss_output_own_error(tmp, tmp, errno); /* rank 0 made it: checked as it checked it */
         return -1;
     }
     r->log = ss_resume_log_create(path, r->nonce, NULL, r->data_fd, NULL, 0);

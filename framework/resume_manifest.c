@@ -111,10 +111,14 @@ int ss_resume_rec_decode(const unsigned char *in, ss_resume_rec_t *r)
 
 /* ---- reading ---- */
 
-/* The whole file into *buf (NUL-terminated); 0, -1 missing, -2 unreadable. */
+/*
+ * The whole file into *buf (NUL-terminated); 0, -1 missing, -2 unreadable. A
+ * manifest is trusted only as a regular file of ours: one another user put
+ * beside the output (a link, or a forged one) counts as unreadable.
+ */
 static int slurp(const char *path, char **buf, size_t *len)
 {
-    int fd = open(path, O_RDONLY);
+    int fd = ss_output_open_own(path, O_RDONLY);
     if (fd < 0)
         return errno == ENOENT ? -1 : -2;
     struct stat st;
@@ -299,8 +303,12 @@ static int create_file(ss_resume_log_t *l, uint64_t nonce, const char *identity,
         ss_resume_rec_encode(&init[i], rec);
         ok = kputsn((const char *)rec, sizeof(rec), &ks) >= 0;
     }
-    if (ok && (l->fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0)
-        ok = 0;
+    /* never through what someone else put at path.new; the rename replaces what is at path */
+    if (ok && (l->fd = ss_output_create_own(tmp, O_WRONLY)) < 0) {
+        ss_output_own_error(l->path, tmp, errno);
+        free(ks.s);
+        return -1;
+    }
     ok = ok && write_all(l->fd, ks.s, ks.l) == 0 && fdatasync(l->fd) == 0;
     ok = ok && rename(tmp, l->path) == 0;
     free(ks.s);

@@ -247,12 +247,12 @@ static int set_meta(ss_bedidx_t *x)
     return hts_idx_set_meta(x->idx, (uint32_t)at, meta, 0);
 }
 
-int ss_bedidx_save(ss_bedidx_t *x, uint64_t data_end, const char *path)
+int ss_bedidx_save(ss_bedidx_t *x, uint64_t data_end, const char *path, const char *idx_path)
 {
     if (!x->idx && !(x->idx = hts_idx_init(0, HTS_FMT_CSI, x->last_off, 14, 6)))
         return -1;
     /* tbx_index finishes at the offset where reading stopped: the end block's */
     if (hts_idx_finish(x->idx, data_end << 16) != 0 || set_meta(x) != 0)
         return -1;
-    return hts_idx_save_as(x->idx, path, NULL, HTS_FMT_CSI) < 0 ? -1 : 0;
+    return hts_idx_save_as(x->idx, path, idx_path, HTS_FMT_CSI) < 0 ? -1 : 0;
 }

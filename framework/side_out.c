@@ -12,6 +12,7 @@
  * after every file of the run (main output included) was complete.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,9 +97,25 @@ static int copy_specs(ss_side_t *s, const ss_out_spec_t *spec)
     return 0;
 }
 
+/* Stream k's name, with its index name, fits NAME_MAX: checked now, not after the work. */
+static int name_fits(const ss_side_t *s, int k)
+{
+    const char *path = s->spec[k].path, *slash = strrchr(path, '/');
+    size_t len = strlen(slash ? slash + 1 : path);
+    size_t ext = s->spec[k].format == SS_STREAM_BED_GZ ? 4 : 0; /* .csi */
+    if (len + ext <= NAME_MAX)
+        return 1;
+    ss_error("%s: file name too long (%zu bytes, at most %d%s); give a shorter prefix", path, len,
+             NAME_MAX - (int)ext, ext ? " for the index beside it" : "");
+    return 0;
+}
+
 /* Rank 0: create every stream's temporary file with its header. 0, or -1 after ss_error(). */
 static int open_files(ss_side_t *s)
 {
+    for (int k = 0; k < s->n_streams; k++)
+        if (!name_fits(s, k))
+            return -1;
     for (int k = 0; k < s->n_streams; k++) {
         if (!(s->file[k] = ss_output_open(s->spec[k].path)))
             return -1;
@@ -369,8 +386,9 @@ static int par_write(ss_side_t *s)
         free(size);
         return -1;
     }
-    int rc = 0;
+    int rc = 0, at = 0;
     for (int k = 0; rc == 0 && k < s->n_streams; k++) {
+        at = k;
         ss_comm_file_t *f = ss_comm_file_open(s->tmp[k], s->spec[k].path);
         if (ss_comm_max_int(!f) != 0) {
             ss_comm_file_close(f);
@@ -384,10 +402,24 @@ static int par_write(ss_side_t *s)
     }
     free(size);
     if (rc < 0 && !ss_error_raised())
-        ss_error("rank %d: writing the side outputs failed; check free space on their file "
-                 "system",
-                 ss_comm_rank());
+        ss_error("%s: writing it failed on another rank (that rank's message says why); free "
+                 "space on its file system and rerun",
+                 s->spec[at].path);
     return rc;
+}
+
+/* One rank: stream k's index, built as it was written, into a temporary of its own that
+ * commit renames with the file. 0, or -1 after ss_error(). */
+static int save_index(ss_side_t *s, int k, uint64_t data_end)
+{
+    const char *idx = ss_output_index_tmp(s->file[k], ".csi");
+    if (!idx)
+        return -1;
+    if (ss_bedidx_save(s->bidx[k], data_end, ss_output_tmp_path(s->file[k]), idx) == 0)
+        return 0;
+    ss_error("%s: writing its CSI index failed; free space on its file system and rerun",
+             s->spec[k].path);
+    return -1;
 }
 
 int ss_side_finish(ss_side_t *s, int rc)
@@ -402,14 +434,7 @@ int ss_side_finish(ss_side_t *s, int rc)
                 continue;
             uint64_t data_end = ss_output_bytes(s->file[k]);
             rc = ss_output_write(s->file[k], ss_bgzf_eof, sizeof(ss_bgzf_eof));
-            /* the index goes beside the temporary file; commit renames it with the file */
-            const char *tmp = ss_output_index_path(s->file[k]);
-            if (rc == 0 && ss_bedidx_save(s->bidx[k], data_end, tmp) < 0) {
-                ss_error("%s: writing its CSI index failed; free space on its file system and "
-                         "rerun",
-                         s->spec[k].path);
-                rc = -1;
-            }
+            rc = rc == 0 ? save_index(s, k, data_end) : rc;
             s->built[k] = rc == 0;
         }
         rc = ss_comm_max_int(rc < 0) ? -1 : 0;
@@ -424,9 +449,12 @@ int ss_side_finish(ss_side_t *s, int rc)
 /* tabix -p bed --csi on the finished temporary file; commit renames the index with it. */
 static int index_bed(ss_side_t *s, int k)
 {
-    const char *tmp = ss_output_index_path(s->file[k]);
+    const char *tmp = ss_output_tmp_path(s->file[k]);
+    const char *idx = ss_output_index_tmp(s->file[k], ".csi");
+    if (!idx)
+        return -1;
     errno = 0;
-    if (tbx_index_build(tmp, 14, &tbx_conf_bed) < 0) {
+    if (tbx_index_build2(tmp, idx, 14, &tbx_conf_bed) < 0) {
         ss_error("%s: building its CSI index failed (%s); nothing was written: free space on "
                  "its file system and rerun",
                  s->spec[k].path, errno ? strerror(errno) : "unknown cause");

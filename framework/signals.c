@@ -10,6 +10,9 @@
  * before its armed flag is set, and lock-free atomics are safe in a handler)
  * and only makes async-signal-safe calls: unlink, write, _exit.
  *
+ * SIGXFSZ under a file-size limit names it (ulimit -f) and -o: a rerun needs the limit
+ * raised. Without a limit, kill(1) sent it, and it is a signal like the others.
+ *
  * SIGPIPE is quiet (status 141): the reader of our pipe went away, which
  * `seqshard ... | head` does on purpose. Signals ignored when we started
  * (nohup's SIGHUP, a background job's SIGINT) stay ignored. The fault
@@ -20,6 +23,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "ss_internal.h"
@@ -31,15 +35,17 @@
 static char slot_path[N_SLOTS][PATH_MAX];
 static atomic_int slot_armed[N_SLOTS];
 static atomic_int quiet_, direct_, resumable_;
+static char output_[PATH_MAX]; /* -o, for the message; set before output_set_ */
+static atomic_int output_set_;
+static rlim_t fsize_limit_ = RLIM_INFINITY; /* RLIMIT_FSIZE at install: SIGXFSZ names it */
 
 static const struct {
     int sig;
     const char *name;
 } caught[] = {
-    {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"},
-    {SIGTERM, "SIGTERM"}, {SIGUSR1, "SIGUSR1"}, {SIGUSR2, "SIGUSR2"},
-    {SIGALRM, "SIGALRM"}, {SIGPIPE, "SIGPIPE"}, {SIGXCPU, "SIGXCPU"},
-    {SIGXFSZ, "SIGXFSZ"}, {SIGVTALRM, "SIGVTALRM"},
+    {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"},     {SIGTERM, "SIGTERM"},
+    {SIGUSR1, "SIGUSR1"}, {SIGUSR2, "SIGUSR2"}, {SIGALRM, "SIGALRM"},     {SIGPIPE, "SIGPIPE"},
+    {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"}, {SIGVTALRM, "SIGVTALRM"},
 };
 #define N_CAUGHT (sizeof(caught) / sizeof(caught[0]))
 
@@ -50,14 +56,59 @@ static void append(char *buf, size_t cap, size_t *len, const char *s)
         buf[(*len)++] = *s++;
 }
 
+/* Append v in decimal. Async-signal-safe. */
+static void append_u(char *buf, size_t cap, size_t *len, unsigned long long v)
+{
+    char d[24];
+    int i = 24;
+    d[--i] = '\0';
+    do
+        d[--i] = (char)('0' + v % 10);
+    while ((v /= 10) > 0);
+    append(buf, cap, len, d + i);
+}
+
+/* SIGXFSZ: the cause is the file-size limit, which the user must raise before a rerun. */
+static void say_file_size(char *line, size_t cap, size_t *len)
+{
+    append(line, cap, len, "seqshard: ");
+    if (atomic_load(&output_set_)) {
+        append(line, cap, len, output_);
+        append(line, cap, len, ": writing it or its temporary files");
+    } else {
+        append(line, cap, len, "writing the output (standard output or a file of the run)");
+    }
+    append(line, cap, len, " passed the file-size limit (ulimit -f: ");
+    append_u(line, cap, len, (unsigned long long)fsize_limit_);
+    append(line, cap, len, " bytes; SIGXFSZ)");
+    if (atomic_load(&direct_))
+        append(line, cap, len,
+               "; the output is incomplete; raise the limit (ulimit -f "
+               "unlimited) and run again\n");
+    else if (atomic_load(&resumable_))
+        append(line, cap, len,
+               "; no output written; raise the limit (ulimit -f unlimited) "
+               "and rerun the same command with --resume to continue\n");
+    else
+        append(line, cap, len,
+               "; no output written; raise the limit (ulimit -f unlimited) "
+               "and run again\n");
+}
+
 static void say_interrupted(int sig)
 {
-    char line[160];
+    char line[PATH_MAX + 400];
     size_t len = 0;
     const char *name = "a signal";
     for (size_t i = 0; i < N_CAUGHT; i++)
         if (caught[i].sig == sig)
             name = caught[i].name;
+    if (sig == SIGXFSZ && fsize_limit_ != RLIM_INFINITY) { /* else kill(1) sent it */
+        say_file_size(line, sizeof(line) - 1, &len);
+        ssize_t w = write(STDERR_FILENO, line, len);
+        (void)w; /* nowhere left to report a failure to */
+        return;
+    }
     append(line, sizeof(line), &len, "seqshard: interrupted by ");
     append(line, sizeof(line), &len, name);
     if (atomic_load(&direct_))
@@ -108,7 +159,7 @@ static void on_crash(int sig)
 
 static void install_crash_handlers(void)
 {
-    static const int crash[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+    static const int crash[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
     if (!SS_CRASH_CLEANUP)
         return;
     struct sigaction sa;
@@ -123,6 +174,9 @@ static void install_crash_handlers(void)
 void ss_signals_install(int quiet)
 {
     atomic_store(&quiet_, quiet);
+    struct rlimit fs;
+    if (getrlimit(RLIMIT_FSIZE, &fs) == 0)
+        fsize_limit_ = fs.rlim_cur;
     struct sigaction sa, old;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
@@ -164,6 +218,14 @@ void ss_signals_output_direct(int on)
 void ss_signals_resumable(int on)
 {
     atomic_store(&resumable_, on);
+}
+
+void ss_signals_output_name(const char *path)
+{
+    if (!path || strlen(path) >= sizeof(output_) || atomic_load(&output_set_))
+        return;
+    memcpy(output_, path, strlen(path) + 1);
+    atomic_store(&output_set_, 1); /* after the path: the handler never sees half */
 }
 
 void ss_signals_block(sigset_t *saved)

@@ -238,6 +238,19 @@ typedef struct {
 } ss_shard_t;
 
 /*
+ * A file a kernel reads or writes besides the ones the framework knows
+ * (inputs, indexes, reference, -l/-b BED, -o, --report, side streams):
+ * registered by the kernel's parser (ss_common_add_read, ss_common_add_write)
+ * so that --resume's identity and the clash check before any work see it.
+ */
+typedef struct {
+    char *path;       /* owned */
+    const char *role; /* static: what it is, in messages ("the --known VCF") */
+    const char *opt;  /* writes, static: the option that names it, for the fix ("--mosdepth") */
+    int indexed;      /* reads: its index (path.tbi, path.csi) is read too */
+} ss_side_file_t;
+
+/*
  * Options every kernel shares, filled by the kernel's parser (samtools'
  * names where they exist) and read by the framework.
  */
@@ -276,6 +289,14 @@ typedef struct ss_common_opts_s {
     int input_list;          /* inputs came from -b: file arguments are ignored, as samtools does */
     int stdin_ok;            /* the kernel reads "-" (standard input) as a stream: one worker,
                               * one shard per contig in file order, no index */
+    ss_side_file_t *side_reads;  /* files the kernel reads besides the framework's, and the
+                                  * -b lists: ss_common_add_read; owned */
+    int n_side_reads;
+    ss_side_file_t *side_writes; /* files the kernel writes besides -o (its finish files, its
+                                  * side streams): ss_common_add_write; owned */
+    int n_side_writes;
+    int cram_md;             /* kernel writes or reads MD/NM: CRAM inputs rebuild them as
+                              * htslib does by default (else decoding skips that work) */
 } ss_common_opts_t;
 
 /* How many counters of its own a kernel may report (ss_kernel_t.counter_names). */
@@ -337,11 +358,28 @@ int ss_common_opt(int c, const char *arg, ss_common_opts_t *o);
 int ss_opt_int(const char *opt, const char *arg, int lo, int hi, int *out);
 int ss_opt_string(char **dst, const char *arg);
 /*
+ * A precision variable (MOSDEPTH_PRECISION) as mosdepth 0.3.3 reads it: Nim's parseInt,
+ * -1 to 32; dflt when unset or empty. Other values never reach a run: the environment
+ * check (env.c) refuses them first. Any thread.
+ */
+int ss_env_precision(const char *name, int dflt);
+/*
  * Read a file of input paths (-b) into o->inputs. As in samtools mpileup, a
  * later -b replaces an earlier one, and once a list was read, file arguments
  * (ss_common_add_input) are ignored with a warning. Returns 0 or -1 after ss_error.
  */
 int ss_common_add_input_list(ss_common_opts_t *o, const char *list_path);
+/*
+ * Register a file the kernel reads (a VCF, a BED, a list): path (copied) and
+ * role (static, "the --known VCF"); indexed: its .tbi/.csi is read too. It
+ * becomes part of the run's identity for --resume, and no output may be it.
+ * ss_common_add_write: a file the kernel writes besides -o (its finish files,
+ * its side streams), named by option opt (static, for the fix: "give OPT
+ * another name"), which no other output and no read file may be. 0, or -1
+ * after ss_error() (out of memory). Main thread, during parse.
+ */
+int ss_common_add_read(ss_common_opts_t *o, const char *path, const char *role, int indexed);
+int ss_common_add_write(ss_common_opts_t *o, const char *path, const char *role, const char *opt);
 /* Add one input path. Returns 0 (also when ignored after -b) or -1 after ss_error. */
 int ss_common_add_input(ss_common_opts_t *o, const char *path);
 /*
@@ -414,6 +452,13 @@ typedef struct ss_kernel_s {
      * shard size counts each thing in one shard only.
      */
     const char *const *counter_names;
+    /*
+     * Optional: the counters this run counts, when that depends on its
+     * options (pileup: realign's only with --realign). NULL from it: none
+     * this run, and --report prints no kernel_counts. Without the hook,
+     * counter_names. Main thread, after parse.
+     */
+    const char *const *(*run_counters)(const void *kopts);
 
     /*
      * Optional: one line on how this build runs the kernel on this machine

@@ -41,14 +41,45 @@ hts_idx_t *ss_job_index(const ss_job_t *job);
 const char *ss_job_kernel(const ss_job_t *job);
 
 
+/* ---- the files a run reads and writes (run_files.c) ---- */
+
+/* One file of a run: its path, what it is in messages, and a key. */
+typedef struct {
+    char *path;      /* owned */
+    char *role;      /* owned: "an input", "the --known VCF's index", "-o" */
+    const char *key; /* static. Reads: its --resume identity line's key ("input", "index",
+                      * "reference", "bed", "file"); writes: the option naming it ("-o") */
+} ss_run_file_t;
+
+typedef struct {
+    ss_run_file_t *f;
+    int n, m;
+} ss_run_files_t;
+
+/*
+ * Every file the run may read: each input and every name htslib may load its
+ * index from, the reference with its .fai and .gzi, the -l/-b BED, then the
+ * -b lists and the kernel's files (ss_common_add_read, with their .tbi/.csi
+ * when indexed), in that order; names that do not exist are listed too.
+ * ss_run_writes: every file it may write: the side streams (a BED.gz one
+ * with its .csi) and the kernel's other files (ss_common_add_write), -o with
+ * the index names beside it when it is indexed, --report. 0, or -1 after
+ * ss_error() (out of memory; *l is then empty). Free with ss_run_files_free.
+ * Main thread.
+ */
+int ss_run_reads(const ss_common_opts_t *o, ss_run_files_t *l);
+int ss_run_writes(const ss_common_opts_t *o, const ss_out_spec_t *spec, ss_run_files_t *l);
+void ss_run_files_free(ss_run_files_t *l);
+
 /*
  * Check every path the run writes before any work (outcheck.c): -o and
- * --report can be created (indexed: with a .tbi/.csi beside -o), --tmp-dir is
- * a writable directory, and no output is an input, an input's index, the
- * reference, its .fai/.gzi, the -l file, or the other output. 0, or -1 after
+ * --report can be created (with an index name that many bytes longer beside
+ * an indexed -o, ss_output_index_ext_len), --tmp-dir is a writable
+ * directory, no file the run writes (ss_run_writes) is one it reads
+ * (ss_run_reads), and no two of them are the same file. 0, or -1 after
  * ss_error(). Main thread.
  */
-int ss_outputs_check(const ss_common_opts_t *o, int indexed);
+int ss_outputs_check(const ss_common_opts_t *o, const ss_out_spec_t *spec);
 
 /* Seconds on a monotonic clock. Any thread. */
 double ss_now(void);
@@ -74,6 +105,9 @@ ss_output_t *ss_output_open(const char *path);
  * process; abort still removes it. NULL after ss_error(). Main thread.
  */
 ss_output_t *ss_output_open_resumable(const char *path);
+/* The length of the longest index suffix the run writes beside -o (output): .tbi or .csi
+ * for .gz text, .csi for BAM and .crai for CRAM with --write-index; 0 for none. */
+int ss_output_index_ext_len(const ss_out_spec_t *spec, const char *output);
 #define SS_OUTPUT_TMP_FIXED ".tmp.seqshard"
 /* Room NAME_MAX keeps after BASE for the names beside it (".BASE.resume.rank" + 10 digits). */
 #define SS_OUTPUT_RESUME_SUFFIX_MAX 23
@@ -114,12 +148,30 @@ void ss_output_unguard(void);
  */
 int ss_output_index_tabix(ss_output_t *o, int csi);
 /*
- * The finished temporary file, for an index builder (the kernel's finish
- * hook) that writes PATH.csi or PATH.crai beside it: commit renames those
- * with the file, abort removes them. NULL when the output is not a temporary
- * file (standard output, a device). Main thread.
+ * A new, empty file of ours for an index builder to write the index of the
+ * finished temporary file into (htslib's fnidx; it opens by name, and this
+ * name cannot lead elsewhere): commit renames it to FILE + ext (".tbi",
+ * ".csi" or ".crai"), after removing the indexes of the old FILE; abort
+ * removes it. One per output. NULL when the output is not a temporary file
+ * (standard output, a device: nothing said), or after ss_error(). o owns the
+ * name. Main thread.
  */
-const char *ss_output_index_path(ss_output_t *o);
+const char *ss_output_index_tmp(ss_output_t *o, const char *ext);
+/*
+ * Files in a directory that may be shared (contract 9): nothing is opened
+ * through a name another user made. ss_output_open_own opens path (flags as
+ * open's, without O_CREAT) only if it is a regular file this user owns with
+ * no other link: fd, or -1 with errno ENOENT (nothing there), ELOOP (a
+ * symbolic link), EPERM (another kind of file, another user's, or linked
+ * elsewhere) or open's. ss_output_create_own creates path with
+ * O_EXCL|O_NOFOLLOW, replacing only such a file of ours (a killed run's):
+ * fd, or -1 with errno EEXIST (something else is there) or open's. No
+ * message: ss_output_own_error says in one line what errno meant for path.
+ * Any thread.
+ */
+int ss_output_open_own(const char *path, int flags);
+int ss_output_create_own(const char *path, int flags);
+void ss_output_own_error(const char *shown, const char *path, int err);
 
 
 /* ---- terminating signals (signals.c) ---- */
@@ -140,6 +192,8 @@ void ss_signals_forget(int slot);
 void ss_signals_output_direct(int on);
 /* The output can be resumed: the signal line says to rerun with --resume. Any thread. */
 void ss_signals_resumable(int on);
+/* -o, named by the line of a signal that concerns the output (SIGXFSZ). Main thread, once. */
+void ss_signals_output_name(const char *path);
 /* Hold the caught signals off this thread (around a rename and its forget), and restore. */
 void ss_signals_block(sigset_t *saved);
 void ss_signals_restore(const sigset_t *saved);
@@ -157,8 +211,9 @@ const char *ss_slurm_tmpdir(void);
 int ss_bgzf_wanted(const char *path);
 /* Compress in[0..len) into whole BGZF blocks in *out (reset first). 0 or -1. Any thread. */
 int ss_bgzf_compress_ks(const char *in, size_t len, kstring_t *out, int level);
-/* `tabix -s1 -b2 -e2 [--csi]` on path. 0 or -1 after ss_error naming final_path. */
-int ss_tabix_index(const char *path, const char *final_path, int csi);
+/* `tabix -s1 -b2 -e2 [--csi]` on path, the index written to idx_path (a name the caller
+ * created). 0 or -1 after ss_error naming final_path. */
+int ss_tabix_index(const char *path, const char *idx_path, const char *final_path, int csi);
 
 /* ---- progress line on stderr (progress.c) ---- */
 
@@ -202,7 +257,7 @@ double ss_log_opened(void);
 /* ---- --report FILE.json (report.c, report_shards.c, report_ranks.c) ---- */
 
 /* The report's format: bumped when a field changes meaning or goes away. */
-#define SS_REPORT_SCHEMA 2
+#define SS_REPORT_SCHEMA 3
 
 typedef struct {
     uint64_t shards, reads, bases;

@@ -26,6 +26,7 @@ struct ss_out_run_s {
     char spill_dir[4096]; /* where shards' output past spill_at goes (engine.c sets it) */
     size_t spill_at;      /* SS_OUT_SPILL_AT, or SEQSHARD_SPILL_AT */
     int no_main;          /* the kernel writes side streams only: no main file */
+    const char *input;    /* the run's one input, named in messages about its records, or NULL */
 };
 typedef struct ss_out_run_s ss_out_run_t;
 
@@ -43,12 +44,12 @@ int ss_out_run_trailer(const ss_out_run_t *r, kstring_t *out);
 /* Append text as the output writes text: BGZF blocks when it is compressed. 0 or -1. */
 int ss_out_run_text(const ss_out_run_t *r, const char *text, size_t len, kstring_t *out);
 /*
- * --write-index on the finished temporary file tmp_path (NULL: the output is
- * not a file), before it is renamed: the index is written beside it and
- * renamed with it (ss_output_index_path). output names -o in messages.
+ * --write-index on out's finished temporary file (none: the output is not a
+ * file), before it is renamed: the index goes to a temporary of its own and
+ * is renamed with it (ss_output_index_tmp). output names -o in messages.
  * 0, or -1 after ss_error().
  */
-int ss_out_run_index(const ss_out_run_t *r, const char *tmp_path, const char *output);
+int ss_out_run_index(const ss_out_run_t *r, ss_output_t *out, const char *output);
 
 /*
  * A worker's output. ss_out_init: NULL after ss_error(). begin binds the

@@ -88,8 +88,9 @@ void ss_bedidx_destroy(ss_bedidx_t *x);
  * lines out of order). */
 int ss_bedidx_add(ss_bedidx_t *x, const ss_lineidx_t *t, uint64_t file_off, const char *z,
                   size_t zlen);
-/* Finish (data_end: where the BGZF end block starts) and write path.csi. 0 or -1. */
-int ss_bedidx_save(ss_bedidx_t *x, uint64_t data_end, const char *path);
+/* Finish (data_end: where the BGZF end block starts) and write the CSI index of path to
+ * idx_path, a name the caller created (htslib opens it by name and truncates it). 0 or -1. */
+int ss_bedidx_save(ss_bedidx_t *x, uint64_t data_end, const char *path, const char *idx_path);
 
 /* ---- reductions (reduce.c) ---- */
 

@@ -5,6 +5,7 @@
  * file. Each kernel names its own reference option (pileup -f, view -T).
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,16 +39,29 @@ static int fasta_md5(faidx_t *fai, const char *name, char hex[33])
 void ss_io_cram_read_error(const char *path, sam_hdr_t *h, const char *reference,
                            const char *ref_opt, int shard_idx, const char *where, int tid)
 {
+    /* htslib's decoder fails the same way when an allocation fails: errno tells */
+    if (errno == ENOMEM) {
+        ss_error("%s: out of memory decoding CRAM records in shard %d (%s); lower -@ or give "
+                 "the run more memory",
+                 path, shard_idx, where);
+        return;
+    }
     kstring_t m5 = KS_INITIALIZE;
     const char *sn = tid >= 0 ? sam_hdr_tid2name(h, tid) : NULL;
     if (sn)
         sam_hdr_find_tag_id(h, "SQ", "SN", sn, "M5", &m5);
     const char *want = m5.l ? m5.s : "none";
     /* no FAI_CREATE: never write a .fai next to someone's FASTA */
+    errno = 0;
     faidx_t *fai = sn && reference ? fai_load3(reference, NULL, NULL, 0) : NULL;
     char got[33];
+    int md5_rc = fai && m5.l && faidx_has_seq(fai, sn) ? fasta_md5(fai, sn, got) : -1;
 
-    if (!sn) {
+    if ((sn && reference && !fai && errno == ENOMEM) || (md5_rc < 0 && errno == ENOMEM)) {
+        ss_error("%s: out of memory checking the reference of shard %d (%s); lower -@ or give "
+                 "the run more memory",
+                 path, shard_idx, where);
+    } else if (!sn) {
         ss_error("%s: cannot decode CRAM records in shard %d (%s): the file is corrupt or a "
                  "reference is missing; check %s and REF_PATH/REF_CACHE", path, shard_idx,
                  where, ref_opt);
@@ -59,7 +73,7 @@ void ss_io_cram_read_error(const char *path, sam_hdr_t *h, const char *reference
         ss_error("%s: cannot decode CRAM records in shard %d (%s): %s has no sequence for @SQ "
                  "SN:%s M5:%s; give the FASTA the CRAM was made with via %s", path, shard_idx,
                  where, reference, sn, want, ref_opt);
-    } else if (m5.l && fasta_md5(fai, sn, got) == 0 && strcasecmp(got, m5.s) != 0) {
+    } else if (md5_rc == 0 && strcasecmp(got, m5.s) != 0) {
         ss_error("%s: cannot decode CRAM records in shard %d (%s): %s is not the reference the "
                  "CRAM was made with (@SQ SN:%s M5:%s, FASTA MD5 %s); give the right FASTA with "
                  "%s", path, shard_idx, where, reference, sn, want, got, ref_opt);

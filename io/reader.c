@@ -146,6 +146,8 @@ samFile *ss_io_open_input(const ss_io_inputs_t *in, int i)
     if (!fp) {
         if (ss_io_fds_exhausted(errno))
             ss_io_error_fds(path, errno);
+        else if (errno == ENOMEM)
+            ss_error("%s: out of memory opening it; lower -@ or give the run more memory", path);
         else
             ss_error("%s: cannot open: %s; check the file still exists and is readable", path,
                      strerror(errno));
@@ -165,8 +167,9 @@ samFile *ss_io_open_input(const ss_io_inputs_t *in, int i)
         goto fail;
     }
     if (fp->format.format == cram) {
-        /* pileup-like kernels never need MD/NM rebuilt; skipping it saves reference work */
-        if (hts_set_opt(fp, CRAM_OPT_DECODE_MD, 0) != 0) {
+        /* pileup-like kernels never need MD/NM rebuilt; skipping it saves reference work.
+         * -1 is htslib's default, which samtools decodes with */
+        if (hts_set_opt(fp, CRAM_OPT_DECODE_MD, in->cram_md ? -1 : 0) != 0) {
             ss_error("%s: cannot set CRAM decoding options", path);
             goto fail;
         }
@@ -215,11 +218,14 @@ hts_idx_t *ss_io_load_index(const ss_io_inputs_t *in, int i, samFile *fp)
         /* htslib tries several names; out of descriptors, each of them fails with EMFILE */
         if (ss_io_fds_exhausted(errno))
             ss_io_error_fds(idx_path ? idx_path : path, errno);
+        else if (errno == ENOMEM)
+            ss_error("%s: out of memory loading its index; lower -@ or give the run more memory",
+                     path);
         else if (idx_path)
             ss_error("%s: cannot load its index %s (-X); check that file is the index of this "
                      "input", path, idx_path);
         else
-            ss_error("%s: no index found; run 'samtools index %s'", path, path);
+            ss_io_index_error(path, errno);
     }
     return idx;
 }

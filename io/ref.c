@@ -58,6 +58,10 @@ ss_ref_t *ss_ref_init(const char *fasta)
     if (fasta && (!(r->path = strdup(fasta)) || !(r->fai = fai_load3(fasta, NULL, NULL, 0)))) {
         if (ss_io_fds_exhausted(errno))
             ss_io_error_fds(fasta, errno);
+        else if (errno == ENOMEM)
+            ss_error("%s: out of memory loading the reference index; lower -@ or give the "
+                     "run more memory",
+                     fasta);
         else
             ss_error("%s: cannot load the reference index; run 'samtools faidx %s'", fasta,
                      fasta);
@@ -76,30 +80,43 @@ static void slot_clear(ref_slot_t *s)
     *s = (ref_slot_t){ .tid = -1 };
 }
 
-/* Reserve the address range of contig `name` in slot s. */
-static void slot_open(ss_ref_t *ref, ref_slot_t *s, int tid, const char *name)
+/*
+ * Reserve the address range of contig `name` in slot s. 0 (the contig may be
+ * missing from the FASTA: then s->map stays NULL), or -1 after ss_error(): a
+ * contig the FASTA has must never print as N because memory ran out.
+ */
+static int slot_open(ss_ref_t *ref, ref_slot_t *s, int tid, const char *name)
 {
     slot_clear(s);
     s->tid = tid;
     /* faidx_has_seq first: a missing contig is an answer, not an htslib error line */
     if (!faidx_has_seq(ref->fai, name))
-        return;
+        return 0;
     /* htslib 1.16 has no 64-bit length call: contigs must stay under 2^31 bp here */
     hts_pos_t len = faidx_seq_len(ref->fai, name);
-    if (len < 0 || !(s->name = strdup(name))) {
-        ss_warn("%s: cannot read contig '%s'; its bases print as N", ref->path, name);
-        return;
+    if (len < 0) {
+        ss_error("%s: cannot read the length of contig '%s' from its .fai; rebuild it with "
+                 "samtools faidx",
+                 ref->path, name);
+        goto fail;
     }
     s->map_size = (size_t)len + 1; /* one more byte: an empty contig still has an address */
     void *m = mmap(NULL, s->map_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
-    if (m == MAP_FAILED) {
-        ss_warn("%s: no address space for contig '%s' (%lld bp); its bases print as N",
-                ref->path, name, (long long)len);
-        return;
+    if (m == MAP_FAILED || !(s->name = strdup(name))) {
+        if (m != MAP_FAILED)
+            munmap(m, s->map_size);
+        ss_error("%s: out of memory for contig '%s' (%lld bp of address space); lower -@ or "
+                 "give the run more memory",
+                 ref->path, name, (long long)len);
+        goto fail;
     }
     s->map = m;
     s->len = len;
+    return 0;
+fail:
+    slot_clear(s); /* not cached: the next call tries again, and fails again if it must */
+    return -1;
 }
 
 const char *ss_ref_get(ss_ref_t *ref, int tid, const char *name, hts_pos_t *len)
@@ -111,8 +128,10 @@ const char *ss_ref_get(ss_ref_t *ref, int tid, const char *name, hts_pos_t *len)
         ref_slot_t t = ref->slot[1];
         ref->slot[1] = ref->slot[0];
         ref->slot[0] = t;
-        if (ref->slot[0].tid != tid)
-            slot_open(ref, &ref->slot[0], tid, name);
+        if (ref->slot[0].tid != tid && slot_open(ref, &ref->slot[0], tid, name) < 0) {
+            *len = -1;
+            return NULL;
+        }
     }
     *len = ref->slot[0].map ? ref->slot[0].len : 0;
     return ref->slot[0].map;
@@ -132,12 +151,17 @@ static int fetch(ss_ref_t *ref, ref_slot_t *s, hts_pos_t b, hts_pos_t e)
     if (b >= e)
         return 0;
     hts_pos_t got = 0;
+    errno = 0;
     char *seq = faidx_fetch_seq64(ref->fai, s->name, b, e - 1, &got);
-    int ok = seq && got == e - b;
+    int ok = seq && got == e - b, err = errno;
     if (ok)
         memcpy(s->map + b, seq, (size_t)got);
     free(seq);
-    if (!ok)
+    if (!ok && !seq && err == ENOMEM) /* htslib's buffer for the bases: not a bad FASTA */
+        ss_error("%s: out of memory reading %s:%lld-%lld; lower -@ or give the run more "
+                 "memory",
+                 ref->path, s->name, (long long)b + 1, (long long)e);
+    else if (!ok)
         ss_error("%s: cannot read %s:%lld-%lld; check the FASTA and its .fai (samtools faidx)",
                  ref->path, s->name, (long long)b + 1, (long long)e);
     return ok ? 0 : -1;
@@ -163,8 +187,9 @@ int ss_ref_cover(ss_ref_t *ref, int tid, hts_pos_t lo, hts_pos_t hi)
     hts_pos_t map_end = (hts_pos_t)s->map_size;
     ne = ne > map_end ? map_end : ne;
     if (mprotect(s->map + nb, (size_t)(ne - nb), PROT_READ | PROT_WRITE) != 0) {
-        ss_error("%s: cannot map %s:%lld-%lld (out of memory?)", ref->path, s->name,
-                 (long long)nb + 1, (long long)ne);
+        ss_error("%s: out of memory mapping %s:%lld-%lld; lower -@ or give the run more "
+                 "memory",
+                 ref->path, s->name, (long long)nb + 1, (long long)ne);
         return -1;
     }
     hts_pos_t fe = ne < s->len ? ne : s->len;
@@ -210,7 +235,12 @@ int ss_ref_check_contigs(const char *fasta, const sam_hdr_t *hc, int lengths_onl
 {
     sam_hdr_t *h = (sam_hdr_t *)hc; /* the lookups take non-const; they only read */
     *m = (ss_ref_mismatch_t){ .tid = -1, .fa_len = -1 };
+    errno = 0;
     faidx_t *fai = fai_load3(fasta, NULL, NULL, 0); /* never writes a .fai */
+    if (!fai && errno == ENOMEM) {
+        ss_error("%s: out of memory loading the reference index; give the run more memory", fasta);
+        return -2;
+    }
     if (!fai)
         return -1;
     for (int t = 0; t < sam_hdr_nref(h); t++) {

@@ -31,6 +31,8 @@ typedef struct {
     char **index_paths;    /* index of each input, or NULL: found beside the input */
     char **fmt_opts;       /* --input-fmt-option strings applied to every input */
     int n_fmt_opts;
+    int cram_md;           /* CRAM: rebuild MD/NM as samtools does (else skipped, as pileup
+                            * needs neither) */
     /* shared, read-only */
     sam_hdr_t *hdr;        /* the first input's header: every input has its @SQ lines */
     hts_idx_t **idx;       /* [n]: each BAM's index (queries only read it); NULL for a CRAM,
@@ -51,7 +53,7 @@ typedef struct {
 #define SS_IO_STDIN "-"
 
 /*
- * Open input i of in the way every reader does: CRAM MD rebuilding off, the
+ * Open input i of in the way every reader does: CRAM MD rebuilding off unless cram_md, the
  * reference, --input-fmt-option. Returns NULL after ss_error() naming the file.
  */
 samFile *ss_io_open_input(const ss_io_inputs_t *in, int i);
@@ -67,6 +69,19 @@ hts_idx_t *ss_io_load_index(const ss_io_inputs_t *in, int i, samFile *fp);
  */
 void ss_io_cram_read_error(const char *path, sam_hdr_t *h, const char *reference,
                            const char *ref_opt, int shard_idx, const char *where, int tid);
+
+/* ---- why an input failed, in samtools' words (read_diag.c); any thread ---- */
+
+/* ss_error() for sam_open(path) failing with errno err: what the file is, if not alignments. */
+void ss_io_open_error(const char *path, int err);
+/* ss_error() for an index of path that did not load (errno err): none found, or a damaged one. */
+void ss_io_index_error(const char *path, int err);
+/*
+ * ss_error() for htslib read error ret (< -1; 0 if unknown) of the BAM path in shard
+ * shard_idx (-1: not in a shard; `where`: "ctg:beg-end"): the cause from fp's BGZF error flags (a
+ * CRC32 mismatch, a block that does not inflate; fp may be NULL) and the fix.
+ */
+void ss_io_read_error(const char *path, samFile *fp, int ret, int shard_idx, const char *where);
 
 /* ---- what every reader checks of every record (check.c) ---- */
 
@@ -274,6 +289,13 @@ int ss_reader_streams(const ss_reader_t *r);
 /* How many begins opened files (tests check reuse). */
 int ss_reader_opens(const ss_reader_t *r);
 void ss_reader_destroy(ss_reader_t *r);
+/*
+ * ss_error() for read error ret (as ss_io_read_error) of reader rd's input i in its
+ * current shard, on contig tid: ss_io_cram_read_error for a CRAM (reference, ref_opt),
+ * else ss_io_read_error. The reader's thread.
+ */
+void ss_io_input_read_error(ss_reader_t *rd, int i, int ret, int tid, const char *where,
+                            const char *reference, const char *ref_opt);
 
 /* ---- reference: windows of contigs, per worker (ref.c) ---- */
 
@@ -285,8 +307,9 @@ ss_ref_t *ss_ref_init(const char *fasta);
  * Contig `name` (as stored in the FASTA: case kept), indexed by position, its
  * length in *len; only positions covered by ss_ref_cover() may be read.
  * Keeps the last two contigs. Returns NULL if there is no reference or the
- * contig is missing from it. Pointer valid until the next call for a third
- * contig.
+ * contig is missing from it (*len 0), or with *len -1 after ss_error() when
+ * its address space cannot be had (out of memory: never print it as N).
+ * Pointer valid until the next call for a third contig.
  */
 const char *ss_ref_get(ss_ref_t *ref, int tid, const char *name, hts_pos_t *len);
 /*
@@ -308,7 +331,8 @@ typedef struct {
 /*
  * Compare every @SQ of h with the FASTA's .fai (loaded, never written):
  * contigs missing there or of another length (lengths_only: the latter).
- * Returns m->n (0: all match), or -1 if the .fai cannot be loaded. Any thread.
+ * Returns m->n (0: all match), -1 if the .fai cannot be loaded (unsaid), or
+ * -2 after ss_error() when memory ran out loading it. Any thread.
  */
 int ss_ref_check_contigs(const char *fasta, const sam_hdr_t *h, int lengths_only,
                          ss_ref_mismatch_t *m);

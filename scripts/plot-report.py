@@ -10,17 +10,24 @@ output buffer). Right: the distribution of shard times, with the median and the
 slowest shard marked. A failed run's report plots the shards that finished.
 
 Needs matplotlib (Debian: python3-matplotlib). Exit status 0, 1 when the report
-cannot be read or has no shard records (schema 2 and later have them), 2 on bad
-usage.
+cannot be read or has no shard records (schema 2 and later have them) or matplotlib
+is missing, 2 on bad usage.
 """
 import json
 import statistics
 import sys
 
-import matplotlib
+try:
+    import matplotlib
 
-matplotlib.use('Agg')
-import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
+    from matplotlib.ticker import MaxNLocator  # noqa: E402
+except ImportError as e:
+    plt = None
+    MISSING = (f'plot-report: {sys.executable} cannot import matplotlib ({e}); install it '
+               '(Debian: apt-get install python3-matplotlib; elsewhere: python3 -m pip install '
+               '--user matplotlib) or run this script with a python3 that has it')
 
 
 def load(path):
@@ -32,7 +39,7 @@ def load(path):
     recs = rep.get('shard_records')
     if recs is None:
         sys.exit(f'plot-report: {path}: no "shard_records" (schema {rep.get("schema", 1)}); '
-                 'it needs the report of seqshard 0.2 or later')
+                 'it needs a report of schema 2 or later: rerun with this seqshard\'s --report')
     if not recs:
         sys.exit(f'plot-report: {path}: no shard finished; nothing to draw')
     return rep, recs
@@ -55,6 +62,7 @@ def gantt(ax, recs):
     ax.set_yticklabels([f'r{k[0]} w{k[1]}' for k in keys])
     ax.invert_yaxis()
     ax.set_xlim(left=0)  # the gap before the first bar is setup: opening, planning
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=8))
     ax.set_xlabel('seconds since start')
     ax.set_title('shards per worker (colour: rank)')
 
@@ -66,6 +74,9 @@ def distribution(ax, recs):
     med = statistics.median(times)
     ax.axvline(med, color='black', linestyle='--', label=f'median {med:.3f} s')
     ax.axvline(max(times), color='tab:red', linestyle=':', label=f'slowest {max(times):.3f} s')
+    # a few ticks only: a narrow panel's default ticks ("0.000 0.002 ...") run together
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel('shard time (s)')
     ax.set_ylabel('shards')
     ax.set_title(f'{len(times)} shards')
@@ -76,6 +87,8 @@ def main(argv):
     if len(argv) != 3 or argv[1] in ('-h', '--help'):
         print(__doc__.strip(), file=sys.stderr if len(argv) != 2 else sys.stdout)
         return 0 if len(argv) == 2 else 2
+    if plt is None:
+        sys.exit(MISSING)
     rep, recs = load(argv[1])
     fig, (a, b) = plt.subplots(1, 2, figsize=(12, max(3.0, 0.35 * len(rows(recs)[1]) + 1.5)),
                                gridspec_kw={'width_ratios': [2, 1]})

@@ -1,6 +1,7 @@
 /*
  * test_options.c -- the options every kernel shares: sizes with suffixes,
- * bad values rejected with exit-2 style errors, -b input lists.
+ * bad values rejected with exit-2 style errors, -b input lists, and the
+ * lists of the files a run reads and writes (run_files.c).
  */
 #include <sys/stat.h>
 
@@ -157,6 +158,71 @@ static void test_usage_text(void)
     free(buf);
 }
 
+/* Is there an entry (path, role, key) in l? */
+static int listed(const ss_run_files_t *l, const char *path, const char *role, const char *key)
+{
+    for (int i = 0; i < l->n; i++)
+        if (!strcmp(l->f[i].path, path) && !strcmp(l->f[i].role, role) &&
+            !strcmp(l->f[i].key, key))
+            return 1;
+    fprintf(stderr, "\nnot listed: %s (%s, %s)\n", path, role, key);
+    return 0;
+}
+
+/* The files a run reads and writes: the framework's own, then each kernel's registered one. */
+static void test_run_files(void)
+{
+    ss_common_opts_t o;
+    ss_common_opts_init(&o);
+    const char *in = touch();
+    char list_text[4200];
+    snprintf(list_text, sizeof(list_text), "%s\n", in);
+    const char *list = write_list(list_text);
+    SS_EQ_FATAL(ss_common_add_input_list(&o, list), 0);
+    SS_EQ_FATAL(ss_opt_string(&o.reference, "r.fa"), 0);
+    SS_EQ_FATAL(ss_opt_string(&o.bed, "t.bed"), 0);
+    SS_EQ_FATAL(ss_common_add_read(&o, "k.vcf.gz", "the --known VCF", 1), 0);
+    SS_EQ_FATAL(ss_common_add_read(&o, "rg.txt", "the -G read-group file", 0), 0);
+    SS_EQ_FATAL(ss_common_add_write(&o, "p.summary.txt", "the summary", "--prefix"), 0);
+    SS_EQ_FATAL(ss_common_add_write(&o, "p.bed.gz", "the BED output", "--prefix"), 0);
+    ss_run_files_t l;
+    SS_EQ_FATAL(ss_run_reads(&o, &l), 0);
+    char p[4200];
+    CU_ASSERT(listed(&l, in, "an input", "input"));
+    snprintf(p, sizeof(p), "%s.bai", in);
+    CU_ASSERT(listed(&l, p, "an input's index", "index"));
+    snprintf(p, sizeof(p), "%.*s.crai", (int)strlen(in) - 4, in); /* in place of ".bam" */
+    CU_ASSERT(listed(&l, p, "an input's index", "index"));
+    CU_ASSERT(listed(&l, "r.fa.fai", "the reference's index", "reference"));
+    CU_ASSERT(listed(&l, "r.fa.gzi", "the reference's index", "reference"));
+    CU_ASSERT(listed(&l, "t.bed", "the BED file", "bed"));
+    CU_ASSERT(listed(&l, list, "the list of inputs", "file"));
+    CU_ASSERT(listed(&l, "k.vcf.gz", "the --known VCF", "file"));
+    CU_ASSERT(listed(&l, "k.vcf.gz.tbi", "the --known VCF's index", "file"));
+    CU_ASSERT(listed(&l, "k.vcf.gz.csi", "the --known VCF's index", "file"));
+    CU_ASSERT(listed(&l, "rg.txt", "the -G read-group file", "file"));
+    CU_ASSERT(!listed(&l, "rg.txt.tbi", "the -G read-group file's index", "file"));
+    ss_run_files_free(&l);
+    SS_EQ(l.n, 0);
+    /* writes: a side stream takes the kernel's role for it; -o .gz brings its index names */
+    ss_out_spec_t spec = {.format = SS_FMT_TEXT, .level = -1, .n_streams = 1};
+    spec.streams[0] = (ss_stream_spec_t){.path = "p.bed.gz", .format = SS_STREAM_BED_GZ};
+    SS_EQ_FATAL(ss_opt_string(&o.output, "o.txt.gz"), 0);
+    SS_EQ_FATAL(ss_opt_string(&o.report, "r.json"), 0);
+    SS_EQ_FATAL(ss_run_writes(&o, &spec, &l), 0);
+    CU_ASSERT(listed(&l, "p.bed.gz", "the BED output", "--prefix"));
+    CU_ASSERT(listed(&l, "p.bed.gz.csi", "the BED output's index", "--prefix"));
+    CU_ASSERT(listed(&l, "p.summary.txt", "the summary", "--prefix"));
+    CU_ASSERT(listed(&l, "o.txt.gz", "-o", "-o"));
+    CU_ASSERT(listed(&l, "o.txt.gz.tbi", "-o's index", "-o"));
+    CU_ASSERT(listed(&l, "r.json", "--report", "--report"));
+    SS_EQ(l.n, 8); /* the stream once, though the kernel registered it too */
+    ss_run_files_free(&l);
+    ss_common_opts_free(&o);
+    SS_EQ(o.n_side_reads, 0);
+    CU_ASSERT_PTR_NULL(o.side_reads);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -165,6 +231,7 @@ int main(void)
     if (!s || !CU_add_test(s, "sizes", test_sizes) ||
         !CU_add_test(s, "common_opts", test_common_opts) ||
         !CU_add_test(s, "input_list", test_input_list) ||
+        !CU_add_test(s, "run_files", test_run_files) ||
         !CU_add_test(s, "usage_text", test_usage_text))
         return 1;
     return ss_test_run();

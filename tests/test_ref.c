@@ -1,10 +1,14 @@
 /*
  * test_ref.c -- the windowed reference (io/ref.c): covered positions read as
  * the FASTA has them, windows grow and are given back, contigs switch and
- * come back, a contig missing from the FASTA answers NULL.
+ * come back, a contig missing from the FASTA answers NULL; memory that runs
+ * out is an error that says so, never a contig that reads as missing.
  */
 #include <htslib/faidx.h>
+#include <string.h>
+#include <sys/resource.h>
 
+#include "../base/ss_base.h"
 #include "../io/ss_io.h"
 #include "ss_testutil.h"
 
@@ -112,6 +116,66 @@ static void test_no_reference(void)
     ss_ref_destroy(r);
 }
 
+/* The process's address space now, from /proc/self/statm (pages). 0 if unknown. */
+static size_t vm_bytes(void)
+{
+    FILE *fp = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    if (fp && fscanf(fp, "%lu", &pages) != 1)
+        pages = 0;
+    if (fp)
+        fclose(fp);
+    return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Run under an address-space limit of what is mapped now plus 1 MB (contig a is 3 MB). */
+static int tight(struct rlimit *old)
+{
+    size_t vm = vm_bytes();
+    if (vm == 0 || getrlimit(RLIMIT_AS, old) != 0)
+        return -1;
+    struct rlimit r = {vm + ((size_t)1 << 20), old->rlim_max};
+    return setrlimit(RLIMIT_AS, &r);
+}
+
+static void test_out_of_memory(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return; /* ASan's allocator aborts on a failed allocation instead of returning NULL */
+#endif
+    ss_ref_t *r = ss_ref_init(fasta);
+    SS_EQ_FATAL(r != NULL, 1);
+    struct rlimit old;
+    hts_pos_t len = 0;
+    ss_error_reset();
+    SS_EQ_FATAL(tight(&old), 0);
+    const char *a = ss_ref_get(r, 0, "a", &len); /* no room for its 3 MB of address space */
+    SS_EQ_FATAL(setrlimit(RLIMIT_AS, &old), 0);
+    SS_EQ(a == NULL, 1);
+    SS_EQ(len, -1);
+    SS_EQ(ss_error_raised(), 1);
+    SS_EQ(strstr(ss_error_message(), "out of memory") != NULL, 1);
+    /* with room again the contig is there: the failure was not cached as "missing" */
+    ss_error_reset();
+    a = ss_ref_get(r, 0, "a", &len);
+    SS_EQ_FATAL(a != NULL, 1);
+    SS_EQ(len, LEN_A);
+    /*
+     * The window's bases need a 3 MB buffer in htslib, which the allocator may still
+     * hold from before: either they read right, or the error says out of memory
+     * (not a bad FASTA).
+     */
+    SS_EQ_FATAL(tight(&old), 0);
+    int rc = ss_ref_cover(r, 0, 0, LEN_A);
+    SS_EQ_FATAL(setrlimit(RLIMIT_AS, &old), 0);
+    if (rc < 0)
+        SS_EQ(strstr(ss_error_message(), "out of memory") != NULL, 1);
+    ss_error_reset();
+    SS_EQ(ss_ref_cover(r, 0, 0, LEN_A), 0);
+    SS_EQ(same(a, 0, LEN_A), 1);
+    ss_ref_destroy(r);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -119,5 +183,6 @@ int main(void)
     CU_pSuite s = CU_add_suite("ref", setup, teardown);
     CU_add_test(s, "covered windows read as the FASTA", test_windows);
     CU_add_test(s, "no reference", test_no_reference);
+    CU_add_test(s, "out of memory is an error", test_out_of_memory);
     return ss_test_run();
 }

@@ -150,11 +150,11 @@ static void check_index(const char *header, kstring_t *shard, int n_shards, cons
     }
     fwrite(ss_bgzf_eof, 1, sizeof(ss_bgzf_eof), fp), fwrite(ss_bgzf_eof, 1, 28, cp);
     fclose(fp), fclose(cp);
-    SS_EQ(ss_bedidx_save(x, off, path), 0);
-    ss_bedidx_destroy(x);
-    SS_EQ(tbx_index_build(copy, 14, &tbx_conf_bed), 0);
     snprintf(csi, sizeof(csi), "%s.csi", path);
     snprintf(csi2, sizeof(csi2), "%s.csi", copy);
+    SS_EQ(ss_bedidx_save(x, off, path, csi), 0);
+    ss_bedidx_destroy(x);
+    SS_EQ(tbx_index_build(copy, 14, &tbx_conf_bed), 0);
     kstring_t a = KS_INITIALIZE, b = KS_INITIALIZE;
     BGZF *fa = bgzf_open(csi, "r"), *fb = bgzf_open(csi2, "r");
     CU_ASSERT_FATAL(fa && fb);

@@ -88,8 +88,9 @@ static int has_counted_read(const dp_opts_t *o, samFile *fp, hts_idx_t *idx, int
         found = dp_read_passes(o, b);
     hts_itr_destroy(itr);
     if (!found && r < -1) {
-        ss_error("%s: reading contig %d to see whether it has reads failed; check the file "
-                 "with samtools quickcheck", path, tid);
+        char where[64];
+        snprintf(where, sizeof(where), "contig #%d, for -a", tid);
+        ss_io_read_error(path, fp, r, -1, where);
         return -1;
     }
     return found;
@@ -274,6 +275,17 @@ static int flush_to(dp_worker_t *w, hts_pos_t to, int zeros, kstring_t *out)
     return 0;
 }
 
+/* Read error r (< -1) of input i in shard sh: one line naming the file, shard and cause. */
+static int read_failed(dp_worker_t *w, int i, const ss_shard_t *sh, int r)
+{
+    char where[256];
+    snprintf(where, sizeof(where), "%s:%lld-%lld", sam_hdr_tid2name(w->hdr, sh->tid),
+             (long long)sh->beg + 1, (long long)sh->end);
+    const ss_common_opts_t *co = ss_job_opts(w->job);
+    ss_io_input_read_error(w->rd, i, r, sh->tid, where, co->reference, co->ref_option);
+    return -1;
+}
+
 /* Input i's next read that passes the filters into b[i]. 0, or -1 after ss_error. */
 static int next_counted(dp_worker_t *w, int i, const ss_shard_t *sh)
 {
@@ -293,7 +305,7 @@ static int next_counted(dp_worker_t *w, int i, const ss_shard_t *sh)
             break;
     }
     w->live[i] = r >= 0;
-    return r < -1 ? -1 : 0;
+    return r < -1 ? read_failed(w, i, sh, r) : 0;
 }
 
 /* The input whose next read comes first (the lowest input on a tie, as samtools), or -1. */
@@ -321,7 +333,7 @@ static hts_pos_t query_start(dp_worker_t *w, int i, const ss_shard_t *sh)
         return -1;
     int r = ss_source_next(src, w->b[i]);
     if (r < -1)
-        return -1;
+        return read_failed(w, i, sh, r);
     if (r >= 0 && w->b[i]->core.pos < first)
         first = w->b[i]->core.pos;
     hts_pos_t beg = first - DP_PAIR_WINDOW;

@@ -579,8 +579,14 @@ int md_process(md_worker_t *w, const ss_shard_t *sh, ss_out_t *out, ss_shard_sta
         k.quant = ss_out_stream(out, run->stream[MD_QUANTIZED]);
     uint64_t reads = 0;
     if (walk(&k, hi, &reads) < 0) {
-        if (!ss_error_raised())
-            ss_error("out of memory in shard %d", sh->idx);
+        int err = md_count_read_error(w->cnt);
+        char where[256];
+        snprintf(where, sizeof(where), "%s:%lld-%lld", ctg, (long long)sh->beg + 1,
+                 (long long)sh->end);
+        if (err)
+            ss_io_input_read_error(w->rd, 0, err, sh->tid, where, run->reference, run->ref_option);
+        else if (!ss_error_raised())
+            ss_error("out of memory in shard %d (%s)", sh->idx, where);
         return -1;
     }
     int64_t *v = ss_out_values(out) + (size_t)sh->tid * MD_NV;

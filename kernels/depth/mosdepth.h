@@ -71,6 +71,7 @@ typedef struct {
     char *thresholds_header;
     ss_reduce_op_t *ops; /* [nref * MD_NV] */
     const sam_hdr_t *hdr;
+    const char *reference, *ref_option; /* -f and its name, for a CRAM's read errors */
 } md_run_t;
 
 int md_prepare(const md_opts_t *o, const ss_job_t *job, md_run_t **run, ss_out_spec_t *out);
@@ -95,6 +96,8 @@ void md_counter_destroy(md_counter_t *c);
 int md_count_start(md_counter_t *c, ss_source_t *src, int tid, hts_pos_t beg, hts_pos_t clen,
                    int shard);
 const int32_t *md_count_next(md_counter_t *c, hts_pos_t end, uint64_t *reads);
+/* The htslib read error (< -1) that made md_count_next return NULL unreported, or 0. */
+int md_count_read_error(const md_counter_t *c);
 
 /* ---- the kernel (mosdepth.c) and the final files (mosdepth_finish.c) ---- */
 

@@ -56,6 +56,7 @@ struct md_counter_s {
     hts_pos_t *blk; /* the current read's blocks */
     int m_blk;
     hts_pos_t last; /* POS of the read before, for the order check */
+    int read_err;   /* the source's read error, not yet reported (md_count_read_error) */
 };
 
 md_counter_t *md_counter_init(const md_opts_t *o)
@@ -272,7 +273,7 @@ int md_count_start(md_counter_t *c, ss_source_t *src, int tid, hts_pos_t beg, ht
     forget_all(c);
     c->src = src, c->tid = tid, c->shard = shard;
     c->base = beg, c->clen = clen, c->used = 0, c->carry = 0, c->last = -1;
-    c->pending = c->done = 0;
+    c->pending = c->done = c->read_err = 0;
     if (c->diff)
         memset(c->diff, 0, (c->cap + 1) * sizeof(*c->diff));
     return ss_source_query(src, tid, beg, clen);
@@ -299,7 +300,7 @@ static int read_to(md_counter_t *c, hts_pos_t end, uint64_t *reads)
         if (take(c, c->b) < 0)
             return -1;
     }
-    int r;
+    int r = -1;
     while (!c->done && (r = ss_source_next(c->src, c->b)) >= 0) {
         const bam1_t *b = c->b;
         (*reads)++;
@@ -318,7 +319,14 @@ static int read_to(md_counter_t *c, hts_pos_t end, uint64_t *reads)
             return -1;
     }
     c->done = 1;
+    if (r < -1 && r != SS_IO_REPORTED)
+        c->read_err = r;
     return r < -1 ? -1 : 0;
+}
+
+int md_count_read_error(const md_counter_t *c)
+{
+    return c->read_err;
 }
 
 const int32_t *md_count_next(md_counter_t *c, hts_pos_t end, uint64_t *reads)

@@ -18,7 +18,10 @@
 
 int md_put_float(kstring_t *s, double v, int precision)
 {
-    /* Nim's formatFloat(ffDecimal) is C's "%#.*f": precision 0 keeps the point ("23.") */
+    /* Nim's formatFloat(ffDecimal) is C's "%#.*f": precision 0 keeps the point ("23."),
+     * and -1 is "%f" */
+    if (precision < 0)
+        return ksprintf(s, "%f", v) < 0 ? -1 : 0;
     return ksprintf(s, "%#.*f", precision, v) < 0 ? -1 : 0;
 }
 
@@ -236,6 +239,8 @@ int md_prepare(const md_opts_t *o, const ss_job_t *job, md_run_t **run, ss_out_s
         goto oom;
     r->o = o;
     r->hdr = ss_job_header(job);
+    r->reference = ss_job_opts(job)->reference;
+    r->ref_option = ss_job_opts(job)->ref_option;
     r->nref = sam_hdr_nref(r->hdr);
     size_t n = (size_t)r->nref + 1;
     r->regions = calloc(n, sizeof(*r->regions));

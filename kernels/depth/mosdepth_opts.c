@@ -306,11 +306,7 @@ static void defaults(md_opts_t *o)
 {
     memset(o, 0, sizeof(*o));
     o->eflag = MD_DEFAULT_EFLAG;
-    o->precision = 2;
-    const char *p = getenv("MOSDEPTH_PRECISION");
-    long long v;
-    if (p && whole(p, &v) == 0 && v >= 0 && v <= 32)
-        o->precision = (int)v;
+    o->precision = ss_env_precision("MOSDEPTH_PRECISION", 2); /* mosdepth's default */
 }
 
 /* What mosdepth refuses, and what seqshard needs. 0, or -1 after a message. */
@@ -369,6 +365,42 @@ static int only_contig(ss_common_opts_t *co, const char *name)
     return r;
 }
 
+/*
+ * The files of the run for --resume and the clash check: the --by BED it
+ * reads, and every file PREFIX names that it writes (md_prepare's streams and
+ * md_finish's files: keep the two lists alike). 0, or -1 out of memory.
+ */
+static int register_files(const md_opts_t *o, ss_common_opts_t *co)
+{
+    static const struct {
+        const char *suffix, *role;
+        int on; /* 0 always, 1 with --by (a BED or windows), 2 without -n, 3 -T, 4 -q */
+    } files[] = {{".per-base.bed.gz", "the --mosdepth per-base file", 2},
+                 {".regions.bed.gz", "the --mosdepth regions file", 1},
+                 {".thresholds.bed.gz", "the --mosdepth thresholds file", 3},
+                 {".quantized.bed.gz", "the --mosdepth quantized file", 4},
+                 {".mosdepth.summary.txt", "the --mosdepth summary", 0},
+                 {".mosdepth.global.dist.txt", "the --mosdepth global distribution", 0},
+                 {".mosdepth.region.dist.txt", "the --mosdepth region distribution", 1}};
+    int want[] = {1, o->by || o->window, !o->no_per_base, o->n_thresholds > 0, o->n_quants > 0};
+    if (o->by && ss_common_add_read(co, o->by, "the --by BED", 0) < 0)
+        return -1;
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        if (!want[files[i].on])
+            continue;
+        size_t n = strlen(o->prefix) + strlen(files[i].suffix) + 1;
+        char *p = malloc(n);
+        if (!p)
+            return -1;
+        snprintf(p, n, "%s%s", o->prefix, files[i].suffix);
+        int r = ss_common_add_write(co, p, files[i].role, "--mosdepth");
+        free(p);
+        if (r < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int md_parse(int argc, char **argv, ss_common_opts_t *co, md_opts_t **out)
 {
     md_opts_t *o = malloc(sizeof(*o));
@@ -382,7 +414,8 @@ int md_parse(int argc, char **argv, ss_common_opts_t *co, md_opts_t **out)
     for (int i = optind; i < argc; i++)
         if (ss_common_add_input(co, argv[i]) < 0)
             return SS_EXIT_USAGE;
-    if (check(o, co) < 0 || (o->n_quants && make_labels(o) < 0) || cram_fields(o, co) < 0)
+    if (check(o, co) < 0 || (o->n_quants && make_labels(o) < 0) || cram_fields(o, co) < 0 ||
+        register_files(o, co) < 0)
         return SS_EXIT_USAGE;
     co->all_contigs = 1; /* every contig has a per-base line and a summary row */
     if (o->chrom && only_contig(co, o->chrom) < 0)

@@ -7,6 +7,7 @@
  * the pileup at a safe point (pileup_read.c), prints the positions the shard
  * owns, and fills zero-depth lines for -a/-aa (pileup_empty.c).
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,18 +32,20 @@ static void opts_free(void *kopts)
  * reads past the FASTA's end, exit 0. The output stays samtools', so this is
  * a warning, given once at the start instead of never (or once per read).
  */
-static void warn_reference_contigs(const ss_job_t *job)
+static int warn_reference_contigs(const ss_job_t *job)
 {
     const ss_common_opts_t *co = ss_job_opts(job);
     ss_ref_mismatch_t m;
-    if (!co->reference || ss_ref_check_contigs(co->reference, ss_job_header(job), 0, &m) <= 0)
-        return;
+    int r = co->reference ? ss_ref_check_contigs(co->reference, ss_job_header(job), 0, &m) : 0;
+    if (r <= 0)
+        return r == -2 ? -1 : 0; /* -2: out of memory, said; -1: the job's check said why */
     char what[512];
     ss_ref_describe_mismatch(co->reference, ss_job_header(job), co->inputs[0], &m, what,
                              sizeof(what));
     ss_warn("%s: there the reference prints as N and reads past its end are skipped, as "
             "samtools mpileup does; give the FASTA the reads were aligned to with %s", what,
             co->ref_option);
+    return 0;
 }
 
 /*
@@ -97,8 +100,7 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
     if (o->realign && rl_check_inputs(o->rl, job) < 0)
         return -1;
     output_weight(o, ss_job_inputs(job)->n, out);
-    warn_reference_contigs(job);
-    return 0;
+    return warn_reference_contigs(job);
 }
 
 /*
@@ -231,12 +233,14 @@ static void worker_destroy(void *wstate)
 #define BLOCK_CACHE_TOTAL ((int)2 << 20)
 #define BLOCK_CACHE_MIN ((int)256 << 10) /* htslib caches nothing under one 64 KiB block */
 
-/* Bind this shard's files (the reader may reopen them) and contig. */
-static void bind_inputs(pl_worker_t *w, int tid)
+/* Bind this shard's files (the reader may reopen them) and contig. 0, or -1 after ss_error(). */
+static int bind_inputs(pl_worker_t *w, int tid)
 {
     const char *name = sam_hdr_tid2name(w->hdr, tid);
     int cache = BLOCK_CACHE_TOTAL / (w->n > 0 ? w->n : 1);
     w->ctg_ref = ss_ref_get(w->ref, tid, name, &w->ctg_ref_len);
+    if (w->ctg_ref_len < 0)
+        return -1; /* out of memory: said */
     for (int i = 0; i < w->n; i++) {
         pl_input_t *in = &w->in[i];
         samFile *fp = ss_reader_file(w->rd, i); /* NULL when streamed: no file to cache for */
@@ -251,6 +255,7 @@ static void bind_inputs(pl_worker_t *w, int tid)
         in->do_baq = w->o->baq && w->ctg_ref;
         in->read_err = 0;
     }
+    return 0;
 }
 
 void pl_scope(const pl_worker_t *w, int tid, hts_pos_t *beg, hts_pos_t *end)
@@ -261,6 +266,30 @@ void pl_scope(const pl_worker_t *w, int tid, hts_pos_t *beg, hts_pos_t *end)
     *end = reg && reg->end < len ? reg->end : len;
 }
 
+/*
+ * --realign: a realigning source's query reads the whole range first and fails, unreported,
+ * only on a read error, without saying whose: the input whose file holds an error, else the
+ * first CRAM (its errors leave no flag), else the first.
+ */
+static int realign_read_error(pl_worker_t *w, const ss_shard_t *sh, const char *ctg)
+{
+    int pick = -1, cram = -1;
+    for (int i = 0; i < w->n && pick < 0; i++) {
+        samFile *fp = ss_reader_file(w->rd, i);
+        if (fp && fp->is_bgzf && fp->fp.bgzf->errcode)
+            pick = i;
+        else if (cram < 0 && ss_reader_is_cram(w->rd, i))
+            cram = i;
+    }
+    if (pick < 0)
+        pick = cram >= 0 ? cram : 0;
+    char where[256];
+    snprintf(where, sizeof(where), "%s:%lld-%lld", ctg, (long long)sh->beg + 1, (long long)sh->end);
+    const ss_common_opts_t *co = ss_job_opts(w->job);
+    ss_io_input_read_error(w->rd, pick, 0, sh->tid, where, co->reference, co->ref_option);
+    return -1;
+}
+
 static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
 {
     const char *ctg = sh->tid >= 0 ? sam_hdr_tid2name(w->hdr, sh->tid) : "*";
@@ -269,6 +298,12 @@ static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
     for (int i = 0; i < w->n; i++) {
         const pl_input_t *in = &w->in[i];
         int err = w->eng[i]->error;
+        if (in->read_err && in->read_errno == ENOMEM) {
+            ss_error("%s: out of memory reading shard %d (%s:%lld-%lld); lower -@ or give the "
+                     "run more memory",
+                     in->path, sh->idx, ctg, (long long)sh->beg + 1, (long long)sh->end);
+            return -1;
+        }
         if (in->read_err && ss_reader_is_cram(w->rd, i)) {
             char where[256];
             snprintf(where, sizeof(where), "%s:%lld-%lld", ctg, (long long)sh->beg + 1,
@@ -279,10 +314,10 @@ static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
             return -1;
         }
         if (in->read_err) {
-            ss_error("%s: reading shard %d (%s:%lld-%lld) failed: the file is truncated or "
-                     "corrupt, or its index does not match it; check it with samtools "
-                     "quickcheck and re-index it with samtools index", in->path,
-                     sh->idx, ctg, (long long)sh->beg + 1, (long long)sh->end);
+            char where[256];
+            snprintf(where, sizeof(where), "%s:%lld-%lld", ctg, (long long)sh->beg + 1,
+                     (long long)sh->end);
+            ss_io_read_error(in->path, ss_reader_file(w->rd, i), in->read_err, sh->idx, where);
             return -1;
         }
         if (err == PE_ERR_NOMEM) {
@@ -304,6 +339,8 @@ static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
             return -1;
         }
     }
+    if (w->rls)
+        return realign_read_error(w, sh, ctg);
     ss_error("pileup failed in shard %d (%s:%lld-%lld)", sh->idx, ctg, (long long)sh->beg + 1,
              (long long)sh->end);
     return -1;
@@ -417,11 +454,27 @@ static hts_pos_t window_reach(const pl_worker_t *w)
     return reach < WINDOW_REACH_MAX ? reach : WINDOW_REACH_MAX;
 }
 
+/*
+ * Where the shard's query of reads ends when it prints to last_end. Past the
+ * contig's end only reads that start before it are kept when the contig is in
+ * the reference (pl_read keeps none starting past the FASTA's end), and a query
+ * to the contig's end returns them all: the index is then asked for the bins of
+ * the contig, not those of the whole 2^29 bp range an open end covers.
+ */
+static hts_pos_t query_end(const pl_worker_t *w, const ss_shard_t *sh, hts_pos_t last_end)
+{
+    if (last_end <= sh->end || !w->ctg_ref)
+        return last_end;
+    hts_pos_t kept_before = w->ctg_ref_len > sh->end ? w->ctg_ref_len : sh->end;
+    return kept_before < last_end ? kept_before : last_end;
+}
+
 static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_stats_t *st)
 {
     pl_worker_t *w = wstate;
     if (sh->tid == SS_TID_UNPLACED) {
-        bind_inputs(w, 0);
+        if (bind_inputs(w, 0) < 0)
+            return -1;
         return pl_check_unplaced(w->in, w->n, w->scratch, &st->reads) < 0 ? pileup_error(w, sh)
                                                                             : 0;
     }
@@ -433,15 +486,19 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     int ret, covered = 0;
 
     pl_scope(w, sh->tid, &scope_beg, &scope_end);
+    /*
+     * Reads may run past their contig's @SQ LN, and samtools prints those columns
+     * (N as the base): the contig's last shard prints them, up to the region's end.
+     */
+    hts_pos_t last_end = sh->end >= sam_hdr_tid2len(w->hdr, sh->tid) ? sh->scope_end : sh->end;
     /* the reference is read by window: what this shard prints, then what its reads need */
     ss_ref_release(w->ref);
     ss_ref_release(w->ref_aux);
-    bind_inputs(w, sh->tid);
-    if (ss_ref_cover(w->ref, sh->tid, sh->beg, sh->end) < 0)
+    if (bind_inputs(w, sh->tid) < 0 || ss_ref_cover(w->ref, sh->tid, sh->beg, sh->end) < 0)
         return -1;
     hts_pos_t reach = window_reach(w), head = sh->beg - reach;
     /* the reads past the shard that may change its last columns (pl_query_shard) */
-    hts_pos_t follow = o->overlaps ? scope_end : sh->end;
+    hts_pos_t follow = o->overlaps ? sh->scope_end : last_end;
     hts_pos_t tail = sh->end + reach < follow ? sh->end + reach : follow;
     ss_reader_window(w->rd, sh->tid, head > scope_beg ? head : scope_beg,
                      tail > sh->end ? tail : sh->end);
@@ -458,8 +515,9 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
         uint64_t before[5];
         if (w->rls)
             rl_source_counts(w->rls[i], before);
-        if (pl_query_shard(&w->in[i], sh->tid, start, sh->end, reach, follow) < 0)
-            return -1;
+        if (pl_query_shard(&w->in[i], sh->tid, start, query_end(w, sh, last_end), reach,
+                           follow) < 0)
+            return pileup_error(w, sh);
         if (w->rls)
             add_realign_counts(w->rls[i], before, st);
         pe_reset(w->eng[i], sh->tid);
@@ -474,7 +532,7 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
                   (w->bytes_per_base ? w->bytes_per_base : FIRST_BYTES_PER_BASE(w->n));
     if (ss_out_reserve(so, want) < 0) /* capped where the shard's text would spill */
         return -1;
-    while ((ret = next_line(w, &pos)) > 0 && pos < sh->end) {
+    while ((ret = next_line(w, &pos)) > 0 && pos < last_end) {
         if (pos < sh->beg) {
             /* before the shard: the pileup runs only to reach the reference run's state */
             skip_line(w);
@@ -512,10 +570,17 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     return 0;
 }
 
-/* --report's kernel_counts (with --realign; zero without): what realignment did. */
+/* --report's kernel_counts with --realign: what realignment did. */
 static const char *const realign_counter_names[] = {
     "realign_windows", "realign_windows_skipped", "realign_windows_cleaned",
     "reads_realigned", "ends_unclipped", NULL};
+
+/* Without --realign nothing counts them: the report leaves them out. */
+static const char *const *run_counters(const void *kopts)
+{
+    const pl_opts_t *o = kopts;
+    return o->realign ? realign_counter_names : NULL;
+}
 
 const ss_kernel_t ss_kernel_pileup = {
     .name = "pileup",
@@ -530,4 +595,5 @@ const ss_kernel_t ss_kernel_pileup = {
     .process = process,
     .worker_destroy = worker_destroy,
     .counter_names = realign_counter_names,
+    .run_counters = run_counters,
 };

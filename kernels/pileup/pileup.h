@@ -112,6 +112,7 @@ typedef struct pl_input_s {
     int past_end;            /* the first read past shard_end was handed out: end */
     uint64_t n_read;         /* records read, for stats */
     int read_err;            /* htslib's error code when a read failed, else 0 */
+    int read_errno;          /* errno then: ENOMEM is memory, not a corrupt file */
     int warned_beyond_ref;
     hts_pos_t longest;       /* the longest reference span of the records read so far */
 } pl_input_t;

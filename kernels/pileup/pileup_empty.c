@@ -20,6 +20,8 @@ static int has_reads_on(pl_worker_t *w, int tid, hts_pos_t beg, hts_pos_t end)
     const char *ref = NULL;
     if (tid != -1 && ss_job_opts(w->job)->reference)
         ref = ss_ref_get(w->ref_aux, tid, sam_hdr_tid2name(w->hdr, tid), &len);
+    if (len < 0)
+        return -1; /* out of memory: said */
     pl_input_t saved = w->in[0];
     for (int i = 0; i < w->n; i++) {
         w->in[i].ref = ref;
@@ -115,7 +117,7 @@ int pl_emit_uncovered(pl_worker_t *w, int tid, hts_pos_t from, hts_pos_t to, int
             ref = NULL, ref_len = 0;
             if (ss_job_opts(w->job)->reference)
                 ref = ss_ref_get(w->ref_aux, label, sam_hdr_tid2name(w->hdr, label), &ref_len);
-            if (ss_ref_cover(w->ref_aux, label, from, to) < 0)
+            if (ref_len < 0 || ss_ref_cover(w->ref_aux, label, from, to) < 0)
                 return -1;
         }
     }

@@ -262,12 +262,15 @@ static int apply(void *ctx, int c, const char *arg)
     case 'Q': return ss_opt_int("-Q", arg, INT_MIN, INT_MAX, &o->min_baseq);
     case 'b': return ss_common_add_input_list(co, arg) < 0 ? -1 : 0;
     case 'A': o->orphans = 1; return 0;
-    case 'G': return read_rg_list(o, arg);
+    case 'G': /* read: part of the run (--resume, the clash check) */
+        return read_rg_list(o, arg) < 0 ? -1
+                                        : ss_common_add_read(co, arg, "the -G read-group file", 0);
     case 'a': o->all++; return 0;
     case 'h': pl_usage(stdout); return 1;
     case 'X': o->custom_index = 1; return 0;
+    case RL_OPT_KNOWN: /* read, with its index */
+        return realign_opt(o, c, arg) < 0 ? -1 : ss_common_add_read(co, arg, "the --known VCF", 1);
     case O_REALIGN:
-    case RL_OPT_KNOWN:
     case RL_OPT_MAX_MOVE:
     case RL_OPT_MAX_ISIZE:
     case RL_OPT_MAX_WINDOW: return realign_opt(o, c, arg);

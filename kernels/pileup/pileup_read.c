@@ -7,6 +7,7 @@
  * a batch ahead so that BAQ runs on many at once (pl_ahead_t); the filters
  * and BAQ of each read stay what they were, and so does the order.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,9 +183,11 @@ static void ahead_fill(pl_input_t *in)
     a->n = a->next = 0;
     while (a->n < a->cap) {
         bam1_t *b = a->rec[a->n];
+        errno = 0; /* htslib gives -4 for a bad record and for a failed allocation alike */
         if ((ret = ss_source_next(in->src, b)) < 0) {
             a->end = ret;
             a->end_src = 1;
+            in->read_errno = errno;
             break;
         }
         if (b->core.pos < in->skip_before)
@@ -233,7 +236,7 @@ static void ahead_fill(pl_input_t *in)
 int pl_query_shard(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end, hts_pos_t reach,
                    hts_pos_t follow_end)
 {
-    hts_pos_t to = end + reach < follow_end ? end + reach : follow_end;
+    hts_pos_t to = reach < follow_end - end ? end + reach : follow_end; /* end may be the max */
     if (pl_query(in, tid, beg, to) < 0)
         return -1;
     in->shard_end = end, in->follow_end = follow_end, in->queried_to = to;
@@ -303,6 +306,7 @@ int pl_query(pl_input_t *in, int tid, hts_pos_t beg, hts_pos_t end)
 /* Kept for the caller, which knows the shard and says what failed (pileup.c pileup_error). */
 static int read_error(pl_input_t *in, int ret)
 {
+    in->read_errno = errno;
     in->read_err = ret;
     return -1;
 }

@@ -4,6 +4,7 @@
  * block (rl_block.c), write every record read. The framework keeps the
  * records whose final POS the shard owns and sorts them (contract 7).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,8 @@ static int check_reference(const ss_job_t *job, const char *fasta)
     ss_ref_mismatch_t m;
     const sam_hdr_t *h = ss_job_header(job);
     int r = ss_ref_check_contigs(fasta, h, 0, &m);
+    if (r == -2)
+        return -1; /* out of memory: said */
     if (r < 0) {
         ss_error("%s: cannot load its .fai; run samtools faidx %s", fasta, fasta);
         return -1;
@@ -103,13 +106,23 @@ static int worker_init(void **ws, const void *kopts, const void *run, const ss_j
     return (w->known = rl_known_open(w->o)) ? 0 : -1;
 }
 
-static int read_error(const rl_worker_t *w, const ss_shard_t *sh)
+/*
+ * ret: htslib's code; err: errno as the read failed (htslib's -4 is a bad record or a
+ * failed allocation, which only errno tells apart).
+ */
+static int read_error(const rl_worker_t *w, const ss_shard_t *sh, int ret, int err)
 {
-    ss_error("%s: read error in shard %d (%s:%lld-%lld): the file is truncated or corrupt; "
-             "check it with samtools quickcheck",
-             ss_reader_path(w->rd, 0), sh->idx,
+    char where[256];
+    snprintf(where, sizeof(where), "%s:%lld-%lld",
              sh->tid >= 0 ? sam_hdr_tid2name(w->hdr, sh->tid) : "*", (long long)sh->beg + 1,
              (long long)sh->end);
+    if (err == ENOMEM) {
+        ss_error("%s: out of memory reading shard %d (%s); lower -@ or --shard-size, or give "
+                 "the run more memory",
+                 ss_reader_path(w->rd, 0), sh->idx, where);
+        return -1;
+    }
+    ss_io_input_read_error(w->rd, 0, ret, sh->tid, where, w->fasta, "-f");
     return -1;
 }
 
@@ -121,21 +134,25 @@ static int load_reads(rl_worker_t *w, const ss_shard_t *sh, int tid, hts_pos_t b
     rl_block_reset(w->blk);
     if (ss_source_query(src, tid, beg, end) < 0)
         return -1;
-    int r;
+    int r, err = 0;
     for (;;) {
         bam1_t *b = rl_block_next(w->blk);
         if (!b) {
             ss_error("out of memory holding shard %d's reads; use a smaller --shard-size", sh->idx);
             return -1;
         }
+        errno = 0;
         if ((r = ss_source_next(src, b)) < 0) {
+            err = errno;
             rl_block_unget(w->blk);
             break;
         }
         st->reads++;
         st->bases += (uint64_t)b->core.l_qseq;
     }
-    return r < -1 ? read_error(w, sh) : 0;
+    if (r == SS_IO_REPORTED)
+        return -1;
+    return r < -1 ? read_error(w, sh, r, err) : 0;
 }
 
 /* The reference under the block: the read range, a read span and an indel either side. */
@@ -145,6 +162,8 @@ static int load_reference(rl_worker_t *w, const ss_shard_t *sh, hts_pos_t end, r
     hts_pos_t len;
     ss_ref_release(w->ref);
     const char *s = ss_ref_get(w->ref, sh->tid, name, &len);
+    if (!s && len < 0)
+        return -1; /* out of memory: said */
     if (!s) {
         ss_error("%s: no contig %s in the reference (shard %d); give the FASTA the input "
                  "was aligned to",

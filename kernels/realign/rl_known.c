@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include <htslib/bgzf.h>
 #include <htslib/tbx.h>
 #include <htslib/vcf.h>
 
@@ -57,6 +58,15 @@ static int open_file(known_file_t *f, const char *path)
     enum htsExactFormat fmt = hts_get_format(f->fp)->format;
     if ((fmt != vcf && fmt != bcf) || !(f->hdr = bcf_hdr_read(f->fp))) {
         ss_error("--known %s: not a VCF or BCF file (or its header is damaged)", path);
+        return -1;
+    }
+    /* cut at a block boundary, htslib reads it to its end with no error: the index's
+     * records past the cut would be missing, so a file without its BGZF EOF block is refused */
+    int eof = f->fp->format.compression == bgzf ? bgzf_check_EOF(f->fp->fp.bgzf) : 1;
+    if (eof != 1 && eof != 2) { /* 2: not seekable, nothing to check */
+        ss_error("--known %s: no BGZF end-of-file block: the file is truncated; compress it "
+                 "again with bgzip (or bcftools view -O b) and index it",
+                 path);
         return -1;
     }
     if (fmt == bcf)
@@ -182,8 +192,11 @@ static int load_file(known_file_t *f, const char *name, hts_pos_t beg, hts_pos_t
         return 0; /* no records on this contig */
     hts_itr_t *it =
         f->tbx ? tbx_itr_queryi(f->tbx, tid, beg, end) : bcf_itr_queryi(f->idx, tid, beg, end);
-    if (!it)
-        return 0;
+    if (!it) {
+        ss_error("--known %s: out of memory querying %s:%lld-%lld", f->path, name,
+                 (long long)beg + 1, (long long)end);
+        return -1;
+    }
     int r, ret = 0;
     while (ret == 0) {
         if (f->tbx) {

@@ -185,9 +185,13 @@ int rl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
             return SS_EXIT_USAGE;
     if (!(o->cmdline = ss_cmd_line_kept(&rl_cmd, argc, argv)))
         return SS_EXIT_USAGE;
+    for (int i = 0; i < o->n_known; i++) /* read, with its index */
+        if (ss_common_add_read(co, o->known[i], "the --known VCF", 1) < 0)
+            return SS_EXIT_USAGE;
     o->format = ss_out_format_from(co, SS_FMT_BAM);
     o->threads = co->threads;
     co->unplaced = 1; /* the unplaced unmapped reads pass through, at the end */
+    co->cram_md = 1;  /* NM and MD are written (recomputed for moved reads) and NM read */
     return 0;
 }
 

@@ -9,6 +9,7 @@
  *
  * Owned by one worker thread.
  */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "realign.h"
@@ -30,7 +31,25 @@ struct rl_source_s {
     uint64_t counts[5];
 };
 
-/* Every record of [beg, end) of the inner source into the block. 0, or < 0 as next. */
+/* A read of the inner source failed with code r (errno err). -1, after ss_error(). */
+static int load_error(const rl_source_t *s, int tid, hts_pos_t beg, hts_pos_t end, int r, int err)
+{
+    const char *ctg = sam_hdr_tid2name(s->h, tid);
+    if (r == SS_IO_REPORTED || ss_error_raised())
+        return -1;
+    if (err == ENOMEM) /* htslib's -4 is a bad record or a failed allocation: errno tells */
+        ss_error("%s: out of memory reading %s:%lld-%lld to realign; lower -@ or give the run "
+                 "more memory",
+                 s->inner->name, ctg, (long long)beg + 1, (long long)end);
+    else
+        ss_error("%s: read error in %s:%lld-%lld while realigning: the file is truncated or "
+                 "corrupt, or its index does not match it; check it with samtools quickcheck "
+                 "and re-index it with samtools index",
+                 s->inner->name, ctg, (long long)beg + 1, (long long)end);
+    return -1;
+}
+
+/* Every record of [beg, end) of the inner source into the block. 0, or -1 after ss_error(). */
 static int load(rl_source_t *s, int tid, hts_pos_t beg, hts_pos_t end)
 {
     rl_block_reset(s->blk);
@@ -42,10 +61,12 @@ static int load(rl_source_t *s, int tid, hts_pos_t beg, hts_pos_t end)
             ss_error("out of memory holding reads to realign; use a smaller --shard-size");
             return -1;
         }
+        errno = 0;
         int r = ss_source_next(s->inner, b);
         if (r < 0) {
+            int err = errno;
             rl_block_unget(s->blk);
-            return r == -1 ? 0 : r;
+            return r == -1 ? 0 : load_error(s, tid, beg, end, r, err);
         }
     }
 }
@@ -57,6 +78,8 @@ static int reference(rl_source_t *s, int tid, hts_pos_t lo, hts_pos_t hi, rl_ref
     hts_pos_t len;
     ss_ref_release(s->ref);
     const char *seq = ss_ref_get(s->ref, tid, name, &len);
+    if (!seq && len < 0)
+        return -1; /* out of memory: said */
     if (!seq) {
         ss_error("%s: no contig %s in the reference; give the FASTA the input was aligned to",
                  s->fasta, name);

@@ -225,7 +225,7 @@ static void shard_name(const vw_worker_t *w, const ss_shard_t *sh, char *buf, si
                  (long long)sh->beg + 1, (long long)sh->end);
 }
 
-static int read_error(vw_worker_t *w, const ss_shard_t *sh, int is_cram)
+static int read_error(vw_worker_t *w, const ss_shard_t *sh, int is_cram, int ret)
 {
     const char *path = ss_reader_path(w->rd, 0);
     char where[256];
@@ -234,9 +234,7 @@ static int read_error(vw_worker_t *w, const ss_shard_t *sh, int is_cram)
         ss_io_cram_read_error(path, w->hdr, w->reference, w->ref_option, sh->idx, where,
                               sh->tid);
     else
-        ss_error("%s: read error in shard %d (%s): the file is truncated or corrupt, or its "
-                 "index does not match it; check it with samtools quickcheck and re-index it "
-                 "with samtools index", path, sh->idx, where);
+        ss_io_read_error(path, ss_reader_file(w->rd, 0), ret, sh->idx, where);
     return -1;
 }
 
@@ -245,7 +243,7 @@ static int bad_read(vw_worker_t *w, const ss_shard_t *sh, int is_cram, int code,
                     const ss_io_order_t *ord)
 {
     if (!ss_io_is_bad_record(code))
-        return read_error(w, sh, is_cram);
+        return read_error(w, sh, is_cram, code);
     char what[1024];
     ss_io_bad_record_text(what, sizeof(what), code, w->hdr, w->b, ord, sh->idx);
     ss_error("%s: %s", ss_reader_path(w->rd, 0), what);
@@ -331,7 +329,7 @@ static int read_by_query(vw_worker_t *w, const ss_shard_t *sh, hts_pos_t qbeg, h
     }
     if (r == SS_IO_REPORTED)
         return -1;
-    return r < -1 ? read_error(w, sh, is_cram) : 0;
+    return r < -1 ? read_error(w, sh, is_cram, r) : 0;
 }
 
 /*
@@ -376,7 +374,7 @@ static int read_by_containers(vw_worker_t *w, const ss_shard_t *sh, const vw_con
     for (int64_t k = 0; k < total; k++) {
         int r = sam_read1(fp, w->hdr, w->b);
         if (r < 0)
-            return read_error(w, sh, 1); /* the index promised more records */
+            return read_error(w, sh, 1, 0); /* the index promised more records */
         if ((r = ss_io_check_record(w->b, sam_hdr_nref(w->hdr), &ord)) < 0)
             return bad_read(w, sh, 1, r, &ord);
         st->reads++;
@@ -403,7 +401,7 @@ static int copy_blocks(vw_worker_t *w, const ss_shard_t *sh, ss_out_t *so,
     uint64_t records = 0;
     int r = vw_copy_shard(w->copier, w->run, w->rd, w->hdr, w->b, sh, out, &records);
     if (r == -2)
-        read_error(w, sh, 0);
+        read_error(w, sh, 0, 0);
     if (r < 0) {
         out->l = at;
         return -1;

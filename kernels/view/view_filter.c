@@ -85,19 +85,6 @@ void vw_subsample_finish(vw_opts_t *o)
     o->subsam_seed = scrambled_seed(o->subsam_seed);
 }
 
-/* -e: the expression must compile; workers compile their own copy. 0 or -1 after a message. */
-int vw_expr_check(const char *expr)
-{
-    hts_filter_t *f = hts_filter_init(expr);
-    if (!f) {
-        fprintf(stderr, "seqshard view: -e '%s': not a valid filter expression (htslib's "
-                        "syntax: samtools view's manual, FILTER EXPRESSIONS)\n", expr);
-        return -1;
-    }
-    hts_filter_free(f);
-    return 0;
-}
-
 /* ---- run state: the read groups of -l's library ---- */
 
 static int cmp_str(const void *a, const void *b)

@@ -2,8 +2,8 @@
  * view_opts.c -- `seqshard view` options: samtools view 1.16's names and
  * rules for the subset we support, plus the framework's common options.
  *
- * -l is samtools' --library filter. Before seqshard 0.2 it was the
- * compression level; that is now --output-fmt-option level=N (or -O
+ * -l is samtools' --library filter. Earlier seqshard builds took it as
+ * the compression level (CHANGELOG.md, Changed); that is now --output-fmt-option level=N (or -O
  * bam,level=N), as in samtools, and --help says so.
  */
 #include <ctype.h>
@@ -298,6 +298,8 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
                         "drop -M, or give the regions or the -L file alone\n");
         return SS_EXIT_USAGE;
     }
+    if (o->target_path && ss_common_add_read(co, o->target_path, "the -L BED", 0) < 0)
+        return SS_EXIT_USAGE;
     co->merge_regions = o->multi_region;
     vw_subsample_finish(o);
     if (!(o->cmdline = ss_cmd_line_kept(&vw_cmd, argc, argv)) ||

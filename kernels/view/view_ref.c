@@ -53,8 +53,9 @@ int vw_check_reference_contigs(const ss_job_t *job, int cram_out)
     const sam_hdr_t *h = ss_job_header(job);
     ss_ref_mismatch_t m;
     /* CRAM output of a contig missing from -T: vw_check_cram_output_refs decides (M5, UR) */
-    if (ss_ref_check_contigs(co->reference, h, cram_out, &m) <= 0)
-        return 0; /* an unloadable .fai was reported by the job's own check */
+    int r = ss_ref_check_contigs(co->reference, h, cram_out, &m);
+    if (r <= 0) /* -2: out of memory, said; -1: the job's own check reported the .fai */
+        return r == -2 ? -1 : 0;
     char what[512];
     ss_ref_describe_mismatch(co->reference, h, co->inputs[0], &m, what, sizeof(what));
     if (cram_out) {

@@ -57,9 +57,9 @@ BEDLINE3='malformed\.bed.*(line 3|:3\b)|(line 3|:3\b).*malformed\.bed'
 ss_fails "malformed BED"            1 "$BEDLINE3" -l "$TD/malformed.bed" "$S1"
 ss_fails "missing -l file"          1 'nope\.bed'        -l "$SS_WORK/nope.bed" "$S1"
 
-# ---- the BAQ path: a value that names no path is refused before any work ----------
+# ---- the BAQ path: a value that names no path is refused before any work (usage) --
 ss_env=(SEQSHARD_BAQ_PATH=avx512)
-ss_fails "SEQSHARD_BAQ_PATH=avx512" 1 'SEQSHARD_BAQ_PATH' -f "$TD/ref.fa" "$S1"
+ss_fails "SEQSHARD_BAQ_PATH=avx512" 2 'SEQSHARD_BAQ_PATH' -f "$TD/ref.fa" "$S1"
 ss_env=()
 
 # ---- usage errors: status 2 -----------------------------------------------------

@@ -159,6 +159,34 @@ run "$W/bad2.out" --known "$W/known.vcf" -o "$W/never.bam" "$IN"
 [ "$ss_rc" != 0 ] && grep -q 'no index\|tabix' "$W/bad2.out.err" && ss_ok "--known without an index" ||
     ss_bad "--known without an index" "status $ss_rc" "$(head -2 "$W/bad2.out.err")"
 
+# ---- CRAM input: the records realign writes from the same reads in BAM ----
+# samtools decodes the CRAM with NM/MD rebuilt; realign must read it the same way
+# (they are written, recomputed for moved reads, and NM guides the mismatch scan).
+"$SAMTOOLS" view -T "$REF" -b -o "$W/fromcram.bam" "$TD/s1.cram" &&
+    "$SAMTOOLS" index "$W/fromcram.bam"
+run "$W/bamin.sam" -O sam -@ 2 --shard-size 7k "$W/fromcram.bam"
+rb=$ss_rc
+run "$W/cramin.sam" -O sam -@ 2 --shard-size 7k "$TD/s1.cram"
+if [ "$rb" != 0 ] || [ "$ss_rc" != 0 ]; then
+    ss_bad "CRAM input" "exit status BAM $rb, CRAM $ss_rc" "$(head -2 "$W/cramin.sam.err")"
+else
+    grep -v '^@' "$W/bamin.sam" >"$W/bamin.rec"
+    grep -v '^@' "$W/cramin.sam" >"$W/cramin.rec"
+    nm=$(grep -c 'NM:i:' "$W/cramin.rec")
+    md=$(grep -c 'MD:Z:' "$W/cramin.rec")
+    want=$(grep -c 'NM:i:' "$W/bamin.rec")
+    if [ "$want" -lt 1000 ]; then
+        ss_bad "CRAM input" "only $want records with NM from the BAM: the test is wrong"
+    elif [ "$nm" != "$want" ] || [ "$md" != "$want" ]; then
+        ss_bad "CRAM input: NM/MD kept" "NM on $nm, MD on $md records; from the BAM $want"
+    elif ! cmp -s "$W/bamin.rec" "$W/cramin.rec"; then
+        ss_bad "CRAM input" "records differ from realign of the same reads in BAM"
+        ss_show_diff "$W/bamin.rec" "$W/cramin.rec"
+    else
+        ss_ok "CRAM input: the BAM's records, NM/MD on $nm"
+    fi
+fi
+
 # ---- regions: the region's records, decided as in the whole run ----
 run "$W/reg.sam" -O sam "$IN" ctgA:20001-30000
 if [ "$ss_rc" != 0 ]; then

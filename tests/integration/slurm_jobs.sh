@@ -20,11 +20,14 @@
 # ranks share a socket (--ntasks-per-socket overridden); each gets CPUs/ranks CPUs.
 #
 # Needs root and Debian's slurmctld slurmd slurm-client munge (scripts/install-deps.sh
-# --test installs them). Missing and not installable: prints "SKIP: ..." and exits 0.
+# --test installs them). Not root, or the packages missing and not installable: prints
+# "SKIP: ..." with the reason and exits 77 (ctest: skipped).
 set -u
 . "$(dirname "$0")/lib.sh"
 
 SLURM_PKGS=(slurmctld slurmd slurm-client munge)
+# the daemons live in /usr/sbin, which a user's PATH often leaves out
+PATH=$PATH:/usr/sbin:/sbin
 SS_SLURM_WAIT=${SS_SLURM_WAIT:-180}
 
 have_slurm() {
@@ -34,9 +37,19 @@ have_slurm() {
     done
 }
 
-# ---- packages: install when missing (root), SKIP only when that is impossible -------
+# ---- root, and the packages: install when missing (root), SKIP when that is impossible ----
+if [ "$(id -u)" != 0 ]; then
+    if have_slurm; then
+        echo "SKIP: starting munged/slurmctld/slurmd needs root (the Slurm packages are" \
+            "installed); as root: make test, or ctest -R integration_slurm_jobs"
+    else
+        echo "SKIP: starting munged/slurmctld/slurmd needs root, and Slurm is not installed" \
+            "(as root: apt-get install --no-install-recommends ${SLURM_PKGS[*]})"
+    fi
+    exit 77
+fi
 if ! have_slurm; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then
         echo "slurm_jobs: installing ${SLURM_PKGS[*]} (apt-get, --no-install-recommends)"
         export DEBIAN_FRONTEND=noninteractive
         timeout 300 apt-get install -y -q --no-install-recommends "${SLURM_PKGS[@]}" \
@@ -46,14 +59,10 @@ if ! have_slurm; then
                     </dev/null >/dev/null 2>&1; }
     fi
     if ! have_slurm; then
-        echo "SKIP: Slurm is not installed and could not be installed" \
-            "(apt-get install --no-install-recommends ${SLURM_PKGS[*]}, as root)"
-        exit 0
+        echo "SKIP: Slurm is not installed and apt-get could not install it" \
+            "(apt-get install --no-install-recommends ${SLURM_PKGS[*]})"
+        exit 77
     fi
-fi
-if [ "$(id -u)" != 0 ]; then
-    echo "SKIP: starting munged/slurmctld/slurmd needs root (Slurm packages are installed)"
-    exit 0
 fi
 
 ss_setup

@@ -52,6 +52,12 @@ same "-e flags and tags" -e 'flag.paired && !flag.reverse && [NM] <= 1' "$S1"
 same "-e pos and rname" -e 'rname == "ctgB" || pos < 1000' "$S1"
 same "-e qname regex" -e 'qname =~ "_1[0-9]*_"' "$S1"
 same "-c -e" -c -e 'tlen > 400 || tlen < -400' "$S1"
+# valid ones the check before the run must let through: tags used as a string and as a
+# number, absent tags, functions, escapes
+same "-e tag types" -e '[RG] =~ "s1" && [NM] + 1 > 2' "$S1"
+same "-e absent tag" -c -e 'exists([SA]) || [XX] + "a"' "$S1"
+same "-e length()" -c -e 'length(seq) > 100 && sclen < 5' "$S1"
+same "-e escaped quote" -c -e 'qname !~ "a\"b" && library != "x(y"' "$S1"
 
 # ---- -s / --subsample: by read name, seeded as samtools ---------------------------------
 same "-s 0.5" -s 0.5 "$S1"
@@ -117,6 +123,29 @@ refused "--subsample above 1" "--subsample '1.5'" --subsample 1.5 "$S1"
 refused "-x tag of 3 letters" "-x 'ABC'" -x ABC "$S1"
 refused "-c -o FILE.gz" "-c writes one line" -c -o "$W/n.txt.gz" "$S1"
 refused "--output-fmt-option other" "level=N" --output-fmt-option nthreads=2 "$S1"
+
+# -e that cannot work is refused before any work, exit 2, one line naming the expression:
+# a regex that does not compile (htslib 1.16 crashes on the second record, as samtools
+# does), and an expression that does not parse (htslib drops every read: 0 and exit 0)
+bad_expr() { # NAME EXPR PATTERN
+    timeout "$SS_TIMEOUT" "$SEQSHARD" view --quiet -e "$2" "$S1" >"$W/r.out" 2>"$W/r.err" \
+        </dev/null
+    local rc=$?
+    if [ $rc = 2 ] && [ "$(wc -l <"$W/r.err")" = 1 ] && [ ! -s "$W/r.out" ] &&
+        grep -qF -- "-e '$2'" "$W/r.err" && grep -qE -- "$3" "$W/r.err"; then
+        ss_ok "$1"
+    else
+        ss_bad "$1" "status $rc, $(wc -l <"$W/r.err") lines on stderr, want 2 and one line" \
+            "$(head -3 "$W/r.err" | cut -c1-200)"
+    fi
+}
+bad_expr "-e regex that does not compile" 'qname=~"["' 'regular expression "\[" does not compile'
+bad_expr "-e !~ regex that does not compile" 'flag.paired && qname !~ "(a"' 'does not compile'
+bad_expr "-e unfinished comparison" 'mapq>' 'not a valid filter expression'
+bad_expr "-e missing )" '(mapq > 5 && flag.paired' 'not a valid filter expression'
+bad_expr "-e unknown name" 'mapq > 5 && nosuchfield' 'not a valid filter expression'
+bad_expr "-e arithmetic on a string" 'qname + 1 > 0' 'not a valid filter expression'
+bad_expr "-e unterminated string" 'qname == "abc' 'not a valid filter expression'
 
 ss_summary
 exit $?
