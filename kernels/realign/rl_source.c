@@ -31,21 +31,19 @@ struct rl_source_s {
     uint64_t counts[5];
 };
 
-/* A read of the inner source failed with code r (errno err). -1, after ss_error(). */
+/*
+ * A read of the inner source failed with code r (errno err). Out of memory is
+ * said here; any other failure is the consumer's to diagnose (pileup names the
+ * file's own cause: a CRC, a damaged record), so nothing is said twice. -1.
+ */
 static int load_error(const rl_source_t *s, int tid, hts_pos_t beg, hts_pos_t end, int r, int err)
 {
-    const char *ctg = sam_hdr_tid2name(s->h, tid);
-    if (r == SS_IO_REPORTED || ss_error_raised())
+    if (r == SS_IO_REPORTED || ss_error_raised() || err != ENOMEM)
         return -1;
-    if (err == ENOMEM) /* htslib's -4 is a bad record or a failed allocation: errno tells */
-        ss_error("%s: out of memory reading %s:%lld-%lld to realign; lower -@ or give the run "
-                 "more memory",
-                 s->inner->name, ctg, (long long)beg + 1, (long long)end);
-    else
-        ss_error("%s: read error in %s:%lld-%lld while realigning: the file is truncated or "
-                 "corrupt, or its index does not match it; check it with samtools quickcheck "
-                 "and re-index it with samtools index",
-                 s->inner->name, ctg, (long long)beg + 1, (long long)end);
+    /* htslib's -4 is a bad record or a failed allocation: errno tells */
+    ss_error("%s: out of memory reading %s:%lld-%lld to realign; lower -@ or give the run "
+             "more memory",
+             s->inner->name, sam_hdr_tid2name(s->h, tid), (long long)beg + 1, (long long)end);
     return -1;
 }
 
