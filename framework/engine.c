@@ -40,6 +40,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -328,6 +329,13 @@ void ss_engine_join_workers(int n_workers, worker_t *w)
 
 
 /* Largest contig length: tabix needs CSI past 2^29 - 1. */
+/* -o FILE.gz##idx##NAME.csi: the index asked for by name is CSI. */
+static int named_csi(const char *name)
+{
+    size_t l = name ? strlen(name) : 0;
+    return l > 4 && strcasecmp(name + l - 4, ".csi") == 0;
+}
+
 static int needs_csi(const ss_job_t *job)
 {
     sam_hdr_t *h = ss_job_header(job);
@@ -374,8 +382,11 @@ int ss_engine_resume_start(engine_t *e, const kstring_t *header)
 static int seal(engine_t *e, int rc, ss_output_t *rep)
 {
     ss_resume_quiesce(e->resume); /* its thread syncs e->out's descriptor, which goes now */
+    const char *named = e->orun->index_out; /* -o FILE.gz##idx##NAME: .csi asks for CSI */
+    if (rc == 0 && e->orun->tabix && named)
+        rc = ss_output_name_index(e->out, named);
     if (rc == 0 && e->orun->tabix)
-        rc = ss_output_index_tabix(e->out, needs_csi(e->job));
+        rc = ss_output_index_tabix(e->out, needs_csi(e->job) || named_csi(named));
     /* standard output or a device: the index step says whether it needed a file */
     if (rc == 0)
         rc = ss_out_run_index(e->orun, e->out, ss_job_opts(e->job)->output);

@@ -45,6 +45,40 @@ ss_out_format_t ss_out_format_from(const ss_common_opts_t *co, ss_out_format_t d
     return dflt;
 }
 
+/*
+ * -o FILE##idx##INDEX: the index's name must say a kind the output can have,
+ * as samtools and htslib read it from the name. 0, or -1 after ss_error().
+ */
+static int check_index_name(const ss_out_spec_t *s, const ss_common_opts_t *co, int bgzf)
+{
+    const char *idx = co->index_out;
+    if (!idx)
+        return 0;
+    int text = s->format == SS_FMT_TEXT;
+    if (!text && !s->write_index) {
+        ss_error("-o %s##idx##%s names an index, but none is written; add --write-index",
+                 co->output, idx);
+        return -1;
+    }
+    if (text && !bgzf) {
+        ss_error("-o %s##idx##%s: only a .gz output has an index; name it FILE.gz##idx##%s",
+                 co->output, idx, idx);
+        return -1;
+    }
+    int ok = s->format == SS_FMT_CRAM  ? ends_with(idx, ".crai")
+             : s->format == SS_FMT_BAM ? ends_with(idx, ".bai") || ends_with(idx, ".csi")
+             : text                    ? ends_with(idx, ".tbi") || ends_with(idx, ".csi")
+                                       : ends_with(idx, ".csi");
+    if (!ok)
+        ss_error("-o %s##idx##%s: a %s output's index is named %s", co->output, idx,
+                 text ? "text .gz" : format_name(s->format),
+                 s->format == SS_FMT_CRAM  ? "*.crai"
+                 : s->format == SS_FMT_BAM ? "*.bai or *.csi"
+                 : text                    ? "*.tbi or *.csi"
+                                           : "*.csi");
+    return ok ? 0 : -1;
+}
+
 /* Refuse what cannot be written. 0, or -1 after ss_error(). */
 static int check_spec(const ss_out_spec_t *s, const sam_hdr_t *hdr, const char *path)
 {
@@ -53,12 +87,13 @@ static int check_spec(const ss_out_spec_t *s, const sam_hdr_t *hdr, const char *
         ss_error("internal: a %s output needs a header from the kernel", format_name(s->format));
         return -1;
     }
-    int bgzf = s->format == SS_FMT_TEXT ? ss_bgzf_wanted(path)
-                                        : s->format == SS_FMT_SAM && ends_with(path, ".sam.gz");
-    if (s->write_index && (s->format == SS_FMT_TEXT || s->format == SS_FMT_SAM) && !bgzf) {
-        ss_error("--write-index: %s output is indexed only when compressed; name it %s",
-                 format_name(s->format), s->format == SS_FMT_SAM ? "FILE.sam.gz, or add -O bam"
-                                                                 : "FILE.gz");
+    if (s->write_index && s->format == SS_FMT_TEXT && !ss_bgzf_wanted(path)) {
+        ss_error("--write-index: text output is indexed only when compressed; name it FILE.gz");
+        return -1;
+    }
+    if (s->write_index && s->format == SS_FMT_SAM) {
+        ss_error("--write-index: seqshard indexes BAM and CRAM output, not SAM; add -O bam "
+                 "or -O cram");
         return -1;
     }
     if (s->write_index && !to_file) {
@@ -121,6 +156,9 @@ ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co)
     r->bgzf = r->format == SS_FMT_TEXT ? ss_bgzf_wanted(co->output)
                                        : r->format == SS_FMT_SAM && ends_with(co->output, ".sam.gz");
     r->tabix = r->format == SS_FMT_TEXT && r->bgzf;
+    if (!spec->no_main && check_index_name(spec, co, r->bgzf) < 0)
+        goto fail;
+    r->index_out = co->index_out;
     if (spec->text_header && !(r->text_header = strdup(spec->text_header))) {
         ss_error("out of memory preparing the output");
         goto fail;
@@ -228,16 +266,25 @@ int ss_out_run_index(const ss_out_run_t *r, ss_output_t *out, const char *output
                  output ? output : "standard output");
         return -1;
     }
-    /* samtools view --write-index: CSI for BAM and SAM.gz, CRAI for CRAM */
-    int min_shift = r->format == SS_FMT_CRAM ? 0 : 14;
-    const char *idx = ss_output_index_tmp(out, min_shift ? ".csi" : ".crai");
+    /* samtools view --write-index: CSI for BAM, CRAI for CRAM; BAI for BAM
+     * when -o FILE##idx##NAME.bai asks for it (min_shift 0 there means BAI) */
+    int bai = r->format == SS_FMT_BAM && ends_with(r->index_out, ".bai");
+    int min_shift = r->format == SS_FMT_CRAM || bai ? 0 : 14;
+    const char *ext = bai ? ".bai" : min_shift ? ".csi" : ".crai";
+    if (r->index_out && ss_output_name_index(out, r->index_out) < 0)
+        return -1;
+    const char *idx = ss_output_index_tmp(out, ext);
     if (!idx)
         return -1;
     int rc = sam_index_build3(tmp_path, idx, min_shift, r->index_threads);
     if (rc < 0) {
-        ss_error("%s: building its index failed (htslib code %d); nothing was written: free "
-                 "space on its file system and rerun",
-                 output, rc);
+        if (bai && rc == -2)
+            ss_error("%s: a .bai index cannot hold contigs of 2^29 bp or more (samtools says "
+                     "the same); nothing was written: name the index .csi", output);
+        else
+            ss_error("%s: building its index failed (htslib code %d); nothing was written: "
+                     "free space on its file system and rerun",
+                     output, rc);
         return -1;
     }
     return 0;

@@ -59,6 +59,7 @@ struct ss_output_s {
     uint64_t bytes;
     char *idx_tmp;       /* the index being built of tmp, NULL when none (ss_output_index_tmp) */
     const char *idx_ext; /* its suffix beside FILE: ".tbi", ".csi" or ".crai" */
+    char *idx_final;     /* where it goes when -o named it (FILE##idx##INDEX); NULL: beside */
     int fixed;           /* tmp is the resumable .BASE.tmp.seqshard: kept when a signal ends us */
 };
 
@@ -557,7 +558,18 @@ static void output_free(ss_output_t *o)
     free(o->path);
     free(o->tmp);
     free(o->idx_tmp);
+    free(o->idx_final);
     free(o);
+}
+
+int ss_output_name_index(ss_output_t *o, const char *index_path)
+{
+    free(o->idx_final);
+    if (!(o->idx_final = strdup(index_path))) {
+        ss_error("out of memory indexing %s", shown(o));
+        return -1;
+    }
+    return 0;
 }
 
 /*
@@ -571,13 +583,16 @@ static int drop_old_indexes(const ss_output_t *o, char *to, size_t size)
     static const char *const old[] = {".tbi", ".csi", ".crai", ".bai"};
     char p[PATH_MAX + 8];
     const char *slash = strrchr(o->path, '/');
-    if (strlen(slash ? slash + 1 : o->path) + strlen(o->idx_ext) > NAME_MAX) {
+    if (o->idx_final) {
+        snprintf(to, size, "%s", o->idx_final);
+    } else if (strlen(slash ? slash + 1 : o->path) + strlen(o->idx_ext) > NAME_MAX) {
         ss_error("%s: file name too long for the index beside it (%s); nothing was written: "
                  "give -o a name at most %d bytes long",
                  o->shown, o->idx_ext, NAME_MAX - (int)strlen(o->idx_ext));
         return -1;
+    } else {
+        snprintf(to, size, "%s%s", o->path, o->idx_ext);
     }
-    snprintf(to, size, "%s%s", o->path, o->idx_ext);
     for (size_t i = 0; i < sizeof(old) / sizeof(old[0]); i++) {
         snprintf(p, sizeof(p), "%s%s", o->path, old[i]);
         if (unlink(p) == 0 || errno == ENOENT || errno == ENAMETOOLONG)

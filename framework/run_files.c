@@ -150,6 +150,8 @@ int ss_run_writes(const ss_common_opts_t *o, const ss_out_spec_t *spec, ss_run_f
         r = push(l, out, "", "-o", "", "-o");
     for (size_t e = 0; r == 0 && indexed && e < N_OF(output_index_ext); e++)
         r = push(l, out, output_index_ext[e], "-o", "'s index", "-o");
+    if (r == 0 && indexed && o->index_out) /* -o FILE##idx##INDEX */
+        r = push(l, o->index_out, "", "-o", "'s index", "-o");
     if (r == 0 && o->report)
         r = push(l, o->report, "", "--report", "", "--report");
     if (r < 0) {

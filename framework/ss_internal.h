@@ -98,6 +98,12 @@ typedef struct ss_output_s ss_output_t;
  */
 ss_output_t *ss_output_open(const char *path);
 /*
+ * The index goes to index_path (-o FILE##idx##INDEX) instead of beside FILE;
+ * indexes beside FILE are still removed when FILE is replaced. 0, or -1 after
+ * ss_error(). Main thread, before the index is built.
+ */
+int ss_output_name_index(ss_output_t *o, const char *index_path);
+/*
  * The run's -o output: as ss_output_open, but a regular file's temporary is
  * always .FILE.tmp.seqshard (SS_OUTPUT_TMP_FIXED), opened read-write without
  * truncating it (what an earlier run left there may be resumed), locked

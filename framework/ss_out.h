@@ -27,6 +27,7 @@ struct ss_out_run_s {
     size_t spill_at;      /* SS_OUT_SPILL_AT, or SEQSHARD_SPILL_AT */
     int no_main;          /* the kernel writes side streams only: no main file */
     const char *input;    /* the run's one input, named in messages about its records, or NULL */
+    const char *index_out; /* -o FILE##idx##INDEX's INDEX (borrowed), or NULL: beside FILE */
 };
 typedef struct ss_out_run_s ss_out_run_t;
 
