@@ -262,8 +262,14 @@ static int check_input(ss_job_t *job, int i)
     }
     enum htsExactFormat fmt = hts_get_format(fp)->format;
     if (fmt == sam) {
-        ss_error("%s: is SAM text, which cannot be read by region; convert it with "
-                 "'samtools sort -o %s.bam %s' and index the result", path, path, path);
+        if (job->opts->stdin_ok)
+            ss_error("%s: is SAM text, which cannot be read by region; if it is "
+                     "coordinate-sorted, stream it (one worker, no index): seqshard %s ... - < "
+                     "%s; else convert it with 'samtools sort -o %s.bam %s' and index the result",
+                     path, ss_job_kernel(job), path, path, path);
+        else
+            ss_error("%s: is SAM text, which cannot be read by region; convert it with "
+                     "'samtools sort -o %s.bam %s' and index the result", path, path, path);
         goto fail;
     }
     if (fmt != bam && fmt != cram) {

@@ -19,7 +19,8 @@
 #include "ss_internal.h"
 
 static struct {
-    int on;        /* a batch log on rank 0, not quiet */
+    int on;        /* a batch log on rank 0, not quiet: the started line too */
+    int final;     /* rank 0, not quiet: the final line, on a terminal as in a log */
     int ended;     /* the final line was printed */
     double t0;     /* monotonic start */
     double t0_wall; /* the same moment, epoch seconds */
@@ -60,6 +61,7 @@ void ss_log_open(const char *kernel, int quiet, int is_rank0)
 {
     memset(&lg, 0, sizeof(lg));
     lg.on = !quiet && is_rank0 && !isatty(STDERR_FILENO);
+    lg.final = !quiet && is_rank0;
     lg.t0 = ss_now();
     lg.t0_wall = ss_wall_now();
     snprintf(lg.kernel, sizeof(lg.kernel), "%s", kernel ? kernel : "?");
@@ -92,7 +94,7 @@ static void fmt_si(char *buf, size_t size, double v, const char *unit)
 
 void ss_log_done(int shards, uint64_t reads, uint64_t bytes, int64_t peak_rss, int reused)
 {
-    if (!lg.on || lg.ended)
+    if (!lg.final || lg.ended)
         return;
     lg.ended = 1;
     char ts[32], r[32], b[32], m[32];
@@ -112,17 +114,18 @@ void ss_log_done(int shards, uint64_t reads, uint64_t bytes, int64_t peak_rss, i
 
 void ss_log_failed(const char *why)
 {
-    if (!lg.on || lg.ended)
+    if (!lg.final || lg.ended)
         return;
     lg.ended = 1;
     char ts[32];
     ss_log_stamp(ts, sizeof(ts));
-    if (!why || !*why)
-        why = ss_error_message();
-    /* the error as printed, without its "seqshard: " */
-    if (strncmp(why, "seqshard: ", 10) == 0)
+    /* this process's own error was just printed: the final line points to it rather than
+     * print it twice; a reason from another rank is given here */
+    if (why && strncmp(why, "seqshard: ", 10) == 0)
         why += 10;
     fprintf(stderr, "seqshard: %s %s failed after %.1f s: %s\n", ts, lg.kernel, ss_now() - lg.t0,
-            *why ? why : "another rank failed (its message is above); no output written");
+            why && *why ? why
+            : ss_error_raised() ? "the reason is the line above; no output written"
+                                : "another rank failed (its message is above); no output written");
     fflush(stderr);
 }

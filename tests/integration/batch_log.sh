@@ -69,31 +69,42 @@ if expect_lines "--quiet failure" "$SS_WORK/quietfail.err" 1; then
         ss_bad "--quiet failure: the error alone" "$n lines" "$(head -3 "$SS_WORK/quietfail.err")"
 fi
 
-# ---- failures: the final line says so, with the error ------------------------------------
+# ---- failures: the error once, then the final line that points to it --------------------
+# fails_once NAME ERR PATTERN: the error line matches PATTERN and is not printed again
+fails_once() {
+    local last prev
+    last=$(tail -1 "$2") prev=$(tail -2 "$2" | head -1)
+    if [[ $last =~ ^seqshard:\ $TS\ pileup\ failed\ after\ [0-9.]+\ s:\ the\ reason\ is\ the\ line\ above ]] &&
+        [[ $prev =~ $3 ]] && [ "$(grep -cE -- "$3" "$2")" = 1 ]; then
+        ss_ok "$1: the error once, then the final line"
+    else
+        ss_bad "$1: the error once, then the final line" "$(tail -3 "$2")"
+    fi
+}
 run fail env SEQSHARD_FAIL_SHARD=1 "$SEQSHARD" pileup -@ 2 --shard-size 3k -o "$SS_WORK/f.txt" "$S1"
 if expect_lines "failure in a shard" "$SS_WORK/fail.err" 1; then
-    last=$(tail -1 "$SS_WORK/fail.err")
-    [[ $last =~ ^seqshard:\ $TS\ pileup\ failed\ after\ [0-9.]+\ s:\ shard\ 1\ .*SEQSHARD_FAIL_SHARD ]] &&
-        ss_ok "failure in a shard: final line" || ss_bad "failure in a shard: final line" "$last"
+    fails_once "failure in a shard" "$SS_WORK/fail.err" 'shard 1 .*SEQSHARD_FAIL_SHARD'
 fi
 run setupfail "$SEQSHARD" pileup -o "$SS_WORK/s.txt" "$SS_WORK/nope.bam"
 if expect_lines "failure at open" "$SS_WORK/setupfail.err" 1; then
-    last=$(tail -1 "$SS_WORK/setupfail.err")
-    [[ $last =~ ^seqshard:\ $TS\ pileup\ failed\ after\ [0-9.]+\ s:\ .*nope\.bam ]] &&
-        ss_ok "failure at open: final line" || ss_bad "failure at open: final line" "$last"
+    fails_once "failure at open" "$SS_WORK/setupfail.err" 'nope\.bam'
+
 fi
 # usage errors are not runs: one line, as before
 run usage "$SEQSHARD" pileup --no-such-option "$S1"
 [ "$ss_rc" = 2 ] && [ "$(wc -l <"$SS_WORK/usage.err")" = 1 ] && ss_ok "usage error: one line" ||
     ss_bad "usage error: one line" "status $ss_rc" "$(head -3 "$SS_WORK/usage.err")"
 
-# ---- a terminal gets the live line, not the log lines ------------------------------------
+# ---- a terminal gets the live line and the final line, not the started line -------------
 if command -v script >/dev/null; then
     script -qec "$(ss_quote "$SEQSHARD" pileup -@ 2 -f "$REF" -o "$SS_WORK/t.txt" "$S1")" \
         /dev/null </dev/null >"$SS_WORK/tty.log" 2>&1
-    grep -qE "$TS (pileup started|done in)" "$SS_WORK/tty.log" &&
-        ss_bad "terminal: no log lines" "$(tr '\r' '\n' <"$SS_WORK/tty.log" | head -3)" ||
-        ss_ok "terminal: no log lines"
+    grep -qE "$TS pileup started" "$SS_WORK/tty.log" &&
+        ss_bad "terminal: no started line" "$(tr '\r' '\n' <"$SS_WORK/tty.log" | head -3)" ||
+        ss_ok "terminal: no started line"
+    tr '\r' '\n' <"$SS_WORK/tty.log" | grep -qE "^seqshard: $TS done in [0-9.]+ s: " &&
+        ss_ok "terminal: the final line, on a line of its own" ||
+        ss_bad "terminal: the final line" "$(tr '\r' '\n' <"$SS_WORK/tty.log" | tail -3)"
 fi
 
 ss_summary
