@@ -50,6 +50,14 @@ typedef struct {
     int q_behind;      /* standard input: the query is for a contig the stream has passed */
     unsigned char *dropped; /* standard input, per contig: records skipped unreturned */
     uint64_t win_off;  /* BAM: file offset of the window's first record (WIN_LOADED) */
+    /*
+     * An htslib read error (< -1) met on the open handle fp, or 0: after one,
+     * htslib's CRAM reader is left with NULL slices that a next read
+     * dereferences, so every later read of fp returns this code instead;
+     * cleared when fp is closed.
+     */
+    int failed;
+    int64_t data_beg; /* BAM: the first record's offset (after the header), 0 until needed */
 } rd_file_t;
 
 struct ss_reader_s {
