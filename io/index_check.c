@@ -140,3 +140,101 @@ int ss_io_index_problem(const ss_io_inputs_t *in, int i, samFile *fp, sam_hdr_t 
     }
     return 0;
 }
+
+/* ---- the run's tally against the index's counts ---- */
+
+/* "79,298": counts in messages, grouped as samtools prints none but people read them. */
+static const char *grouped(uint64_t v, char *buf, size_t size)
+{
+    char digits[32];
+    int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v), k = 0;
+    for (int i = 0; i < n && (size_t)k + 2 < size; i++) {
+        if (i > 0 && (n - i) % 3 == 0)
+            buf[k++] = ',';
+        buf[k++] = digits[i];
+    }
+    buf[k] = '\0';
+    return buf;
+}
+
+/* What idx counts in slot tid + 1: the pseudo-bin's mapped + unmapped, or n_no_coor for 0. */
+static uint64_t index_count(const hts_idx_t *idx, int slot)
+{
+    uint64_t mapped, unmapped;
+    if (slot == 0)
+        return hts_idx_get_n_no_coor(idx);
+    if (slot - 1 >= hts_idx_nseq(idx)) /* hts_idx_get_stat does not check */
+        return 0;
+    return hts_idx_get_stat(idx, slot - 1, &mapped, &unmapped) == 0 ? mapped + unmapped : 0;
+}
+
+static void describe_slot(const sam_hdr_t *h, int slot, char *buf, size_t size)
+{
+    if (slot == 0)
+        snprintf(buf, size, "the unplaced unmapped reads");
+    else
+        snprintf(buf, size, "contig %s", sam_hdr_tid2name(h, slot - 1));
+}
+
+/*
+ * The message for slot, read `got` where the indexes count `want`: naming
+ * input bad (-1: not known, the tally is too large to keep per input).
+ */
+static void tally_message(const ss_io_inputs_t *in, const sam_hdr_t *h, int slot, int bad,
+                          uint64_t got, uint64_t want, char *msg, size_t size)
+{
+    char where[600], a[32], b[32], found[4096];
+    describe_slot(h, slot, where, sizeof(where));
+    if (bad < 0) {
+        snprintf(msg, size, "%d inputs: their indexes do not describe the files (%s: %s "
+                 "records read, the indexes count %s); samtools idxstats shows which one "
+                 "differs from samtools view -c; re-index it with samtools index", in->n,
+                 where, grouped(got, a, sizeof(a)), grouped(want, b, sizeof(b)));
+        return;
+    }
+    const char *path = in->paths[bad];
+    const char *idx_path = in->index_paths ? in->index_paths[bad] : NULL;
+    if (!idx_path)
+        idx_path = locate_index(path, 0, found, sizeof(found)) == 0 ? found : "(its index)";
+    snprintf(msg, size, "%s: its index %s does not describe the file (%s: %s records read, "
+             "the index counts %s); re-index it with samtools index %s", path, idx_path, where,
+             grouped(got, a, sizeof(a)), grouped(want, b, sizeof(b)), path);
+}
+
+void ss_io_tally_expect(const hts_idx_t *idx, int n_contigs, int i, int n_inputs,
+                        uint64_t *want)
+{
+    size_t slots = (size_t)n_contigs + 1;
+    int cells = ss_io_tally_len(n_contigs, n_inputs) > 2 * slots;
+    for (int slot = 0; slot <= n_contigs; slot++) {
+        uint64_t w = index_count(idx, slot);
+        want[slot] += w;
+        if (cells)
+            want[2 * slots + (size_t)i * slots + (size_t)slot] = w;
+    }
+}
+
+int ss_io_tally_check(const ss_io_inputs_t *in, const sam_hdr_t *h, const uint64_t *got,
+                      const uint64_t *want, char *msg, size_t size)
+{
+    int nc = sam_hdr_nref(h), n_bam = 0, only = -1;
+    size_t slots = (size_t)nc + 1;
+    int cells = ss_io_tally_len(nc, in->n) > 2 * slots;
+    for (int i = 0; i < in->n; i++)
+        if (!in->is_cram[i])
+            n_bam++, only = i;
+    for (int slot = 0; slot <= nc; slot++) {
+        if (got[slots + (size_t)slot] != 0 || got[slot] == want[slot])
+            continue; /* not read whole (nothing to compare), or as the indexes count */
+        int bad = n_bam == 1 ? only : -1;
+        uint64_t g = got[slot], w = want[slot];
+        for (int i = 0; cells && bad < 0 && i < in->n; i++) {
+            size_t k = 2 * slots + (size_t)i * slots + (size_t)slot;
+            if (!in->is_cram[i] && got[k] != want[k])
+                bad = i, g = got[k], w = want[k]; /* that input's own figures */
+        }
+        tally_message(in, h, slot, bad, g, w, msg, size);
+        return -1;
+    }
+    return 0;
+}

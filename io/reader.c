@@ -81,6 +81,7 @@ ss_reader_t *ss_reader_init(const ss_io_inputs_t *in)
     r->in = *in;
     r->shard = -1;
     r->w_tid = -2;
+    r->own_tid = -2;
     if (in->n > 0 && (!(r->f = calloc((size_t)in->n, sizeof(*r->f))) ||
                       !(r->src = calloc((size_t)in->n, sizeof(*r->src))))) {
         free(r->f);
@@ -367,6 +368,7 @@ void ss_reader_end(ss_reader_t *r)
 {
     if (!r)
         return;
+    rd_own_end(r);
     r->w_tid = -2;
     for (int i = 0; i < r->in.n; i++) {
         rd_file_t *f = &r->f[i];
@@ -462,6 +464,7 @@ int ss_reader_query(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end
     hts_itr_destroy(f->itr);
     f->itr = NULL;
     f->q_tid = tid, f->q_beg = beg, f->q_end = end;
+    rd_own_query(r, f);
     if (f->mode == RD_STDIN)
         return rd_stdin_query(r, i, f);
     ss_io_order_reset(&f->order);
@@ -655,11 +658,9 @@ static int read_failed(rd_file_t *f, int ret)
     return ret;
 }
 
-int ss_reader_next(ss_reader_t *r, int i, bam1_t *b)
+/* The query's next record from wherever f's records are: ss_reader_next's result. */
+static int next_record(ss_reader_t *r, int i, rd_file_t *f, bam1_t *b)
 {
-    rd_file_t *f = file_of(r, i);
-    if (!f)
-        return -4;
     if (f->mode == RD_STDIN)
         return rd_stdin_next(f, b);
     if (f->in_win)
@@ -685,6 +686,17 @@ int ss_reader_next(ss_reader_t *r, int i, bam1_t *b)
         return -4;
     }
     return 0;
+}
+
+int ss_reader_next(ss_reader_t *r, int i, bam1_t *b)
+{
+    rd_file_t *f = file_of(r, i);
+    if (!f)
+        return -4;
+    int ret = next_record(r, i, f, b);
+    if (ret >= 0)
+        rd_own_note(r, f, b);
+    return ret;
 }
 
 /* ---- accessors ---- */
@@ -760,6 +772,7 @@ void ss_reader_destroy(ss_reader_t *r)
     rd_window_free(r);
     if (r->held)
         ss_io_budget_give(r->held);
+    free(r->tally);
     free(r->src);
     free(r->f);
     free(r);
