@@ -8,7 +8,8 @@
  * records its shards own as it returns them (io/reader_tally.c), the workers
  * add their readers' tallies at exit, the ranks sum them, and each contig's
  * total must equal what the BAM indexes count for it (their pseudo-bins,
- * samtools idxstats' numbers). A mismatch fails the run before the output
+ * samtools idxstats' numbers), and the records that reach past a shard's
+ * end must be the ones the next shard was given. A mismatch fails the run before the output
  * is renamed, with one line that says to re-index. It costs a compare per
  * record returned and one reduction of (contigs + 1) x 2 counters (and per
  * input when small) at the end.
@@ -67,17 +68,20 @@ int ss_acct_init(ss_acct_t **ap, const ss_job_t *job, const ss_shard_t *shards, 
     return 0;
 }
 
-void ss_acct_shard(const ss_acct_t *a, ss_reader_t *rd, const ss_shard_t *sh)
+void ss_acct_shard(const ss_acct_t *a, ss_reader_t *rd, const ss_shard_t *shards, int idx)
 {
     if (!a)
         return;
+    const ss_shard_t *sh = &shards[idx], *prev = idx > 0 ? &shards[idx - 1] : NULL;
     if (sh->tid == SS_TID_UNPLACED) {
-        ss_reader_own(rd, SS_IO_UNPLACED, 0, 0);
+        ss_reader_own(rd, SS_IO_UNPLACED, 0, 0, 0);
         return;
     }
     /* the contig's last shard reads past its end (engine.c add_halo), and owns what is there */
     hts_pos_t len = sam_hdr_tid2len(ss_job_header(a->job), sh->tid);
-    ss_reader_own(rd, sh->tid, sh->beg, sh->end >= len ? HTS_POS_MAX : sh->end);
+    int after = prev && prev->tid == sh->tid && prev->end == sh->beg;
+    ss_reader_own(rd, sh->tid, sh->beg, sh->end >= len ? HTS_POS_MAX : sh->end,
+                  after ? prev->beg : sh->beg);
 }
 
 void ss_acct_add(ss_acct_t *a, const ss_reader_t *rd)

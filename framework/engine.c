@@ -173,7 +173,7 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
     ss_shard_stats_t st = { 0 };
     double t0 = ss_now(), wall0 = ss_wall_now();
     ss_reader_set_shard(rd, idx);
-    ss_acct_shard(e->acct, rd, sh); /* counted until ss_reader_end */
+    ss_acct_shard(e->acct, rd, e->shards, idx); /* counted until ss_reader_end */
     if (ss_reader_begin(rd) < 0)
         return -1;
     int r = injected(e, sh, ctg);

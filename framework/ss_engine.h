@@ -126,8 +126,8 @@ int ss_engine_resume_start(engine_t *e, const kstring_t *header);
  * 0, or -1 after ss_error(). Main thread, before the workers.
  */
 int ss_acct_init(ss_acct_t **a, const ss_job_t *job, const ss_shard_t *shards, int n);
-/* Worker, before the shard's first query: rd counts the records sh owns. a may be NULL. */
-void ss_acct_shard(const ss_acct_t *a, ss_reader_t *rd, const ss_shard_t *sh);
+/* Worker, before shard idx's first query: rd counts the records it owns. a may be NULL. */
+void ss_acct_shard(const ss_acct_t *a, ss_reader_t *rd, const ss_shard_t *shards, int idx);
 /* Worker, once, before destroying rd: add its tally. Any thread; a may be NULL. */
 void ss_acct_add(ss_acct_t *a, const ss_reader_t *rd);
 /*

@@ -33,6 +33,10 @@ typedef struct {
     hts_pos_t q_last;  /* the current query's last owned position, and its records there */
     uint64_t q_n;
     uint64_t n;        /* owned records counted this shard */
+    uint64_t out;      /* of those, the ones that reach past the shard's end */
+    int q_covers;      /* the current query covers the shard's start: it returns every record
+                        * that reaches into the shard from before */
+    uint64_t in_q, in; /* such records from the previous shard: the query's, the most of a query */
 } rd_own_t;
 
 typedef struct {
@@ -89,7 +93,7 @@ struct ss_reader_s {
     rd_block_t *win_spare; /* window blocks no input holds, kept for the next shard */
     bam1_t *win_read;  /* the record being read into a window */
     int own_tid;       /* the shard's own records (ss_reader_own): tid, -2 when not counting */
-    hts_pos_t own_beg, own_end;
+    hts_pos_t own_beg, own_end, prev_beg;
     uint64_t *tally;   /* [ss_io_tally_len()]: what ss_reader_end added up, NULL until needed */
     int tally_lost;    /* out of memory once: the tally says nothing */
 };
