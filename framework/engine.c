@@ -175,6 +175,7 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
     ss_shard_stats_t st = { 0 };
     double t0 = ss_now(), wall0 = ss_wall_now();
     ss_reader_set_shard(rd, idx);
+    ss_acct_shard(e->acct, rd, e->shards, idx); /* counted until ss_reader_end */
     if (ss_reader_begin(rd) < 0)
         return -1;
     int r = injected(e, sh, ctg);
@@ -260,6 +261,7 @@ done:
     if (e->k->worker_destroy)
         e->k->worker_destroy(ws);
     ss_out_destroy(out);
+    ss_acct_add(e->acct, rd);
     ss_reader_destroy(rd);
     if (e->store) {
         /* after our last put: the main thread may now find every piece in the store */
@@ -523,6 +525,8 @@ static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
     failed = setup_workers(e, s, failed);
     if (!failed)
         failed = ss_side_init(&e->side, spec, o, s->n, s->n_workers) < 0;
+    if (!failed)
+        failed = ss_acct_init(&e->acct, e->job, s->shards, s->n) < 0;
     if (failed)
         return 1;
     if (ss_comm_parallel() && ss_job_inputs(e->job)->stream) {
@@ -571,6 +575,7 @@ static int run(engine_t *e, setup_t *s, double t0)
     if (parallel && e->kill_shard >= 0 && e->kill_rank == ss_comm_rank())
         raise(SIGKILL); /* the testing hook's rank took no shard >= kill_shard */
     rc = ss_engine_summarize(e, s, rc);
+    rc = ss_acct_check(e->acct, e, rc); /* before anything is renamed */
     rc = e->sink->finish(e, rc);
     rc = ss_side_finish(e->side, rc);
     counted = counted && ss_count_total(&count1) == 0;
@@ -603,6 +608,7 @@ static void teardown(engine_t *e, setup_t *s)
     ss_ordered_destroy(e->ow);
     ss_merge_destroy(e->merge);
     ss_side_destroy(e->side);
+    ss_acct_destroy(e->acct);
     ss_store_destroy(e->store);
     ss_out_run_destroy(e->orun);
     free(s->header.s);

@@ -47,6 +47,8 @@ struct ss_job_s {
     ss_interval_t *regions;       /* the regions in the order given, parsed */
     int n_regions, m_regions;
     int user_ref_env;             /* REF_PATH or REF_CACHE set by the user */
+    uint64_t *tally_want;         /* what the BAM inputs' indexes count, as the run's tally
+                                   * (ss_io_tally_expect); NULL until the first BAM */
 };
 
 /*
@@ -244,6 +246,21 @@ static int check_cram_ur(const char *path, sam_hdr_t *h, const char *ref_option)
     return bad ? -1 : 0;
 }
 
+/*
+ * Add what BAM input i's index counts to the tally the run's end compares
+ * with what its shards read (engine's accounting). 0, or -1 after ss_error().
+ */
+static int tally_expect(ss_job_t *job, int i, const sam_hdr_t *h, const hts_idx_t *idx)
+{
+    int n = job->inputs.n, nc = sam_hdr_nref(h);
+    if (!job->tally_want && !(job->tally_want = calloc(ss_io_tally_len(nc, n), sizeof(uint64_t)))) {
+        ss_error("out of memory for the index counts of %d inputs", n);
+        return -1;
+    }
+    ss_io_tally_expect(idx, nc, i, n, job->tally_want);
+    return 0;
+}
+
 /* Open and check input i; keeps it in the job when i == 0, else closes it. */
 static int check_input(ss_job_t *job, int i)
 {
@@ -301,6 +318,8 @@ static int check_input(ss_job_t *job, int i)
         goto fail;
     }
     job->is_cram[i] = fmt == cram;
+    if (fmt == bam && tally_expect(job, i, h, idx) < 0)
+        goto fail;
     if (i == 0) {
         job->fp = fp, job->h = h, job->idx = idx;
         if (fmt == bam)
@@ -586,6 +605,7 @@ void ss_job_close(ss_job_t *job)
             hts_idx_destroy(job->idxs[i]);
     free(job->idxs);
     free(job->is_cram);
+    free(job->tally_want);
     if (job->cram_anchor)
         hts_close(job->cram_anchor);
     if (job->idx)
@@ -608,6 +628,11 @@ const ss_common_opts_t *ss_job_opts(const ss_job_t *job)
 sam_hdr_t *ss_job_header(const ss_job_t *job)
 {
     return job->h;
+}
+
+const uint64_t *ss_job_tally_want(const ss_job_t *job)
+{
+    return job->tally_want;
 }
 
 const ss_io_inputs_t *ss_job_inputs(const ss_job_t *job)

@@ -23,6 +23,7 @@
 #define TICK_S 0.25
 
 typedef struct engine_s engine_t;
+typedef struct ss_acct_s ss_acct_t; /* the records read (account.c) */
 typedef struct worker_s worker_t;
 
 /*
@@ -74,6 +75,7 @@ struct engine_s {
     ss_store_t *store;         /* multi-rank: outputs wait here until written */
     ss_merge_t *merge;         /* multi-rank: the streaming merge (main thread) */
     ss_side_t *side;           /* side streams and reductions, or NULL (side_out.c) */
+    ss_acct_t *acct;           /* the records read, checked at the end; NULL (account.c) */
     atomic_int workers_live;   /* multi-rank: workers not yet finished */
     const ss_topo_t *topo;     /* NULL with --bind none */
     const ss_placement_t *place; /* [n_workers], read-only while workers run; or NULL */
@@ -115,6 +117,26 @@ void ss_engine_join_workers(int n_workers, worker_t *w);
  * (kept when --resume was refused, removed otherwise) and NULL.
  */
 int ss_engine_resume_start(engine_t *e, const kstring_t *header);
+
+/* ---- every record read (account.c) ---- */
+
+/*
+ * The run's record accounting into *a: NULL when the run does not read
+ * whole contigs of BAM inputs (regions, -l, standard input, CRAM only).
+ * 0, or -1 after ss_error(). Main thread, before the workers.
+ */
+int ss_acct_init(ss_acct_t **a, const ss_job_t *job, const ss_shard_t *shards, int n);
+/* Worker, before shard idx's first query: rd counts the records it owns. a may be NULL. */
+void ss_acct_shard(const ss_acct_t *a, ss_reader_t *rd, const ss_shard_t *shards, int idx);
+/* Worker, once, before destroying rd: add its tally. Any thread; a may be NULL. */
+void ss_acct_add(ss_acct_t *a, const ss_reader_t *rd);
+/*
+ * Collective whatever rc is: sum the tallies over ranks and compare each
+ * contig read whole with what the indexes count. rc, or -1 after ss_error()
+ * (rank 0) when records were lost.
+ */
+int ss_acct_check(ss_acct_t *a, const engine_t *e, int rc);
+void ss_acct_destroy(ss_acct_t *a);
 
 /* ---- the end of a run (engine_end.c) ---- */
 

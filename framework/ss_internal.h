@@ -39,6 +39,8 @@ int ss_env_on(const char *name);
 samFile *ss_job_file(const ss_job_t *job);
 hts_idx_t *ss_job_index(const ss_job_t *job);
 const char *ss_job_kernel(const ss_job_t *job);
+/* What the BAM inputs' indexes count, as a run's tally (ss_io_tally_expect); NULL: no BAM. */
+const uint64_t *ss_job_tally_want(const ss_job_t *job);
 
 
 /* ---- the files a run reads and writes (run_files.c) ---- */

@@ -12,12 +12,15 @@
  *   - BAI/CSI: the number of contigs against the header, the first record
  *     the index knows against where the header ends, and after the last
  *     mapped record it knows: the end of the file, or the unplaced reads.
- * CRAI has none of these offsets in htslib's API: only its mtime is checked.
+ * CRAI has none of these offsets in htslib's API: its lines are checked
+ * against the file's container headers instead (crai_check.c).
  */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <htslib/bgzf.h>
+#include <htslib/cram.h>
+#include <htslib/hfile.h>
 
 #include "ss_io.h"
 
@@ -111,7 +114,7 @@ int ss_io_index_problem(const ss_io_inputs_t *in, int i, samFile *fp, sam_hdr_t 
     char found[4096];
     const char *idx_path = in->index_paths ? in->index_paths[i] : NULL;
     int is_cram = fp->format.format == cram;
-    int64_t data_beg = is_cram ? 0 : bgzf_tell(fp->fp.bgzf);
+    int64_t data_beg = is_cram ? htell(cram_fd_get_fp(fp->fp.cram)) : bgzf_tell(fp->fp.bgzf);
     long long size_data = 0;
     long long t_data = mtime_of(path, &size_data);
     if (!idx_path && locate_index(path, is_cram, found, sizeof(found)) == 0)
@@ -122,6 +125,9 @@ int ss_io_index_problem(const ss_io_inputs_t *in, int i, samFile *fp, sam_hdr_t 
         problem = IDX_STALE;
     else if (!is_cram && t_data >= 0)
         problem = check_offsets(fp, h, idx, data_beg, size_data);
+    else if (is_cram && t_data >= 0 && idx_path &&
+             ss_io_crai_problem(path, fp->format.version.major, idx_path, data_beg, size_data))
+        problem = IDX_OTHER;
     const char *name = idx_path ? idx_path : "(its index)";
     switch (problem) {
     case IDX_STALE:
@@ -136,6 +142,109 @@ int ss_io_index_problem(const ss_io_inputs_t *in, int i, samFile *fp, sam_hdr_t 
         snprintf(msg, size, "its index %s points past the end of the file: the file is "
                  "truncated, or the index is another file's; check the file with samtools "
                  "quickcheck, then re-index with samtools index %s", name, path);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the run's tally against the index's counts ---- */
+
+/* "79,298": counts in messages, grouped as samtools prints none but people read them. */
+static const char *grouped(uint64_t v, char *buf, size_t size)
+{
+    char digits[32];
+    int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v), k = 0;
+    for (int i = 0; i < n && (size_t)k + 2 < size; i++) {
+        if (i > 0 && (n - i) % 3 == 0)
+            buf[k++] = ',';
+        buf[k++] = digits[i];
+    }
+    buf[k] = '\0';
+    return buf;
+}
+
+/* What idx counts in slot tid + 1: the pseudo-bin's mapped + unmapped, or n_no_coor for 0. */
+static uint64_t index_count(const hts_idx_t *idx, int slot)
+{
+    uint64_t mapped, unmapped;
+    if (slot == 0)
+        return hts_idx_get_n_no_coor(idx);
+    if (slot - 1 >= hts_idx_nseq(idx)) /* hts_idx_get_stat does not check */
+        return 0;
+    return hts_idx_get_stat(idx, slot - 1, &mapped, &unmapped) == 0 ? mapped + unmapped : 0;
+}
+
+static void describe_slot(const sam_hdr_t *h, int slot, char *buf, size_t size)
+{
+    if (slot == 0)
+        snprintf(buf, size, "the unplaced unmapped reads");
+    else
+        snprintf(buf, size, "contig %s", sam_hdr_tid2name(h, slot - 1));
+}
+
+/* The message: input bad's index does not describe it (-1: one of them), detail in brackets. */
+static void tally_message(const ss_io_inputs_t *in, int bad, const char *detail, char *msg,
+                          size_t size)
+{
+    char found[4096];
+    if (bad < 0) {
+        snprintf(msg, size, "%d inputs: their indexes do not describe the files (%s); "
+                 "samtools idxstats and samtools view -c show which one; re-index it with "
+                 "samtools index", in->n, detail);
+        return;
+    }
+    const char *path = in->paths[bad];
+    const char *idx_path = in->index_paths ? in->index_paths[bad] : NULL;
+    if (!idx_path)
+        idx_path = locate_index(path, 0, found, sizeof(found)) == 0 ? found : "(its index)";
+    snprintf(msg, size, "%s: its index %s does not describe the file (%s); re-index it with "
+             "samtools index %s", path, idx_path, detail, path);
+}
+
+void ss_io_tally_expect(const hts_idx_t *idx, int n_contigs, int i, int n_inputs,
+                        uint64_t *want)
+{
+    size_t slots = (size_t)n_contigs + 1;
+    int cells = ss_io_tally_len(n_contigs, n_inputs) > 4 * slots;
+    for (int slot = 0; slot <= n_contigs; slot++) {
+        uint64_t w = index_count(idx, slot);
+        want[slot] += w;
+        if (cells)
+            want[4 * slots + (size_t)i * slots + (size_t)slot] = w;
+    }
+}
+
+int ss_io_tally_check(const ss_io_inputs_t *in, const sam_hdr_t *h, const uint64_t *got,
+                      const uint64_t *want, char *msg, size_t size)
+{
+    int nc = sam_hdr_nref(h), n_bam = 0, only = -1;
+    size_t slots = (size_t)nc + 1;
+    int cells = ss_io_tally_len(nc, in->n) > 4 * slots;
+    for (int i = 0; i < in->n; i++)
+        if (!in->is_cram[i])
+            n_bam++, only = i;
+    for (int slot = 0; slot <= nc; slot++) {
+        uint64_t g = got[slot], w = want[slot];
+        uint64_t out = got[2 * slots + (size_t)slot], reached = got[3 * slots + (size_t)slot];
+        if (got[slots + (size_t)slot] != 0 || (g == w && out == reached))
+            continue; /* not read whole (nothing to compare), or as the indexes count */
+        int bad = n_bam == 1 ? only : -1;
+        for (int i = 0; g != w && cells && bad < 0 && i < in->n; i++) {
+            size_t k = 4 * slots + (size_t)i * slots + (size_t)slot;
+            if (!in->is_cram[i] && got[k] != want[k])
+                bad = i, g = got[k], w = want[k]; /* that input's own figures */
+        }
+        char where[600], detail[900], x[32], y[32];
+        describe_slot(h, slot, where, sizeof(where));
+        if (g != w)
+            snprintf(detail, sizeof(detail), "%s: %s records read, the index%s count%s %s",
+                     where, grouped(g, x, sizeof(x)), bad < 0 ? "es" : "", bad < 0 ? "" : "s",
+                     grouped(w, y, sizeof(y)));
+        else
+            snprintf(detail, sizeof(detail), "%s: of the %s records that reach past a shard's "
+                     "end, the next shard was given %s", where, grouped(out, x, sizeof(x)),
+                     grouped(reached, y, sizeof(y)));
+        tally_message(in, bad, detail, msg, size);
         return -1;
     }
     return 0;

@@ -81,6 +81,7 @@ ss_reader_t *ss_reader_init(const ss_io_inputs_t *in)
     r->in = *in;
     r->shard = -1;
     r->w_tid = -2;
+    r->own_tid = -2;
     if (in->n > 0 && (!(r->f = calloc((size_t)in->n, sizeof(*r->f))) ||
                       !(r->src = calloc((size_t)in->n, sizeof(*r->src))))) {
         free(r->f);
@@ -137,6 +138,7 @@ static void close_file(rd_file_t *f)
         rd_close_input(f->fp); /* fails only after a read error, already reported */
     f->idx = NULL;
     f->fp = NULL;
+    f->failed = 0; /* a new handle starts clean */
 }
 
 samFile *ss_io_open_input(const ss_io_inputs_t *in, int i)
@@ -372,6 +374,7 @@ void ss_reader_end(ss_reader_t *r)
 {
     if (!r)
         return;
+    rd_own_end(r);
     r->w_tid = -2;
     for (int i = 0; i < r->in.n; i++) {
         rd_file_t *f = &r->f[i];
@@ -434,6 +437,31 @@ static int query_error(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t 
     return -1;
 }
 
+/*
+ * A BAM iterator over the unplaced reads of a file without mapped ones
+ * starts at offset 0, which hts_itr_next takes for "do not seek": it reads
+ * from where fp is, the header here (a held BAM shares the job's header and
+ * never reads its own), and fails. Start it after the header. 0, or -1 after
+ * ss_error().
+ */
+static int rest_from_records(ss_reader_t *r, int i, rd_file_t *f, samFile *fp)
+{
+    if (f->is_cram || !f->itr->read_rest || f->itr->curr_off != 0)
+        return 0;
+    if (!f->data_beg) {
+        sam_hdr_t *h = bgzf_seek(fp->fp.bgzf, 0, SEEK_SET) == 0 ? sam_hdr_read(fp) : NULL;
+        if (!h) {
+            ss_error("%s: cannot read the header again; check the file with samtools "
+                     "quickcheck", r->in.paths[i]);
+            return -1;
+        }
+        sam_hdr_destroy(h);
+        f->data_beg = bgzf_tell(fp->fp.bgzf);
+    }
+    f->itr->curr_off = (uint64_t)f->data_beg;
+    return 0;
+}
+
 int ss_reader_query(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end)
 {
     rd_file_t *f = file_of(r, i);
@@ -442,6 +470,7 @@ int ss_reader_query(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end
     hts_itr_destroy(f->itr);
     f->itr = NULL;
     f->q_tid = tid, f->q_beg = beg, f->q_end = end;
+    rd_own_query(r, f);
     if (f->mode == RD_STDIN)
         return rd_stdin_query(r, i, f);
     ss_io_order_reset(&f->order);
@@ -451,13 +480,18 @@ int ss_reader_query(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end
         return 0;
     }
     if (f->mode == RD_STREAMED) {
+        f->failed = 0; /* every batch opens its own handle */
         f->batch.n = f->batch.cur = f->batch.done = 0;
         f->batch.last_pos = -1;
         f->batch.n_at_last = 0;
         return 0; /* the first batch queries */
     }
+    if (f->failed)
+        return 0; /* the next read says so; a query would read the broken handle */
     if (!(f->itr = sam_itr_queryi(f->idx, tid, beg, end)))
         return query_error(r, i, tid, beg, end);
+    if (rest_from_records(r, i, f, f->fp) < 0)
+        return -1;
     if (!f->is_cram && rd_in_window(r, tid, beg, end) && rd_bam_window_ready(r, f, f->fp, f->idx))
         rd_bam_skip_to(f->itr, f->win_off);
     return 0;
@@ -480,7 +514,7 @@ static int bam_resume(ss_reader_t *r, int i, rd_file_t *f, samFile *fp)
             hts_idx_destroy(idx); /* a BAM iterator keeps its own copy of the offsets */
         if (!f->itr)
             return idx ? query_error(r, i, f->q_tid, f->q_beg, f->q_end) : -1;
-        return 0;
+        return rest_from_records(r, i, f, fp);
     }
     if (f->itr->curr_off && bgzf_seek(fp->fp.bgzf, (int64_t)f->itr->curr_off, SEEK_SET) < 0) {
         ss_error("%s: cannot seek back to where the last batch of records ended; the file may "
@@ -557,6 +591,9 @@ static int fill(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_pos_t last, int64
     }
     if (ret == -1)
         bt->done = 1;
+    /* a read-to-the-end iterator seeks once and forgets where it was: the next batch resumes here */
+    if (ret >= 0 && !f->is_cram && f->itr->read_rest)
+        f->itr->curr_off = (uint64_t)bgzf_tell(fp->fp.bgzf);
     return ret < -1 ? ret : 0;
 }
 
@@ -615,24 +652,38 @@ int ss_reader_shard(const ss_reader_t *r)
     return r->shard;
 }
 
-int ss_reader_next(ss_reader_t *r, int i, bam1_t *b)
+/*
+ * A read of f failed with ret (< -1): an htslib error is final for the
+ * stream (rd_file_t.failed); a bad record (check.c) leaves the handle sound,
+ * and -4 was reported. Returns ret.
+ */
+static int read_failed(rd_file_t *f, int ret)
 {
-    rd_file_t *f = file_of(r, i);
-    if (!f)
-        return -4;
+    if (ret != -4 && !ss_io_is_bad_record(ret))
+        f->failed = ret;
+    return ret;
+}
+
+/* The query's next record from wherever f's records are: ss_reader_next's result. */
+static int next_record(ss_reader_t *r, int i, rd_file_t *f, bam1_t *b)
+{
     if (f->mode == RD_STDIN)
         return rd_stdin_next(f, b);
     if (f->in_win)
         return rd_window_next(r, i, f, b);
-    if (f->mode != RD_STREAMED)
-        return f->itr ? ss_io_itr_next(f->fp, f->itr, b, sam_hdr_nref(f->h), &f->order) : -4;
+    if (f->failed)
+        return f->failed; /* final: the handle's state is undefined after it */
+    if (f->mode != RD_STREAMED) {
+        int ret = f->itr ? ss_io_itr_next(f->fp, f->itr, b, sam_hdr_nref(f->h), &f->order) : -4;
+        return ret < -1 ? read_failed(f, ret) : ret;
+    }
     rd_batch_t *bt = &f->batch;
     if (bt->cur == bt->n) {
         if (bt->done)
             return -1;
         int ret = refill(r, i, f);
         if (ret < 0)
-            return ret;
+            return read_failed(f, ret);
         if (bt->n == 0)
             return -1;
     }
@@ -641,6 +692,17 @@ int ss_reader_next(ss_reader_t *r, int i, bam1_t *b)
         return -4;
     }
     return 0;
+}
+
+int ss_reader_next(ss_reader_t *r, int i, bam1_t *b)
+{
+    rd_file_t *f = file_of(r, i);
+    if (!f)
+        return -4;
+    int ret = next_record(r, i, f, b);
+    if (ret >= 0)
+        rd_own_note(r, f, b);
+    return ret;
 }
 
 /* ---- accessors ---- */
@@ -716,6 +778,7 @@ void ss_reader_destroy(ss_reader_t *r)
     rd_window_free(r);
     if (r->held)
         ss_io_budget_give(r->held);
+    free(r->tally);
     free(r->src);
     free(r->f);
     free(r);

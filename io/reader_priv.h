@@ -22,6 +22,23 @@ typedef struct {
     int64_t n_at_last; /* records taken at last_pos */
 } rd_batch_t;
 
+/*
+ * What input i returned this shard of the records the shard owns (reader_tally.c):
+ * each counted once, however many of the shard's queries return it.
+ */
+typedef struct {
+    int queried;       /* the shard queried this input */
+    hts_pos_t last;    /* the last position counted, -2 before any */
+    uint64_t n_last;   /* records counted at it */
+    hts_pos_t q_last;  /* the current query's last owned position, and its records there */
+    uint64_t q_n;
+    uint64_t n;        /* owned records counted this shard */
+    uint64_t out;      /* of those, the ones that reach past the shard's end */
+    int q_covers;      /* the current query covers the shard's start: it returns every record
+                        * that reaches into the shard from before */
+    uint64_t in_q, in; /* such records from the previous shard: the query's, the most of a query */
+} rd_own_t;
+
 typedef struct {
     int mode;          /* RD_* */
     int is_cram;
@@ -50,6 +67,15 @@ typedef struct {
     int q_behind;      /* standard input: the query is for a contig the stream has passed */
     unsigned char *dropped; /* standard input, per contig: records skipped unreturned */
     uint64_t win_off;  /* BAM: file offset of the window's first record (WIN_LOADED) */
+    /*
+     * An htslib read error (< -1) met on the open handle fp, or 0: after one,
+     * htslib's CRAM reader is left with NULL slices that a next read
+     * dereferences, so every later read of fp returns this code instead;
+     * cleared when fp is closed.
+     */
+    int failed;
+    int64_t data_beg;  /* BAM: the first record's offset (after the header), 0 until needed */
+    rd_own_t own;      /* this shard's owned records (reader_tally.c) */
 } rd_file_t;
 
 struct ss_reader_s {
@@ -66,6 +92,10 @@ struct ss_reader_s {
     hts_pos_t w_beg, w_end;
     rd_block_t *win_spare; /* window blocks no input holds, kept for the next shard */
     bam1_t *win_read;  /* the record being read into a window */
+    int own_tid;       /* the shard's own records (ss_reader_own): tid, -2 when not counting */
+    hts_pos_t own_beg, own_end, prev_beg;
+    uint64_t *tally;   /* [ss_io_tally_len()]: what ss_reader_end added up, NULL until needed */
+    int tally_lost;    /* out of memory once: the tally says nothing */
 };
 
 /* hts_close, under the shared reference's lock for a CRAM. Returns hts_close's result. */
@@ -90,6 +120,15 @@ int rd_bam_window_ready(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *id
 void rd_bam_skip_to(hts_itr_t *itr, uint64_t off);
 /* CRAM: the window's next record overlapping the query. 0, -1 at the end, -4 out of memory. */
 int rd_window_next(ss_reader_t *r, int i, rd_file_t *f, bam1_t *b);
+
+/* ---- the owned records' tally (reader_tally.c) ---- */
+
+/* A query of f starts: its owned records are counted from the first. */
+void rd_own_query(ss_reader_t *r, rd_file_t *f);
+/* f's query returned b: count it if the shard owns it and no query of the shard did before. */
+void rd_own_note(ss_reader_t *r, rd_file_t *f, const bam1_t *b);
+/* The shard ends: add its counts to r->tally and stop counting. */
+void rd_own_end(ss_reader_t *r);
 
 /* ---- standard input (reader_stdin.c) ---- */
 

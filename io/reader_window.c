@@ -133,14 +133,15 @@ static bam1_t win_view(const rd_block_t *k, size_t *off)
 /*
  * Read every record of the window into f->win through fp and idx, checked
  * as one stream. Returns 0, or < 0 when the records could not all be read
- * (what was read is given back): the caller then reads its queries from the
- * file, which meets the same fault where a query reaches it and reports it
- * as it always has.
+ * (what was read is given back): -1 no iterator, -4 out of memory, else the
+ * read's code. The caller then reads its queries from the file, which meets
+ * the same fault where a query reaches it and reports it as it always has
+ * (window_ready makes an htslib error on a held handle final first).
  */
 static int window_fill(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *idx)
 {
     if (!r->win_read && !(r->win_read = bam_init1()))
-        return -2;
+        return -4;
     hts_itr_t *itr = sam_itr_queryi(idx, r->w_tid, r->w_beg, r->w_end);
     if (!itr)
         return -1;
@@ -150,7 +151,7 @@ static int window_fill(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *idx
     rd_window_release(r, f);
     while ((ret = ss_io_itr_next(fp, itr, r->win_read, sam_hdr_nref(f->h), &order)) >= 0)
         if (win_put(r, f, r->win_read) < 0) {
-            ret = -2;
+            ret = -4;
             break;
         }
     hts_itr_destroy(itr);
@@ -179,8 +180,11 @@ static int window_ready(ss_reader_t *r, int i, rd_file_t *f)
         h = sam_hdr_read(fp);
         idx = h ? ss_io_load_index(&r->in, i, fp) : NULL;
     }
-    if (idx && window_fill(r, f, fp, idx) == 0)
+    int ret = idx ? window_fill(r, f, fp, idx) : -1;
+    if (ret == 0)
         f->win_state = WIN_LOADED;
+    else if (fp == f->fp && ret < -1 && ret != -4 && !ss_io_is_bad_record(ret))
+        f->failed = ret; /* read again, htslib's CRAM handle dereferences NULL */
     if (fp != f->fp) {
         if (idx)
             hts_idx_destroy(idx);

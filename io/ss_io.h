@@ -143,6 +143,14 @@ void ss_io_bad_record_text(char *buf, size_t size, int code, const sam_hdr_t *h,
  */
 int ss_io_index_problem(const ss_io_inputs_t *in, int i, samFile *fp, sam_hdr_t *h,
                         hts_idx_t *idx, char *msg, size_t size);
+/*
+ * Whether the .crai at crai leaves out or misplaces containers of the CRAM
+ * at path (CRAM version major, size bytes, its first data container at
+ * first): 1 if so, 0 if it describes them (or the file cannot be walked:
+ * the run's reads say why). Any thread (crai_check.c).
+ */
+int ss_io_crai_problem(const char *path, int major, const char *crai, int64_t first,
+                       long long size);
 
 /* ---- descriptor budget (process-wide) ---- */
 
@@ -296,6 +304,54 @@ void ss_reader_destroy(ss_reader_t *r);
  */
 void ss_io_input_read_error(ss_reader_t *rd, int i, int ret, int tid, const char *where,
                             const char *reference, const char *ref_opt);
+
+/* ---- a whole-file run reads every record: the tally (reader_tally.c, index_check.c) ---- */
+
+/*
+ * What the readers return of the records their shards own, added up over
+ * every reader, worker and rank as one vector of ss_io_tally_len() counters,
+ * so the framework sums it as it is. With S = n_contigs + 1 slots (slot
+ * tid + 1; 0 holds the unplaced reads), BAM inputs only (a CRAI has no
+ * counts), records counted before any kernel filter:
+ *   [0, S)      records read, every input together;
+ *   [S, 2S)     shards of that slot in which some BAM input was never
+ *               queried (view's block copy reads bytes), or that this run
+ *               did not read (--resume kept them): the slot is not checked;
+ *   [2S, 3S)    of the records read, those that reach past their shard's end;
+ *   [3S, 4S)    records of the shard before that the next shard was given
+ *               (reader_tally.c): equal to the above when none was lost;
+ *   [4S, ...)   when n_inputs * S <= SS_IO_TALLY_CELLS_MAX: records read by
+ *               input i, at 4S + i * S + slot, so a message can name the file.
+ */
+#define SS_IO_TALLY_CELLS_MAX (1u << 16)
+size_t ss_io_tally_len(int n_contigs, int n_inputs);
+/*
+ * The coming shard owns tid's records with beg <= POS < end (tid
+ * SS_IO_UNPLACED: the unplaced reads): count those the reader returns,
+ * each once, until ss_reader_end adds them to the reader's tally; and the
+ * records from prev_beg on that reach into it (the previous shard's; prev_beg
+ * = beg when there is none). Call it before the shard's first query; without
+ * it a shard is not counted.
+ */
+void ss_reader_own(ss_reader_t *r, int tid, hts_pos_t beg, hts_pos_t end, hts_pos_t prev_beg);
+/* Add r's tally to v (ss_io_tally_len counters). 0, or -1 when r ran out of memory for it. */
+int ss_reader_tally_add(const ss_reader_t *r, uint64_t *v);
+/*
+ * Add what BAM input i's index counts to want (zeroed ss_io_tally_len
+ * counters, the layout above): each contig's pseudo-bin (mapped + unmapped,
+ * as samtools idxstats prints them), and n_no_coor for the unplaced slot.
+ * Any thread, one want at a time.
+ */
+void ss_io_tally_expect(const hts_idx_t *idx, int n_contigs, int i, int n_inputs,
+                        uint64_t *want);
+/*
+ * Compare got, the run's tally, with want, what the indexes count, in each
+ * slot read whole. Returns 0, or -1 with the whole line ("IN: its index IDX
+ * does not describe the file (contig C: N records read, the index counts M);
+ * re-index it with samtools index IN") in msg. Main thread.
+ */
+int ss_io_tally_check(const ss_io_inputs_t *in, const sam_hdr_t *h, const uint64_t *got,
+                      const uint64_t *want, char *msg, size_t size);
 
 /* ---- reference: windows of contigs, per worker (ref.c) ---- */
 

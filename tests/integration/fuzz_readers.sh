@@ -11,7 +11,10 @@
 #   - exit 1 with exactly one line on stderr,
 # and never die of a signal, hang, or leave a temporary file. A failure
 # prints its seed: `bam_patch.py fuzz small.bam x.bam SEED` makes the file.
-# FUZZ_SEEDS="a b c" runs other seeds.
+# FUZZ_SEEDS="a b c" runs other seeds. Then the sound small.bam goes through
+# the same runs with its .bai damaged (`index_patch.py bai fuzz small.bam.bai
+# x.bai SEED`; FUZZ_INDEX_SEEDS="a b c" for others): fewer records with exit
+# 0 is a failure there too.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_inputs.sh"
@@ -102,6 +105,24 @@ for seed in $SEEDS; do
     run_one "$seed" view-sam "$W/e.sam" $e_sam out.sam view -@ 2 --shard-size 5k
     run_one "$seed" view-bam "$W/e.rec" $e_bam out.bam view -b -@ 2 --shard-size 5k
     [ "$ss_failed" != "$before" ] && cp "$W/m.bam" "$W/failed.$seed.bam"
+done
+
+# ---- damaged indexes of a sound file: small.bam with a .bai fuzzed by index_patch.py
+# (a bit flipped in a chunk, bin, linear-index entry or pseudo-bin count); samtools reads
+# the whole file without the index, so its output is the one to give, or exit 1 and one line
+INDEX_SEEDS=${FUZZ_INDEX_SEEDS:-$(seq 1 40)}
+cp "$W/small.bam" "$W/m.bam"
+"$SAMTOOLS" mpileup "$W/m.bam" >"$W/e.pileup" 2>"$W/e.pileup.err"
+e_pileup=$?
+"$SAMTOOLS" view "$W/m.bam" >"$W/e.sam" 2>"$W/e.sam.err"
+e_sam=$?
+for seed in $INDEX_SEEDS; do
+    kind=$(python3 "$SS_SRC/tests/integration/index_patch.py" bai fuzz "$W/small.bam.bai" \
+        "$W/m.bam.bai" "$seed") || { ss_bad "index seed $seed" "no damaged index"; continue; }
+    before=$ss_failed
+    run_one "idx$seed" "pileup ($kind)" "$W/e.pileup" $e_pileup out.txt pileup -@ 2 --shard-size 3k
+    run_one "idx$seed" "view-sam ($kind)" "$W/e.sam" $e_sam out.sam view -@ 2 --shard-size 5k
+    [ "$ss_failed" != "$before" ] && cp "$W/m.bam.bai" "$W/failed.idx$seed.bam.bai"
 done
 echo "runs that failed (exit 1, one line) where samtools succeeded: $n_refused"
 
