@@ -27,8 +27,7 @@ typedef struct {
     int n_lines;
 } container_t;
 
-/* ITF-8 (CRAM's variable-length int32): bytes used, or -1 past the end. */
-static int itf8(const uint8_t *p, const uint8_t *end, int32_t *v)
+int ss_io_itf8(const uint8_t *p, const uint8_t *end, int32_t *v)
 {
     if (p >= end)
         return -1;
@@ -74,7 +73,7 @@ static int read_container(int fd, int major, int64_t off, container_t *c, int64_
     const uint8_t *p = buf + 4, *end = buf + got;
     int32_t f[4], v = 0;
     for (int k = 0; k < 4; k++) {
-        int used = itf8(p, end, &f[k]);
+        int used = ss_io_itf8(p, end, &f[k]);
         if (used < 0)
             return -1;
         p += used;
@@ -83,7 +82,7 @@ static int read_container(int fd, int major, int64_t off, container_t *c, int64_
     p += skip_tf8(p, major >= 3);
     p += end - p > 9 ? skip_tf8(p, 1) : 0;
     for (int k = 0; k < 2 && p < end; k++) {
-        int used = itf8(p, end, &v);
+        int used = ss_io_itf8(p, end, &v);
         if (used < 0)
             return -1;
         p += used;

@@ -143,6 +143,10 @@ void ss_io_bad_record_text(char *buf, size_t size, int code, const sam_hdr_t *h,
  */
 int ss_io_index_problem(const ss_io_inputs_t *in, int i, samFile *fp, sam_hdr_t *h,
                         hts_idx_t *idx, char *msg, size_t size);
+/* ITF-8, CRAM's variable-length int32, at p (end: one past the buffer): the bytes it
+ * takes, or -1 when it runs past end. Any thread. */
+int ss_io_itf8(const uint8_t *p, const uint8_t *end, int32_t *v);
+
 /*
  * Whether the .crai at crai leaves out or misplaces containers of the CRAM
  * at path (CRAM version major, size bytes, its first data container at

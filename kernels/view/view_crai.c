@@ -189,29 +189,6 @@ int vw_crai_first_at(const vw_container_t *c, int n, hts_pos_t pos)
     return lo;
 }
 
-/* ITF-8 (CRAM's variable-length int32): bytes used, or -1 past the end. */
-static int itf8_get(const uint8_t *p, const uint8_t *end, int32_t *v)
-{
-    if (p >= end)
-        return -1;
-    uint32_t b = p[0];
-    int extra = b < 0x80 ? 0 : b < 0xc0 ? 1 : b < 0xe0 ? 2 : b < 0xf0 ? 3 : 4;
-    if (end - p <= extra)
-        return -1;
-    uint32_t x;
-    switch (extra) {
-    case 0: x = b; break;
-    case 1: x = (b & 0x3f) << 8 | p[1]; break;
-    case 2: x = (b & 0x1f) << 16 | (uint32_t)p[1] << 8 | p[2]; break;
-    case 3: x = (b & 0x0f) << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; break;
-    default:
-        x = (b & 0x0f) << 28 | (uint32_t)p[1] << 20 | (uint32_t)p[2] << 12 |
-            (uint32_t)p[3] << 4 | (p[4] & 0x0f);
-    }
-    *v = (int32_t)x;
-    return extra + 1;
-}
-
 int vw_crai_records(htsFile *fp, int64_t off, int64_t *nrec)
 {
     /* CRAM 2 and 3 containers: int32 length, then ITF-8 ref id, start, span, record count */
@@ -227,7 +204,7 @@ int vw_crai_records(htsFile *fp, int64_t off, int64_t *nrec)
     const uint8_t *p = buf + 4, *end = buf + got;
     int32_t v = 0;
     for (int field = 0; field < 4; field++) {
-        int used = itf8_get(p, end, &v);
+        int used = ss_io_itf8(p, end, &v);
         if (used < 0)
             return -1;
         p += used;
