@@ -1,7 +1,8 @@
 # Thin wrapper over CMake/ctest. The real build is CMakeLists.txt.
 #   make [build]   install missing build packages, configure and build into build/
 #   make demo      check the build dependencies (scripts/check-deps.sh: apt only for what is
-#                  missing, only as root), build, run a pileup on demo/, show the output
+#                  missing, only as root), build, run a pileup on demo/, show the output and
+#                  compare it with samtools mpileup's when samtools is installed
 #   make test      test packages + build + ctest, then the same tests under ASan/UBSan; at
 #                  the end of each pass, the tests skipped and why (not root: the Slurm
 #                  cluster and full-disk cases; as another user it installs nothing)
@@ -63,6 +64,18 @@ demo:
 	$(BUILD)/seqshard pileup -f demo/ref.fa -o demo-out/demo.pileup demo/demo.bam
 	@echo "demo output: $(CURDIR)/demo-out/demo.pileup ($$(wc -l < demo-out/demo.pileup) lines); first lines:"
 	@head -3 demo-out/demo.pileup
+	@# the same bytes as samtools mpileup, when samtools is there to ask
+	@if command -v samtools >/dev/null 2>&1; then \
+		samtools mpileup -f demo/ref.fa demo/demo.bam 2>/dev/null >demo-out/samtools.pileup; \
+		if cmp -s demo-out/demo.pileup demo-out/samtools.pileup; then \
+			echo "demo: identical to 'samtools mpileup -f demo/ref.fa demo/demo.bam'" \
+			     "($$(samtools --version | head -1))"; \
+		else \
+			echo "demo: DIFFERS from samtools mpileup (demo-out/samtools.pileup)" >&2; exit 1; \
+		fi; \
+	else \
+		echo "demo: install samtools to compare with samtools mpileup (apt-get install samtools)"; \
+	fi
 
 # ctest, then what it skipped and why (scripts/test-summary.py reads its JUnit file);
 # the status is ctest's. $(1): the build folder, $(2): ctest's arguments.
