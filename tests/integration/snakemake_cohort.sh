@@ -19,6 +19,8 @@ command -v snakemake >/dev/null || {
     exit 77
 }
 ss_setup
+command -v mosdepth >/dev/null ||
+    echo "snakemake_cohort: mosdepth not installed: the mosdepth files are not compared"
 PATH=$PATH:/usr/sbin:/sbin
 SNAKEFILE=$SS_SRC/examples/cohort/Snakefile
 STATUS=$SS_SRC/examples/cohort/slurm-status.sh
@@ -60,7 +62,7 @@ check_outputs() {
         else
             ss_ok "$name: $s pileup = samtools mpileup"
         fi
-        [ -d "$W/exp" ] && command -v mosdepth >/dev/null || continue
+        command -v mosdepth >/dev/null || continue
         local bad=""
         for f in per-base.bed.gz regions.bed.gz; do
             [ -s "$d/$s.$f.csi" ] || bad+=" $f.csi(missing)"
