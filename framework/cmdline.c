@@ -204,6 +204,21 @@ static const ss_opt_t *run_long(const char *name)
     return NULL;
 }
 
+int ss_opt_run_word(const char *a, int *takes_value)
+{
+    *takes_value = 0;
+    const ss_opt_t *o = a[0] == '-' && a[1] == '-' && a[2] ? run_long(a + 2) : NULL;
+    if (o) {
+        *takes_value = o->arg && !strchr(a, '=');
+        return 1;
+    }
+    if (a[0] == '-' && a[1] == '@') { /* -@ N or -@N */
+        *takes_value = a[2] == '\0';
+        return 1;
+    }
+    return 0;
+}
+
 /*
  * Append argv[i] to s without the run options in it; returns how many of
  * the following words were their values (0 or 1), or -1 out of memory. A
@@ -214,10 +229,10 @@ static int put_kept(const tables_t *t, char **argv, int i, kstring_t *s)
     const char *a = argv[i];
     size_t keep = strlen(a);
     int skip_next = 0;
+    int takes;
     if (a[0] == '-' && a[1] == '-' && a[2]) {
-        const ss_opt_t *o = run_long(a + 2);
-        if (o)
-            return o->arg && !strchr(a, '=');
+        if (ss_opt_run_word(a, &takes))
+            return takes;
     } else if (a[0] == '-' && a[1]) {
         for (const char *c = a + 1; *c; c++) {
             const ss_opt_t *o = lookup(t, (unsigned char)*c);

@@ -88,20 +88,13 @@ static uint64_t fnv64(uint64_t h, const void *p, size_t len)
  */
 static int run_only(const char *a, int *takes_value)
 {
-    static const char *const with_value[] = {"--threads", "--shard-size", "--report", "--tmp-dir",
-                                             "--bind",    "--output",     NULL};
-    static const char *const alone[] = {"--quiet", "--print-binding", "--resume", NULL};
-    for (int i = 0; with_value[i]; i++) {
-        size_t n = strlen(with_value[i]);
-        if (strncmp(a, with_value[i], n) == 0 && (a[n] == '\0' || a[n] == '=')) {
-            *takes_value = a[n] == '\0';
-            return 1;
-        }
+    if (ss_opt_run_word(a, takes_value))
+        return 1;
+    if (strncmp(a, "--output", 8) == 0 && (a[8] == '\0' || a[8] == '=')) {
+        *takes_value = a[8] == '\0';
+        return 1;
     }
-    for (int i = 0; alone[i]; i++)
-        if (strcmp(a, alone[i]) == 0)
-            return *takes_value = 0, 1;
-    if (a[0] == '-' && (a[1] == '@' || a[1] == 'o')) {
+    if (a[0] == '-' && a[1] == 'o') {
         *takes_value = a[2] == '\0';
         return 1;
     }

@@ -97,6 +97,12 @@ int ss_cmd_parse(const ss_cmd_t *cmd, int argc, char **argv, struct ss_common_op
  */
 char *ss_cmd_line_kept(const ss_cmd_t *cmd, int argc, char **argv);
 
+/*
+ * Whether the command-line word a is one of ss_opts_run's options ("--threads",
+ * "--report=F", "-@4"); *takes_value: its value is the next word. Main thread.
+ */
+int ss_opt_run_word(const char *a, int *takes_value);
+
 /* cmd's --help text, its man page (roff) and its completion list, on fp. */
 void ss_cmd_help(const ss_cmd_t *cmd, FILE *fp);
 void ss_cmd_man(const ss_cmd_t *cmd, FILE *fp);
