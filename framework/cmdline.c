@@ -29,8 +29,8 @@ const ss_opt_t ss_opts_output_records[] = {
     {SS_OPT_FMT_OPTION, 0, "output-fmt-option", "level=N",
      "compression level 0-9 of BAM, CRAM or SAM.gz output [htslib's default]", "level="},
     {SS_OPT_WRITE_INDEX, 0, "write-index", NULL,
-     "index the output: BAM FILE.csi, CRAM FILE.crai, SAM.gz FILE.csi; FILE.bam.bai when "
-     "-o names it with ##idx##",
+     "index the output: BAM FILE.csi, CRAM FILE.crai, SAM.gz FILE.csi (with its header); "
+     "another name (FILE.bam.bai for BAI) with -o FILE##idx##NAME",
      NULL},
     SS_OPT_END};
 

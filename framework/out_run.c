@@ -91,9 +91,9 @@ static int check_spec(const ss_out_spec_t *s, const sam_hdr_t *hdr, const char *
         ss_error("--write-index: text output is indexed only when compressed; name it FILE.gz");
         return -1;
     }
-    if (s->write_index && s->format == SS_FMT_SAM) {
-        ss_error("--write-index: seqshard indexes BAM and CRAM output, not SAM; add -O bam "
-                 "or -O cram");
+    if (s->write_index && s->format == SS_FMT_SAM && !ends_with(path, ".sam.gz")) {
+        ss_error("--write-index: SAM output is indexed only when compressed; name it "
+                 "FILE.sam.gz, or add -O bam or -O cram");
         return -1;
     }
     if (s->write_index && !to_file) {
@@ -266,7 +266,7 @@ int ss_out_run_index(const ss_out_run_t *r, ss_output_t *out, const char *output
                  output ? output : "standard output");
         return -1;
     }
-    /* samtools view --write-index: CSI for BAM, CRAI for CRAM; BAI for BAM
+    /* samtools view --write-index: CSI for BAM and SAM.gz, CRAI for CRAM; BAI for BAM
      * when -o FILE##idx##NAME.bai asks for it (min_shift 0 there means BAI) */
     int bai = r->format == SS_FMT_BAM && ends_with(r->index_out, ".bai");
     int min_shift = r->format == SS_FMT_CRAM || bai ? 0 : 14;
@@ -276,7 +276,10 @@ int ss_out_run_index(const ss_out_run_t *r, ss_output_t *out, const char *output
     const char *idx = ss_output_index_tmp(out, ext);
     if (!idx)
         return -1;
-    int rc = sam_index_build3(tmp_path, idx, min_shift, r->index_threads);
+    /* no threads for SAM: htslib then parses SAM lines ahead of the file position, and
+     * the index's offsets would point at the wrong records */
+    int threads = r->format == SS_FMT_SAM ? 0 : r->index_threads;
+    int rc = sam_index_build3(tmp_path, idx, min_shift, threads);
     if (rc < 0) {
         if (bai && rc == -2)
             ss_error("%s: a .bai index cannot hold contigs of 2^29 bp or more (samtools says "

@@ -213,10 +213,11 @@ static int resolve_format(vw_opts_t *o, ss_common_opts_t *co, int fast_or_u)
                                     "name the file without .gz/.bgz");
     if (o->write_index && (!out || !strcmp(out, "-")))
         return bad_value("--write-index", out ? out : "", "needs an output file (-o FILE)");
+    if (o->write_index && o->fmt == VW_SAM && !has_ext(out, ".sam.gz"))
+        return bad_value("--write-index", out, "SAM output is indexed only when compressed; "
+                                               "name it FILE.sam.gz, or add -O bam or -O cram");
     if (o->write_index && o->fmt == VW_SAM)
-        return bad_value("--write-index", out, "seqshard indexes BAM and CRAM output, not SAM; "
-                                               "add -O bam or -O cram (or index a FILE.sam.gz "
-                                               "with samtools index -c)");
+        o->with_header = 1; /* as samtools: the index needs the @SQ lines in the file */
     return 0;
 }
 

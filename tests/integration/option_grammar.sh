@@ -91,8 +91,18 @@ run view -T "$REF" --write-index -o 'v.cram##idx##v.crai' "$S1"
 "$SAMTOOLS" index -o exp.crai v.cram
 if [ $ss_rc = 0 ] && cmp -s exp.crai v.crai; then ss_ok "view CRAM ##idx## NAME.crai"
 else ss_bad "view CRAM ##idx## NAME.crai" "exit $ss_rc; $(head -1 err.txt)"; fi
-refused "view --write-index of SAM" 2 "indexes BAM and CRAM output, not SAM" \
-    view --write-index -o v.sam.gz "$S1"
+run view --write-index -o v.sam.gz "$S1"
+if [ $ss_rc = 0 ] && [ -s v.sam.gz.csi ] &&
+    [ "$("$SAMTOOLS" view -c v.sam.gz ctgB 2>&1)" = "$("$SAMTOOLS" view -c "$S1" ctgB)" ] &&
+    [ "$("$SAMTOOLS" view -c v.sam.gz ctgA:30000-30100 2>&1)" = \
+        "$("$SAMTOOLS" view -c "$S1" ctgA:30000-30100)" ]; then
+    ss_ok "view --write-index -o x.sam.gz: a CSI samtools queries, with samtools' records"
+else
+    ss_bad "view --write-index -o x.sam.gz" "exit $ss_rc; $(head -1 err.txt)" \
+        "$("$SAMTOOLS" view -c v.sam.gz ctgB 2>&1 | tail -1)"
+fi
+refused "view --write-index of plain SAM" 2 "SAM output is indexed only when compressed" \
+    view --write-index -o v.sam "$S1"
 run pileup --write-index -o 'p.gz##idx##p.csi' "$S1"
 cp p.gz q.gz && tabix -C -s1 -b2 -e2 q.gz
 if [ $ss_rc = 0 ] && cmp -s q.gz.csi p.csi; then ss_ok "pileup ##idx## NAME.csi: tabix -C's"
