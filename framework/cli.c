@@ -163,6 +163,8 @@ static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
         rc = SS_EXIT_USAGE;
     else if (!(job = ss_job_open(&co, k->name)))
         rc = SS_EXIT_FAIL;
+    else if (ss_job_steps_prepare(job) < 0)
+        rc = SS_EXIT_FAIL;
     else if (k->prepare && k->prepare(kopts, job, &run, &spec) < 0)
         rc = SS_EXIT_FAIL;
     /* every path the run will write, before any work */
@@ -187,10 +189,13 @@ static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
     return rc;
 }
 
-int ss_main(int argc, char **argv, const ss_kernel_t *const *table, int n_table)
+int ss_main(int argc, char **argv, const ss_kernel_t *const *table, int n_table,
+            const ss_step_t *const *steps, int n_steps)
 {
     kernels = table;
     n_kernels = n_table;
+    if (ss_steps_register(steps, n_steps) < 0)
+        return SS_EXIT_FAIL;
     if (argc < 2) {
         usage(stderr);
         return SS_EXIT_USAGE;

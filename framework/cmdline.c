@@ -150,6 +150,9 @@ static int dispatch(const ss_cmd_t *cmd, const ss_opt_t *o, const char *arg, ss_
 {
     if (o->key == SS_OPT_OUTPUT && cmd->first_output_wins && co->output)
         return 0;
+    int step = ss_steps_owner(o);
+    if (step >= 0)
+        return ss_steps_apply(co, step, o, arg, cmd->name);
     if (o->key == '@' || (o->key >= SS_OPT_FIRST_SHARED && o->key <= SS_OPT_LAST_SHARED))
         return ss_common_opt(o->key, arg, co) < 0 ? -1 : 0;
     return apply(ctx, o->key, arg);
@@ -170,9 +173,11 @@ static int special(const ss_cmd_t *cmd, int c)
 int ss_cmd_parse(const ss_cmd_t *cmd, int argc, char **argv, ss_common_opts_t *co,
                  ss_opt_apply_fn apply, void *ctx)
 {
-    tables_t t;
-    int rc = 0;
-    if (tables_build(cmd, &t) < 0) {
+    ss_cmd_steps_t with;
+    cmd = ss_cmd_with_steps(cmd, &with);
+    tables_t t = {0};
+    int rc = ss_steps_begin(cmd, co);
+    if (rc == 0 && tables_build(cmd, &t) < 0) {
         fprintf(stderr, "seqshard %s: out of memory reading options\n", cmd->name);
         rc = -1;
     }
@@ -191,7 +196,7 @@ int ss_cmd_parse(const ss_cmd_t *cmd, int argc, char **argv, ss_common_opts_t *c
             rc = dispatch(cmd, o, optarg, co, apply, ctx);
     }
     tables_free(&t);
-    return rc;
+    return rc == 0 ? ss_steps_end(cmd, co) : rc;
 }
 
 /* The option ss_opts_run describes with this long name (up to '=' or the end), or NULL. */
@@ -254,6 +259,8 @@ static int put_kept(const tables_t *t, char **argv, int i, kstring_t *s)
 
 char *ss_cmd_line_kept(const ss_cmd_t *cmd, int argc, char **argv)
 {
+    ss_cmd_steps_t with;
+    cmd = ss_cmd_with_steps(cmd, &with);
     tables_t t;
     kstring_t s = KS_INITIALIZE;
     int ok = tables_build(cmd, &t) == 0 && kputs("seqshard", &s) >= 0 &&

@@ -74,6 +74,8 @@ void ss_opts_help(const ss_opt_t *opts, FILE *fp)
 
 void ss_cmd_help(const ss_cmd_t *cmd, FILE *fp)
 {
+    ss_cmd_steps_t with;
+    cmd = ss_cmd_with_steps(cmd, &with);
     fprintf(fp, "Usage: seqshard %s %s\n\n", cmd->name, cmd->synopsis);
     if (cmd->description)
         fprintf(fp, "%s\n\n", cmd->description);
@@ -179,6 +181,8 @@ static const char man_tail[] =
 
 void ss_cmd_man(const ss_cmd_t *cmd, FILE *fp)
 {
+    ss_cmd_steps_t with;
+    cmd = ss_cmd_with_steps(cmd, &with);
     fprintf(fp, ".TH SEQSHARD-%s 1 \"\" \"seqshard %s\" \"User Commands\"\n", cmd->name,
             SS_VERSION);
     fprintf(fp, ".SH NAME\nseqshard\\-%s \\- ", cmd->name);
@@ -224,6 +228,8 @@ void ss_cmd_man(const ss_cmd_t *cmd, FILE *fp)
  */
 void ss_cmd_options(const ss_cmd_t *cmd, FILE *fp)
 {
+    ss_cmd_steps_t with;
+    cmd = ss_cmd_with_steps(cmd, &with);
     for (const ss_opt_group_t *g = cmd->groups; g->title; g++)
         for (const ss_opt_t *o = g->opts; o->key; o++) {
             char sh[3] = {'-', o->letter, '\0'};

@@ -181,8 +181,10 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
     int r = injected(e, sh, ctg);
     if (r == 0)
         r = ss_out_begin(out, sh, buf);
+    ss_chain_shard(w->chain, sh);
     if (r == 0)
         r = e->k->process(ws, sh, out, &st);
+    ss_chain_counts(w->chain, st.counts, SS_KERNEL_COUNTERS);
     if (r == 0)
         r = ss_out_end(out);
     if (r == 0)
@@ -233,6 +235,9 @@ static void *worker_main(void *arg)
     }
     if (!(out = ss_out_init(e->orun)) || ss_side_attach(e->side, out, w->id) < 0)
         goto stop;
+    w->chain = ss_chain_open(e->job, rd, ss_job_step_reach(e->job).halo, e->n_kernel_counters);
+    if (!w->chain && ss_error_raised())
+        goto stop;
     if (e->k->worker_init && e->k->worker_init(&ws, e->kopts, e->run, e->job, rd, w->id) < 0) {
         if (!ss_error_raised())
             ss_error("%s: worker %d failed to start", e->k->name, w->id);
@@ -260,6 +265,8 @@ stop:
 done:
     if (e->k->worker_destroy)
         e->k->worker_destroy(ws);
+    ss_chain_close(w->chain);
+    w->chain = NULL;
     ss_out_destroy(out);
     ss_acct_add(e->acct, rd);
     ss_reader_destroy(rd);
@@ -511,6 +518,10 @@ static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
     e->shards = s->shards;
     e->n_shards = s->n;
     hts_pos_t halo = spec->halo;
+    e->n_kernel_counters = 0;
+    while (e->k->counter_names && e->k->counter_names[e->n_kernel_counters])
+        e->n_kernel_counters++;
+    ss_job_counter_names(e->job, e->k->counter_names, e->counter_names, SS_KERNEL_COUNTERS + 1);
     if (!failed && !(e->orun = ss_out_run_init(spec, o)))
         failed = 1;
     if (!failed) {

@@ -14,13 +14,11 @@
 /* The report's figures from what setup decided and what the workers did. */
 static void report_fill(const engine_t *e, const setup_t *s, double t0, ss_report_t *r)
 {
-    *r = (ss_report_t){ .kernel = e->k->name, .counter_names = e->k->counter_names, .opts = ss_job_opts(e->job),
+    *r = (ss_report_t){ .kernel = e->k->name, .counter_names = e->counter_names, .opts = ss_job_opts(e->job),
                         .header = ss_job_header(e->job), .plan = s->shards,
                         .threads = s->threads, .n_shards = s->n, .n_workers = s->n_workers,
                         .workers = e->stats, .wall_s = ss_now() - t0,
                         .est_work_total = s->total_work, .recs = e->recs };
-    if (e->k->run_counters)
-        r->counter_names = e->kopts ? e->k->run_counters(e->kopts) : NULL;
     r->kernel_info = e->k->describe ? e->k->describe() : NULL;
     r->setup_s = (s->workers_at > 0 ? s->workers_at : ss_now()) - ss_log_opened();
     r->bytes_written = e->bytes_written;

@@ -49,6 +49,7 @@ struct ss_job_s {
     int user_ref_env;             /* REF_PATH or REF_CACHE set by the user */
     uint64_t *tally_want;         /* what the BAM inputs' indexes count, as the run's tally
                                    * (ss_io_tally_expect); NULL until the first BAM */
+    ss_step_reach_t step_reach;   /* the steps' reach, summed (ss_job_steps_prepare) */
 };
 
 /*
@@ -669,4 +670,14 @@ hts_idx_t *ss_job_index(const ss_job_t *job)
 const char *ss_job_kernel(const ss_job_t *job)
 {
     return job->kernel_name;
+}
+
+ss_step_reach_t ss_job_step_reach(const ss_job_t *job)
+{
+    return job->step_reach;
+}
+
+void ss_job_set_step_reach(ss_job_t *job, ss_step_reach_t r)
+{
+    job->step_reach = r;
 }

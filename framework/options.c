@@ -105,6 +105,7 @@ void ss_common_opts_free(ss_common_opts_t *o)
     for (int i = 0; i < o->n_side_writes; i++)
         free(o->side_writes[i].path);
     free(o->side_writes);
+    ss_steps_opts_free(o);
     memset(o, 0, sizeof(*o));
 }
 

@@ -3,7 +3,7 @@
  * header, so `head` shows what a manifest belongs to, then fixed-size binary
  * records, appended in batches after the output's bytes were synced.
  *
- *   seqshard-resume 1
+ *   seqshard-resume 2
  *   nonce 0123456789abcdef
  *   <identity lines: kernel, output, options, plan, header, input ...>
  *   end 89abcdef              <- crc32 of every byte before "end"
@@ -31,7 +31,7 @@
 
 #include "ss_resume.h"
 
-#define MAGIC_LINE "seqshard-resume 1\n"
+#define MAGIC_LINE "seqshard-resume 2\n"
 #define REC_MAGIC  0x43525353u /* "SSRC" */
 #define HEADER_MAX (1 << 20)   /* a header is a few hundred bytes per input */
 
@@ -84,7 +84,7 @@ void ss_resume_rec_encode(const ss_resume_rec_t *r, unsigned char *out)
         p = put64(p, r->counts[i]);
     for (int i = 0; i < SS_SUMMARY_N; i++)
         p = put64(p, r->summary[i]);
-    /* 124 bytes so far: the record's own checksum ends it */
+    /* the record's own checksum ends it */
     put32(p, (uint32_t)crc32(0, out, (uInt)(p - out)));
 }
 

@@ -58,6 +58,10 @@ typedef struct {
     const char *examples;  /* command lines, each after a "# what it does" line, or NULL */
     const char *see_also;  /* "samtools-mpileup(1), seqshard(1)", or NULL */
     int first_output_wins; /* a second -o is ignored (samtools depth's rule), not the first */
+    int steps;             /* the command reads records: it takes the record steps' options
+                            * (--realign ...; ss_step.h) */
+    const char *step;      /* the command is this step in front of the record writer
+                            * (`seqshard realign`): on without its --NAME */
 } ss_cmd_t;
 
 /*

@@ -86,11 +86,14 @@ struct engine_s {
     int work_counted;          /* multi-rank progress: shards whose work is in work_done */
     uint64_t bytes_written;
     kstring_t summary;         /* the kernel's summary text, encoded (owner rank), or empty */
+    const char *counter_names[SS_KERNEL_COUNTERS + 1]; /* the kernel's, then its steps' */
+    int n_kernel_counters;     /* where the steps' counters start */
 };
 
 struct worker_s {
     engine_t *e;
     int id;
+    ss_chain_t *chain;         /* the steps in front of each input, or NULL */
     pthread_t thread;
     int started;
 };

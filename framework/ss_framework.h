@@ -24,6 +24,7 @@
 #include "../alloc/ss_alloc.h" /* ss_alloc_private: worker state kernels write per read */
 #include "../io/ss_io.h"
 #include "ss_cmdline.h"
+#include "ss_step.h"
 
 #define SS_VERSION "0.1.0"
 
@@ -297,10 +298,16 @@ typedef struct ss_common_opts_s {
     int n_side_writes;
     int cram_md;             /* kernel writes or reads MD/NM: CRAM inputs rebuild them as
                               * htslib does by default (else decoding skips that work) */
+    void *step_opts[SS_STEPS_MAX]; /* each registered step's options, by registry index, once
+                                    * one of them was given; owned (ss_step_t.opts_free) */
+    int step_on[SS_STEPS_MAX];     /* the step is in front of the kernel (--NAME) */
 } ss_common_opts_t;
 
-/* How many counters of its own a kernel may report (ss_kernel_t.counter_names). */
-#define SS_KERNEL_COUNTERS 6
+/*
+ * How many counters a run may report: the kernel's own (ss_kernel_t.counter_names,
+ * at most 6), then its steps' (ss_step_t.counter_names).
+ */
+#define SS_KERNEL_COUNTERS 16
 
 /* Run-wide counters a kernel may add to per shard, for its summary hook. */
 #define SS_SUMMARY_N 4
@@ -309,7 +316,7 @@ typedef struct ss_common_opts_s {
 typedef struct {
     uint64_t reads;   /* records read from the inputs */
     uint64_t bases;   /* reference positions produced (pileup) or bases emitted */
-    uint64_t counts[SS_KERNEL_COUNTERS]; /* the kernel's own, named by counter_names */
+    uint64_t counts[SS_KERNEL_COUNTERS]; /* the kernel's own (counter_names), then its steps' */
     uint64_t summary[SS_SUMMARY_N]; /* summed over every shard and rank for the summary hook */
 } ss_shard_stats_t;
 
@@ -447,18 +454,11 @@ typedef struct ss_kernel_s {
     void (*worker_destroy)(void *wstate);
     /*
      * Names of the kernel's own counters (stats->counts[i]), NULL-terminated,
-     * at most SS_KERNEL_COUNTERS; --report sums them over shards and ranks
-     * as "kernel_counts". NULL: none. A counter that must not depend on the
-     * shard size counts each thing in one shard only.
+     * at most 6; --report sums them over shards and ranks as "kernel_counts",
+     * followed by its steps' counters. NULL: none. A counter that must not
+     * depend on the shard size counts each thing in one shard only.
      */
     const char *const *counter_names;
-    /*
-     * Optional: the counters this run counts, when that depends on its
-     * options (pileup: realign's only with --realign). NULL from it: none
-     * this run, and --report prints no kernel_counts. Without the hook,
-     * counter_names. Main thread, after parse.
-     */
-    const char *const *(*run_counters)(const void *kopts);
 
     /*
      * Optional: one line on how this build runs the kernel on this machine
@@ -550,13 +550,33 @@ int ss_plan_build(const ss_job_t *job, const ss_out_spec_t *spec, ss_shard_t **s
 int ss_engine_run(const ss_kernel_t *kernel, void *kopts, const void *run, ss_out_spec_t *spec,
                   ss_job_t *job);
 
+/* ---- steps (ss_step.h) ---- */
+
+/*
+ * The record writer behind a step that is a command of its own (`seqshard
+ * realign`): a worker's writer of its input 0 (rd, borrowed), and one
+ * shard: the records it owns (POS in its range; a region's first shard also
+ * those reaching into the region from before it, its last those placed past
+ * the contig's end), read through the chain, written to out in the run's
+ * format. init: NULL after ss_error(). shard: 0, or -1 after ss_error()
+ * named the file and shard. destroy accepts NULL. Worker thread.
+ */
+typedef struct ss_step_writer_s ss_step_writer_t;
+ss_step_writer_t *ss_step_writer_init(const ss_job_t *job, ss_reader_t *rd);
+int ss_step_writer_shard(ss_step_writer_t *w, const ss_shard_t *sh, ss_out_t *out,
+                         ss_shard_stats_t *st);
+void ss_step_writer_destroy(ss_step_writer_t *w);
+
 /* Errors and messages: ss_error(), ss_warn() (base/ss_base.h). */
 
 /*
  * Top-level entry: `seqshard KERNEL ...` over the given kernels (in the
  * order `seqshard --help` lists them; kernels/main.c passes the program's,
- * a test program its own). Returns the exit status. Main thread.
+ * a test program its own) and the record steps the kernels that read
+ * records take (ss_step.h; chained by their order). Returns the exit
+ * status. Main thread.
  */
-int ss_main(int argc, char **argv, const ss_kernel_t *const *kernels, int n_kernels);
+int ss_main(int argc, char **argv, const ss_kernel_t *const *kernels, int n_kernels,
+            const ss_step_t *const *steps, int n_steps);
 
 #endif

@@ -25,7 +25,8 @@
 #include "ss_internal.h"
 
 #define SS_RESUME_VERSION  1
-#define SS_RESUME_REC_SIZE 128 /* bytes of one encoded record */
+/* bytes of one encoded record: its fields, the counters, the summary and its checksum */
+#define SS_RESUME_REC_SIZE (48 + 8 * SS_KERNEL_COUNTERS + 8 * SS_SUMMARY_N)
 
 /* One shard as written: where, how much, its CRC and its counters. */
 typedef struct {

@@ -780,11 +780,39 @@ void ss_reader_destroy(ss_reader_t *r)
         ss_io_budget_give(r->held);
     free(r->tally);
     free(r->src);
+    free(r->front);
     free(r->f);
     free(r);
 }
 
 ss_source_t *ss_reader_source(ss_reader_t *r, int i)
 {
+    if (i < 0 || i >= r->in.n)
+        return NULL;
+    return r->front && r->front[i] ? r->front[i] : &r->src[i].src;
+}
+
+ss_source_t *ss_reader_file_source(ss_reader_t *r, int i)
+{
     return i >= 0 && i < r->in.n ? &r->src[i].src : NULL;
+}
+
+int ss_reader_set_front(ss_reader_t *r, int i, ss_source_t *front, hts_pos_t reach)
+{
+    if (i < 0 || i >= r->in.n)
+        return -1;
+    if (!r->front && !(r->front = calloc((size_t)r->in.n, sizeof(*r->front))))
+        return -1;
+    r->front[i] = front;
+    if (reach > r->front_reach)
+        r->front_reach = reach;
+    return 0;
+}
+
+int ss_reader_fronted(const ss_reader_t *r)
+{
+    for (int i = 0; r->front && i < r->in.n; i++)
+        if (r->front[i])
+            return 1;
+    return 0;
 }

@@ -82,6 +82,8 @@ struct ss_reader_s {
     ss_io_inputs_t in; /* paths borrowed from the job */
     rd_file_t *f;
     ss_file_source_t *src; /* [in.n]: each input as a record source (source.c) */
+    ss_source_t **front;   /* [in.n]: what kernels read instead (steps), or NULL: the file */
+    hts_pos_t front_reach; /* how far around a query the fronts read (window widening) */
     int shard;             /* the shard being read, for messages; -1 before any */
     int is_open;       /* between begin and end */
     int n_refused;     /* inputs the budget refused */

@@ -15,7 +15,11 @@
 
 void ss_reader_window(ss_reader_t *r, int tid, hts_pos_t beg, hts_pos_t end)
 {
-    r->w_tid = tid, r->w_beg = beg, r->w_end = end;
+    /* a step in front reads around every query: the window holds that too */
+    hts_pos_t reach = r->front_reach;
+    r->w_tid = tid;
+    r->w_beg = beg > reach ? beg - reach : 0;
+    r->w_end = end < HTS_POS_MAX - reach ? end + reach : HTS_POS_MAX;
 }
 
 int rd_in_window(const ss_reader_t *r, int tid, hts_pos_t beg, hts_pos_t end)

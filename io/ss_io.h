@@ -284,9 +284,25 @@ int ss_reader_n(const ss_reader_t *r);
 /*
  * Input i as a record source (query/next above, each record stamped with
  * its order in the range), valid between begin and end: the reader owns it;
- * do not free. NULL when i is out of range.
+ * do not free. With a front set (ss_reader_set_front), the front. NULL when
+ * i is out of range.
  */
 ss_source_t *ss_reader_source(ss_reader_t *r, int i);
+/*
+ * Input i as the file gives it, whatever is in front of it: what the first
+ * step of a chain wraps. NULL when i is out of range.
+ */
+ss_source_t *ss_reader_file_source(ss_reader_t *r, int i);
+/*
+ * Put front (borrowed; NULL: none) in front of input i: ss_reader_source
+ * returns it from now on, so a kernel reads the input through it. reach:
+ * how far around a query front reads the file, which ss_reader_window
+ * widens the shard's window by. 0, or -1 out of memory. Worker thread,
+ * before the kernel's worker starts.
+ */
+int ss_reader_set_front(ss_reader_t *r, int i, ss_source_t *front, hts_pos_t reach);
+/* Whether some input is read through a front: its file is not what a kernel reads. */
+int ss_reader_fronted(const ss_reader_t *r);
 /*
  * The shard the reader's records are for (the engine sets it before each
  * shard), named in the messages about bad records; -1 before any.

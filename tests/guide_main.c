@@ -17,5 +17,5 @@ static const ss_kernel_t *const kernels[] = {
 
 int main(int argc, char **argv)
 {
-    return ss_main(argc, argv, kernels, (int)(sizeof(kernels) / sizeof(kernels[0])));
+    return ss_main(argc, argv, kernels, (int)(sizeof(kernels) / sizeof(kernels[0])), NULL, 0);
 }

@@ -8,6 +8,7 @@ extern const ss_kernel_t ss_kernel_pileup;
 extern const ss_kernel_t ss_kernel_view;
 extern const ss_kernel_t ss_kernel_realign;
 extern const ss_kernel_t ss_kernel_test_shift;
+extern const ss_step_t ss_step_realign;
 
 static const ss_kernel_t *const kernels[] = {
     &ss_kernel_pileup,
@@ -16,7 +17,12 @@ static const ss_kernel_t *const kernels[] = {
     &ss_kernel_test_shift,
 };
 
+static const ss_step_t *const steps[] = {
+    &ss_step_realign,
+};
+
 int main(int argc, char **argv)
 {
-    return ss_main(argc, argv, kernels, (int)(sizeof(kernels) / sizeof(kernels[0])));
+    return ss_main(argc, argv, kernels, (int)(sizeof(kernels) / sizeof(kernels[0])), steps,
+                   (int)(sizeof(steps) / sizeof(steps[0])));
 }

@@ -74,20 +74,20 @@ static const ss_cmd_t dp_cmd = {
         "1.16 with the same options, computed in parallel over genomic shards.",
     .groups = dp_groups,
     .first_output_wins = 1, /* samtools depth keeps the first -o */
-    .after =
-        "Differences from samtools depth 1.16: the inputs need an index; '-o -' is\n"
-        "standard output (samtools makes a file named '-'); -o NAME.gz writes BGZF with a\n"
-        "tabix index; -H names the inputs, also with -X; -s pairs a read with the\n"
-        "alignments of its name ending less than 10000 bp before its POS, and not across\n"
-        "contigs; -@ is worker threads; -T and --reference name the reference (samtools\n"
-        "depth has --reference only).",
+    .after = "Differences from samtools depth 1.16: the inputs need an index; '-o -' is\n"
+             "standard output (samtools makes a file named '-'); -o NAME.gz writes BGZF with a\n"
+             "tabix index; -H names the inputs, also with -X; -s pairs a read with the\n"
+             "alignments of its name ending less than 10000 bp before its POS, and not across\n"
+             "contigs; -@ is worker threads; -T and --reference name the reference (samtools\n"
+             "depth has --reference only).",
     .examples = "  # samtools depth -a's bytes, compressed and indexed\n"
                 "  seqshard depth -a -o depth.txt.gz in.bam\n"
                 "  # one column per sample, from a list\n"
                 "  seqshard depth -H -f bams.txt -o cohort.depth.txt\n"
                 "  # mosdepth's files\n"
                 "  seqshard depth --mosdepth sample --by 500 in.bam",
-    .see_also = "seqshard(1), samtools-depth(1), mosdepth(1)"};
+    .see_also = "seqshard(1), samtools-depth(1), mosdepth(1)",
+    .steps = 1};
 
 void dp_usage(FILE *fp)
 {

@@ -61,20 +61,20 @@ static const ss_cmd_t md_cmd = {
         "PREFIX.mosdepth.region.dist.txt (--by) and PREFIX.mosdepth.summary.txt. All\n"
         "are written under temporary names and renamed when the run worked: all or none.",
     .groups = md_groups,
-    .after =
-        "Where mosdepth 0.3.3 is wrong, seqshard is right: a mate contained in its pair's\n"
-        "first read (both single-operation CIGARs) is counted once, not subtracted past\n"
-        "its end; contigs without reads are in the summary and dist files, with depth 0;\n"
-        "the min of the total, total_region and first <chrom>_region rows is the real\n"
-        "minimum, not always 0; a --by BED interval past its contig's end counts the\n"
-        "bases inside the contig (mosdepth crashes), its mean is over the interval as\n"
-        "given. -@ and -t are worker threads (mosdepth's -t only adds decompression\n"
-        "threads).",
+    .after = "Where mosdepth 0.3.3 is wrong, seqshard is right: a mate contained in its pair's\n"
+             "first read (both single-operation CIGARs) is counted once, not subtracted past\n"
+             "its end; contigs without reads are in the summary and dist files, with depth 0;\n"
+             "the min of the total, total_region and first <chrom>_region rows is the real\n"
+             "minimum, not always 0; a --by BED interval past its contig's end counts the\n"
+             "bases inside the contig (mosdepth crashes), its mean is over the interval as\n"
+             "given. -@ and -t are worker threads (mosdepth's -t only adds decompression\n"
+             "threads).",
     .examples = "  # per-base, 500 bp windows and thresholds\n"
                 "  seqshard depth --mosdepth sample --by 500 -T 1,10,20 in.bam\n"
                 "  # one contig, one read group, no per-base file\n"
                 "  seqshard depth --mosdepth s -c chr20 -R rg1 -n in.cram -f ref.fa",
-    .see_also = "seqshard-depth(1), mosdepth(1)"};
+    .see_also = "seqshard-depth(1), mosdepth(1)",
+    .steps = 1};
 
 void md_usage(FILE *fp)
 {

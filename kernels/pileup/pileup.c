@@ -97,28 +97,8 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
         return -1;
     }
     out->format = SS_FMT_TEXT;
-    if (o->realign && rl_check_inputs(o->rl, job) < 0)
-        return -1;
     output_weight(o, ss_job_inputs(job)->n, out);
     return warn_reference_contigs(job);
-}
-
-/*
- * --realign: each input read through a source that realigns it as `seqshard
- * realign` would (kernels/realign/rl_source.h): the pileup is then the
- * realigned BAM's, with nothing written. 0, or -1 after ss_error().
- */
-static int open_realign(pl_worker_t *w, const ss_job_t *job, ss_reader_t *rd)
-{
-    if (!(w->rls = calloc((size_t)w->n, sizeof(*w->rls)))) {
-        ss_error("out of memory starting a pileup worker");
-        return -1;
-    }
-    for (int i = 0; i < w->n; i++)
-        if (!(w->rls[i] = rl_source_init(w->o->rl, ss_reader_source(rd, i), ss_job_header(job),
-                                         ss_job_opts(job)->reference)))
-            return -1;
-    return 0;
 }
 
 static void run_free(void *run)
@@ -185,7 +165,7 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
             goto oom;
     }
     *wstate = w;
-    return w->o->realign ? open_realign(w, job, rd) : 0;
+    return 0;
 oom:
     ss_error("out of memory starting a pileup worker");
     *wstate = w;
@@ -199,9 +179,6 @@ static void worker_destroy(void *wstate)
         return;
     for (int i = 0; w->eng && i < w->n; i++)
         pe_destroy(w->eng[i]);
-    for (int i = 0; w->rls && i < w->n; i++)
-        rl_source_destroy(w->rls[i]);
-    free(w->rls);
     for (int i = 0; w->in && i < w->n; i++)
         pl_ahead_destroy(w->in[i].ahead);
     pl_baq_destroy(w->baq);
@@ -246,7 +223,7 @@ static int bind_inputs(pl_worker_t *w, int tid)
         samFile *fp = ss_reader_file(w->rd, i); /* NULL when streamed: no file to cache for */
         if (cache >= BLOCK_CACHE_MIN && fp && fp->format.compression == bgzf)
             bgzf_set_cache_size(fp->fp.bgzf, cache); /* sets a size only: cheap per shard */
-        in->src = w->rls ? rl_source_get(w->rls[i]) : ss_reader_source(w->rd, i);
+        in->src = ss_reader_source(w->rd, i);
         in->hdr = ss_reader_header(w->rd, i);
         in->ref = w->ctg_ref;
         in->ref_len = w->ctg_ref_len;
@@ -264,30 +241,6 @@ void pl_scope(const pl_worker_t *w, int tid, hts_pos_t *beg, hts_pos_t *end)
     hts_pos_t len = sam_hdr_tid2len(w->hdr, tid);
     *beg = reg ? reg->beg : 0;
     *end = reg && reg->end < len ? reg->end : len;
-}
-
-/*
- * --realign: a realigning source's query reads the whole range first and fails, unreported,
- * only on a read error, without saying whose: the input whose file holds an error, else the
- * first CRAM (its errors leave no flag), else the first.
- */
-static int realign_read_error(pl_worker_t *w, const ss_shard_t *sh, const char *ctg)
-{
-    int pick = -1, cram = -1;
-    for (int i = 0; i < w->n && pick < 0; i++) {
-        samFile *fp = ss_reader_file(w->rd, i);
-        if (fp && fp->is_bgzf && fp->fp.bgzf->errcode)
-            pick = i;
-        else if (cram < 0 && ss_reader_is_cram(w->rd, i))
-            cram = i;
-    }
-    if (pick < 0)
-        pick = cram >= 0 ? cram : 0;
-    char where[256];
-    snprintf(where, sizeof(where), "%s:%lld-%lld", ctg, (long long)sh->beg + 1, (long long)sh->end);
-    const ss_common_opts_t *co = ss_job_opts(w->job);
-    ss_io_input_read_error(w->rd, pick, 0, sh->tid, where, co->reference, co->ref_option);
-    return -1;
 }
 
 static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
@@ -339,8 +292,6 @@ static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
             return -1;
         }
     }
-    if (w->rls)
-        return realign_read_error(w, sh, ctg);
     ss_error("pileup failed in shard %d (%s:%lld-%lld)", sh->idx, ctg, (long long)sh->beg + 1,
              (long long)sh->end);
     return -1;
@@ -418,16 +369,6 @@ static void skip_line(pl_worker_t *w)
  * (three copies for three 30x inputs at the former 64).
  */
 #define FIRST_BYTES_PER_BASE(n_inputs) (32 + 96 * (size_t)(n_inputs))
-
-/* What a realigning source decided since before, into the shard's counters. */
-static void add_realign_counts(const rl_source_t *s, const uint64_t before[5],
-                               ss_shard_stats_t *st)
-{
-    uint64_t now[5];
-    rl_source_counts(s, now);
-    for (int k = 0; k < 5; k++)
-        st->counts[k] += now[k] - before[k];
-}
 
 /*
  * How far the shard's CRAM window reaches past each of its ends, where each
@@ -510,16 +451,9 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
         w->in[i].baq_from = sh->beg;
         w->in[i].n_read = 0;
         w->in[i].read_err = 0;
-        if (w->rls) /* the windows this shard owns are counted by its main query */
-            rl_source_count_next(w->rls[i], sh->beg, sh->end);
-        uint64_t before[5];
-        if (w->rls)
-            rl_source_counts(w->rls[i], before);
         if (pl_query_shard(&w->in[i], sh->tid, start, query_end(w, sh, last_end), reach,
                            follow) < 0)
             return pileup_error(w, sh);
-        if (w->rls)
-            add_realign_counts(w->rls[i], before, st);
         pe_reset(w->eng[i], sh->tid);
         w->has_col[i] = 0;
     }
@@ -570,18 +504,6 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     return 0;
 }
 
-/* --report's kernel_counts with --realign: what realignment did. */
-static const char *const realign_counter_names[] = {
-    "realign_windows", "realign_windows_skipped", "realign_windows_cleaned",
-    "reads_realigned", "ends_unclipped", NULL};
-
-/* Without --realign nothing counts them: the report leaves them out. */
-static const char *const *run_counters(const void *kopts)
-{
-    const pl_opts_t *o = kopts;
-    return o->realign ? realign_counter_names : NULL;
-}
-
 const ss_kernel_t ss_kernel_pileup = {
     .name = "pileup",
     .summary = "text pileup, byte-identical to samtools mpileup",
@@ -594,6 +516,4 @@ const ss_kernel_t ss_kernel_pileup = {
     .worker_init = worker_init,
     .process = process,
     .worker_destroy = worker_destroy,
-    .counter_names = realign_counter_names,
-    .run_counters = run_counters,
 };

@@ -21,7 +21,6 @@
 #include <htslib/sam.h>
 
 #include "../../framework/ss_framework.h"
-#include "../realign/rl_source.h"
 #include "baq.h"
 
 /* Extra columns, in the order samtools prints them. */
@@ -66,8 +65,6 @@ typedef struct {
     int custom_index;    /* -X: index files follow the inputs */
     int rev_del;         /* --reverse-del */
     void *rg_exclude;    /* -G: khash_str2int set of read groups, or NULL */
-    int realign;         /* --realign: read through realign's record source */
-    rl_opts_t *rl;       /* realign's options (--known, --max-move, ...), or NULL */
 } pl_opts_t;
 
 void pl_opts_default(pl_opts_t *o);
@@ -188,7 +185,6 @@ typedef struct {
     const bam_pileup1_t **plp;
     ss_ref_t *ref;           /* the shard's contig */
     ss_ref_t *ref_aux;       /* other contigs, for -a/-aa look-ups */
-    rl_source_t **rls;       /* --realign: each input's realigning source, or NULL */
     const char *ctg_ref;
     hts_pos_t ctg_ref_len;
     signed char *cov;        /* per contig: -1 unknown, 0 no reads, 1 reads (in scope) */

@@ -29,7 +29,6 @@ void pl_opts_free(pl_opts_t *o)
         return;
     for (int i = 0; i < o->n_tags; i++)
         free(o->tags[i]);
-    rl_opts_free(o->rl);
     if (o->rg_exclude)
         khash_str2int_destroy_free(o->rg_exclude);
 }
@@ -82,8 +81,19 @@ static int read_rg_list(pl_opts_t *o, const char *path)
 }
 
 enum {
-    O_RF = 0x100, O_FF, O_QNAME, O_REVDEL, O_EXTRA, O_SEP, O_EMPTY, O_NOINS, O_NOINSMODS,
-    O_NODEL, O_NOENDS, O_BP5, O_FMTOPT, O_REALIGN
+    O_RF = 0x100,
+    O_FF,
+    O_QNAME,
+    O_REVDEL,
+    O_EXTRA,
+    O_SEP,
+    O_EMPTY,
+    O_NOINS,
+    O_NOINSMODS,
+    O_NODEL,
+    O_NOENDS,
+    O_BP5,
+    O_FMTOPT
 };
 
 /* An alias: parsed and completed, not listed in --help (samtools' other spelling). */
@@ -162,25 +172,13 @@ static const ss_opt_t output_opts[] = {
      "including unused reference sequences", NULL},
     SS_OPT_END};
 
-static const ss_opt_t realign_opts[] = {
-    {O_REALIGN, 0, "realign", NULL, "realign around indels before the pileup [off]", NULL},
-    SS_OPT_END};
-
 static const ss_opt_t help_opts[] = {{'h', 'h', NULL, NULL, "print this help", NULL},
                                      SS_OPT_END};
 
 static const ss_opt_group_t pl_groups[] = {
-    {"Input options", input_opts, NULL},
-    {"Output options", output_opts, NULL},
-    {"Output file", ss_opts_output_text, NULL},
-    {"Realignment", realign_opts,
-     "The pileup of the reads `seqshard realign` would write, in one pass, nothing\n"
-     "written to disk; each input is realigned on its own, as one `seqshard realign`\n"
-     "per file would do; needs -f. With --realign:"},
-    {"Realignment options", rl_step_opts, NULL},
-    {"Framework options", ss_opts_run, NULL},
-    {"General options", help_opts, NULL},
-    {NULL, NULL, NULL}};
+    {"Input options", input_opts, NULL},        {"Output options", output_opts, NULL},
+    {"Output file", ss_opts_output_text, NULL}, {"Framework options", ss_opts_run, NULL},
+    {"General options", help_opts, NULL},       {NULL, NULL, NULL}};
 
 static const ss_cmd_t pl_cmd = {
     .name = "pileup",
@@ -200,23 +198,12 @@ static const ss_cmd_t pl_cmd = {
                 "  mpirun -np 16 seqshard pileup -B -f ref.fa -o out.pileup.gz in.bam\n"
                 "  # the pileup of the realigned reads, in one pass\n"
                 "  seqshard pileup --realign -f ref.fa -o out.pileup in.bam",
-    .see_also = "seqshard(1), samtools-mpileup(1), seqshard-realign(1)"};
+    .see_also = "seqshard(1), samtools-mpileup(1), seqshard-realign(1)",
+    .steps = 1};
 
 void pl_usage(FILE *fp)
 {
     ss_cmd_help(&pl_cmd, fp);
-}
-
-/* --realign and realign's own options: realign's defaults first. 0 or -1. */
-static int realign_opt(pl_opts_t *o, int c, const char *arg)
-{
-    if (!o->rl && !(o->rl = rl_opts_new()))
-        return -1;
-    if (c == O_REALIGN) {
-        o->realign = 1;
-        return 0;
-    }
-    return rl_opt_shared(o->rl, c, arg);
 }
 
 /* One option of pileup's own (the shared ones went to co); 0, 1 for help, or -1. */
@@ -267,13 +254,9 @@ static int apply(void *ctx, int c, const char *arg)
                                         : ss_common_add_read(co, arg, "the -G read-group file", 0);
     case 'a': o->all++; return 0;
     case 'h': pl_usage(stdout); return 1;
-    case 'X': o->custom_index = 1; return 0;
-    case RL_OPT_KNOWN: /* read, with its index */
-        return realign_opt(o, c, arg) < 0 ? -1 : ss_common_add_read(co, arg, "the --known VCF", 1);
-    case O_REALIGN:
-    case RL_OPT_MAX_MOVE:
-    case RL_OPT_MAX_ISIZE:
-    case RL_OPT_MAX_WINDOW: return realign_opt(o, c, arg);
+    case 'X':
+        o->custom_index = 1;
+        return 0;
     case O_FMTOPT: {
         char **a = realloc(co->fmt_opts, (size_t)(co->n_fmt_opts + 1) * sizeof(*a));
         if (!a || !(a[co->n_fmt_opts] = strdup(arg)))
@@ -330,16 +313,6 @@ int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         for (int i = optind; i < argc; i++)
             if (ss_common_add_input(co, argv[i]) < 0)
                 return SS_EXIT_USAGE;
-    if (o->rl && !o->realign) {
-        fprintf(stderr, "seqshard pileup: --known, --max-move, --max-isize and --max-window "
-                        "need --realign\n");
-        return SS_EXIT_USAGE;
-    }
-    if (o->realign && !co->reference) {
-        fprintf(stderr, "seqshard pileup: --realign needs -f ref.fa (haplotypes are built "
-                        "from it)\n");
-        return SS_EXIT_USAGE;
-    }
     if (o->redo_baq && !o->baq) {
         fprintf(stderr, "seqshard pileup: -B cannot be combined with -E\n");
         return SS_EXIT_USAGE;

@@ -6,7 +6,9 @@
  * reads of one bounded window and the options, so the output is the same
  * bytes at any thread, rank and shard count (contract 7).
  *
- * A shard's work, in order (realign.c):
+ * Realignment is a record step (rl_step.c): `--realign` in front of any
+ * kernel that reads records, and `seqshard realign` (realign.c) in front of
+ * the framework's record writer. A query's work, in order:
  *   load     every record overlapping [read_beg, read_end) (the shard and its
  *            halo), and the reference under them;
  *   targets  positions of indels in eligible reads' CIGARs, soft-clip starts
@@ -38,7 +40,6 @@
 #include <stdint.h>
 
 #include "../../framework/ss_framework.h"
-#include "rl_source.h"
 
 #define RL_GAP            10  /* targets closer than this join one window (GATK's 10 bp) */
 #define RL_LOD            5   /* (original score - best) / 10 needed to clean a window */
@@ -51,23 +52,36 @@
 #define RL_MIN_CLIP       3   /* shortest soft clip that makes a clip target */
 #define RL_DEFAULT_WINDOW 500
 
-/* Options, filled by rl_parse (rl_opts.c); read-only afterwards. */
-struct rl_opts_s {
-    ss_out_format_t format;
+/* The step's options, filled by the framework's parser through rl_opt (rl_opts.c). */
+typedef struct rl_opts_s {
     char **known; /* --known files, owned */
     int n_known;
     int max_move;    /* --max-move: farthest a read's POS may move */
     int max_isize;   /* --max-isize: farther mates keep their alignments */
     int max_window;  /* --max-window: longer windows are skipped */
-    int threads;     /* -@ copy, for the index */
-    char *cmdline;   /* for @PG CL, owned */
-};
+} rl_opts_t;
 
+/* The step (rl_step.c) and its hooks (rl_opts.c); ss_step.h says what each does. */
+extern const ss_step_t ss_step_realign;
+extern const ss_opt_t rl_step_opts[];
 void rl_opts_default(rl_opts_t *o);
+void *rl_opts_new(void);
+void rl_opts_free(void *sopts);
+int rl_opt(void *sopts, int key, const char *arg, ss_common_opts_t *co, const char *cmd);
+int rl_check(const void *sopts, ss_common_opts_t *co, const char *cmd);
+int rl_prepare(const void *sopts, const ss_job_t *job, ss_step_reach_t *reach);
+/* The context a query reads around its range so every decision it needs is whole. */
+hts_pos_t rl_halo(const rl_opts_t *o);
+
+/* `seqshard realign`'s own options (realign.c): the record writer's. */
+typedef struct {
+    ss_out_format_t format;
+    int threads;   /* -@ copy, for the index */
+    char *cmdline; /* for @PG CL, owned */
+} rl_cmd_opts_t;
 void rl_usage(FILE *fp);
 int rl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts);
-/* The context a shard reads around its range so every decision it needs is whole. */
-hts_pos_t rl_halo(const rl_opts_t *o);
+void rl_cmd_opts_free(void *kopts);
 
 /* One indel: a deletion of ref[pos, pos+len) (len < 0: -len bases) or an insertion of
  * seq before ref[pos] (len > 0). Left-normalised when it leaves rl_indel_norm. */

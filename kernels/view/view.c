@@ -132,10 +132,12 @@ static int prepare(const void *kopts, const ss_job_t *job, void **runp, ss_out_s
     const htsFormat *sf = ins->stream ? hts_get_format(ins->stream) : NULL;
     int cram_major = sf ? (sf->format == cram ? sf->version.major : 0) : input_cram_version(in);
     run->in_is_cram = cram_major > 0;
-    if (!ins->stream && (cram_major == 2 || cram_major == 3)) /* containers (view_crai.c) */
+    /* the paths that read the file itself, past its record source: not with a step in front */
+    int file_is_input = !ins->stream && ss_job_n_steps(job) == 0;
+    if (file_is_input && (cram_major == 2 || cram_major == 3)) /* containers (view_crai.c) */
         run->crai = vw_crai_load(in, co->index_paths ? co->index_paths[0] : NULL,
                                  sam_hdr_nref(ss_job_header(job)));
-    if (!run->in_is_cram && !ins->stream && vw_copy_eligible(o, co))
+    if (!run->in_is_cram && file_is_input && vw_copy_eligible(o, co))
         vw_copy_prepare(run, in); /* -1: the header shares a block with records; re-encode */
     if (o->target_path && !(run->targets = ss_bed_read(o->target_path)))
         return -1;

@@ -152,7 +152,8 @@ static const ss_cmd_t vw_cmd = {
                 "  seqshard view -c in.bam chr1:1-1000000 chr2\n"
                 "  # a filtered BAM, named with its .bai index\n"
                 "  seqshard view -q 20 -o 'out.bam##idx##out.bam.bai' --write-index in.bam",
-    .see_also = "seqshard(1), samtools-view(1)"};
+    .see_also = "seqshard(1), samtools-view(1)",
+    .steps = 1};
 
 void vw_usage(FILE *fp)
 {
