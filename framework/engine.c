@@ -417,24 +417,6 @@ static int seal(engine_t *e, int rc, ss_output_t *rep)
     return rc;
 }
 
-
-
-/*
- * The read range of every shard: its own range plus the kernel's halo. The
- * last shard of a scope reads to the scope's END as given (a whole contig's
- * is HTS_POS_MAX), so records placed past a contig's end are read too.
- */
-static void add_halo(const ss_job_t *job, ss_shard_t *sh, int n, hts_pos_t halo)
-{
-    sam_hdr_t *h = ss_job_header(job);
-    for (int i = 0; i < n; i++) {
-        hts_pos_t len = sh[i].tid >= 0 ? sam_hdr_tid2len(h, sh[i].tid) : 0;
-        int last = sh[i].end >= sh[i].scope_end || sh[i].end >= len;
-        sh[i].read_beg = sh[i].beg > halo ? sh[i].beg - halo : 0;
-        sh[i].read_end = last ? sh[i].scope_end : sh[i].end + halo;
-    }
-}
-
 /* Threads, placement and the ordered writer's window and buffers. 0, or 1 when it failed. */
 static int setup_workers(engine_t *e, setup_t *s, int failed)
 {
@@ -517,7 +499,6 @@ static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
     int failed = ss_plan_build(e->job, spec, &s->shards, &s->n) < 0;
     e->shards = s->shards;
     e->n_shards = s->n;
-    hts_pos_t halo = spec->halo;
     e->n_kernel_counters = 0;
     while (e->k->counter_names && e->k->counter_names[e->n_kernel_counters])
         e->n_kernel_counters++;
@@ -529,8 +510,6 @@ static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
         snprintf(e->orun->spill_dir, sizeof(e->orun->spill_dir), "%s",
                  spill_dir(o, dir, sizeof(dir)));
     }
-    if (!failed)
-        add_halo(e->job, s->shards, s->n, halo);
     for (int i = 0; i < s->n; i++)
         s->total_work += s->shards[i].est_work;
     failed = setup_workers(e, s, failed);

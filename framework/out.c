@@ -3,12 +3,9 @@
  * records encoded in the run's format (SAM lines, BAM records packed into
  * BGZF blocks, CRAM containers from a per-shard htslib writer).
  *
- * Records that move (the run's max_shift > 0) are copied into the worker's
- * record pool instead; at the end of the shard the framework keeps those
- * whose final position the shard owns and encodes them in samtools sort's
- * order. So a moving kernel's output does not depend on where the shards
- * were cut, as long as its decisions depend only on a bounded window of
- * reads (docs/kernel-guide.md).
+ * Records arrive in the order they are written: records that move do so in
+ * a record step in front of the kernel (ss_step.h), which hands them out
+ * sorted, so the output never sorts.
  *
  * Owned by one worker thread; the run (ss_out_run_t) is shared read-only.
  */
@@ -33,8 +30,6 @@ struct ss_out_s {
     ss_cram_enc_t *cram;
     sam_hdr_t *cram_hdr;    /* CRAM: this worker's copy of the header (htslib writes to it) */
     int cram_open;          /* a CRAM writer is open for this shard */
-    bam1_t **pool;          /* moving records: copies kept until the shard ends */
-    size_t n_pool, m_pool;
     ss_spill_t spill;       /* the shard's leading bytes, moved out of buf (ss_spill.h) */
     size_t spilled_raw;     /* bytes of buf moved there, before compression */
     ss_side_t *side;        /* side streams and reductions (side_out.c), or NULL */
@@ -76,9 +71,6 @@ void ss_out_destroy(ss_out_t *o)
     if (o->cram_hdr)
         sam_hdr_destroy(o->cram_hdr);
     ss_bgzf_pack_destroy(&o->pack);
-    for (size_t i = 0; i < o->m_pool; i++)
-        bam_destroy1(o->pool[i]);
-    free(o->pool);
     free(o->line.s);
     free(o->z.s);
     free(o);
@@ -88,7 +80,6 @@ int ss_out_begin(ss_out_t *o, const ss_shard_t *sh, kstring_t *buf)
 {
     o->sh = sh;
     o->buf = buf;
-    o->n_pool = 0;
     o->pack.len = 0;
     ss_spill_close(&o->spill);
     o->spilled_raw = 0;
@@ -119,14 +110,14 @@ kstring_t *ss_out_text(ss_out_t *o)
 
 /*
  * Whether buf's bytes may leave memory now: they are final (not CRAM, whose
- * containers are made at the end; not moving records, kept until the end).
+ * containers are made at the end).
  */
 /* What a buffer may pass spill_at by before the next checkpoint: a few lines. */
 #define SPILL_SLACK ((size_t)1 << 20)
 
 static int spillable(const ss_out_t *o)
 {
-    return o->run->format != SS_FMT_CRAM && o->run->max_shift == 0;
+    return o->run->format != SS_FMT_CRAM;
 }
 
 /*
@@ -245,88 +236,18 @@ static int encode(ss_out_t *o, const bam1_t *b)
     return -1;
 }
 
-/* Keep a copy of b for the end of the shard (moving kernels). */
-static int keep_copy(ss_out_t *o, const bam1_t *b)
-{
-    if (o->n_pool == o->m_pool) {
-        size_t m = o->m_pool ? 2 * o->m_pool : 1024;
-        bam1_t **p = realloc(o->pool, m * sizeof(*p));
-        if (!p)
-            goto oom;
-        o->pool = p;
-        for (; o->m_pool < m; o->m_pool++)
-            if (!(o->pool[o->m_pool] = bam_init1()))
-                goto oom;
-    }
-    if (!bam_copy1(o->pool[o->n_pool], b))
-        goto oom;
-    o->pool[o->n_pool++]->id = b->id; /* the input order the sort breaks ties with */
-    return 0;
-oom:
-    ss_error("out of memory keeping shard %d's records", o->sh->idx);
-    return -1;
-}
-
 int ss_out_record(ss_out_t *o, const bam1_t *b)
 {
-    if (o->run->max_shift > 0)
-        return keep_copy(o, b);
     return encode(o, b) < 0 ? -1 : ss_out_checkpoint(o);
 }
 
 kstring_t *ss_out_bgzf_blocks(ss_out_t *o)
 {
-    if (o->run->format == SS_FMT_BAM && !o->pack.len && o->run->max_shift == 0)
+    if (o->run->format == SS_FMT_BAM && !o->pack.len)
         return o->buf;
     ss_error("internal: BGZF blocks written to a %s output or between records",
-             o->run->format == SS_FMT_BAM ? "moving" : "non-BAM");
+             o->run->format == SS_FMT_BAM ? "BAM" : "non-BAM");
     return NULL;
-}
-
-/*
- * samtools sort's order within one contig: POS, forward before reverse, then
- * input order. Unplaced records (tid -1) never move, so they are not sorted.
- */
-static int by_position(const void *pa, const void *pb)
-{
-    const bam1_t *a = *(bam1_t *const *)pa, *b = *(bam1_t *const *)pb;
-    if (a->core.pos != b->core.pos)
-        return a->core.pos < b->core.pos ? -1 : 1;
-    if (bam_is_rev(a) != bam_is_rev(b))
-        return bam_is_rev(a) ? 1 : -1;
-    return (a->id > b->id) - (a->id < b->id);
-}
-
-/*
- * Does the shard own a record whose final position is pos? Its own range;
- * the first shard of its scope also what moved before the scope, the last
- * what moved past its end (or past the contig's end), so none is lost.
- */
-static int owns(const ss_shard_t *sh, hts_pos_t pos, hts_pos_t ctg_len)
-{
-    int first = sh->beg <= sh->scope_beg, last = sh->end >= sh->scope_end || sh->end >= ctg_len;
-    return (pos >= sh->beg || first) && (pos < sh->end || last);
-}
-
-/* Encode the kept records this shard owns, in order. 0 or -1. */
-static int flush_moved(ss_out_t *o)
-{
-    const ss_shard_t *sh = o->sh;
-    hts_pos_t len = sh->tid >= 0 ? sam_hdr_tid2len(o->run->hdr, sh->tid) : 0;
-    size_t n = 0;
-    for (size_t i = 0; i < o->n_pool; i++) { /* owned ones to the front, pool kept whole */
-        bam1_t *b = o->pool[i];
-        if (b->core.tid == sh->tid && (sh->tid < 0 || owns(sh, b->core.pos, len))) {
-            o->pool[i] = o->pool[n];
-            o->pool[n++] = b;
-        }
-    }
-    if (sh->tid >= 0 && n > 1) /* an empty shard's pool may be NULL, which qsort may not get */
-        qsort(o->pool, n, sizeof(*o->pool), by_position);
-    for (size_t i = 0; i < n; i++)
-        if (encode(o, o->pool[i]) < 0)
-            return -1;
-    return 0;
 }
 
 /* BGZF text: compress the shard's bytes into whole blocks; buf leaves with them. */
@@ -345,8 +266,6 @@ static int compress_text(ss_out_t *o)
 int ss_out_end(ss_out_t *o)
 {
     const ss_out_run_t *r = o->run;
-    if (r->max_shift > 0 && flush_moved(o) < 0)
-        return -1;
     if (r->format == SS_FMT_BAM && ss_bgzf_pack_flush(&o->pack, o->buf) < 0) {
         ss_error("shard %d: BGZF compression failed (out of memory?)", o->sh->idx);
         return -1;
@@ -366,7 +285,6 @@ void ss_out_abort(ss_out_t *o)
     if (!o)
         return;
     o->pack.len = 0; /* a failed shard's pending bytes must not open the next one */
-    o->n_pool = 0;
     ss_spill_close(&o->spill);
     if (o->cram_open) {
         ss_cram_enc_abort(o->cram);

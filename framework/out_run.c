@@ -100,11 +100,6 @@ static int check_spec(const ss_out_spec_t *s, const sam_hdr_t *hdr, const char *
         ss_error("--write-index needs an output file (-o FILE), not standard output");
         return -1;
     }
-    if (s->halo < s->max_shift || s->max_shift < 0) {
-        ss_error("internal: the kernel's halo (%lld) must cover its max shift (%lld)",
-                 (long long)s->halo, (long long)s->max_shift);
-        return -1;
-    }
     return 0;
 }
 
@@ -146,8 +141,6 @@ ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co)
     /* text .gz gets its tabix index whatever is asked (the .tbi path below) */
     r->write_index = spec->write_index && spec->format != SS_FMT_TEXT;
     r->index_threads = spec->index_threads > 0 ? spec->index_threads : 1;
-    r->max_shift = spec->max_shift;
-    r->halo = spec->halo;
     r->tmp_dir = co->tmp_dir;
     r->input = co->n_inputs == 1 ? co->inputs[0] : NULL;
     r->spill_at = spill_at();

@@ -406,9 +406,10 @@ static int shard_add(plan_t *p, const span_t *s, hts_pos_t beg, hts_pos_t end, d
     sh->end = end;
     sh->scope_beg = s->scope_beg;
     sh->scope_end = s->scope_end;
+    hts_pos_t len = s->tid >= 0 ? sam_hdr_tid2len(ss_job_header(p->job), s->tid) : 0;
+    /* the last shard of its scope also owns what lies past the contig's end */
+    sh->query_end = end >= s->scope_end || end >= len ? s->scope_end : end;
     sh->est_work = p->by_bp ? (uint64_t)(end - beg) : (uint64_t)llround(work);
-    sh->read_beg = beg; /* the engine widens these by the kernel's halo */
-    sh->read_end = end;
     o->n++;
     return 0;
 }

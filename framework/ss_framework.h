@@ -84,19 +84,6 @@ typedef struct {
     int index_threads;    /* threads for building that index */
     const char *text_header; /* text: bytes that open the file, or NULL */
     /*
-     * Records that move (contract 7): how far process may move a record's POS
-     * from where it was read, and how many bases around a shard it reads for
-     * context (halo >= max_shift). With max_shift > 0 the framework keeps,
-     * of the records a shard writes, exactly those whose final POS lies in
-     * the shard (the first and last shards of a region or contig also keep
-     * those that moved past its ends), and writes them sorted as samtools
-     * sort would: by POS, forward strand first, then input order (b->id, set
-     * by the record source). With 0 the kernel writes its records in order
-     * and decides itself which records a shard owns.
-     */
-    hts_pos_t max_shift;
-    hts_pos_t halo;
-    /*
      * What a shard's output weighs, so the planner can cut shards that each
      * make about SS_SHARD_OUTPUT bytes at most whatever the number of inputs
      * (plan.c): out_per_work bytes per byte of one input's estimated work
@@ -234,8 +221,9 @@ typedef struct {
     hts_pos_t scope_end;  /* end of the region as given (HTS_POS_MAX for a whole contig):
                            * may pass the contig's length, unlike end */
     uint64_t est_work;    /* planner's estimate (compressed bytes), for progress */
-    hts_pos_t read_beg;   /* what a kernel that moves records reads: [beg, end) widened */
-    hts_pos_t read_end;   /* by its halo, within the contig (ss_out_spec_t) */
+    hts_pos_t query_end;  /* where a query for the shard's own records ends: end, or for the
+                           * last shard of its scope the scope's END as given, so records
+                           * placed past the contig's length are the last shard's */
 } ss_shard_t;
 
 /*

@@ -19,7 +19,6 @@ struct ss_out_run_s {
     int sam_header;
     int write_index, index_threads;
     char *text_header;
-    hts_pos_t max_shift, halo;
     ss_cram_frame_t cram;
     ss_cram_opts_t cram_opts; /* strings borrowed from the common options */
     const char *tmp_dir;

@@ -76,8 +76,7 @@ int ss_step_writer_shard(ss_step_writer_t *w, const ss_shard_t *sh, ss_out_t *ou
         return -1;
     ss_source_t *src = ss_reader_source(w->rd, 0);
     int first = sh->beg <= sh->scope_beg, unplaced = sh->tid == SS_TID_UNPLACED;
-    int last = sh->end >= sh->scope_end || (!unplaced && sh->end >= sam_hdr_tid2len(w->h, sh->tid));
-    hts_pos_t lo = first ? HTS_POS_MIN : sh->beg, hi = last ? sh->scope_end : sh->end;
+    hts_pos_t lo = first ? HTS_POS_MIN : sh->beg, hi = sh->query_end;
     if (ss_source_query(src, sh->tid,
                         unplaced ? 0
                         : first  ? sh->scope_beg

@@ -9,8 +9,8 @@
  * Realignment is a record step (rl_step.c): `--realign` in front of any
  * kernel that reads records, and `seqshard realign` (realign.c) in front of
  * the framework's record writer. A query's work, in order:
- *   load     every record overlapping [read_beg, read_end) (the shard and its
- *            halo), and the reference under them;
+ *   load     every record overlapping the query's range and its halo (rl_halo),
+ *            and the reference under them;
  *   targets  positions of indels in eligible reads' CIGARs, soft-clip starts
  *            shared by reads, indels that reads' clusters of mismatches
  *            suggest (rl_mismatch.c), and --known indels (rl_targets.c);

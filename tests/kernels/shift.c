@@ -1,11 +1,16 @@
 /*
- * shift.c -- a test-only kernel that moves records: each mapped record's POS
- * goes left by hash(read name) mod 150 bases (clipped at the contig start),
- * nothing else changes. It exists to test the framework's contract for
- * records that move (ownership by final position, the halo, the sort), and
- * is registered only in the test program (tests/seqshard_test.c).
+ * shift.c -- a test-only record step that moves and re-flags records: each
+ * mapped record's POS goes left by hash(read name) mod 150 bases (clipped at
+ * the contig start), and the records whose hash is a multiple of 5 (after
+ * dividing by 256) get the duplicate flag; nothing else changes. It exists
+ * to test the framework's contract for steps apart from any real kernel:
+ * chained in front of view, pileup and depth (`--shift`), and as the command
+ * `shift` (the step in front of the record writer), whose output, indexed
+ * and read by the same kernel, must give the same bytes. Registered only in
+ * the test program (tests/seqshard_test.c).
  *
  *   seqshard-test shift [-O sam|bam|cram] [-o FILE] [-@ N] [--shard-size S] in.bam
+ *   seqshard-test pileup --shift -f ref.fa in.bam
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,14 +19,164 @@
 
 #define SHIFT_MAX 150
 
-typedef struct {
-    ss_out_format_t format;
-} shift_opts_t;
+/* FNV-1a of the read name: mates move together, any shard computes the same. */
+static uint32_t name_hash(const bam1_t *b)
+{
+    uint32_t h = 2166136261u;
+    for (const char *p = bam_get_qname(b); *p; p++)
+        h = (h ^ (uint8_t)*p) * 16777619u;
+    return h;
+}
+
+static void transform(bam1_t *b)
+{
+    if (b->core.tid < 0)
+        return;
+    uint32_t h = name_hash(b);
+    hts_pos_t pos = b->core.pos - (hts_pos_t)(h % SHIFT_MAX);
+    b->core.pos = pos > 0 ? pos : 0;
+    b->core.bin = hts_reg2bin(b->core.pos, bam_endpos(b), 14, 5);
+    if ((h >> 8) % 5 == 0)
+        b->core.flag |= BAM_FDUP;
+}
+
+/* ---- the step ---- */
 
 typedef struct {
-    ss_reader_t *rd;
-    bam1_t *b;
-} shift_worker_t;
+    ss_source_t src; /* first: a ss_source_t * is a shift_source_t * */
+    ss_source_t *inner;
+    bam1_t **recs; /* the loaded range, reused */
+    int n, m;
+    int *order, n_out, cur;
+    int passthrough, deferred;
+} shift_source_t;
+
+/* The inner range that holds every record whose moved span overlaps [beg, end). */
+static int load(shift_source_t *s, int tid, hts_pos_t beg, hts_pos_t end)
+{
+    int r = ss_source_query(s->inner, tid, beg, end + SHIFT_MAX);
+    if (r < 0)
+        return r;
+    for (s->n = 0;; s->n++) {
+        if (s->n == s->m) {
+            int m = s->m ? 2 * s->m : 256;
+            bam1_t **a = realloc(s->recs, (size_t)m * sizeof(*a));
+            int *o = realloc(s->order, (size_t)m * sizeof(*o));
+            if (a)
+                s->recs = a;
+            if (o)
+                s->order = o;
+            if (!a || !o)
+                return -1;
+            for (int i = s->m; i < m; i++)
+                s->recs[i] = NULL;
+            s->m = m;
+        }
+        if (!s->recs[s->n] && !(s->recs[s->n] = bam_init1()))
+            return -1;
+        if ((r = ss_source_next(s->inner, s->recs[s->n])) < 0)
+            return r == -1 ? 0 : r;
+    }
+}
+
+static int shift_query(ss_source_t *src, int tid, hts_pos_t beg, hts_pos_t end)
+{
+    shift_source_t *s = (shift_source_t *)src;
+    s->n_out = s->cur = s->deferred = 0;
+    if ((s->passthrough = tid == SS_IO_UNPLACED))
+        return ss_source_query(s->inner, tid, beg, end);
+    int r = load(s, tid, beg, end);
+    if (r < -1 && r != SS_IO_REPORTED) {
+        s->deferred = r; /* the file's fault: the consumer names it at its next read */
+        return 0;
+    }
+    if (r < 0) {
+        if (!ss_error_raised())
+            ss_error("out of memory shifting records");
+        return -1;
+    }
+    for (int i = 0; i < s->n; i++) {
+        transform(s->recs[i]);
+        if (s->recs[i]->core.pos < end && bam_endpos(s->recs[i]) > beg)
+            s->order[s->n_out++] = i;
+    }
+    ss_step_sort(s->recs, s->order, s->n_out);
+    return 0;
+}
+
+static int shift_next(ss_source_t *src, bam1_t *b)
+{
+    shift_source_t *s = (shift_source_t *)src;
+    if (s->passthrough) {
+        int r = ss_source_next(s->inner, b);
+        if (r >= 0)
+            transform(b);
+        return r;
+    }
+    if (s->deferred)
+        return s->deferred;
+    if (s->cur == s->n_out)
+        return -1;
+    if (!bam_copy1(b, s->recs[s->order[s->cur]])) {
+        ss_error("out of memory copying a shifted record");
+        return SS_IO_REPORTED;
+    }
+    b->id = (uint64_t)s->cur++;
+    return 0;
+}
+
+static void shift_close(ss_source_t *src)
+{
+    shift_source_t *s = (shift_source_t *)src;
+    for (int i = 0; s && i < s->m; i++)
+        if (s->recs[i])
+            bam_destroy1(s->recs[i]);
+    if (s)
+        free(s->recs), free(s->order);
+    free(s);
+}
+
+static ss_source_t *shift_open(const void *sopts, const ss_job_t *job, ss_source_t *inner)
+{
+    (void)sopts, (void)job;
+    shift_source_t *s = calloc(1, sizeof(*s));
+    if (!s) {
+        ss_error("out of memory starting the shift step");
+        return NULL;
+    }
+    s->src = (ss_source_t){.query = shift_query, .next = shift_next, .name = inner->name};
+    s->inner = inner;
+    return &s->src;
+}
+
+static void *shift_opts_new(void)
+{
+    return calloc(1, 1); /* no options */
+}
+
+static int shift_prepare(const void *sopts, const ss_job_t *job, ss_step_reach_t *reach)
+{
+    (void)sopts, (void)job;
+    *reach = (ss_step_reach_t){SHIFT_MAX, SHIFT_MAX};
+    return 0;
+}
+
+static const ss_opt_t no_opts[] = {SS_OPT_END};
+
+const ss_step_t ss_step_test_shift = {
+    .name = "shift",
+    .help = "move every read left by hash(name) mod 150 and mark some duplicates (a test step)",
+    .order = 30,
+    .title = "Test step",
+    .opts = no_opts,
+    .opts_new = shift_opts_new,
+    .opts_free = free,
+    .prepare = shift_prepare,
+    .open = shift_open,
+    .close = shift_close,
+};
+
+/* ---- the command: the step in front of the record writer ---- */
 
 static const ss_opt_t shift_opts[] = {
     {'T', 'T', "reference", "FILE", "FASTA for CRAM input or output", SS_VALUES_FILE},
@@ -35,9 +190,11 @@ static const ss_opt_group_t shift_groups[] = {{"Options", shift_opts, NULL},
 static const ss_cmd_t shift_cmd = {
     .name = "shift",
     .synopsis = "[-O sam|bam|cram] [-o FILE] in.bam",
-    .summary = "a test kernel that moves every mapped read left by hash(name)",
-    .description = "Moves every mapped read left by hash(name) mod 150 (a test kernel).",
-    .groups = shift_groups};
+    .summary = "a test command: the shift step in front of the record writer",
+    .description = "Moves every mapped read left by hash(name) mod 150 (a test step).",
+    .groups = shift_groups,
+    .steps = 1,
+    .step = "shift"};
 
 static void shift_usage(FILE *fp)
 {
@@ -52,13 +209,13 @@ static int shift_option(void *ctx, int key, const char *arg)
 
 static int shift_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
 {
-    shift_opts_t *o = calloc(1, sizeof(*o));
-    if (!(*kopts = o))
+    ss_out_format_t *fmt = calloc(1, sizeof(*fmt));
+    if (!(*kopts = fmt))
         return SS_EXIT_USAGE;
     int r = ss_cmd_parse(&shift_cmd, argc, argv, co, shift_option, co);
     if (r != 0)
         return r > 0 ? -1 : SS_EXIT_USAGE;
-    o->format = ss_out_format_from(co, SS_FMT_SAM);
+    *fmt = ss_out_format_from(co, SS_FMT_SAM);
     for (int i = optind; i < argc; i++)
         if (ss_common_add_input(co, argv[i]) < 0)
             return SS_EXIT_USAGE;
@@ -66,23 +223,11 @@ static int shift_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts
     return co->n_inputs == 1 ? 0 : SS_EXIT_USAGE;
 }
 
-/* FNV-1a of the read name: mates move together, any shard computes the same. */
-static hts_pos_t shift_of(const bam1_t *b)
+static int shift_cmd_prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_spec_t *out)
 {
-    uint32_t h = 2166136261u;
-    for (const char *p = bam_get_qname(b); *p; p++)
-        h = (h ^ (uint8_t)*p) * 16777619u;
-    return (hts_pos_t)(h % SHIFT_MAX);
-}
-
-static int shift_prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_spec_t *out)
-{
-    const shift_opts_t *o = kopts;
     (void)run;
-    out->format = o->format;
+    out->format = *(const ss_out_format_t *)kopts;
     out->sam_header = 1;
-    out->max_shift = SHIFT_MAX;
-    out->halo = SHIFT_MAX;
     if (!(out->header = sam_hdr_dup(ss_job_header(job)))) {
         ss_error("out of memory copying the header");
         return -1;
@@ -93,53 +238,27 @@ static int shift_prepare(const void *kopts, const ss_job_t *job, void **run, ss_
 static int shift_worker_init(void **ws, const void *kopts, const void *run, const ss_job_t *job,
                              ss_reader_t *rd, int id)
 {
-    (void)kopts, (void)run, (void)job, (void)id;
-    shift_worker_t *w = calloc(1, sizeof(*w));
-    if (!(*ws = w) || !(w->b = bam_init1())) {
-        ss_error("out of memory starting a shift worker");
-        return -1;
-    }
-    w->rd = rd;
-    return 0;
+    (void)kopts, (void)run, (void)id;
+    return (*ws = ss_step_writer_init(job, rd)) ? 0 : -1;
 }
 
-/* Read the shard and its halo; write every record moved. The framework keeps the shard's own. */
 static int shift_process(void *ws, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats_t *st)
 {
-    shift_worker_t *w = ws;
-    ss_source_t *src = ss_reader_source(w->rd, 0);
-    if (ss_source_query(src, sh->tid, sh->read_beg, sh->read_end) < 0)
-        return -1;
-    int r;
-    while ((r = ss_source_next(src, w->b)) >= 0) {
-        bam1_t *b = w->b;
-        st->reads++;
-        if (b->core.tid >= 0) {
-            hts_pos_t pos = b->core.pos - shift_of(b);
-            b->core.pos = pos > 0 ? pos : 0;
-            b->core.bin = hts_reg2bin(b->core.pos, bam_endpos(b), 14, 5);
-        }
-        if (ss_out_record(out, b) < 0)
-            return -1;
-    }
-    return r < -1 ? -1 : 0;
+    return ss_step_writer_shard(ws, sh, out, st);
 }
 
 static void shift_worker_destroy(void *ws)
 {
-    shift_worker_t *w = ws;
-    if (w && w->b)
-        bam_destroy1(w->b);
-    free(w);
+    ss_step_writer_destroy(ws);
 }
 
 const ss_kernel_t ss_kernel_test_shift = {
     .name = "shift",
-    .summary = "test kernel: move every read left by hash(name) mod 150",
+    .summary = "test command: move every read left by hash(name) mod 150",
     .usage = shift_usage,
     .parse = shift_parse,
     .opts_free = free,
-    .prepare = shift_prepare,
+    .prepare = shift_cmd_prepare,
     .worker_init = shift_worker_init,
     .process = shift_process,
     .worker_destroy = shift_worker_destroy,
