@@ -406,9 +406,6 @@ static int shard_add(plan_t *p, const span_t *s, hts_pos_t beg, hts_pos_t end, d
     sh->end = end;
     sh->scope_beg = s->scope_beg;
     sh->scope_end = s->scope_end;
-    hts_pos_t len = s->tid >= 0 ? sam_hdr_tid2len(ss_job_header(p->job), s->tid) : 0;
-    /* the last shard of its scope also owns what lies past the contig's end */
-    sh->query_end = end >= s->scope_end || end >= len ? s->scope_end : end;
     sh->est_work = p->by_bp ? (uint64_t)(end - beg) : (uint64_t)llround(work);
     o->n++;
     return 0;
@@ -546,6 +543,16 @@ static int cut_stream(plan_t *p)
     }
     return 0;
 }
+/* Once the shards are final: the last of each scope also owns what lies past the contig. */
+static void set_query_ends(const ss_job_t *job, ss_shard_t *sh, int n)
+{
+    for (int i = 0; i < n; i++) {
+        hts_pos_t len = sh[i].tid >= 0 ? sam_hdr_tid2len(ss_job_header(job), sh[i].tid) : 0;
+        int last = sh[i].end >= sh[i].scope_end || sh[i].end >= len;
+        sh[i].query_end = last ? sh[i].scope_end : sh[i].end;
+    }
+}
+
 int ss_plan_build(const ss_job_t *job, const ss_out_spec_t *spec, ss_shard_t **shards, int *n)
 {
     const ss_common_opts_t *o = ss_job_opts(job);
@@ -577,6 +584,7 @@ int ss_plan_build(const ss_job_t *job, const ss_out_spec_t *spec, ss_shard_t **s
         free(p.out.a);
         return -1;
     }
+    set_query_ends(job, p.out.a, p.out.n);
     *shards = p.out.a;
     *n = p.out.n;
     return 0;

@@ -52,6 +52,8 @@ int ss_steps_register(const ss_step_t *const *steps, int n);
 int ss_steps_n(void);
 const ss_step_t *ss_steps_get(int i); /* by registry index, chain order; NULL out of range */
 int ss_steps_find(const char *name);  /* registry index of the step called name, or -1 */
+/* Each step's option list (--NAME, then its own), made when the registry is set. */
+void ss_steps_build_opts(void);
 /* co's options of step i, made with its defaults on first use; NULL after a message. */
 void *ss_steps_opts(ss_common_opts_t *co, int i);
 void ss_steps_opts_free(ss_common_opts_t *co);

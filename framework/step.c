@@ -31,6 +31,7 @@ int ss_steps_register(const ss_step_t *const *steps, int n)
         }
         registry[j] = steps[i];
     }
+    ss_steps_build_opts();
     return 0;
 }
 

@@ -14,14 +14,11 @@
 #define OPTS_MAX 24 /* a step's options, with --NAME and the end mark */
 
 static ss_opt_t lists[SS_STEPS_MAX][OPTS_MAX]; /* [step]: --NAME, its options, SS_OPT_END */
-static int built = -1;                         /* how many steps' lists are built */
+static int built;                              /* how many steps' lists are built */
 static const char *first_given[SS_STEPS_MAX];  /* the first of a step's options given */
 
-/* Each registered step's list; the registry does not change after ss_main set it. */
-static void build_lists(void)
+void ss_steps_build_opts(void)
 {
-    if (built == ss_steps_n())
-        return;
     for (int i = 0; i < ss_steps_n(); i++) {
         const ss_step_t *s = ss_steps_get(i);
         int n = 0;
@@ -45,7 +42,9 @@ const ss_cmd_t *ss_cmd_with_steps(const ss_cmd_t *cmd, ss_cmd_steps_t *tmp)
 {
     if ((!cmd->steps && !cmd->step) || ss_steps_n() == 0)
         return cmd;
-    build_lists();
+    for (const ss_opt_group_t *g = cmd->groups; g->title; g++)
+        if (ss_steps_owner(g->opts) >= 0)
+            return cmd; /* has them already (--help while parsing) */
     int max = (int)(sizeof(tmp->groups) / sizeof(tmp->groups[0])) - 1, n = 0, added = 0;
     tmp->cmd = *cmd;
     for (const ss_opt_group_t *g = cmd->groups; g->title && n < max; g++) {

@@ -54,7 +54,8 @@ typedef struct {
 /* The inner range that holds every record whose moved span overlaps [beg, end). */
 static int load(shift_source_t *s, int tid, hts_pos_t beg, hts_pos_t end)
 {
-    int r = ss_source_query(s->inner, tid, beg, end + SHIFT_MAX);
+    hts_pos_t hi = end < HTS_POS_MAX - SHIFT_MAX ? end + SHIFT_MAX : HTS_POS_MAX;
+    int r = ss_source_query(s->inner, tid, beg, hi);
     if (r < 0)
         return r;
     for (s->n = 0;; s->n++) {
