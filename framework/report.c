@@ -257,6 +257,13 @@ static void write_run(FILE *fp, const ss_report_t *r)
         fprintf(fp, ",\n  \"kernel_info\": ");
         ss_json_str(fp, r->kernel_info);
     }
+    fprintf(fp, ",\n  \"steps\": ["); /* in chain order, nearest the file first */
+    for (int i = 0, k = 0; i < ss_steps_n(); i++)
+        if (o->step_on[i]) {
+            fprintf(fp, "%s", k++ ? ", " : "");
+            ss_json_str(fp, ss_steps_get(i)->name);
+        }
+    fprintf(fp, "]");
     fprintf(fp, ",\n  \"command_line\": ");
     ss_json_str(fp, ss_cli_cmdline());
     write_slurm(fp);
