@@ -182,9 +182,12 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
     if (r == 0)
         r = ss_out_begin(out, sh, buf);
     ss_chain_shard(w->chain, sh);
+    uint64_t read0 = ss_reader_records(rd);
     if (r == 0)
         r = e->k->process(ws, sh, out, &st);
     ss_chain_counts(w->chain, st.counts, SS_KERNEL_COUNTERS);
+    if (w->chain) /* the kernel counts what its steps gave it; the reads are the files' */
+        st.reads = ss_reader_records(rd) - read0;
     if (r == 0)
         r = ss_out_end(out);
     if (r == 0)

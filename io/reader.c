@@ -700,9 +700,16 @@ int ss_reader_next(ss_reader_t *r, int i, bam1_t *b)
     if (!f)
         return -4;
     int ret = next_record(r, i, f, b);
-    if (ret >= 0)
+    if (ret >= 0) {
         rd_own_note(r, f, b);
+        r->records++;
+    }
     return ret;
+}
+
+uint64_t ss_reader_records(const ss_reader_t *r)
+{
+    return r->records;
 }
 
 /* ---- accessors ---- */

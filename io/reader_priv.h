@@ -84,6 +84,7 @@ struct ss_reader_s {
     ss_file_source_t *src; /* [in.n]: each input as a record source (source.c) */
     ss_source_t **front;   /* [in.n]: what kernels read instead (steps), or NULL: the file */
     hts_pos_t front_reach; /* how far around a query the fronts read (window widening) */
+    uint64_t records;      /* records the inputs returned, ever (ss_reader_records) */
     int shard;             /* the shard being read, for messages; -1 before any */
     int is_open;       /* between begin and end */
     int n_refused;     /* inputs the budget refused */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# alloc_steady_state.sh -- in steady state, pileup, view and realign call the
+# alloc_steady_state.sh -- in steady state, pileup, view, realign and view --realign call the
 # allocator at most 0.01 times per read (DESIGN.md, Allocation).
 #
 # Each kernel runs twice under the counting shim (LD_PRELOAD=$SS_COUNT_LIB, built from
@@ -173,6 +173,12 @@ fi
 check_kernel realign \
     realign -@ 1 --quiet --shard-size 5k -f "$REF" -o "$SS_WORK/rsmall.bam" "$BAM" ctgA:1-20000 -- \
     realign -@ 1 --quiet --shard-size 5k -f "$REF" -o "$SS_WORK/rlarge.bam" "$BAM" ctgA
+
+# a step in front of a kernel: view --realign, the same shards as realign's
+check_kernel "view --realign" \
+    view -@ 1 --quiet --realign --shard-size 5k -T "$REF" -b -o "$SS_WORK/vsmall.bam" "$BAM" \
+    ctgA:1-20000 -- \
+    view -@ 1 --quiet --realign --shard-size 5k -T "$REF" -b -o "$SS_WORK/vlarge.bam" "$BAM" ctgA
 
 ss_summary
 exit $?
