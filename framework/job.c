@@ -547,6 +547,8 @@ ss_job_t *ss_job_open(const ss_common_opts_t *opts, const char *kernel_name)
     job->inputs.fmt_opts = opts->fmt_opts;
     job->inputs.n_fmt_opts = opts->n_fmt_opts;
     job->inputs.cram_md = opts->cram_md;
+    for (int i = 0; i < SS_STEPS_MAX; i++)
+        job->inputs.whole_records |= opts->step_on[i];
     if (opts->n_inputs < 1) {
         ss_error("no input files; give BAM/CRAM paths or -b LIST");
         goto fail;

@@ -35,6 +35,7 @@
  * lends, and the CRAM reference's handle count, under shared_ref_lock.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,6 +200,12 @@ samFile *ss_io_open_input(const ss_io_inputs_t *in, int i)
                      path, in->fmt_opts[k]);
             goto fail;
         }
+    }
+    if (in->whole_records && fp->format.format == cram &&
+        (hts_set_opt(fp, CRAM_OPT_REQUIRED_FIELDS, INT_MAX) != 0 ||
+         hts_set_opt(fp, CRAM_OPT_DECODE_MD, -1) != 0)) {
+        ss_error("%s: cannot set CRAM decoding options", path);
+        goto fail;
     }
     if (open_hook)
         open_hook();

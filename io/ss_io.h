@@ -33,6 +33,9 @@ typedef struct {
     int n_fmt_opts;
     int cram_md;           /* CRAM: rebuild MD/NM as samtools does (else skipped, as pileup
                             * needs neither) */
+    int whole_records;     /* CRAM: decode every field and rebuild MD/NM, whatever fmt_opts
+                            * ask: a record step reads the records, and its output must be
+                            * what samtools' decoding gives */
     /* shared, read-only */
     sam_hdr_t *hdr;        /* the first input's header: every input has its @SQ lines */
     hts_idx_t **idx;       /* [n]: each BAM's index (queries only read it); NULL for a CRAM,
