@@ -23,7 +23,7 @@ records() {
         [ -f "$f" ] || continue
         at=$(grep -abo -m1 $'^end [0-9a-f]\\{8\\}$' "$f" | cut -d: -f1)
         size=$(stat -c %s "$f")
-        [ -n "$at" ] && n=$((n + (size - at - 13) / 128))
+        [ -n "$at" ] && n=$((n + (size - at - 13) / SS_RESUME_REC))
     done
     echo "$n"
 }

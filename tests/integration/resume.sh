@@ -27,7 +27,7 @@ records() {
     at=$(grep -abo -m1 $'^end [0-9a-f]\\{8\\}$' "$m" | cut -d: -f1)
     size=$(stat -c %s "$m")
     [ -n "$at" ] || { echo 0; return; }
-    echo $(( (size - at - 13) / 128 ))
+    echo $(( (size - at - 13) / SS_RESUME_REC ))
 }
 
 # interrupt SIGNAL WANT DIR OUT ARGS...: run seqshard ARGS -o DIR/OUT slowly, send SIGNAL once

@@ -103,7 +103,7 @@ mkdir -p "$d"
 records() {
     local at
     at=$(grep -abo -m1 $'^end [0-9a-f]\\{8\\}$' "$1" 2>/dev/null | cut -d: -f1)
-    [ -n "$at" ] && echo $((($(stat -c %s "$1") - at - 13) / 128)) || echo 0
+    [ -n "$at" ] && echo $((($(stat -c %s "$1") - at - 13) / SS_RESUME_REC)) || echo 0
 }
 (cd "$d" && exec env SEQSHARD_TEST_SHARD_DELAY_MS=100 "$SEQSHARD" pileup -B "${FW[@]}" \
     -o out.txt "$BAM" </dev/null >/dev/null 2>&1) &

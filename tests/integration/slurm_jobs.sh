@@ -224,7 +224,7 @@ req_records() {
     for f in .out.requeue.resume .out.requeue.resume.rank*; do
         [ -f "$f" ] || continue
         at=$(grep -abo -m1 $'^end [0-9a-f]\\{8\\}$' "$f" | cut -d: -f1)
-        [ -n "$at" ] && n=$((n + ($(stat -c %s "$f") - at - 13) / 128))
+        [ -n "$at" ] && n=$((n + ($(stat -c %s "$f") - at - 13) / SS_RESUME_REC))
     done
     echo "$n"
 }
