@@ -11,7 +11,7 @@
 
 #include "../alloc/ss_count.h"
 #include "ss_framework.h"
-#include "ss_topology.h"
+#include "topology/ss_topology.h"
 
 /* ---- CLI context (cli.c sets it, options.c and report.c read it) ---- */
 

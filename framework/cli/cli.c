@@ -14,10 +14,10 @@
 #include <hwloc.h>
 #include <htslib/hts.h>
 
-#include "../alloc/ss_alloc.h"
-#include "ss_comm.h"
-#include "ss_internal.h"
-#include "ss_topology.h"
+#include "../../alloc/ss_alloc.h"
+#include "../comm/ss_comm.h"
+#include "../ss_internal.h"
+#include "../topology/ss_topology.h"
 
 void ss_mpi_version(char *buf, size_t size)
 {

@@ -11,8 +11,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "ss_internal.h"
-#include "ss_topology.h"
+#include "../ss_internal.h"
+#include "../topology/ss_topology.h"
 
 #define MAX_THREADS 4096
 #define MIN_SHARD_SIZE 1000

@@ -28,8 +28,8 @@
 #include <sys/prctl.h>
 #endif
 
+#include "../ss_internal.h"
 #include "ss_comm.h"
-#include "ss_internal.h"
 
 /* One rank: the gather is a copy. */
 static int local_gatherv(const void *in, size_t len, void **out, size_t *out_len)

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ss_comm.h"
+#include "../comm/ss_comm.h"
 #include "ss_merge.h"
 
 /* Sizes read per MPI call: small while waiting (one size is usually what is

@@ -28,7 +28,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../alloc/ss_alloc.h"
+#include "../../alloc/ss_alloc.h"
 #include "ss_ordered.h"
 
 /* A buffer and the worker group whose node holds its pages. */

@@ -18,7 +18,7 @@
 
 #include <htslib/bgzf.h>
 
-#include "../alloc/ss_alloc.h"
+#include "../../alloc/ss_alloc.h"
 #include "ss_out.h"
 #include "ss_side.h"
 #include "ss_spill.h"

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ss_internal.h"
+#include "../ss_internal.h"
 
 typedef struct {
     int exists;

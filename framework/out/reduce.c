@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ss_comm.h"
+#include "../comm/ss_comm.h"
 #include "ss_side.h"
 
 typedef struct {

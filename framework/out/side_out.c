@@ -20,7 +20,7 @@
 
 #include <htslib/tbx.h>
 
-#include "ss_comm.h"
+#include "../comm/ss_comm.h"
 #include "ss_side.h"
 #include "ss_store.h"
 

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../ss_internal.h"
 #include "ss_spill.h"
-#include "ss_internal.h"
 
 /* Read back in pieces of this size: the copy's only buffer. */
 #define COPY_CHUNK ((size_t)1 << 20)

@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ss_internal.h"
-#include "ss_resume.h"
+#include "../resume/ss_resume.h"
+#include "../ss_internal.h"
 #include "ss_store.h"
 
 typedef struct ss_merge_s ss_merge_t;

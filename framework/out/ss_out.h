@@ -7,8 +7,8 @@
 #ifndef SS_OUT_H
 #define SS_OUT_H
 
+#include "../ss_internal.h"
 #include "ss_spill.h"
-#include "ss_internal.h"
 
 struct ss_out_run_s {
     ss_out_format_t format;

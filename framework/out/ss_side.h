@@ -22,7 +22,7 @@
 #ifndef SS_SIDE_H
 #define SS_SIDE_H
 
-#include "ss_internal.h"
+#include "../ss_internal.h"
 
 typedef struct ss_side_s ss_side_t;
 typedef struct ss_reduce_s ss_reduce_t;

@@ -21,8 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../ss_internal.h"
 #include "ss_store.h"
-#include "ss_internal.h"
 
 typedef struct {
     int idx;

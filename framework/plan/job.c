@@ -16,8 +16,8 @@
 #include <htslib/cram.h>
 #include <htslib/faidx.h>
 
-#include "ss_comm.h"
-#include "ss_internal.h"
+#include "../comm/ss_comm.h"
+#include "../ss_internal.h"
 
 /*
  * htslib 1.16 (cram/cram_io.c, cram_populate_ref) looks a CRAM's reference up

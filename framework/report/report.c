@@ -15,8 +15,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include "../alloc/ss_alloc.h"
-#include "ss_internal.h"
+#include "../../alloc/ss_alloc.h"
+#include "../ss_internal.h"
 
 void ss_json_str(FILE *fp, const char *s)
 {

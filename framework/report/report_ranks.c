@@ -9,8 +9,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "ss_comm.h"
-#include "ss_internal.h"
+#include "../comm/ss_comm.h"
+#include "../ss_internal.h"
 
 static double tv_s(struct timeval t)
 {

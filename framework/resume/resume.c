@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ss_comm.h"
+#include "../comm/ss_comm.h"
 #include "ss_resume.h"
 
 struct ss_resume_s {

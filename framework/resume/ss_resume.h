@@ -22,7 +22,7 @@
 
 #include <stdint.h>
 
-#include "ss_internal.h"
+#include "../ss_internal.h"
 
 #define SS_RESUME_VERSION  1
 #define SS_RESUME_REC_SIZE 128 /* bytes of one encoded record */

@@ -25,7 +25,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "ss_comm.h"
+#include "../comm/ss_comm.h"
 #include "ss_engine.h"
 
 struct ss_acct_s {

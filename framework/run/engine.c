@@ -45,8 +45,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../alloc/ss_alloc.h"
-#include "ss_comm.h"
+#include "../../alloc/ss_alloc.h"
+#include "../comm/ss_comm.h"
 #include "ss_engine.h"
 
 /* Multi-rank: finished outputs kept in memory per worker before spilling. */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "ss_comm.h"
+#include "../comm/ss_comm.h"
 #include "ss_engine.h"
 
 /* The report's figures from what setup decided and what the workers did. */

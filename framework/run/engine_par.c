@@ -7,10 +7,10 @@
  */
 #include <stdlib.h>
 
-#include "ss_comm.h"
+#include "../comm/ss_comm.h"
+#include "../out/ss_store.h"
 #include "ss_engine.h"
 #include "ss_sched.h"
-#include "ss_store.h"
 
 /* How often a rank whose pieces wait for other ranks' sizes looks again.
  * Sizes change only when some rank finishes a shard, so 10 ms costs nothing

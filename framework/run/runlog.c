@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ss_internal.h"
+#include "../ss_internal.h"
 
 static struct {
     int on;        /* a batch log on rank 0, not quiet: the started line too */

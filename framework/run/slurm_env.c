@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ss_internal.h"
+#include "../ss_internal.h"
 
 int ss_slurm_cpus(int cores)
 {

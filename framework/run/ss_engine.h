@@ -9,15 +9,14 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "ss_internal.h"
-#include "ss_merge.h"
-#include "ss_out.h"
-#include "ss_resume.h"
+#include "../out/ss_merge.h"
+#include "../out/ss_out.h"
+#include "../out/ss_side.h"
+#include "../out/ss_store.h"
+#include "../resume/ss_resume.h"
+#include "../ss_internal.h"
+#include "../topology/ss_topology.h"
 #include "ss_sched.h"
-#include "ss_side.h"
-#include "ss_store.h"
-#include "ss_topology.h"
-
 
 /* Progress updates, and (several ranks) the stop-flag check, at most this often. */
 #define TICK_S 0.25

@@ -9,7 +9,7 @@
 #ifndef SS_SCHED_H
 #define SS_SCHED_H
 
-#include "ss_ordered.h"
+#include "../out/ss_ordered.h"
 
 typedef struct ss_sched_s ss_sched_t;
 struct ss_sched_s {

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ss_framework.h"
+#include "../ss_framework.h"
 
 /* The usable cores of one NUMA node, in logical order. */
 typedef struct {
