@@ -356,7 +356,4 @@ void ss_report_shards_json(FILE *fp, const ss_report_t *r);
 void ss_report_binding_json(FILE *fp, const ss_report_t *r);
 void ss_report_hosts_json(FILE *fp, const ss_report_t *r);
 
-/* Version strings shared by --version and --report (cli.c). buf gets the MPI library line. */
-void ss_mpi_version(char *buf, size_t size);
-
 #endif

@@ -19,11 +19,6 @@
 #include "../ss_internal.h"
 #include "../topology/ss_topology.h"
 
-void ss_mpi_version(char *buf, size_t size)
-{
-    ss_comm_version(buf, size);
-}
-
 /*
  * Under mpirun every rank parses the same command line; let only rank 0 print
  * usage errors, so a typo gives one line, not one per rank.
@@ -104,7 +99,7 @@ static void version(FILE *fp)
 {
     char mpi[256];
     unsigned hw = hwloc_get_api_version();
-    ss_mpi_version(mpi, sizeof(mpi));
+    ss_comm_version(mpi, sizeof(mpi));
     ss_alloc_info_t ai;
     memset(&ai, 0, sizeof(ai));
     ss_alloc_info(&ai);

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "../../alloc/ss_alloc.h"
+#include "../comm/ss_comm.h"
 #include "../ss_internal.h"
 
 void ss_json_str(FILE *fp, const char *s)
@@ -46,7 +47,7 @@ static void write_versions(FILE *fp)
     char hw_c[32], hw_r[32], mpi[256];
     api_version(hw_c, sizeof(hw_c), HWLOC_API_VERSION);
     api_version(hw_r, sizeof(hw_r), hwloc_get_api_version());
-    ss_mpi_version(mpi, sizeof(mpi));
+    ss_comm_version(mpi, sizeof(mpi));
     ss_alloc_info_t ai;
     memset(&ai, 0, sizeof(ai));
     ss_alloc_info(&ai);
