@@ -60,7 +60,8 @@ struct ss_merge_s {
     uint64_t file_len;   /* the whole file's, once ss_merge_finish agreed */
     int failed;
     char tmp[4096];      /* the temporary output's path, as rank 0 broadcast it */
-    const ss_resume_t *kept; /* shards kept from an earlier run, or NULL */
+    ss_merge_kept_f kept; /* shards kept from an earlier run, or NULL */
+    const void *kept_ctx;
     ss_merge_written_f written; /* told of each piece this rank wrote, or NULL */
     void *written_ctx;
 };
@@ -168,7 +169,7 @@ static int publish_new(ss_merge_t *m)
 static int check_kept(const ss_merge_t *m)
 {
     uint64_t off, size;
-    if (!m->kept || ss_resume_kept_at(m->kept, m->known, &off, &size) < 0 || off == m->known_end)
+    if (!m->kept || m->kept(m->kept_ctx, m->known, &off, &size) < 0 || off == m->known_end)
         return 0;
     ss_error("rank %d: %s: shard %d of the earlier run starts at byte %llu, this run puts it at "
              "%llu (the output is not the same as the interrupted run's); rerun without --resume",
@@ -306,13 +307,14 @@ int ss_merge_finish(ss_merge_t *m, int failed, const char *tail, size_t tail_len
     return ss_comm_max_int(rc < 0) != 0 ? -1 : 0;
 }
 
-void ss_merge_set_resume(ss_merge_t *m, const ss_resume_t *kept, ss_merge_written_f written,
-                         void *ctx)
+void ss_merge_set_resume(ss_merge_t *m, ss_merge_kept_f kept, const void *kept_ctx,
+                         ss_merge_written_f written, void *ctx)
 {
     uint64_t off, size;
     m->kept = kept;
+    m->kept_ctx = kept_ctx;
     for (int i = 0; ss_comm_rank() == 0 && i < m->n_shards; i++)
-        if (ss_resume_kept_at(kept, i, &off, &size) == 0)
+        if (kept(kept_ctx, i, &off, &size) == 0)
             m->bytes_kept += size;
     m->written = written;
     m->written_ctx = ctx;

@@ -9,7 +9,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../resume/ss_resume.h"
 #include "../ss_internal.h"
 #include "ss_store.h"
 
@@ -49,13 +48,16 @@ int ss_merge_step(ss_merge_t *m, void (*between)(void *), void *ctx);
 int ss_merge_finish(ss_merge_t *m, int failed, const char *tail, size_t tail_len);
 /* This rank wrote shard idx's piece at off: 0, or -1 after ss_error() (the merge fails). */
 typedef int (*ss_merge_written_f)(void *ctx, int idx, uint64_t off);
+/* Shard idx was kept from an earlier run: 0 with its offset and size, else -1. */
+typedef int (*ss_merge_kept_f)(const void *ctx, int idx, uint64_t *off, uint64_t *size);
 /*
- * --resume: the shards kept from an earlier run, whose offsets each step
- * checks as the known prefix passes them, and written, called for each piece
- * this rank writes (for its record file). Before the first step.
+ * --resume: kept says which shards were kept from an earlier run (the engine
+ * asks the resume state, so the merge needs none of it); each step checks
+ * their offsets as the known prefix passes them. written is called for each
+ * piece this rank writes (for its record file). Before the first step.
  */
-void ss_merge_set_resume(ss_merge_t *m, const ss_resume_t *kept, ss_merge_written_f written,
-                         void *ctx);
+void ss_merge_set_resume(ss_merge_t *m, ss_merge_kept_f kept, const void *kept_ctx,
+                         ss_merge_written_f written, void *ctx);
 /* The temporary output's path, as every rank opened it. */
 const char *ss_merge_tmp_path(const ss_merge_t *m);
 /* The whole file's length (header, every shard, tail), known after ss_merge_finish. */

@@ -100,6 +100,12 @@ static int note_written(void *ctx, int idx, uint64_t off)
     return ss_resume_note(e->resume, &r);
 }
 
+/* Where kept shard idx lies, for the merge, which does not know the resume state. */
+static int kept_at(const void *ctx, int idx, uint64_t *off, uint64_t *size)
+{
+    return ss_resume_kept_at(ctx, idx, off, size);
+}
+
 /*
  * Collective, once the merge is open: every rank learns the shards kept from
  * an earlier run (rank 0 read them) and opens its record file; rank 0
@@ -116,7 +122,7 @@ static int par_resume(engine_t *e)
         if (ss_resume_kept_at(e->resume, i, &off, &size) == 0)
             bad = ss_comm_size_publish(i, size) < 0;
     ss_sched_par_set_kept(e->sched, ss_resume_kept_map(e->resume));
-    ss_merge_set_resume(e->merge, e->resume, note_written, e);
+    ss_merge_set_resume(e->merge, kept_at, e->resume, note_written, e);
     ss_signals_resumable(1);
     return ss_comm_max_int(bad) != 0 ? -1 : 0;
 }
