@@ -17,7 +17,6 @@
 
 /* The command shown in usage errors ("pileup"); NULL before a kernel is chosen. Main thread. */
 void ss_cli_set_command(const char *kernel_name, int argc, char **argv);
-const char *ss_cli_command(void);
 /* The whole command line as the user typed it (argv joined by spaces); "" if unset. */
 const char *ss_cli_cmdline(void);
 /* The kernel's arguments as ss_cli_set_command got them (argv[0] the kernel's name). */
@@ -38,7 +37,6 @@ int ss_env_on(const char *name);
 /* The job's first input, open on the main thread for planning only (job.c). */
 samFile *ss_job_file(const ss_job_t *job);
 hts_idx_t *ss_job_index(const ss_job_t *job);
-const char *ss_job_kernel(const ss_job_t *job);
 /* What the BAM inputs' indexes count, as a run's tally (ss_io_tally_expect); NULL: no BAM. */
 const uint64_t *ss_job_tally_want(const ss_job_t *job);
 

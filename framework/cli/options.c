@@ -48,11 +48,6 @@ void ss_cli_set_command(const char *kernel_name, int argc, char **argv)
         *p = '\0';
 }
 
-const char *ss_cli_command(void)
-{
-    return cli_command;
-}
-
 const char *ss_cli_cmdline(void)
 {
     return cli_cmdline ? cli_cmdline : "";

@@ -283,7 +283,7 @@ static int check_input(ss_job_t *job, int i)
             ss_error("%s: is SAM text, which cannot be read by region; if it is "
                      "coordinate-sorted, stream it (one worker, no index): seqshard %s ... - < "
                      "%s; else convert it with 'samtools sort -o %s.bam %s' and index the result",
-                     path, ss_job_kernel(job), path, path, path);
+                     path, job->kernel_name, path, path, path);
         else
             ss_error("%s: is SAM text, which cannot be read by region; convert it with "
                      "'samtools sort -o %s.bam %s' and index the result", path, path, path);
@@ -664,9 +664,4 @@ samFile *ss_job_file(const ss_job_t *job)
 hts_idx_t *ss_job_index(const ss_job_t *job)
 {
     return job->idx;
-}
-
-const char *ss_job_kernel(const ss_job_t *job)
-{
-    return job->kernel_name;
 }
