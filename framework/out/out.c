@@ -186,11 +186,6 @@ ss_spill_t ss_out_take_spill(ss_out_t *o)
     return sp;
 }
 
-const sam_hdr_t *ss_out_header(const ss_out_t *o)
-{
-    return o->run->hdr;
-}
-
 /* A record the encoder refused: whose, where, why (as samtools view would say) and the fix. */
 static int encode_error(const ss_out_t *o, const bam1_t *b)
 {
