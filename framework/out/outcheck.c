@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../ss_internal.h"
+#include "ss_out.h"
 
 typedef struct {
     int exists;
@@ -29,8 +30,7 @@ typedef struct {
     const char *base; /* missing files only: the name in that directory */
 } file_id_t;
 
-/* The directory part of path ("." when none) into buf. */
-static void dir_of(const char *path, char *buf, size_t size)
+void ss_out_dir_of(const char *path, char *buf, size_t size)
 {
     const char *slash = strrchr(path, '/');
     if (!slash)
@@ -56,7 +56,7 @@ static int file_id(const char *path, file_id_t *id)
     if (stat(path, &st) == 0) {
         id->exists = 1;
     } else {
-        dir_of(path, dir, sizeof(dir));
+        ss_out_dir_of(path, dir, sizeof(dir));
         if (stat(dir, &st) != 0)
             return -1;
         id->base = base_of(path);
@@ -82,7 +82,7 @@ static int check_new_file(const char *path, const char *opt, size_t ext_len)
 {
     char dir[PATH_MAX];
     struct stat st;
-    dir_of(path, dir, sizeof(dir));
+    ss_out_dir_of(path, dir, sizeof(dir));
     if (stat(dir, &st) != 0) {
         ss_error("%s: its directory %s: %s; create it or give %s another path", path, dir,
                  strerror(errno), opt);

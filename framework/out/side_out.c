@@ -21,6 +21,7 @@
 #include <htslib/tbx.h>
 
 #include "../comm/ss_comm.h"
+#include "ss_out.h"
 #include "ss_side.h"
 #include "ss_store.h"
 
@@ -63,18 +64,6 @@ struct ss_side_s {
 struct ss_finish_s {
     ss_side_t *s;
 };
-
-/* The directory of path ("." when none), for spilling next to the output. */
-static void dir_of(const char *path, char *buf, size_t size)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        snprintf(buf, size, ".");
-    else if (slash == path)
-        snprintf(buf, size, "/");
-    else
-        snprintf(buf, size, "%.*s", (int)(slash - path), path);
-}
 
 static int copy_specs(ss_side_t *s, const ss_out_spec_t *spec)
 {
@@ -153,7 +142,7 @@ static int init_parts(ss_side_t *s, const ss_out_spec_t *spec, const ss_common_o
         if (co->tmp_dir)
             snprintf(dir, sizeof(dir), "%s", co->tmp_dir);
         else
-            dir_of(s->spec[0].path, dir, sizeof(dir));
+            ss_out_dir_of(s->spec[0].path, dir, sizeof(dir)); /* spill beside the stream */
         /* one rank writes each shard as the ordered writer does, so few pieces wait */
         size_t cap =
             ss_comm_parallel() ? STORE_BASE + STORE_PER_WORKER * (size_t)s->n_workers : SIZE_MAX;

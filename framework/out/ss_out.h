@@ -71,4 +71,7 @@ void ss_out_abort(ss_out_t *o);
  */
 ss_spill_t ss_out_take_spill(ss_out_t *o);
 
+/* The directory part of path into buf: "." when it has none, "/" for the root. Any thread. */
+void ss_out_dir_of(const char *path, char *buf, size_t size);
+
 #endif
