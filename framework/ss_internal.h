@@ -2,6 +2,9 @@
  * ss_internal.h -- private to framework/: the pieces the engine is built from
  * (output file, progress line, --report JSON, time) and hooks the CLI sets.
  * Kernels and io/ must not include this file.
+ *
+ * Every sub-folder of framework/ may include it; a header only one or two of
+ * them share lives in the folder that owns it (out/ss_out.h, run/ss_engine.h).
  */
 #ifndef SS_INTERNAL_H
 #define SS_INTERNAL_H

@@ -1,6 +1,6 @@
 /*
- * ss_comm.h -- private to framework/: every MPI call seqshard makes lives
- * behind this header, in comm.c (contract 5: MPI stays in one place).
+ * ss_comm.h -- every MPI call seqshard makes lives behind this header, in
+ * comm.c (contract 5: MPI stays in one place).
  *
  * Built without MPI, or started without mpirun/srun, the program is one rank
  * and every function here is a cheap local stand-in.
@@ -8,6 +8,8 @@
  * Threading: MPI is initialised with MPI_THREAD_FUNNELED; only the thread
  * that called ss_comm_init (the main thread) may call the other functions.
  * Worker threads never call MPI.
+ *
+ * Private to framework/ (any of its folders); kernels and io/ must not include it.
  */
 #ifndef SS_COMM_H
 #define SS_COMM_H

@@ -1,7 +1,9 @@
 /*
- * ss_merge.h -- private to framework/: the streaming, collective, ordered
- * merge of a multi-rank run (merge.c). Main thread only; it calls MPI
- * through comm.c.
+ * ss_merge.h -- the streaming, collective, ordered merge of a multi-rank run
+ * (merge.c). Main thread only; it calls MPI through comm.c.
+ *
+ * Private to framework/out/ and framework/run/ (the multi-rank sink); kernels and io/ must
+ * not include it.
  */
 #ifndef SS_MERGE_H
 #define SS_MERGE_H

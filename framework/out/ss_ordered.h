@@ -1,7 +1,6 @@
 /*
- * ss_ordered.h -- private to framework/: the seam between workers, which
- * finish shards in any order, and the output, which must receive them in
- * shard order.
+ * ss_ordered.h -- the seam between workers, which finish shards in any order,
+ * and the output, which must receive them in shard order.
  *
  * The single-process implementation (ordered.c) keeps at most `window`
  * shards in flight past the next one to write: workers wait in admit() for
@@ -9,6 +8,9 @@
  * the main thread drains buffers in order with run(). An MPI version
  * (sizes -> prefix sum -> each rank writes at its offsets) provides the same
  * operations, so the engine does not change.
+ *
+ * Private to framework/out/ and framework/run/ (the one-rank sink and its scheduler);
+ * kernels and io/ must not include it.
  */
 #ifndef SS_ORDERED_H
 #define SS_ORDERED_H

@@ -1,8 +1,10 @@
 /*
- * ss_out.h -- private to framework/: the run's output (out_run.c) and each
- * worker's shard output (out.c). The engine builds one ss_out_run_t on the
- * main thread before the workers start; from then on it is read-only and
- * shared. Each worker owns one ss_out_t.
+ * ss_out.h -- the run's output (out_run.c) and each worker's shard output
+ * (out.c). The engine builds one ss_out_run_t on the main thread before the
+ * workers start; from then on it is read-only and shared. Each worker owns
+ * one ss_out_t.
+ *
+ * Private to framework/out/ and framework/run/; kernels and io/ must not include it.
  */
 #ifndef SS_OUT_H
 #define SS_OUT_H

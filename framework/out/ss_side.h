@@ -1,7 +1,7 @@
 /*
- * ss_side.h -- private to framework/: a run's side streams (side_out.c) and
- * reductions (reduce.c), the two things a kernel's output may have besides
- * its main stream (ss_out_spec_t.n_streams, .n_values, .n_hists).
+ * ss_side.h -- a run's side streams (side_out.c) and reductions (reduce.c),
+ * the two things a kernel's output may have besides its main stream
+ * (ss_out_spec_t.n_streams, .n_values, .n_hists).
  *
  * Side streams: a worker writes each stream's text for its shard into its own
  * buffers (ss_out_stream); after the shard, ss_side_put compresses them (BGZF
@@ -18,6 +18,8 @@
  * ss_out_t; a worker's buffers and reduction state are its own. The piece
  * table is under the side's lock (workers put while the main thread writes).
  * Everything else is the main thread's.
+ *
+ * Private to framework/out/ and framework/run/; kernels and io/ must not include it.
  */
 #ifndef SS_SIDE_H
 #define SS_SIDE_H

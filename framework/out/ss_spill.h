@@ -10,6 +10,9 @@
  *
  * The file is unlinked as soon as it is created: it disappears with its
  * descriptor in every outcome, crash included.
+ *
+ * Private to framework/out/ (run/ sees it through ss_out.h and ss_store.h); kernels and
+ * io/ must not include it.
  */
 #ifndef SS_SPILL_H
 #define SS_SPILL_H

@@ -1,7 +1,9 @@
 /*
- * ss_store.h -- private to framework/: a rank's finished shard outputs,
- * kept until the streaming merge knows their offsets (store.c).
- * Memory-capped; the rest spills to an already-unlinked file in --tmp-dir.
+ * ss_store.h -- a rank's finished shard outputs, kept until the streaming
+ * merge knows their offsets (store.c). Memory-capped; the rest spills to an
+ * already-unlinked file in --tmp-dir.
+ *
+ * Private to framework/out/ and framework/run/; kernels and io/ must not include it.
  */
 #ifndef SS_STORE_H
 #define SS_STORE_H

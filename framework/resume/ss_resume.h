@@ -1,7 +1,7 @@
 /*
- * ss_resume.h -- private to framework/: the resume manifest (resume_manifest.c)
- * and the run's resume state (resume.c), so that `--resume` after any kill
- * reuses the shards an interrupted run wrote and recomputes the rest.
+ * ss_resume.h -- the resume manifest (resume_manifest.c) and the run's resume
+ * state (resume.c), so that `--resume` after any kill reuses the shards an
+ * interrupted run wrote and recomputes the rest.
  *
  * A manifest sits beside the temporary output (.BASE.tmp.seqshard): .BASE.resume
  * holds a text header (format version, a random run id, and the identity: the
@@ -16,6 +16,8 @@
  * checked against its CRC before the shard is trusted.
  *
  * Main thread only, unless a comment says otherwise.
+ *
+ * Private to framework/resume/ and framework/run/; kernels and io/ must not include it.
  */
 #ifndef SS_RESUME_H
 #define SS_RESUME_H

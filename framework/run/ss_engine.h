@@ -1,7 +1,9 @@
 /*
- * ss_engine.h -- private to engine.c and engine_par.c: the run's state, and
- * the helpers the multi-rank path (engine_par.c) shares with the engine.
- * Main thread unless a comment says otherwise.
+ * ss_engine.h -- the run's state, and the helpers the multi-rank path
+ * (engine_par.c) shares with the engine. Main thread unless a comment says
+ * otherwise.
+ *
+ * Private to framework/run/; nothing else includes it.
  */
 #ifndef SS_ENGINE_H
 #define SS_ENGINE_H

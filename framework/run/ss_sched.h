@@ -1,10 +1,12 @@
 /*
- * ss_sched.h -- private to framework/: which shard a worker takes next.
+ * ss_sched.h -- which shard a worker takes next.
  *
  * The single-process scheduler (sched.c) hands out shard indexes in order
  * from one atomic counter, and holds a worker back while its shard is too
  * far ahead of the writer (ss_ordered_admit), which bounds buffered output.
  * The multi-rank scheduler (sched_par.c) fills the same struct.
+ *
+ * Private to framework/run/; kernels and io/ must not include it.
  */
 #ifndef SS_SCHED_H
 #define SS_SCHED_H
