@@ -27,7 +27,8 @@ ASAN_CTEST_ARGS ?= -R "^(test_|make_testdata|integration_pileup_quick|integratio
 TESTDATA = $(abspath $(BUILD))/testdata
 
 DEMO_INPUTS = demo/ref.fa demo/ref.fa.fai demo/demo.bam demo/demo.bam.bai
-FORMAT_DIRS = framework io kernels kernels/pileup kernels/view alloc tests
+FORMAT_DIRS = framework $(patsubst %/,%,$(wildcard framework/*/)) io kernels kernels/pileup \
+              kernels/view alloc tests
 
 .PHONY: all build deps test-deps compile demo test asan clean bench format format-check
 

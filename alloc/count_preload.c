@@ -83,27 +83,6 @@ EXPORT void ss_count_get_kinds(uint64_t out[SS_COUNT_KINDS], int this_thread)
             out[k] += atomic_load_explicit(&slots[i].n[k], memory_order_relaxed);
 }
 
-static void split(const uint64_t n[SS_COUNT_KINDS], uint64_t *allocs, uint64_t *frees)
-{
-    *allocs = n[SS_COUNT_MALLOC] + n[SS_COUNT_CALLOC] + n[SS_COUNT_REALLOC] +
-              n[SS_COUNT_ALIGNED];
-    *frees = n[SS_COUNT_FREE];
-}
-
-EXPORT void ss_count_get(uint64_t *allocs, uint64_t *frees)
-{
-    uint64_t n[SS_COUNT_KINDS];
-    ss_count_get_kinds(n, 0);
-    split(n, allocs, frees);
-}
-
-EXPORT void ss_count_get_thread(uint64_t *allocs, uint64_t *frees)
-{
-    uint64_t n[SS_COUNT_KINDS];
-    ss_count_get_kinds(n, 1);
-    split(n, allocs, frees);
-}
-
 /* ---- the next allocator ---- */
 
 static struct {

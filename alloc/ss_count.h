@@ -75,7 +75,6 @@ int ss_count_json(char *buf, size_t size, const ss_count_t *before, const ss_cou
  */
 #define SS_COUNT_ABI 1
 typedef int (*ss_count_abi_fn)(void);
-typedef void (*ss_count_get_fn)(uint64_t *allocs, uint64_t *frees);
 typedef void (*ss_count_get_kinds_fn)(uint64_t out[SS_COUNT_KINDS], int this_thread);
 
 #endif

@@ -186,8 +186,6 @@ int ss_out_reserve(ss_out_t *o, size_t n);
 int ss_out_checkpoint(ss_out_t *o);
 /* Bytes of output the shard has made so far. */
 size_t ss_out_length(const ss_out_t *o);
-/* The output header of a record run, fully built; NULL for text. Read-only. */
-const sam_hdr_t *ss_out_header(const ss_out_t *o);
 
 /* A shard with this tid holds the unplaced unmapped reads (the file's end). */
 #define SS_TID_UNPLACED (-1)

@@ -2,6 +2,9 @@
  * ss_internal.h -- private to framework/: the pieces the engine is built from
  * (output file, progress line, --report JSON, time) and hooks the CLI sets.
  * Kernels and io/ must not include this file.
+ *
+ * Every sub-folder of framework/ may include it; a header only one or two of
+ * them share lives in the folder that owns it (out/ss_out.h, run/ss_engine.h).
  */
 #ifndef SS_INTERNAL_H
 #define SS_INTERNAL_H
@@ -11,13 +14,12 @@
 
 #include "../alloc/ss_count.h"
 #include "ss_framework.h"
-#include "ss_topology.h"
+#include "topology/ss_topology.h"
 
 /* ---- CLI context (cli.c sets it, options.c and report.c read it) ---- */
 
 /* The command shown in usage errors ("pileup"); NULL before a kernel is chosen. Main thread. */
 void ss_cli_set_command(const char *kernel_name, int argc, char **argv);
-const char *ss_cli_command(void);
 /* The whole command line as the user typed it (argv joined by spaces); "" if unset. */
 const char *ss_cli_cmdline(void);
 /* The kernel's arguments as ss_cli_set_command got them (argv[0] the kernel's name). */
@@ -38,7 +40,6 @@ int ss_env_on(const char *name);
 /* The job's first input, open on the main thread for planning only (job.c). */
 samFile *ss_job_file(const ss_job_t *job);
 hts_idx_t *ss_job_index(const ss_job_t *job);
-const char *ss_job_kernel(const ss_job_t *job);
 /* What the BAM inputs' indexes count, as a run's tally (ss_io_tally_expect); NULL: no BAM. */
 const uint64_t *ss_job_tally_want(const ss_job_t *job);
 
@@ -415,8 +416,5 @@ void ss_json_str(FILE *fp, const char *s);
 void ss_report_shards_json(FILE *fp, const ss_report_t *r);
 void ss_report_binding_json(FILE *fp, const ss_report_t *r);
 void ss_report_hosts_json(FILE *fp, const ss_report_t *r);
-
-/* Version strings shared by --version and --report (cli.c). buf gets the MPI library line. */
-void ss_mpi_version(char *buf, size_t size);
 
 #endif

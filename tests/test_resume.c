@@ -1,5 +1,5 @@
 /*
- * test_resume.c -- the resume manifest's format (framework/resume_manifest.c):
+ * test_resume.c -- the resume manifest's format (framework/resume/resume_manifest.c):
  * records survive encoding and a damaged one is rejected; a manifest reads
  * back with its run id, identity and records; a torn last record, and
  * everything after a damaged one, is ignored; a damaged header or a missing
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../framework/ss_resume.h"
+#include "../framework/resume/ss_resume.h"
 #include "ss_testutil.h"
 
 static char dir[256];

@@ -10,7 +10,7 @@
 #include <htslib/bgzf.h>
 #include <htslib/tbx.h>
 
-#include "../framework/ss_side.h"
+#include "../framework/out/ss_side.h"
 #include "ss_testutil.h"
 
 static void test_identity_and_combine(void)

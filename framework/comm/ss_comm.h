@@ -1,0 +1,118 @@
+/*
+ * ss_comm.h -- every MPI call seqshard makes lives behind this header, in
+ * comm.c (contract 5: MPI stays in one place).
+ *
+ * Built without MPI, or started without mpirun/srun, the program is one rank
+ * and every function here is a cheap local stand-in.
+ *
+ * Threading: MPI is initialised with MPI_THREAD_FUNNELED; only the thread
+ * that called ss_comm_init (the main thread) may call the other functions.
+ * Worker threads never call MPI.
+ *
+ * Private to framework/ (any of its folders); kernels and io/ must not include it.
+ */
+#ifndef SS_COMM_H
+#define SS_COMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Initialise MPI if this process was launched by an MPI launcher (mpirun,
+ * srun --mpi=pmix) and the build has MPI. Returns 0, or -1 after a message
+ * (the MPI library cannot give the thread level we need), or -2 after a message
+ * in a build without MPI that a launcher started as one of several processes.
+ */
+int ss_comm_init(int *argc, char ***argv);
+/* Finalise MPI if it was initialised. */
+void ss_comm_finalize(void);
+/* Abort every rank (after a message was printed); never returns. */
+void ss_comm_abort(int code) __attribute__((noreturn));
+
+int ss_comm_rank(void);
+int ss_comm_size(void);
+/* 1 when running as more than one rank. */
+static inline int ss_comm_parallel(void)
+{
+    return ss_comm_size() > 1;
+}
+
+/* ---- dynamic shard hand-out: a counter, a stop flag and shard sizes on rank 0 ---- */
+
+/*
+ * Collective: create the shared counter for shards 0..n-1, and n size slots
+ * all SS_COMM_SIZE_UNKNOWN. Returns 0 or -1 after ss_error().
+ */
+int ss_comm_counter_open(int n_shards);
+/*
+ * Take the next shard index (any rank, atomic across ranks): >= 0, or -1
+ * when all are taken or some rank raised the stop flag.
+ */
+int ss_comm_counter_next(void);
+/* Tell every rank to stop taking shards (this rank failed). */
+void ss_comm_raise_stop(void);
+/* 1 if any rank raised the stop flag. */
+int ss_comm_stop_raised(void);
+/* How many shards were handed out (all ranks), for progress on rank 0. */
+int ss_comm_counter_peek(void);
+/*
+ * Collective: free the counter. Call only once every rank is past its last
+ * counter, stop-flag or size access (after an agreement), since it waits.
+ */
+void ss_comm_counter_close(void);
+
+/* A size slot no rank has published yet. */
+#define SS_COMM_SIZE_UNKNOWN ((int64_t)-1)
+/* Publish shard idx's output size to every rank. Returns 0 or -1 after ss_error(). */
+int ss_comm_size_publish(int idx, uint64_t len);
+/*
+ * Read the size slots of shards from..from+n-1 into out (SS_COMM_SIZE_UNKNOWN
+ * where not published yet). Returns 0 or -1 after ss_error().
+ */
+int ss_comm_sizes_read(int from, int n, int64_t *out);
+
+/* ---- collectives ----
+ * Each waits by MPI_Test + nanosleep, never in a blocking MPI call, so a rank
+ * that arrives early sleeps instead of spinning on a core others need. */
+
+/* Collective: element-wise sum of v[0..n-1] into every rank. Returns 0 or -1. */
+int ss_comm_sum_u64(uint64_t *v, size_t n);
+/* Collective: element-wise min (max != 0: max) of v[0..n-1] into every rank. 0 or -1. */
+int ss_comm_minmax_i64(int64_t *v, size_t n, int max);
+/* Collective: max of one int over all ranks. */
+int ss_comm_max_int(int v);
+/* Collective: gather `size` bytes from every rank to rank 0 (out has size*nranks). */
+int ss_comm_gather(const void *in, size_t size, void *out);
+/*
+ * Collective: gather len bytes from every rank (len may differ by rank) to
+ * rank 0, in rank order. On rank 0 *out receives them all (malloc'ed, the
+ * caller frees; NULL when the total is 0) and *out_len their total; on the
+ * other ranks *out is NULL and *out_len 0. Returns 0, or -1 (*out NULL).
+ */
+int ss_comm_gatherv(const void *in, size_t len, void **out, size_t *out_len);
+/* Collective: rank 0's string to all ranks (buf of cap bytes). */
+int ss_comm_bcast_str(char *buf, size_t cap);
+
+/* ---- shared output file (MPI-IO) ---- */
+
+typedef struct ss_comm_file_s ss_comm_file_t;
+
+/*
+ * Collective: open (create) path for writing by all ranks; messages name it
+ * `shown` (the user's -o for a temporary file; NULL: path). NULL after
+ * ss_error(). Open and close wait inside MPI: call them right after an
+ * agreement, when every rank arrives at once.
+ */
+ss_comm_file_t *ss_comm_file_open(const char *path, const char *shown);
+/*
+ * Write len bytes at offset (independent); a short write is retried, one that
+ * writes nothing fails. Returns 0 or -1 after ss_error().
+ */
+int ss_comm_file_write_at(ss_comm_file_t *f, uint64_t offset, const void *buf, size_t len);
+/* Collective: close. Returns 0 or -1. */
+int ss_comm_file_close(ss_comm_file_t *f);
+
+/* The MPI library version line, or a "none" line. */
+void ss_comm_version(char *buf, size_t size);
+
+#endif

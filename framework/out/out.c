@@ -1,0 +1,288 @@
+/*
+ * out.c -- a worker's output for one shard: text appended as it comes, or
+ * records encoded in the run's format (SAM lines, BAM records packed into
+ * BGZF blocks, CRAM containers from a per-shard htslib writer).
+ *
+ * Records arrive in the order they are written: records that move do so in
+ * a record step in front of the kernel (ss_step.h), which hands them out
+ * sorted, so the output never sorts.
+ *
+ * Owned by one worker thread; the run (ss_out_run_t) is shared read-only.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <htslib/bgzf.h>
+
+#include "../../alloc/ss_alloc.h"
+#include "ss_out.h"
+#include "ss_side.h"
+#include "ss_spill.h"
+
+struct ss_out_s {
+    const ss_out_run_t *run;
+    const ss_shard_t *sh;   /* the shard being processed */
+    kstring_t *buf;         /* its bytes, owned by the ordered writer */
+    kstring_t line;         /* one SAM line or BAM record */
+    kstring_t z;            /* BGZF text: the compressed shard, swapped into buf */
+    ss_bgzf_pack_t pack;    /* BAM: the block being filled */
+    ss_cram_enc_t *cram;
+    sam_hdr_t *cram_hdr;    /* CRAM: this worker's copy of the header (htslib writes to it) */
+    int cram_open;          /* a CRAM writer is open for this shard */
+    ss_spill_t spill;       /* the shard's leading bytes, moved out of buf (ss_spill.h) */
+    size_t spilled_raw;     /* bytes of buf moved there, before compression */
+    ss_side_t *side;        /* side streams and reductions (side_out.c), or NULL */
+    int worker;
+};
+
+ss_out_t *ss_out_init(const ss_out_run_t *r)
+{
+    ss_out_t *o = ss_alloc_private(sizeof(*o)); /* written per record */
+    if (!o)
+        goto oom;
+    o->run = r;
+    o->spill = SS_SPILL_NONE;
+    if (ss_ks_private(&o->line, 4096) < 0)
+        goto oom;
+    if (r->format == SS_FMT_BAM && ss_bgzf_pack_init(&o->pack, r->level) < 0)
+        goto oom;
+    if (r->format == SS_FMT_CRAM) {
+        if (!(o->cram_hdr = sam_hdr_dup(r->hdr)))
+            goto oom;
+        if (!(o->cram = ss_cram_enc_init(&r->cram, &r->cram_opts, o->cram_hdr, r->tmp_dir))) {
+            ss_out_destroy(o);
+            return NULL;
+        }
+    }
+    return o;
+oom:
+    ss_error("out of memory starting a worker's output");
+    ss_out_destroy(o);
+    return NULL;
+}
+
+void ss_out_destroy(ss_out_t *o)
+{
+    if (!o)
+        return;
+    ss_spill_close(&o->spill);
+    ss_cram_enc_destroy(o->cram);
+    if (o->cram_hdr)
+        sam_hdr_destroy(o->cram_hdr);
+    ss_bgzf_pack_destroy(&o->pack);
+    free(o->line.s);
+    free(o->z.s);
+    free(o);
+}
+
+int ss_out_begin(ss_out_t *o, const ss_shard_t *sh, kstring_t *buf)
+{
+    o->sh = sh;
+    o->buf = buf;
+    o->pack.len = 0;
+    ss_spill_close(&o->spill);
+    o->spilled_raw = 0;
+    /* a CRAM shard is a fresh htslib writer, records or not (its framing is fixed) */
+    if (o->run->format == SS_FMT_CRAM) {
+        if (ss_cram_enc_begin(o->cram) < 0)
+            return -1;
+        o->cram_open = 1;
+    }
+    return 0;
+}
+
+void ss_out_set_side(ss_out_t *o, ss_side_t *s, int worker)
+{
+    o->side = s, o->worker = worker;
+}
+
+ss_side_t *ss_out_get_side(const ss_out_t *o, int *worker)
+{
+    *worker = o->worker;
+    return o->side;
+}
+
+kstring_t *ss_out_text(ss_out_t *o)
+{
+    return o->buf;
+}
+
+/*
+ * Whether buf's bytes may leave memory now: they are final (not CRAM, whose
+ * containers are made at the end).
+ */
+/* What a buffer may pass spill_at by before the next checkpoint: a few lines. */
+#define SPILL_SLACK ((size_t)1 << 20)
+
+static int spillable(const ss_out_t *o)
+{
+    return o->run->format != SS_FMT_CRAM;
+}
+
+/*
+ * Move the shard's bytes so far to its spill file, keeping what must stay:
+ * compressed text keeps its last partial block's input, so the blocks come
+ * out exactly as one compression of the whole shard would cut them.
+ */
+static int spill(ss_out_t *o)
+{
+    const char *dir = o->run->spill_dir;
+    size_t n = o->buf->l;
+    if (o->run->bgzf) {
+        n -= n % BGZF_BLOCK_SIZE;
+        if (ss_bgzf_compress_ks(o->buf->s, n, &o->z, o->run->level) < 0) {
+            ss_error("shard %d: BGZF compression failed (out of memory?)", o->sh->idx);
+            return -1;
+        }
+        if (ss_spill_append(&o->spill, dir, o->sh->idx, o->z.s, o->z.l) < 0)
+            return -1;
+    } else if (ss_spill_append(&o->spill, dir, o->sh->idx, o->buf->s, n) < 0) {
+        return -1;
+    }
+    memmove(o->buf->s, o->buf->s + n, o->buf->l - n);
+    o->buf->l -= n;
+    o->spilled_raw += n;
+    return 0;
+}
+
+int ss_out_checkpoint(ss_out_t *o)
+{
+    if (o->buf->l < o->run->spill_at || !spillable(o))
+        return 0;
+    return spill(o);
+}
+
+int ss_out_reserve(ss_out_t *o, size_t n)
+{
+    if (ss_out_checkpoint(o) < 0)
+        return -1;
+    if (spillable(o) && n > o->run->spill_at + SPILL_SLACK)
+        n = o->run->spill_at + SPILL_SLACK; /* the buffer never holds much more */
+    if (ss_ks_reserve(o->buf, n) == 0)
+        return 0;
+    ss_error("out of memory for shard %d's output", o->sh->idx);
+    return -1;
+}
+
+size_t ss_out_length(const ss_out_t *o)
+{
+    return o->spilled_raw + o->buf->l + o->pack.len;
+}
+
+ss_spill_t ss_out_take_spill(ss_out_t *o)
+{
+    ss_spill_t sp = o->spill;
+    o->spill = SS_SPILL_NONE;
+    return sp;
+}
+
+/* A record the encoder refused: whose, where, why (as samtools view would say) and the fix. */
+static int encode_error(const ss_out_t *o, const bam1_t *b)
+{
+    int err = errno;
+    const char *in = o->run->input ? o->run->input : "an input";
+    const char *name = bam_get_qname(b);
+    char at[300];
+    int tid = b->core.tid, shard = o->sh ? o->sh->idx : -1;
+    const sam_hdr_t *h = o->run->hdr;
+    snprintf(at, sizeof(at), "%s:%lld",
+             tid >= 0 && tid < sam_hdr_nref(h) ? sam_hdr_tid2name(h, tid) : "*",
+             (long long)b->core.pos + 1);
+    if (err == EOVERFLOW)
+        ss_error("%s: read '%s' at %s (shard %d) does not fit BAM (name over 254 characters or "
+                 "position over 2^31); write SAM or CRAM instead",
+                 in, name, at, shard);
+    else if (err == EINVAL) /* the one cause sam_format1 reports so */
+        ss_error("%s: read '%s' at %s (shard %d) has damaged aux data, so it cannot be written "
+                 "as SAM (samtools view fails there too: \"Corrupted aux data for read %s\"); "
+                 "the file is corrupt: re-create it from its source",
+                 in, name, at, shard, name);
+    else if (err == ENOMEM)
+        ss_error("out of memory writing read '%s' at %s (shard %d); use fewer threads (-@) or "
+                 "a smaller --shard-size",
+                 name, at, shard);
+    else
+        ss_error("%s: cannot write read '%s' at %s (shard %d): %s", in, name, at, shard,
+                 strerror(err));
+    return -1;
+}
+
+static int encode(ss_out_t *o, const bam1_t *b)
+{
+    switch (o->run->format) {
+    case SS_FMT_SAM:
+        if (sam_format1(o->run->hdr, b, &o->line) < 0 || kputsn(o->line.s, o->line.l, o->buf) < 0 ||
+            kputc('\n', o->buf) < 0)
+            return encode_error(o, b);
+        return 0;
+    case SS_FMT_BAM:
+        o->line.l = 0;
+        if (ss_bam_encode(b, &o->line) < 0 ||
+            ss_bgzf_pack_write(&o->pack, o->line.s, o->line.l, 1, o->buf) < 0)
+            return encode_error(o, b);
+        return 0;
+    case SS_FMT_CRAM:
+        return ss_cram_enc_write(o->cram, b);
+    case SS_FMT_TEXT:
+        break;
+    }
+    ss_error("internal: a text kernel wrote a record ('%s')", bam_get_qname(b));
+    return -1;
+}
+
+int ss_out_record(ss_out_t *o, const bam1_t *b)
+{
+    return encode(o, b) < 0 ? -1 : ss_out_checkpoint(o);
+}
+
+kstring_t *ss_out_bgzf_blocks(ss_out_t *o)
+{
+    if (o->run->format == SS_FMT_BAM && !o->pack.len)
+        return o->buf;
+    ss_error("internal: BGZF blocks written to a %s output or between records",
+             o->run->format == SS_FMT_BAM ? "BAM" : "non-BAM");
+    return NULL;
+}
+
+/* BGZF text: compress the shard's bytes into whole blocks; buf leaves with them. */
+static int compress_text(ss_out_t *o)
+{
+    if (ss_bgzf_compress_ks(o->buf->s, o->buf->l, &o->z, o->run->level) < 0) {
+        ss_error("shard %d: BGZF compression failed (out of memory?)", o->sh->idx);
+        return -1;
+    }
+    kstring_t t = *o->buf;
+    *o->buf = o->z;
+    o->z = t;
+    return 0;
+}
+
+int ss_out_end(ss_out_t *o)
+{
+    const ss_out_run_t *r = o->run;
+    if (r->format == SS_FMT_BAM && ss_bgzf_pack_flush(&o->pack, o->buf) < 0) {
+        ss_error("shard %d: BGZF compression failed (out of memory?)", o->sh->idx);
+        return -1;
+    }
+    if (r->format == SS_FMT_CRAM && o->cram_open) {
+        o->cram_open = 0;
+        if (ss_cram_enc_end(o->cram, o->buf, o->sh->idx) < 0)
+            return -1;
+    }
+    if (r->bgzf && o->buf->l && compress_text(o) < 0)
+        return -1;
+    return 0;
+}
+
+void ss_out_abort(ss_out_t *o)
+{
+    if (!o)
+        return;
+    o->pack.len = 0; /* a failed shard's pending bytes must not open the next one */
+    ss_spill_close(&o->spill);
+    if (o->cram_open) {
+        ss_cram_enc_abort(o->cram);
+        o->cram_open = 0;
+    }
+}

@@ -1,0 +1,78 @@
+/*
+ * ss_out.h -- the run's output (out_run.c) and each worker's shard output
+ * (out.c). The engine builds one ss_out_run_t on the main thread before the
+ * workers start; from then on it is read-only and shared. Each worker owns
+ * one ss_out_t.
+ *
+ * Private to framework/out/ and framework/run/; kernels and io/ must not include it.
+ */
+#ifndef SS_OUT_H
+#define SS_OUT_H
+
+#include "../ss_internal.h"
+#include "ss_spill.h"
+
+struct ss_out_run_s {
+    ss_out_format_t format;
+    int bgzf;             /* text or SAM framed as BGZF blocks, with the EOF block */
+    int tabix;            /* text .gz: tabix index of the temporary file */
+    int level;
+    sam_hdr_t *hdr;       /* records: the output header, fully built */
+    int sam_header;
+    int write_index, index_threads;
+    char *text_header;
+    ss_cram_frame_t cram;
+    ss_cram_opts_t cram_opts; /* strings borrowed from the common options */
+    const char *tmp_dir;
+    char spill_dir[4096]; /* where shards' output past spill_at goes (engine.c sets it) */
+    size_t spill_at;      /* SS_OUT_SPILL_AT, or SEQSHARD_SPILL_AT */
+    int no_main;          /* the kernel writes side streams only: no main file */
+    const char *input;    /* the run's one input, named in messages about its records, or NULL */
+    const char *index_out; /* -o FILE##idx##INDEX's INDEX (borrowed), or NULL: beside FILE */
+};
+typedef struct ss_out_run_s ss_out_run_t;
+
+/*
+ * Decide the output from the kernel's spec and -o (takes spec->header), build
+ * its header and CRAM framing. NULL after ss_error() said why the combination
+ * cannot be written. Main thread.
+ */
+ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co);
+void ss_out_run_destroy(ss_out_run_t *r);
+/* The file's first bytes (framed: BGZF blocks for BAM and .gz text). 0, or -1 after ss_error(). */
+int ss_out_run_header(const ss_out_run_t *r, kstring_t *out);
+/* The file's last bytes: the CRAM EOF container or the BGZF EOF block. 0 or -1 after ss_error(). */
+int ss_out_run_trailer(const ss_out_run_t *r, kstring_t *out);
+/* Append text as the output writes text: BGZF blocks when it is compressed. 0 or -1. */
+int ss_out_run_text(const ss_out_run_t *r, const char *text, size_t len, kstring_t *out);
+/*
+ * --write-index on out's finished temporary file (none: the output is not a
+ * file), before it is renamed: the index goes to a temporary of its own and
+ * is renamed with it (ss_output_index_tmp). output names -o in messages.
+ * 0, or -1 after ss_error().
+ */
+int ss_out_run_index(const ss_out_run_t *r, ss_output_t *out, const char *output);
+
+/*
+ * A worker's output. ss_out_init: NULL after ss_error(). begin binds the
+ * shard and the buffer the ordered writer gave (cleared; 0, or -1 after
+ * ss_error()); end finishes the
+ * shard's bytes in buf (moving records sorted and kept by ownership, the
+ * last BGZF block, CRAM containers, text compressed); abort drops a failed
+ * shard's state. Worker thread that owns o.
+ */
+ss_out_t *ss_out_init(const ss_out_run_t *r);
+void ss_out_destroy(ss_out_t *o);
+int ss_out_begin(ss_out_t *o, const ss_shard_t *sh, kstring_t *buf);
+int ss_out_end(ss_out_t *o);
+void ss_out_abort(ss_out_t *o);
+/*
+ * After end: the shard's leading bytes that left memory (ss_spill.h), which
+ * come before buf's; the caller owns the file from now on. fd -1 if none.
+ */
+ss_spill_t ss_out_take_spill(ss_out_t *o);
+
+/* The directory part of path into buf: "." when it has none, "/" for the root. Any thread. */
+void ss_out_dir_of(const char *path, char *buf, size_t size);
+
+#endif

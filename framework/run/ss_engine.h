@@ -1,0 +1,169 @@
+/*
+ * ss_engine.h -- the run's state, and the helpers the multi-rank path
+ * (engine_par.c) shares with the engine. Main thread unless a comment says
+ * otherwise.
+ *
+ * Private to framework/run/; nothing else includes it.
+ */
+#ifndef SS_ENGINE_H
+#define SS_ENGINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "../out/ss_merge.h"
+#include "../out/ss_out.h"
+#include "../out/ss_side.h"
+#include "../out/ss_store.h"
+#include "../resume/ss_resume.h"
+#include "../ss_internal.h"
+#include "../topology/ss_topology.h"
+#include "ss_sched.h"
+
+/* Progress updates, and (several ranks) the stop-flag check, at most this often. */
+#define TICK_S 0.25
+
+typedef struct engine_s engine_t;
+typedef struct ss_acct_s ss_acct_t; /* the records read (account.c) */
+typedef struct worker_s worker_t;
+
+/*
+ * Where finished shards go: one rank's ordered writer (engine_local.c) or
+ * the multi-rank store and merge (engine_par.c). The engine calls open, then
+ * run (which starts the workers, writes what they put, and joins them), then
+ * finish; workers call put. Each returns 0, or -1 after ss_error().
+ */
+typedef struct {
+    /* Collective: create the output and write the header. */
+    int (*open)(engine_t *e, const kstring_t *header);
+    /* Worker thread: shard idx is done; the sink owns buf's bytes from now on. */
+    int (*put)(engine_t *e, int idx, kstring_t *buf);
+    /* Main thread: start n_workers workers, write their shards as they come, join them. */
+    int (*run)(engine_t *e, int n_workers, worker_t *w);
+    /* Collective: trailer and close; the output's owner then seals it (engine.c). */
+    int (*finish)(engine_t *e, int rc);
+} ss_sink_t;
+
+extern const ss_sink_t ss_sink_local; /* engine_local.c */
+extern const ss_sink_t ss_sink_par;   /* engine_par.c */
+
+struct engine_s {
+    const ss_kernel_t *k;
+    void *kopts;
+    const void *run;           /* the kernel's run state, read-only */
+    ss_out_run_t *orun;        /* what the output is, read-only while workers run */
+    const ss_sink_t *sink;
+    ss_job_t *job;
+    const ss_shard_t *shards;
+    int n_shards;
+    ss_sched_t *sched;
+    ss_ordered_t *ow;
+    ss_worker_stats_t *stats;  /* [n_workers] */
+    ss_shard_rec_t *recs;      /* [n_shards]: recs[i] written by the worker that ran shard i */
+    ss_spill_t *spills;        /* [n_shards]: shard i's leading bytes on disk, set by its worker
+                                * before the put; the sink writes them first and closes them */
+    ss_resume_rec_t *rrecs;    /* [n_shards] with -o FILE: shard i's CRC and counters, by the
+                                * worker that ran it; read by the main thread after the put */
+    ss_resume_t *resume;       /* the shards kept from an earlier run, this run's records;
+                                * NULL unless the output is a resumable file */
+    int n_kept;                /* shards it kept (the state goes once the output is sealed) */
+    atomic_ullong reads_done;
+    int fail_shard;            /* SEQSHARD_FAIL_SHARD, or -1 */
+    int kill_shard;            /* SEQSHARD_KILL_SHARD, or -1 */
+    int kill_rank;             /* SEQSHARD_KILL_RANK, or -1 */
+    int stall_shard;           /* SEQSHARD_STALL_SHARD, or -1 */
+    int delay_ms;              /* SEQSHARD_TEST_SHARD_DELAY_MS, or -1 */
+    ss_store_t *store;         /* multi-rank: outputs wait here until written */
+    ss_merge_t *merge;         /* multi-rank: the streaming merge (main thread) */
+    ss_side_t *side;           /* side streams and reductions, or NULL (side_out.c) */
+    ss_acct_t *acct;           /* the records read, checked at the end; NULL (account.c) */
+    atomic_int workers_live;   /* multi-rank: workers not yet finished */
+    const ss_topo_t *topo;     /* NULL with --bind none */
+    const ss_placement_t *place; /* [n_workers], read-only while workers run; or NULL */
+    /* main thread only */
+    ss_output_t *out;
+    ss_progress_t *progress;
+    uint64_t work_done;
+    int work_counted;          /* multi-rank progress: shards whose work is in work_done */
+    uint64_t bytes_written;
+    kstring_t summary;         /* the kernel's summary text, encoded (owner rank), or empty */
+    const char *counter_names[SS_KERNEL_COUNTERS + 1]; /* the kernel's, then its steps' */
+    int n_kernel_counters;     /* where the steps' counters start */
+};
+
+struct worker_s {
+    engine_t *e;
+    int id;
+    ss_chain_t *chain;         /* the steps in front of each input, or NULL */
+    pthread_t thread;
+    int started;
+};
+
+/* What setup decided, for the run and the report. */
+typedef struct {
+    ss_shard_t *shards;
+    int n, threads, n_workers, buffer_cap;
+    uint64_t total_work;
+    ss_topo_t *topo;
+    ss_placement_t *place; /* [n_workers] */
+    worker_t *w;
+    kstring_t header;
+    int bind;          /* the ss_bind_mode_t in effect */
+    double workers_at; /* ss_now() when the workers were about to start: setup ends */
+} setup_t;
+
+/* Start n_workers threads (fewer if the system refuses some). 0, or -1 after ss_error(). */
+int ss_engine_start_workers(engine_t *e, int n_workers, worker_t *w);
+void ss_engine_join_workers(int n_workers, worker_t *w);
+/*
+ * The output's owner, once the temporary is open: the resume state (kept
+ * shards, the new manifest). 0; -1 after ss_error(), with e->out closed
+ * (kept when --resume was refused, removed otherwise) and NULL.
+ */
+int ss_engine_resume_start(engine_t *e, const kstring_t *header);
+
+/* ---- every record read (account.c) ---- */
+
+/*
+ * The run's record accounting into *a: NULL when the run does not read
+ * whole contigs of BAM inputs (regions, -l, standard input, CRAM only).
+ * 0, or -1 after ss_error(). Main thread, before the workers.
+ */
+int ss_acct_init(ss_acct_t **a, const ss_job_t *job, const ss_shard_t *shards, int n);
+/* Worker, before shard idx's first query: rd counts the records it owns. a may be NULL. */
+void ss_acct_shard(const ss_acct_t *a, ss_reader_t *rd, const ss_shard_t *shards, int idx);
+/* Worker, once, before destroying rd: add its tally. Any thread; a may be NULL. */
+void ss_acct_add(ss_acct_t *a, const ss_reader_t *rd);
+/*
+ * Collective whatever rc is: sum the tallies over ranks and compare each
+ * contig read whole with what the indexes count. rc, or -1 after ss_error()
+ * (rank 0) when records were lost.
+ */
+int ss_acct_check(ss_acct_t *a, const engine_t *e, int rc);
+void ss_acct_destroy(ss_acct_t *a);
+
+/* ---- the end of a run (engine_end.c) ---- */
+
+/*
+ * The kernel's summary counters summed over workers and ranks, its text
+ * encoded into e->summary on rank 0. Collective when the kernel has a
+ * summary hook, whatever rc is. rc or -1.
+ */
+int ss_engine_summarize(engine_t *e, const setup_t *s, int rc);
+/*
+ * --report, collective: gather into *r (the caller releases it); rank 0
+ * writes the JSON of a run that worked under its temporary name into *rep.
+ * rc or -1.
+ */
+int ss_engine_report(engine_t *e, const setup_t *s, double t0, const ss_count_t *c0,
+                     const ss_count_t *c1, int rc, ss_report_t *r, ss_output_t **rep);
+/* Rank 0: a failed run's report under its name, at once. */
+void ss_engine_report_failed(const engine_t *e, ss_report_t *r);
+/* Setup failed on every rank (agreed): its report, collective. */
+void ss_engine_setup_failed(engine_t *e, const setup_t *s, double t0);
+/* The job log's final line: totals over every rank (collective; rc agreed). */
+void ss_engine_log_done(const engine_t *e, const setup_t *s, int rc);
+/* A failed run's final line with the first failing rank's error (collective when failed). */
+void ss_engine_log_failed(int failed);
+
+#endif
