@@ -268,7 +268,7 @@ typedef struct ss_common_opts_s {
     int bind;                /* --bind: an ss_bind_mode_t (ss_topology.h); 0 = auto */
     int print_binding;       /* --print-binding: print each worker's placement on stderr */
     int resume;              /* --resume: reuse the shards an interrupted run of the same
-                              * command wrote beside -o FILE (framework/resume.c) */
+                              * command wrote beside -o FILE (framework/resume/resume.c) */
     int all_contigs;         /* plan contigs with no reads too (pileup -aa) */
     int unplaced;            /* kernel reads the unplaced unmapped reads: a whole-genome plan
                               * ends with their shard (tid SS_TID_UNPLACED), and the regions

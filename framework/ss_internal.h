@@ -43,7 +43,7 @@ hts_idx_t *ss_job_index(const ss_job_t *job);
 /* What the BAM inputs' indexes count, as a run's tally (ss_io_tally_expect); NULL: no BAM. */
 const uint64_t *ss_job_tally_want(const ss_job_t *job);
 
-/* ---- record steps (step.c, step_cmd.c) ---- */
+/* ---- record steps (framework/step/) ---- */
 
 /* The key of step i's --NAME option: SS_OPT_STEP_FLAG + i. */
 #define SS_OPT_STEP_FLAG 0x1800

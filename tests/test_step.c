@@ -1,5 +1,5 @@
 /*
- * test_step.c -- record steps (framework/step.c, step_cmd.c): the registry
+ * test_step.c -- record steps (framework/step/step.c, step_cmd.c): the registry
  * keeps the chain order whatever the table's; a step's options join a
  * command that reads records, are refused without its --NAME, and a command
  * that is a step has it on without the flag; a worker's chain stands in

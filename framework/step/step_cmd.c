@@ -38,20 +38,31 @@ static ss_opt_group_t step_group(const ss_cmd_t *cmd, int i)
     return (ss_opt_group_t){s->title, is_cmd ? &lists[i][1] : lists[i], is_cmd ? NULL : s->note};
 }
 
+/* Whether cmd is ss_cmd_with_steps' copy already (--help from inside the parser). */
+static int has_steps(const ss_cmd_t *cmd)
+{
+    for (const ss_opt_group_t *g = cmd->groups; g->title; g++)
+        if (ss_steps_owner(g->opts) >= 0)
+            return 1;
+    return 0;
+}
+
 const ss_cmd_t *ss_cmd_with_steps(const ss_cmd_t *cmd, ss_cmd_steps_t *tmp)
 {
     if ((!cmd->steps && !cmd->step) || ss_steps_n() == 0)
         return cmd;
-    for (const ss_opt_group_t *g = cmd->groups; g->title; g++)
-        if (ss_steps_owner(g->opts) >= 0)
-            return cmd; /* has them already (--help while parsing) */
+    if (has_steps(cmd))
+        return cmd;
     int max = (int)(sizeof(tmp->groups) / sizeof(tmp->groups[0])) - 1, n = 0, added = 0;
     tmp->cmd = *cmd;
     for (const ss_opt_group_t *g = cmd->groups; g->title && n < max; g++) {
         if (!added && g->opts == ss_opts_run) { /* the steps before the framework's options */
-            for (int i = 0; i < ss_steps_n() && n < max; i++)
-                if (cmd->steps || strcmp(cmd->step, ss_steps_get(i)->name) == 0)
-                    tmp->groups[n++] = step_group(cmd, i);
+            for (int i = 0; i < ss_steps_n() && n < max; i++) {
+                ss_opt_group_t sg = step_group(cmd, i);
+                /* none for a step that is the command and has no options of its own */
+                if ((cmd->steps || strcmp(cmd->step, ss_steps_get(i)->name) == 0) && sg.opts->key)
+                    tmp->groups[n++] = sg;
+            }
             added = 1;
         }
         tmp->groups[n++] = *g;
