@@ -823,10 +823,3 @@ int ss_reader_set_front(ss_reader_t *r, int i, ss_source_t *front, hts_pos_t rea
     return 0;
 }
 
-int ss_reader_fronted(const ss_reader_t *r)
-{
-    for (int i = 0; r->front && i < r->in.n; i++)
-        if (r->front[i])
-            return 1;
-    return 0;
-}

@@ -304,8 +304,6 @@ ss_source_t *ss_reader_file_source(ss_reader_t *r, int i);
  * before the kernel's worker starts.
  */
 int ss_reader_set_front(ss_reader_t *r, int i, ss_source_t *front, hts_pos_t reach);
-/* Whether some input is read through a front: its file is not what a kernel reads. */
-int ss_reader_fronted(const ss_reader_t *r);
 /* How many records the reader's inputs have returned so far (every query, halos too). */
 uint64_t ss_reader_records(const ss_reader_t *r);
 /*

@@ -239,7 +239,6 @@ static void test_chain_in_front(void)
     ss_chain_t *ch = ss_chain_open(job, rd, 0, 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(ch);
     CU_ASSERT(ss_reader_source(rd, 0) != ss_reader_file_source(rd, 0));
-    CU_ASSERT(ss_reader_fronted(rd));
     ss_shard_t sh = {.idx = 0, .tid = 0, .beg = 0, .end = 3000};
     SS_EQ_FATAL(ss_reader_begin(rd), 0);
     ss_chain_shard(ch, &sh);
