@@ -48,7 +48,10 @@ typedef struct ss_step_s {
     const char *note;     /* the group's paragraph, or NULL */
     const ss_opt_t *opts; /* its options besides --NAME (keys from 0x2000 up), SS_OPT_END */
 
-    /* Its options' defaults; NULL when out of memory. opts_free accepts NULL. */
+    /*
+     * Its options' defaults; NULL when out of memory. opts_free accepts NULL.
+     * Both NULL for a step without options.
+     */
     void *(*opts_new)(void);
     void (*opts_free)(void *sopts);
     /* One of its options, on command cmd: 0, or -1 after a one-line usage message. */
@@ -91,6 +94,25 @@ typedef struct ss_step_s {
  * handing out the records it moved. Any thread.
  */
 void ss_step_sort(bam1_t *const *recs, int *order, int n);
+
+/*
+ * A query's records for a step that edits one record at a time (step_recs.c;
+ * realign, which decides windows of reads, keeps its own): load reads the
+ * inner source over [lo, hi) (the range widened by what the edits may move
+ * into it), calls edit on each record, keeps those whose edited span
+ * overlaps [beg, end) and sorts them (ss_step_sort); next hands them out with
+ * b->id their order. The unplaced reads (tid SS_IO_UNPLACED) stream through,
+ * edited, never held. A read error of the file is kept for next, as the step
+ * contract says. load: 0, or -1 after ss_error(); next: as ss_source_next.
+ * init: NULL after ss_error(); destroy accepts NULL. The step's thread.
+ */
+typedef void (*ss_step_edit_fn)(void *ctx, bam1_t *b);
+typedef struct ss_step_recs_s ss_step_recs_t;
+ss_step_recs_t *ss_step_recs_init(void);
+void ss_step_recs_destroy(ss_step_recs_t *p);
+int ss_step_recs_load(ss_step_recs_t *p, ss_source_t *inner, int tid, hts_pos_t beg, hts_pos_t end,
+                      hts_pos_t lo, hts_pos_t hi, ss_step_edit_fn edit, void *ctx);
+int ss_step_recs_next(ss_step_recs_t *p, bam1_t *b);
 
 /*
  * The steps a kernel that reads records serves, in chain order, and their

@@ -263,6 +263,54 @@ static void test_chain_in_front(void)
     ss_common_opts_free(&co);
 }
 
+/* ---- a query's records (step_recs.c) ---- */
+
+/* Moves reads with an odd position 200 bases left (a reverse read: 100). */
+static void move_left(void *ctx, bam1_t *b)
+{
+    (void)ctx;
+    if (b->core.pos % 2)
+        b->core.pos -= bam_is_rev(b) ? 100 : 200;
+}
+
+static void test_recs(void)
+{
+    ss_common_opts_t co;
+    ss_common_opts_init(&co);
+    SS_EQ_FATAL(ss_common_add_input(&co, bam_path), 0);
+    ss_job_t *job = ss_job_open(&co, "reader");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+    ss_reader_t *rd = ss_reader_init(ss_job_inputs(job));
+    ss_step_recs_t *p = ss_step_recs_init();
+    SS_EQ_FATAL(ss_reader_begin(rd), 0);
+    bam1_t *b = bam_init1();
+    /* reads at 0, 150, ... (100 bp, forward): those at odd POS move 200 left */
+    SS_EQ(ss_step_recs_load(p, ss_reader_file_source(rd, 0), 0, 1000, 2000, 1000, 2200, move_left,
+                            NULL),
+          0);
+    hts_pos_t prev = -1;
+    int n = 0;
+    uint64_t id = 0;
+    while (ss_step_recs_next(p, b) >= 0) {
+        CU_ASSERT(b->core.pos < 2000 && bam_endpos(b) > 1000);
+        CU_ASSERT(b->core.pos >= prev); /* sorted */
+        SS_EQ(b->id, id++);
+        prev = b->core.pos, n++;
+    }
+    int want = 0; /* the reads whose moved span overlaps the range, from their positions */
+    for (hts_pos_t q = 0; q < 7500; q += 150) {
+        hts_pos_t f = q % 2 ? q - 200 : q;
+        want += f < 2000 && f + 100 > 1000;
+    }
+    SS_EQ(n, want);
+    ss_reader_end(rd);
+    bam_destroy1(b);
+    ss_step_recs_destroy(p);
+    ss_reader_destroy(rd);
+    ss_job_close(job);
+    ss_common_opts_free(&co);
+}
+
 /* ---- the order a step hands records out in ---- */
 
 static void test_sort(void)
@@ -293,7 +341,7 @@ int main(void)
         !CU_add_test(s, "options", test_options) ||
         !CU_add_test(s, "help_lists_steps", test_help_lists_steps) ||
         !CU_add_test(s, "chain_in_front", test_chain_in_front) ||
-        !CU_add_test(s, "sort", test_sort))
+        !CU_add_test(s, "recs", test_recs) || !CU_add_test(s, "sort", test_sort))
         return 1;
     return ss_test_run();
 }

@@ -55,6 +55,9 @@ int ss_steps_find(const char *name)
 
 void *ss_steps_opts(ss_common_opts_t *co, int i)
 {
+    static char none; /* what a step without options has for them: never freed */
+    if (!registry[i]->opts_new)
+        return co->step_opts[i] = &none;
     if (!co->step_opts[i] && !(co->step_opts[i] = registry[i]->opts_new()))
         fprintf(stderr, "seqshard: out of memory reading --%s's options\n", registry[i]->name);
     return co->step_opts[i];
@@ -63,7 +66,8 @@ void *ss_steps_opts(ss_common_opts_t *co, int i)
 void ss_steps_opts_free(ss_common_opts_t *co)
 {
     for (int i = 0; i < n_registry; i++) {
-        registry[i]->opts_free(co->step_opts[i]);
+        if (registry[i]->opts_free)
+            registry[i]->opts_free(co->step_opts[i]);
         co->step_opts[i] = NULL;
     }
 }

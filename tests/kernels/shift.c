@@ -28,8 +28,9 @@ static uint32_t name_hash(const bam1_t *b)
     return h;
 }
 
-static void transform(bam1_t *b)
+static void transform(void *ctx, bam1_t *b)
 {
+    (void)ctx;
     if (b->core.tid < 0)
         return;
     uint32_t h = name_hash(b);
@@ -45,95 +46,27 @@ static void transform(bam1_t *b)
 typedef struct {
     ss_source_t src; /* first: a ss_source_t * is a shift_source_t * */
     ss_source_t *inner;
-    bam1_t **recs; /* the loaded range, reused */
-    int n, m;
-    int *order, n_out, cur;
-    int passthrough, deferred;
+    ss_step_recs_t *recs;
 } shift_source_t;
 
-/* The inner range that holds every record whose moved span overlaps [beg, end). */
-static int load(shift_source_t *s, int tid, hts_pos_t beg, hts_pos_t end)
-{
-    hts_pos_t hi = end < HTS_POS_MAX - SHIFT_MAX ? end + SHIFT_MAX : HTS_POS_MAX;
-    int r = ss_source_query(s->inner, tid, beg, hi);
-    if (r < 0)
-        return r;
-    for (s->n = 0;; s->n++) {
-        if (s->n == s->m) {
-            int m = s->m ? 2 * s->m : 256;
-            bam1_t **a = realloc(s->recs, (size_t)m * sizeof(*a));
-            int *o = realloc(s->order, (size_t)m * sizeof(*o));
-            if (a)
-                s->recs = a;
-            if (o)
-                s->order = o;
-            if (!a || !o)
-                return -1;
-            for (int i = s->m; i < m; i++)
-                s->recs[i] = NULL;
-            s->m = m;
-        }
-        if (!s->recs[s->n] && !(s->recs[s->n] = bam_init1()))
-            return -1;
-        if ((r = ss_source_next(s->inner, s->recs[s->n])) < 0)
-            return r == -1 ? 0 : r;
-    }
-}
-
+/* A record moves left only: the ones that end up in [beg, end) start before end + SHIFT_MAX. */
 static int shift_query(ss_source_t *src, int tid, hts_pos_t beg, hts_pos_t end)
 {
     shift_source_t *s = (shift_source_t *)src;
-    s->n_out = s->cur = s->deferred = 0;
-    if ((s->passthrough = tid == SS_IO_UNPLACED))
-        return ss_source_query(s->inner, tid, beg, end);
-    int r = load(s, tid, beg, end);
-    if (r < -1 && r != SS_IO_REPORTED) {
-        s->deferred = r; /* the file's fault: the consumer names it at its next read */
-        return 0;
-    }
-    if (r < 0) {
-        if (!ss_error_raised())
-            ss_error("out of memory shifting records");
-        return -1;
-    }
-    for (int i = 0; i < s->n; i++) {
-        transform(s->recs[i]);
-        if (s->recs[i]->core.pos < end && bam_endpos(s->recs[i]) > beg)
-            s->order[s->n_out++] = i;
-    }
-    ss_step_sort(s->recs, s->order, s->n_out);
-    return 0;
+    hts_pos_t hi = end < HTS_POS_MAX - SHIFT_MAX ? end + SHIFT_MAX : HTS_POS_MAX;
+    return ss_step_recs_load(s->recs, s->inner, tid, beg, end, beg, hi, transform, NULL);
 }
 
 static int shift_next(ss_source_t *src, bam1_t *b)
 {
-    shift_source_t *s = (shift_source_t *)src;
-    if (s->passthrough) {
-        int r = ss_source_next(s->inner, b);
-        if (r >= 0)
-            transform(b);
-        return r;
-    }
-    if (s->deferred)
-        return s->deferred;
-    if (s->cur == s->n_out)
-        return -1;
-    if (!bam_copy1(b, s->recs[s->order[s->cur]])) {
-        ss_error("out of memory copying a shifted record");
-        return SS_IO_REPORTED;
-    }
-    b->id = (uint64_t)s->cur++;
-    return 0;
+    return ss_step_recs_next(((shift_source_t *)src)->recs, b);
 }
 
 static void shift_close(ss_source_t *src)
 {
     shift_source_t *s = (shift_source_t *)src;
-    for (int i = 0; s && i < s->m; i++)
-        if (s->recs[i])
-            bam_destroy1(s->recs[i]);
     if (s)
-        free(s->recs), free(s->order);
+        ss_step_recs_destroy(s->recs);
     free(s);
 }
 
@@ -141,18 +74,14 @@ static ss_source_t *shift_open(const void *sopts, const ss_job_t *job, ss_source
 {
     (void)sopts, (void)job;
     shift_source_t *s = calloc(1, sizeof(*s));
-    if (!s) {
+    if (!s || !(s->recs = ss_step_recs_init())) {
+        free(s);
         ss_error("out of memory starting the shift step");
         return NULL;
     }
     s->src = (ss_source_t){.query = shift_query, .next = shift_next, .name = inner->name};
     s->inner = inner;
     return &s->src;
-}
-
-static void *shift_opts_new(void)
-{
-    return calloc(1, 1); /* no options */
 }
 
 static int shift_prepare(const void *sopts, const ss_job_t *job, ss_step_reach_t *reach)
@@ -162,16 +91,11 @@ static int shift_prepare(const void *sopts, const ss_job_t *job, ss_step_reach_t
     return 0;
 }
 
-static const ss_opt_t no_opts[] = {SS_OPT_END};
-
 const ss_step_t ss_step_test_shift = {
     .name = "shift",
     .help = "move every read left by hash(name) mod 150 and mark some duplicates (a test step)",
     .order = 30,
     .title = "Test step",
-    .opts = no_opts,
-    .opts_new = shift_opts_new,
-    .opts_free = free,
     .prepare = shift_prepare,
     .open = shift_open,
     .close = shift_close,
