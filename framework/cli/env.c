@@ -54,6 +54,7 @@ static const env_var_t env_vars[] = {
      "mosdepth 0.3.3 reads it (-1: six, as C's %f)",
      0},
     {"SEQSHARD_FAIL_SHARD", ENV_COUNT, SHARD_MAX, "a shard number, 0 or more", 0},
+    {"SEQSHARD_FAIL_PLAN", ENV_FLAG, 0, "1 (planning fails, a testing hook) or 0", 0},
     {"SEQSHARD_KILL_SHARD", ENV_COUNT, SHARD_MAX, "a shard number, 0 or more", 0},
     {"SEQSHARD_STALL_SHARD", ENV_COUNT, SHARD_MAX, "a shard number, 0 or more", 0},
     {"SEQSHARD_KILL_RANK", ENV_COUNT, SHARD_MAX, "a rank number, 0 or more", 0},

@@ -413,6 +413,39 @@ int ss_comm_bcast_str(char *buf, size_t cap)
     return wait_quietly(&req);
 }
 
+int ss_comm_bcast_bytes(void **buf, size_t *len)
+{
+    if (!inited)
+        return 0;
+    int root = rank_ == 0;
+    uint64_t n = *len == SIZE_MAX ? UINT64_MAX : (uint64_t)*len;
+    MPI_Request req;
+    if (MPI_Ibcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD, &req) != MPI_SUCCESS ||
+        wait_quietly(&req) < 0)
+        return -1;
+    if (!root) {
+        *len = n == UINT64_MAX ? SIZE_MAX : (size_t)n;
+        *buf = n && n != UINT64_MAX ? malloc((size_t)n) : NULL;
+    }
+    int ok = n == 0 || n == UINT64_MAX || *buf != NULL;
+    if (ss_comm_max_int(!ok)) /* every rank learns that one cannot take the bytes */
+        goto fail;
+    for (uint64_t at = 0; n != UINT64_MAX && at < n;) { /* MPI counts are ints */
+        int part = n - at > (1u << 30) ? 1 << 30 : (int)(n - at);
+        if (MPI_Ibcast((char *)*buf + at, part, MPI_BYTE, 0, MPI_COMM_WORLD, &req) != MPI_SUCCESS ||
+            wait_quietly(&req) < 0)
+            goto fail;
+        at += (uint64_t)part;
+    }
+    return 0;
+fail:
+    if (!root) {
+        free(*buf);
+        *buf = NULL;
+    }
+    return -1;
+}
+
 struct ss_comm_file_s {
     MPI_File fh;
     char path[4096];
@@ -607,6 +640,11 @@ int ss_comm_gatherv(const void *in, size_t len, void **out, size_t *out_len)
 int ss_comm_bcast_str(char *buf, size_t cap)
 {
     (void)buf, (void)cap;
+    return 0;
+}
+int ss_comm_bcast_bytes(void **buf, size_t *len)
+{
+    (void)buf, (void)len;
     return 0;
 }
 ss_comm_file_t *ss_comm_file_open(const char *path, const char *shown)

@@ -92,6 +92,15 @@ int ss_comm_gather(const void *in, size_t size, void *out);
 int ss_comm_gatherv(const void *in, size_t len, void **out, size_t *out_len);
 /* Collective: rank 0's string to all ranks (buf of cap bytes). */
 int ss_comm_bcast_str(char *buf, size_t cap);
+/*
+ * Collective: rank 0's *len bytes at *buf to every rank. Rank 0 keeps its
+ * buffer; the others receive a malloc'ed copy in *buf (the caller frees;
+ * NULL when *len is 0) and its length in *len. Rank 0 may send *len
+ * SIZE_MAX and no bytes: it has nothing to give (it failed), and so the
+ * others learn. Returns 0, or -1 (an MPI failure, or out of memory: *buf
+ * NULL). One rank: nothing moves.
+ */
+int ss_comm_bcast_bytes(void **buf, size_t *len);
 
 /* ---- shared output file (MPI-IO) ---- */
 

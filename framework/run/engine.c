@@ -492,6 +492,43 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
 }
 
 /*
+ * The plan: rank 0's, sent to every rank, so one plan serves the run and no
+ * other rank reads index cells (or a CRAM's containers) to make it. The plan
+ * is a function of the inputs and options alone, so this changes no bytes;
+ * it takes the planning off every rank but one, and a rank whose
+ * environment would plan otherwise (SEQSHARD_SHARD_OUTPUT) cannot disagree.
+ * Returns 0, or 1 when this rank failed (reported): when rank 0 failed, the
+ * others return 0 with no shards and the agreement after setup stops them.
+ */
+static int plan(engine_t *e, const ss_out_spec_t *spec, setup_t *s)
+{
+    if (!ss_comm_parallel())
+        return ss_plan_build(e->job, spec, &s->shards, &s->n) < 0;
+    int root = ss_comm_rank() == 0, failed = 0;
+    void *buf = NULL;
+    size_t len = 0;
+    if (root && ss_env_on("SEQSHARD_FAIL_PLAN")) {
+        ss_error("planning failed as SEQSHARD_FAIL_PLAN asked (a testing hook); unset it");
+        failed = 1;
+    } else if (root) {
+        failed = ss_plan_build(e->job, spec, &s->shards, &s->n) < 0;
+    }
+    if (root) {
+        buf = s->shards;
+        len = failed ? SIZE_MAX : (size_t)s->n * sizeof(*s->shards);
+    }
+    if (ss_comm_bcast_bytes(&buf, &len) < 0) {
+        ss_error("cannot send the plan to every rank (an MPI failure, or out of memory)");
+        return 1;
+    }
+    if (!root && len != SIZE_MAX) {
+        s->shards = buf;
+        s->n = (int)(len / sizeof(*s->shards));
+    }
+    return failed;
+}
+
+/*
  * Setup: plan, workers, the output's kind and header. Failures only mark the
  * result: returning early would leave the other ranks waiting in the
  * agreement. Returns 0, or 1 when this rank failed (reported).
@@ -499,7 +536,7 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
 static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
 {
     const ss_common_opts_t *o = ss_job_opts(e->job);
-    int failed = ss_plan_build(e->job, spec, &s->shards, &s->n) < 0;
+    int failed = plan(e, spec, s);
     e->shards = s->shards;
     e->n_shards = s->n;
     e->n_kernel_counters = 0;
