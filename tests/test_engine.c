@@ -8,7 +8,7 @@
 #include <htslib/bgzf.h>
 #include <sys/stat.h>
 
-#include "../framework/ss_internal.h"
+#include "../framework/ss_framework.h"
 #include "ss_testutil.h"
 
 static char bam_path[320], out_path[320], dir_path[256];

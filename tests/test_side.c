@@ -10,6 +10,7 @@
 #include <htslib/bgzf.h>
 #include <htslib/tbx.h>
 
+#include "../framework/out/ss_output.h"
 #include "../framework/out/ss_side.h"
 #include "ss_testutil.h"
 

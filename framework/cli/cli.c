@@ -16,8 +16,11 @@
 
 #include "../../alloc/ss_alloc.h"
 #include "../comm/ss_comm.h"
-#include "../ss_internal.h"
+#include "../out/ss_output.h"
+#include "../run/ss_run.h"
+#include "../step/ss_steps.h"
 #include "../topology/ss_topology.h"
+#include "ss_cli.h"
 
 /*
  * Under mpirun every rank parses the same command line; let only rank 0 print

@@ -28,7 +28,7 @@
 #include <sys/prctl.h>
 #endif
 
-#include "../ss_internal.h"
+#include "../../base/ss_base.h"
 #include "ss_comm.h"
 
 /* One rank: the gather is a copy. */

@@ -14,7 +14,7 @@
 #include <htslib/bgzf.h>
 #include <htslib/tbx.h>
 
-#include "../ss_internal.h"
+#include "ss_output.h"
 
 int ss_bgzf_wanted(const char *path)
 {

@@ -18,6 +18,7 @@
 
 #include <htslib/bgzf.h>
 
+#include "../cli/ss_cli.h"
 #include "ss_out.h"
 
 static int ends_with(const char *s, const char *suffix)

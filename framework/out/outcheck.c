@@ -20,8 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../ss_internal.h"
+#include "../plan/ss_plan.h"
 #include "ss_out.h"
+#include "ss_output.h"
 
 typedef struct {
     int exists;

@@ -20,7 +20,9 @@
 
 #include <htslib/tbx.h>
 
+#include "../cli/ss_cli.h"
 #include "../comm/ss_comm.h"
+#include "../run/ss_run.h"
 #include "ss_out.h"
 #include "ss_side.h"
 #include "ss_store.h"

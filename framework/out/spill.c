@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../ss_internal.h"
+#include "../../base/ss_base.h"
 #include "ss_spill.h"
 
 /* Read back in pieces of this size: the copy's only buffer. */

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../ss_internal.h"
+#include "ss_output.h"
 #include "ss_store.h"
 
 typedef struct ss_merge_s ss_merge_t;

@@ -9,7 +9,7 @@
 #ifndef SS_OUT_H
 #define SS_OUT_H
 
-#include "../ss_internal.h"
+#include "ss_output.h"
 #include "ss_spill.h"
 
 struct ss_out_run_s {

@@ -24,7 +24,7 @@
 #ifndef SS_SIDE_H
 #define SS_SIDE_H
 
-#include "../ss_internal.h"
+#include "../ss_framework.h"
 
 typedef struct ss_side_s ss_side_t;
 typedef struct ss_reduce_s ss_reduce_t;

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../ss_internal.h"
+#include "../../base/ss_base.h"
 #include "ss_store.h"
 
 typedef struct {

@@ -17,7 +17,8 @@
 #include <htslib/faidx.h>
 
 #include "../comm/ss_comm.h"
-#include "../ss_internal.h"
+#include "../step/ss_steps.h"
+#include "ss_plan.h"
 
 /*
  * htslib 1.16 (cram/cram_io.c, cram_populate_ref) looks a CRAM's reference up

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ss_internal.h"
+#include "../out/ss_output.h"
+#include "ss_plan.h"
 
 /* The index names htslib may load for an input: beside it, or in place of its extension. */
 static const char *const input_index_ext[] = {".bai", ".csi", ".crai"};

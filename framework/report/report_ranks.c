@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "../comm/ss_comm.h"
-#include "../ss_internal.h"
+#include "ss_report.h"
 
 static double tv_s(struct timeval t)
 {

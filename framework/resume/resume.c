@@ -27,7 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../cli/ss_cli.h"
 #include "../comm/ss_comm.h"
+#include "../plan/ss_plan.h"
 #include "ss_resume.h"
 
 struct ss_resume_s {

@@ -24,7 +24,8 @@
 
 #include <stdint.h>
 
-#include "../ss_internal.h"
+#include "../out/ss_output.h"
+#include "../report/ss_report.h"
 
 #define SS_RESUME_VERSION  1
 /* bytes of one encoded record: its fields, the counters, the summary and its checksum */

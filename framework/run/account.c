@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include "../comm/ss_comm.h"
+#include "../plan/ss_plan.h"
 #include "ss_engine.h"
 
 struct ss_acct_s {

@@ -46,7 +46,9 @@
 #include <unistd.h>
 
 #include "../../alloc/ss_alloc.h"
+#include "../cli/ss_cli.h"
 #include "../comm/ss_comm.h"
+#include "../plan/ss_plan.h"
 #include "ss_engine.h"
 
 /* Multi-rank: finished outputs kept in memory per worker before spilling. */

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../ss_internal.h"
+#include "ss_run.h"
 
 #define TTY_INTERVAL 0.25
 #define LOG_INTERVAL 30.0

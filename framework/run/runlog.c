@@ -16,7 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../ss_internal.h"
+#include "../../base/ss_base.h"
+#include "ss_run.h"
 
 static struct {
     int on;        /* a batch log on rank 0, not quiet: the started line too */

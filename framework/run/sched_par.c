@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "../../base/ss_base.h"
 #include "../comm/ss_comm.h"
-#include "../ss_internal.h"
 #include "ss_sched.h"
 
 typedef struct {

@@ -8,7 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../ss_internal.h"
+#include "../../base/ss_base.h"
+#include "ss_run.h"
 
 int ss_slurm_cpus(int cores)
 {

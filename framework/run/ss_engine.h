@@ -13,11 +13,14 @@
 
 #include "../out/ss_merge.h"
 #include "../out/ss_out.h"
+#include "../out/ss_output.h"
 #include "../out/ss_side.h"
 #include "../out/ss_store.h"
+#include "../report/ss_report.h"
 #include "../resume/ss_resume.h"
-#include "../ss_internal.h"
+#include "../step/ss_steps.h"
 #include "../topology/ss_topology.h"
+#include "ss_run.h"
 #include "ss_sched.h"
 
 /* Progress updates, and (several ranks) the stop-flag check, at most this often. */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ss_internal.h"
+#include "../ss_framework.h"
 
 struct ss_step_recs_s {
     bam1_t **recs; /* the query's records; m made */

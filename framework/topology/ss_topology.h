@@ -18,8 +18,8 @@
  * Threading: ss_topo_load/plan/print/destroy on the main thread;
  * ss_topo_bind_self and ss_topo_where on any thread while the topology lives.
  *
- * Private to framework/ (ss_internal.h includes it for every folder); kernels and io/
- * must not include it.
+ * Private to framework/; kernels and io/ must not include it. Used by topology/,
+ * cli/ (--bind, --print-binding), run/ (binding the workers) and report/ (the binding).
  */
 #ifndef SS_TOPOLOGY_H
 #define SS_TOPOLOGY_H
