@@ -239,11 +239,21 @@ int ss_comm_counter_peek(void)
     return v < n_shards_ ? (int)v : n_shards_;
 }
 
+/* A size slot holds the length and, above it, the rank holding the piece (owner). */
+#define SIZE_BITS 48
+#define SIZE_MASK (((int64_t)1 << SIZE_BITS) - 1)
+
 int ss_comm_size_publish(int idx, uint64_t len)
 {
     if (!inited || win == MPI_WIN_NULL)
         return 0;
-    int64_t v = (int64_t)len;
+    if (len > (uint64_t)SIZE_MASK) {
+        ss_error("rank %d: shard %d made %llu bytes, more than a size slot holds (256 TB); "
+                 "use a smaller --shard-size",
+                 rank_, idx, (unsigned long long)len);
+        return -1;
+    }
+    int64_t v = (int64_t)len | (int64_t)rank_ << SIZE_BITS;
     /* flushed, so any rank that reads after this returns sees it */
     if (MPI_Accumulate(&v, 1, MPI_INT64_T, 0, WORD_SIZES + (MPI_Aint)idx, 1, MPI_INT64_T,
                        MPI_REPLACE, win) != MPI_SUCCESS ||
@@ -254,7 +264,7 @@ int ss_comm_size_publish(int idx, uint64_t len)
     return 0;
 }
 
-int ss_comm_sizes_read(int from, int n, int64_t *out)
+int ss_comm_sizes_read(int from, int n, int64_t *out, int *owner)
 {
     if (!inited || win == MPI_WIN_NULL) {
         for (int i = 0; i < n; i++)
@@ -269,6 +279,104 @@ int ss_comm_sizes_read(int from, int n, int64_t *out)
                  from + n - 1);
         return -1;
     }
+    for (int i = 0; i < n; i++) {
+        if (owner)
+            owner[i] = out[i] == SS_COMM_SIZE_UNKNOWN ? -1 : (int)(out[i] >> SIZE_BITS);
+        if (out[i] != SS_COMM_SIZE_UNKNOWN)
+            out[i] &= SIZE_MASK;
+    }
+    return 0;
+}
+
+/* ---- a piece funnelled to rank 0 (standard output under mpirun) ---- */
+
+enum { TAG_ASK = 1, TAG_PIECE = 2 };
+
+int ss_comm_ask(int owner, int idx)
+{
+    MPI_Request req;
+    if (MPI_Isend(&idx, 1, MPI_INT, owner, TAG_ASK, MPI_COMM_WORLD, &req) != MPI_SUCCESS ||
+        wait_quietly(&req) < 0) {
+        ss_error("rank 0: asking rank %d for shard %d failed (MPI_Isend)", owner, idx);
+        return -1;
+    }
+    return 0;
+}
+
+int ss_comm_asked(int *idx)
+{
+    int flag = 0;
+    MPI_Status st;
+    if (MPI_Iprobe(0, TAG_ASK, MPI_COMM_WORLD, &flag, &st) != MPI_SUCCESS)
+        return -1;
+    if (!flag)
+        return 0;
+    return MPI_Recv(idx, 1, MPI_INT, 0, TAG_ASK, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS
+               ? 1
+               : -1;
+}
+
+/*
+ * Wait for req as wait_quietly does, but give up when some rank raised the
+ * stop flag (the peer may never come): the request is cancelled. 0, 1
+ * stopped, -1 an MPI failure.
+ */
+static int wait_or_stop(MPI_Request *req)
+{
+    long ns = 50000;
+    for (int round = 0;; round++) {
+        int done = 0;
+        if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return -1;
+        if (done)
+            return 0;
+        if (round % 16 == 15 && ss_comm_stop_raised()) {
+            MPI_Cancel(req);
+            MPI_Wait(req, MPI_STATUS_IGNORE);
+            return 1;
+        }
+        struct timespec t = {0, ns};
+        nanosleep(&t, NULL);
+        if (ns < 2000000)
+            ns *= 2;
+    }
+}
+
+int ss_comm_piece_send(const void *buf, size_t len)
+{
+    MPI_Request req;
+    if (MPI_Isend(buf, (int)len, MPI_BYTE, 0, TAG_PIECE, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
+        return -1;
+    return wait_or_stop(&req) == 0 ? 0 : -1;
+}
+
+int ss_comm_piece_recv(int owner, void *buf, size_t cap, size_t *got)
+{
+    MPI_Request req;
+    MPI_Status st;
+    int n = 0;
+    if (MPI_Irecv(buf, (int)cap, MPI_BYTE, owner, TAG_PIECE, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
+        return -1;
+    long ns = 50000;
+    for (int round = 0;; round++) { /* wait_or_stop, keeping the status for the count */
+        int done = 0;
+        if (MPI_Test(&req, &done, &st) != MPI_SUCCESS)
+            return -1;
+        if (done)
+            break;
+        if (round % 16 == 15 && ss_comm_stop_raised()) {
+            MPI_Cancel(&req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            return -1;
+        }
+        struct timespec t = {0, ns};
+        nanosleep(&t, NULL);
+        if (ns < 2000000)
+            ns *= 2;
+    }
+    if (MPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS)
+        return -1;
+    *got = (size_t)n;
     return 0;
 }
 
@@ -605,12 +713,33 @@ int ss_comm_size_publish(int idx, uint64_t len)
     (void)idx, (void)len;
     return 0;
 }
-int ss_comm_sizes_read(int from, int n, int64_t *out)
+int ss_comm_sizes_read(int from, int n, int64_t *out, int *owner)
 {
+    (void)owner;
     (void)from;
     for (int i = 0; i < n; i++)
         out[i] = SS_COMM_SIZE_UNKNOWN;
     return 0;
+}
+int ss_comm_ask(int owner, int idx)
+{
+    (void)owner, (void)idx;
+    return -1;
+}
+int ss_comm_asked(int *idx)
+{
+    (void)idx;
+    return 0;
+}
+int ss_comm_piece_send(const void *buf, size_t len)
+{
+    (void)buf, (void)len;
+    return -1;
+}
+int ss_comm_piece_recv(int owner, void *buf, size_t cap, size_t *got)
+{
+    (void)owner, (void)buf, (void)cap, (void)got;
+    return -1;
 }
 int ss_comm_sum_u64(uint64_t *v, size_t n)
 {

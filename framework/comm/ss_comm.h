@@ -67,9 +67,25 @@ void ss_comm_counter_close(void);
 int ss_comm_size_publish(int idx, uint64_t len);
 /*
  * Read the size slots of shards from..from+n-1 into out (SS_COMM_SIZE_UNKNOWN
- * where not published yet). Returns 0 or -1 after ss_error().
+ * where not published yet) and, when owner is not NULL, the rank that
+ * published each (-1 where unknown). Returns 0 or -1 after ss_error().
  */
-int ss_comm_sizes_read(int from, int n, int64_t *out);
+int ss_comm_sizes_read(int from, int n, int64_t *out, int *owner);
+
+/*
+ * Standard output under mpirun: rank 0 writes every shard, so it asks the
+ * rank holding shard idx for it (ss_comm_ask), which sees the request
+ * (ss_comm_asked: 1 with *idx, 0 none yet, -1) and sends the piece in chunks
+ * of at most an agreed size (ss_comm_piece_send), which rank 0 receives as
+ * they come into cap bytes (ss_comm_piece_recv: *got the chunk's length). A piece moves only when
+ * asked for, so nothing is in flight that rank 0 will not take; the waits give up when the stop
+ * flag is raised. Each returns 0, or -1 (an MPI failure, or the run stopped). Main threads of rank
+ * 0 and of the piece's rank.
+ */
+int ss_comm_ask(int owner, int idx);
+int ss_comm_asked(int *idx);
+int ss_comm_piece_send(const void *buf, size_t len);
+int ss_comm_piece_recv(int owner, void *buf, size_t cap, size_t *got);
 
 /* ---- collectives ----
  * Each waits by MPI_Test + nanosleep, never in a blocking MPI call, so a rank

@@ -12,7 +12,8 @@
  * prefix usually trails the newest shard by about one shard per worker, and
  * the output is written while the compute goes on, not after it.
  *
- * No rank funnels another's bytes. Rank 0 writes the header first and, once
+ * No rank funnels another's bytes (standard output, which only rank 0 can
+ * write, does: funnel.c). Rank 0 writes the header first and, once
  * every rank agreed it succeeded and the total is known, the tail. Rank 0
  * owns the temporary name and renames it only after that agreement.
  *
@@ -88,8 +89,8 @@ ss_merge_t *ss_merge_open(ss_store_t *store, int n_shards, const char *header, s
         if (t)
             snprintf(tmp, sizeof(tmp), "%s", t);
         else
-            ss_error("%s: under mpirun the output must be a regular file on a file system all "
-                     "ranks share, not a device or FIFO",
+            ss_error("%s: under mpirun -o must be a regular file on a file system all ranks "
+                     "share, not a device or FIFO; leave -o out to stream to standard output",
                      path ? path : "-o");
     }
     if (ss_comm_bcast_str(tmp, sizeof(tmp)) < 0) {
@@ -187,7 +188,7 @@ static int advance(ss_merge_t *m)
     while (m->np > m->n_placed) {
         int last = m->p[m->np - 1].idx;
         int c = last + 1 - m->known < m->read_n ? last + 1 - m->known : m->read_n;
-        if (ss_comm_sizes_read(m->known, c, m->sizes) < 0)
+        if (ss_comm_sizes_read(m->known, c, m->sizes, NULL) < 0)
             return -1;
         int i;
         for (i = 0; i < c && m->sizes[i] != SS_COMM_SIZE_UNKNOWN; i++) {

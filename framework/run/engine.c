@@ -580,12 +580,6 @@ static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
         ss_error("out of memory for the resume records of %d shards", s->n);
         return 1;
     }
-    if (ss_comm_parallel() && !o->output && !e->orun->no_main) {
-        if (ss_comm_rank() == 0)
-            ss_error("under mpirun with %d ranks the output must be a file: add -o FILE",
-                     ss_comm_size());
-        return 1;
-    }
     return ss_out_run_header(e->orun, &s->header) < 0;
 }
 
@@ -639,6 +633,7 @@ static void teardown(engine_t *e, setup_t *s)
     ss_sched_destroy(e->sched);
     ss_ordered_destroy(e->ow);
     ss_merge_destroy(e->merge);
+    ss_funnel_destroy(e->funnel);
     ss_side_destroy(e->side);
     ss_acct_destroy(e->acct);
     ss_store_destroy(e->store);

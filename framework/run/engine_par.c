@@ -6,6 +6,7 @@
  * MPI (through comm.c and merge.c); workers never do.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "../comm/ss_comm.h"
 #include "../out/ss_store.h"
@@ -59,8 +60,9 @@ static int par_run(engine_t *e, int n_workers, worker_t *w)
         /* read before the step: no worker left + nothing waiting = all written */
         int live = atomic_load(&e->workers_live);
         int waiting = ss_error_raised() ? -1
-                  : e->merge          ? ss_merge_step(e->merge, serve_workers, e)
-                                      : 0;
+                      : e->merge        ? ss_merge_step(e->merge, serve_workers, e)
+                      : e->funnel       ? ss_funnel_step(e->funnel, serve_workers, e)
+                                        : 0;
         if (waiting < 0)
             break;
         int tick = ss_now() - last_check > TICK_S;
@@ -136,6 +138,16 @@ static int par_open(engine_t *e, const kstring_t *header)
     }
     if (e->orun->no_main)
         return 0; /* side streams only: they are written at the end (side_out.c) */
+    if (!path || strcmp(path, "-") == 0) { /* standard output: rank 0 writes every shard */
+        if (ss_comm_rank() == 0)
+            e->out = ss_output_open(NULL);
+        if ((e->funnel = ss_funnel_open(e->store, e->n_shards, header->s, header->l, e->out)))
+            return 0;
+        ss_output_abort(e->out);
+        e->out = NULL;
+        ss_comm_counter_close();
+        return -1;
+    }
     /* NULL: reported (or --resume refused); the merge then fails on every rank */
     if (ss_comm_rank() == 0 && (e->out = ss_output_open_resumable(path)))
         ss_engine_resume_start(e, header);
@@ -171,6 +183,17 @@ static int par_finish(engine_t *e, int rc)
 {
     kstring_t tail = KS_INITIALIZE;
     /* rank 0 alone holds the kernel's summary (view -c), and writes the tail */
+    if (e->funnel) {
+        if (rc == 0 && e->summary.l && kputsn(e->summary.s, e->summary.l, &tail) < 0)
+            rc = -1;
+        if (rc == 0 && ss_out_run_trailer(e->orun, &tail) < 0)
+            rc = -1;
+        rc = ss_funnel_finish(e->funnel, rc < 0, tail.s, tail.l);
+        free(tail.s);
+        ss_comm_counter_close();
+        e->bytes_written = ss_funnel_bytes(e->funnel);
+        return rc;
+    }
     if (!e->merge) /* no main output: only the agreement */
         rc = ss_comm_max_int(rc < 0) ? -1 : 0;
     else if (rc == 0 && e->summary.l && kputsn(e->summary.s, e->summary.l, &tail) < 0)

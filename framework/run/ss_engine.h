@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "../out/ss_funnel.h"
 #include "../out/ss_merge.h"
 #include "../out/ss_out.h"
 #include "../out/ss_output.h"
@@ -78,6 +79,7 @@ struct engine_s {
     int delay_ms;              /* SEQSHARD_TEST_SHARD_DELAY_MS, or -1 */
     ss_store_t *store;         /* multi-rank: outputs wait here until written */
     ss_merge_t *merge;         /* multi-rank: the streaming merge (main thread) */
+    ss_funnel_t *funnel;       /* multi-rank to standard output, instead (main thread) */
     ss_side_t *side;           /* side streams and reductions, or NULL (side_out.c) */
     ss_acct_t *acct;           /* the records read, checked at the end; NULL (account.c) */
     atomic_int workers_live;   /* multi-rank: workers not yet finished */

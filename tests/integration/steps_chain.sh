@@ -99,7 +99,7 @@ chain() {
     local got=$W/got.$ss_case_no stdout=$W/got.$ss_case_no cmd lab=""
     # shellcheck disable=SC2206,SC2207 # ARGS, STEPS and the scale are word lists
     cmd=("$@" "$ST" $args $steps $(scale_args "$scale") --quiet)
-    # under mpirun the output must be a file
+    # under mpirun: a file, the fast path (standard output is mpi_stdout.sh's)
     [ $# -gt 0 ] && cmd+=(--bind none -o "$got") && stdout=/dev/null lab=" mpirun -np ${*: -1}"
     timeout "$SS_TIMEOUT" "${cmd[@]}" "$in" >"$stdout" 2>"$W/err" </dev/null
     local rc=$? what

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# mpi_stdout.sh -- standard output under mpirun: with no -o, rank 0 writes
+# every shard in order while the other ranks send theirs when asked
+# (framework/out/funnel.c). The stream must be one process's bytes for text
+# (pileup, depth, view SAM, view -c) and the same records for BAM and CRAM,
+# at 1-3 ranks, 1-2 threads and shard sizes from 2 kb to whole contigs; a
+# failing shard on any rank stops every rank with status 1, no hang.
+#
+# Skipped (status 77) in a build without MPI (SS_MPI=0).
+set -u
+. "$(dirname "$0")/lib.sh"
+ss_mpi_setup
+W=$SS_WORK
+S1=$TD/s1.bam REF=$TD/ref.fa
+
+# check NAME EXPECTED NP THREADS SHARD ARGS...: the stream equals EXPECTED's bytes
+check() {
+    local name=$1 exp=$2 np=$3 t=$4 sz=$5
+    shift 5
+    timeout "$SS_TIMEOUT" "${MPIRUN[@]}" -np "$np" "$SEQSHARD" "$@" --quiet -@ "$t" \
+        --shard-size "$sz" </dev/null >"$W/got" 2>"$W/err"
+    local rc=$?
+    if [ $rc != 0 ]; then
+        ss_bad "$name" "exit status $rc" "$(head -2 "$W/err")"
+    elif ! cmp -s "$exp" "$W/got"; then
+        ss_bad "$name" "the stream differs from one process's"
+        ss_show_diff "$exp" "$W/got"
+    else
+        ss_ok "$name"
+    fi
+}
+
+# records NAME EXPECTED_SAM NP THREADS SHARD ARGS...: the stream's records (samtools view)
+records() {
+    local name=$1 exp=$2 np=$3 t=$4 sz=$5
+    shift 5
+    timeout "$SS_TIMEOUT" "${MPIRUN[@]}" -np "$np" "$SEQSHARD" "$@" --quiet -@ "$t" \
+        --shard-size "$sz" </dev/null >"$W/got.bin" 2>"$W/err"
+    local rc=$?
+    if [ $rc != 0 ]; then
+        ss_bad "$name" "exit status $rc" "$(head -2 "$W/err")"
+    elif ! "$SAMTOOLS" view --no-PG -h -T "$REF" "$W/got.bin" >"$W/got" 2>"$W/view.err"; then
+        ss_bad "$name" "samtools cannot read the stream" "$(head -2 "$W/view.err")"
+    elif ! cmp -s "$exp" "$W/got"; then
+        ss_bad "$name" "records differ from one process's"
+        ss_show_diff "$exp" "$W/got"
+    else
+        ss_ok "$name"
+    fi
+}
+
+"$SEQSHARD" pileup --quiet -f "$REF" "$S1" >"$W/pileup.exp"
+"$SEQSHARD" depth --quiet -a "$S1" "$TD/s2.bam" >"$W/depth.exp"
+"$SEQSHARD" view --quiet -h "$S1" >"$W/sam.exp"
+"$SEQSHARD" view --quiet -c "$S1" >"$W/count.exp"
+"$SEQSHARD" view --quiet -O bam "$S1" | "$SAMTOOLS" view --no-PG -h - >"$W/bam.exp"
+"$SEQSHARD" view --quiet -O cram -T "$REF" "$S1" |
+    "$SAMTOOLS" view --no-PG -h -T "$REF" - >"$W/cram.exp"
+for np in 2 3; do
+    for run in "1 2k" "2 7k" "1 1g"; do
+        set -- $run
+        t=$1 sz=$2
+        check "pileup np=$np -@$t $sz" "$W/pileup.exp" "$np" "$t" "$sz" pileup -f "$REF" "$S1"
+        check "depth -a np=$np -@$t $sz" "$W/depth.exp" "$np" "$t" "$sz" depth -a "$S1" \
+            "$TD/s2.bam"
+        check "view -h np=$np -@$t $sz" "$W/sam.exp" "$np" "$t" "$sz" view -h "$S1"
+        records "view -O bam np=$np -@$t $sz" "$W/bam.exp" "$np" "$t" "$sz" view -O bam "$S1"
+    done
+    check "view -c np=$np" "$W/count.exp" "$np" 1 2k view -c "$S1"
+    records "view -O cram np=$np" "$W/cram.exp" "$np" 2 7k view -O cram -T "$REF" "$S1"
+done
+
+# A shard failing on whichever rank takes it: every rank stops, status 1, in time.
+for fs in 0 7 25; do
+    SEQSHARD_FAIL_SHARD=$fs timeout "$SS_TIMEOUT" "${MPIRUN[@]}" -np 3 "$SEQSHARD" pileup \
+        --quiet -f "$REF" --shard-size 2k "$S1" </dev/null >"$W/got" 2>"$W/err"
+    rc=$?
+    if [ $rc = 1 ] && grep -q "failure injected by SEQSHARD_FAIL_SHARD" "$W/err"; then
+        ss_ok "shard $fs fails: every rank stops (status 1)"
+    else
+        ss_bad "shard $fs fails" "status $rc (124: a hang)" "$(head -2 "$W/err")"
+    fi
+done
+
+# --write-index needs a file, under mpirun as in one process.
+timeout "$SS_TIMEOUT" "${MPIRUN[@]}" -np 2 "$SEQSHARD" view -O bam --write-index --quiet "$S1" \
+    </dev/null >/dev/null 2>"$W/err"
+rc=$?
+if [ $rc != 0 ] && grep -q "needs an output file" "$W/err"; then
+    ss_ok "--write-index to standard output is refused (status $rc)"
+else
+    ss_bad "--write-index to standard output" "status $rc" "$(head -2 "$W/err")"
+fi
+
+ss_summary
+exit $?
