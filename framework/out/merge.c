@@ -89,8 +89,8 @@ ss_merge_t *ss_merge_open(ss_store_t *store, int n_shards, const char *header, s
         if (t)
             snprintf(tmp, sizeof(tmp), "%s", t);
         else
-            ss_error("%s: under mpirun -o must be a regular file on a file system all ranks "
-                     "share, not a device or FIFO; leave -o out to stream to standard output",
+            ss_error("%s: not a regular file, so the ranks cannot write it at offsets (a "
+                     "stream goes through rank 0: a bug that it did not); rerun with -o FILE",
                      path ? path : "-o");
     }
     if (ss_comm_bcast_str(tmp, sizeof(tmp)) < 0) {

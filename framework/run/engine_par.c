@@ -138,9 +138,16 @@ static int par_open(engine_t *e, const kstring_t *header)
     }
     if (e->orun->no_main)
         return 0; /* side streams only: they are written at the end (side_out.c) */
-    if (!path || strcmp(path, "-") == 0) { /* standard output: rank 0 writes every shard */
-        if (ss_comm_rank() == 0)
-            e->out = ss_output_open(NULL);
+    int root = ss_comm_rank() == 0, named = path && strcmp(path, "-") != 0;
+    /* NULL: reported (or --resume refused); the merge then fails on every rank */
+    if (root)
+        e->out = named ? ss_output_open_resumable(path) : ss_output_open(NULL);
+    /*
+     * A stream (standard output, or -o naming it, a FIFO or a device) has no
+     * offsets to write at: rank 0 writes every shard, in order. Every rank
+     * learns which from rank 0, the only one that opened it.
+     */
+    if (ss_comm_max_int(root && (!named || (e->out && !ss_output_tmp_path(e->out))))) {
         if ((e->funnel = ss_funnel_open(e->store, e->n_shards, header->s, header->l, e->out)))
             return 0;
         ss_output_abort(e->out);
@@ -148,8 +155,7 @@ static int par_open(engine_t *e, const kstring_t *header)
         ss_comm_counter_close();
         return -1;
     }
-    /* NULL: reported (or --resume refused); the merge then fails on every rank */
-    if (ss_comm_rank() == 0 && (e->out = ss_output_open_resumable(path)))
+    if (root && e->out)
         ss_engine_resume_start(e, header);
     e->merge = ss_merge_open(e->store, e->n_shards, header->s, header->l, e->out, path);
     if (e->merge && par_resume(e) == 0)

@@ -3,7 +3,8 @@
 # every shard in order while the other ranks send theirs when asked
 # (framework/out/funnel.c). The stream must be one process's bytes for text
 # (pileup, depth, view SAM, view -c) and the same records for BAM and CRAM,
-# at 1-3 ranks, 1-2 threads and shard sizes from 2 kb to whole contigs; a
+# at 1-3 ranks, 1-2 threads and shard sizes from 2 kb to whole contigs, and to
+# -o /dev/stdout or a FIFO; a
 # failing shard on any rank stops every rank with status 1, no hang.
 #
 # Skipped (status 77) in a build without MPI (SS_MPI=0).
@@ -69,6 +70,21 @@ for np in 2 3; do
     check "view -c np=$np" "$W/count.exp" "$np" 1 2k view -c "$S1"
     records "view -O cram np=$np" "$W/cram.exp" "$np" 2 7k view -O cram -T "$REF" "$S1"
 done
+
+# -o naming a stream: standard output itself, and a FIFO read by another process.
+check "-o /dev/stdout np=2" "$W/pileup.exp" 2 1 2k pileup -f "$REF" -o /dev/stdout "$S1"
+rm -f "$W/fifo" && mkfifo "$W/fifo"
+cat "$W/fifo" >"$W/fifo.out" &
+reader=$!
+timeout "$SS_TIMEOUT" "${MPIRUN[@]}" -np 3 "$SEQSHARD" pileup --quiet --shard-size 2k \
+    -f "$REF" -o "$W/fifo" "$S1" </dev/null >/dev/null 2>"$W/err"
+rc=$?
+wait "$reader"
+if [ $rc = 0 ] && cmp -s "$W/pileup.exp" "$W/fifo.out"; then
+    ss_ok "-o FIFO np=3: one process's bytes"
+else
+    ss_bad "-o FIFO np=3" "status $rc, or the stream differs" "$(head -2 "$W/err")"
+fi
 
 # A shard failing on whichever rank takes it: every rank stops, status 1, in time.
 for fs in 0 7 25; do
