@@ -59,21 +59,34 @@ static int n_shards_, local_next, local_stop;
  * Complete a non-blocking call without spinning: test, then sleep, backing
  * off from 50 us to 2 ms (short enough that a collective's few rounds stay
  * cheap, long enough that a rank waiting for minutes uses no CPU to speak of).
+ * With stoppable, give up when some rank raised the stop flag (the peer may
+ * never come): the request is cancelled. st receives the status
+ * (MPI_STATUS_IGNORE: none). 0, 1 stopped, -1 an MPI failure.
  */
-static int wait_quietly(MPI_Request *req)
+static int wait_for(MPI_Request *req, MPI_Status *st, int stoppable)
 {
     long ns = 50000;
-    for (;;) {
+    for (int round = 0;; round++) {
         int done = 0;
-        if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        if (MPI_Test(req, &done, st) != MPI_SUCCESS)
             return -1;
         if (done)
             return 0;
+        if (stoppable && round % 16 == 15 && ss_comm_stop_raised()) {
+            MPI_Cancel(req);
+            MPI_Wait(req, MPI_STATUS_IGNORE);
+            return 1;
+        }
         struct timespec t = {0, ns};
         nanosleep(&t, NULL);
         if (ns < 2000000)
             ns *= 2;
     }
+}
+
+static int wait_quietly(MPI_Request *req)
+{
+    return wait_for(req, MPI_STATUS_IGNORE, 0);
 }
 
 /*
@@ -316,38 +329,12 @@ int ss_comm_asked(int *idx)
                : -1;
 }
 
-/*
- * Wait for req as wait_quietly does, but give up when some rank raised the
- * stop flag (the peer may never come): the request is cancelled. 0, 1
- * stopped, -1 an MPI failure.
- */
-static int wait_or_stop(MPI_Request *req)
-{
-    long ns = 50000;
-    for (int round = 0;; round++) {
-        int done = 0;
-        if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            return -1;
-        if (done)
-            return 0;
-        if (round % 16 == 15 && ss_comm_stop_raised()) {
-            MPI_Cancel(req);
-            MPI_Wait(req, MPI_STATUS_IGNORE);
-            return 1;
-        }
-        struct timespec t = {0, ns};
-        nanosleep(&t, NULL);
-        if (ns < 2000000)
-            ns *= 2;
-    }
-}
-
 int ss_comm_piece_send(const void *buf, size_t len)
 {
     MPI_Request req;
     if (MPI_Isend(buf, (int)len, MPI_BYTE, 0, TAG_PIECE, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
         return -1;
-    return wait_or_stop(&req) == 0 ? 0 : -1;
+    return wait_for(&req, MPI_STATUS_IGNORE, 1) == 0 ? 0 : -1;
 }
 
 int ss_comm_piece_recv(int owner, void *buf, size_t cap, size_t *got)
@@ -355,26 +342,8 @@ int ss_comm_piece_recv(int owner, void *buf, size_t cap, size_t *got)
     MPI_Request req;
     MPI_Status st;
     int n = 0;
-    if (MPI_Irecv(buf, (int)cap, MPI_BYTE, owner, TAG_PIECE, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
-        return -1;
-    long ns = 50000;
-    for (int round = 0;; round++) { /* wait_or_stop, keeping the status for the count */
-        int done = 0;
-        if (MPI_Test(&req, &done, &st) != MPI_SUCCESS)
-            return -1;
-        if (done)
-            break;
-        if (round % 16 == 15 && ss_comm_stop_raised()) {
-            MPI_Cancel(&req);
-            MPI_Wait(&req, MPI_STATUS_IGNORE);
-            return -1;
-        }
-        struct timespec t = {0, ns};
-        nanosleep(&t, NULL);
-        if (ns < 2000000)
-            ns *= 2;
-    }
-    if (MPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS)
+    if (MPI_Irecv(buf, (int)cap, MPI_BYTE, owner, TAG_PIECE, MPI_COMM_WORLD, &req) != MPI_SUCCESS ||
+        wait_for(&req, &st, 1) != 0 || MPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS)
         return -1;
     *got = (size_t)n;
     return 0;

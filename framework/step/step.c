@@ -152,6 +152,7 @@ int ss_job_counter_names(const ss_job_t *job, const char *const *kernel_names, c
 struct ss_chain_s {
     int n_inputs, n_steps, first_counter;
     const ss_step_t *steps[SS_STEPS_MAX];
+    const void *sopts[SS_STEPS_MAX];
     ss_source_t **src; /* [n_inputs * n_steps]: input i's sources, nearest the file first */
 };
 
@@ -169,12 +170,9 @@ void ss_chain_close(ss_chain_t *c)
 static int open_input(ss_chain_t *c, const ss_job_t *job, ss_reader_t *rd, int i, hts_pos_t reach)
 {
     ss_source_t *inner = ss_reader_file_source(rd, i);
-    for (int k = 0; k < c->n_steps; k++) {
-        const void *so;
-        const ss_step_t *s = ss_job_step(job, k, &so);
-        if (!(inner = c->src[i * c->n_steps + k] = s->open(so, job, inner)))
+    for (int k = 0; k < c->n_steps; k++)
+        if (!(inner = c->src[i * c->n_steps + k] = c->steps[k]->open(c->sopts[k], job, inner)))
             return -1;
-    }
     if (ss_reader_set_front(rd, i, inner, reach) < 0) {
         ss_error("out of memory starting the steps of %s", ss_reader_path(rd, i));
         return -1;
@@ -196,7 +194,7 @@ ss_chain_t *ss_chain_open(const ss_job_t *job, ss_reader_t *rd, hts_pos_t reach,
     }
     c->n_inputs = n, c->n_steps = n_steps, c->first_counter = first_counter;
     for (int k = 0; k < n_steps; k++)
-        c->steps[k] = ss_job_step(job, k, NULL);
+        c->steps[k] = ss_job_step(job, k, &c->sopts[k]);
     for (int i = 0; i < n; i++)
         if (open_input(c, job, rd, i, reach) < 0) {
             ss_chain_close(c);

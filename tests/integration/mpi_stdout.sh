@@ -14,39 +14,44 @@ ss_mpi_setup
 W=$SS_WORK
 S1=$TD/s1.bam REF=$TD/ref.fa
 
-# check NAME EXPECTED NP THREADS SHARD ARGS...: the stream equals EXPECTED's bytes
-check() {
-    local name=$1 exp=$2 np=$3 t=$4 sz=$5
-    shift 5
-    timeout "$SS_TIMEOUT" "${MPIRUN[@]}" -np "$np" "$SEQSHARD" "$@" --quiet -@ "$t" \
-        --shard-size "$sz" </dev/null >"$W/got" 2>"$W/err"
-    local rc=$?
-    if [ $rc != 0 ]; then
-        ss_bad "$name" "exit status $rc" "$(head -2 "$W/err")"
-    elif ! cmp -s "$exp" "$W/got"; then
-        ss_bad "$name" "the stream differs from one process's"
-        ss_show_diff "$exp" "$W/got"
-    else
-        ss_ok "$name"
-    fi
-}
-
-# records NAME EXPECTED_SAM NP THREADS SHARD ARGS...: the stream's records (samtools view)
-records() {
-    local name=$1 exp=$2 np=$3 t=$4 sz=$5
+# run_np NAME EXPECTED NP THREADS SHARD ARGS...: seqshard ARGS on NP ranks into $W/got; 0 when
+# it worked, else 1 after saying why. READ, when set, is the command turning the stream into
+# what EXPECTED holds (samtools view for BAM and CRAM); unset, the bytes themselves.
+run_np() {
+    local name=$1 np=$3 t=$4 sz=$5
     shift 5
     timeout "$SS_TIMEOUT" "${MPIRUN[@]}" -np "$np" "$SEQSHARD" "$@" --quiet -@ "$t" \
         --shard-size "$sz" </dev/null >"$W/got.bin" 2>"$W/err"
     local rc=$?
     if [ $rc != 0 ]; then
         ss_bad "$name" "exit status $rc" "$(head -2 "$W/err")"
-    elif ! "$SAMTOOLS" view --no-PG -h -T "$REF" "$W/got.bin" >"$W/got" 2>"$W/view.err"; then
+        return 1
+    fi
+    if [ -z "${READ:-}" ]; then
+        mv "$W/got.bin" "$W/got"
+    elif ! $READ "$W/got.bin" >"$W/got" 2>"$W/view.err"; then
         ss_bad "$name" "samtools cannot read the stream" "$(head -2 "$W/view.err")"
-    elif ! cmp -s "$exp" "$W/got"; then
+        return 1
+    fi
+}
+
+# check NAME EXPECTED NP THREADS SHARD ARGS...: the stream equals EXPECTED's bytes
+check() {
+    local name=$1 exp=$2
+    READ= run_np "$@" || return
+    if cmp -s "$exp" "$W/got"; then ss_ok "$name"; else
+        ss_bad "$name" "the stream differs from one process's"
+        ss_show_diff "$exp" "$W/got"
+    fi
+}
+
+# records NAME EXPECTED_SAM NP THREADS SHARD ARGS...: the stream's records (samtools view)
+records() {
+    local name=$1 exp=$2
+    READ="$SAMTOOLS view --no-PG -h -T $REF" run_np "$@" || return
+    if cmp -s "$exp" "$W/got"; then ss_ok "$name"; else
         ss_bad "$name" "records differ from one process's"
         ss_show_diff "$exp" "$W/got"
-    else
-        ss_ok "$name"
     fi
 }
 
