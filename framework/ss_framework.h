@@ -47,6 +47,23 @@ typedef enum {
     SS_FMT_CRAM = 3  /* records, as CRAM 3.0 */
 } ss_out_format_t;
 
+/*
+ * How text output is framed: BGZF when -o's name ends in .gz/.bgz (samtools' and
+ * tabix's rule), always (bcftools' -Oz/-Ob), or never (-Ov/-Ou, whatever the name).
+ */
+typedef enum {
+    SS_TEXT_BGZF_BY_NAME = 0,
+    SS_TEXT_BGZF_ALWAYS = 1,
+    SS_TEXT_BGZF_NEVER = -1
+} ss_text_bgzf_t;
+
+/* How BGZF text output is indexed: tabix -s1 -b2 -e2, none, or as `bcftools index` does. */
+typedef enum {
+    SS_TEXT_INDEX_TABIX = 0,
+    SS_TEXT_INDEX_NONE = 1,
+    SS_TEXT_INDEX_VCF = 2 /* a CSI (min_shift 14) of the BCF or VCF.gz written */
+} ss_text_index_t;
+
 /* How many side streams a run may write besides its main output. */
 #define SS_OUT_STREAMS 8
 
@@ -83,6 +100,10 @@ typedef struct {
     int write_index;      /* records: index the output (BAM: .csi, CRAM: .crai) */
     int index_threads;    /* threads for building that index */
     const char *text_header; /* text: bytes that open the file, or NULL */
+    size_t text_header_len;  /* their length when they hold NUL bytes (a BCF header); 0: a
+                              * C string */
+    int text_bgzf;           /* text: an ss_text_bgzf_t */
+    int text_index;          /* text: an ss_text_index_t */
     /*
      * What a shard's output weighs, so the planner can cut shards that each
      * make about SS_SHARD_OUTPUT bytes at most whatever the number of inputs

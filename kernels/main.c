@@ -13,6 +13,7 @@ extern const ss_kernel_t ss_kernel_pileup;
 extern const ss_kernel_t ss_kernel_view;
 extern const ss_kernel_t ss_kernel_depth;
 extern const ss_kernel_t ss_kernel_realign;
+extern const ss_kernel_t ss_kernel_mpileup;
 extern const ss_step_t ss_step_realign;
 
 static const ss_kernel_t *const kernels[] = {
@@ -20,6 +21,7 @@ static const ss_kernel_t *const kernels[] = {
     &ss_kernel_view,
     &ss_kernel_depth,
     &ss_kernel_realign,
+    &ss_kernel_mpileup,
 };
 
 static const ss_step_t *const steps[] = {

@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include <htslib/bgzf.h>
+#include <htslib/vcf.h>
 
 #include "../cli/ss_cli.h"
 #include "ss_out.h"
@@ -125,6 +126,14 @@ static size_t spill_at(void)
     return SS_OUT_SPILL_AT;
 }
 
+/* Whether text is BGZF: by the kernel's rule, or by -o's name. */
+static int text_bgzf(const ss_out_spec_t *spec, const char *output)
+{
+    if (spec->text_bgzf != SS_TEXT_BGZF_BY_NAME)
+        return spec->text_bgzf == SS_TEXT_BGZF_ALWAYS;
+    return ss_bgzf_wanted(output);
+}
+
 ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co)
 {
     ss_out_run_t *r = calloc(1, sizeof(*r));
@@ -147,13 +156,21 @@ ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co)
     r->spill_at = spill_at();
     snprintf(r->spill_dir, sizeof(r->spill_dir), ".");
     r->no_main = spec->no_main;
-    r->bgzf = r->format == SS_FMT_TEXT ? ss_bgzf_wanted(co->output)
+    r->bgzf = r->format == SS_FMT_TEXT ? text_bgzf(spec, co->output)
                                        : r->format == SS_FMT_SAM && ends_with(co->output, ".sam.gz");
-    r->tabix = r->format == SS_FMT_TEXT && r->bgzf;
+    r->tabix = r->format == SS_FMT_TEXT && r->bgzf && spec->text_index == SS_TEXT_INDEX_TABIX;
+    r->vcf_index = r->format == SS_FMT_TEXT && r->bgzf && spec->text_index == SS_TEXT_INDEX_VCF;
     if (!spec->no_main && check_index_name(spec, co, r->bgzf) < 0)
         goto fail;
     r->index_out = co->index_out;
-    if (spec->text_header && !(r->text_header = strdup(spec->text_header))) {
+    r->text_header_len = spec->text_header ? spec->text_header_len ? spec->text_header_len
+                                                                    : strlen(spec->text_header)
+                                           : 0;
+    if (spec->text_header && !(r->text_header = malloc(r->text_header_len + 1)))
+        r->text_header_len = 0;
+    else if (spec->text_header)
+        memcpy(r->text_header, spec->text_header, r->text_header_len), r->text_header[r->text_header_len] = 0;
+    if (spec->text_header && !r->text_header) {
         ss_error("out of memory preparing the output");
         goto fail;
     }
@@ -216,7 +233,7 @@ int ss_out_run_header(const ss_out_run_t *r, kstring_t *out)
     int rc = 0;
     switch (r->format) {
     case SS_FMT_TEXT:
-        rc = r->text_header ? text_bytes(r, r->text_header, strlen(r->text_header), out) : 0;
+        rc = r->text_header ? text_bytes(r, r->text_header, r->text_header_len, out) : 0;
         break;
     case SS_FMT_SAM:
         rc = r->sam_header ? text_bytes(r, sam_hdr_str(r->hdr), sam_hdr_length(r->hdr), out) : 0;
@@ -250,8 +267,33 @@ int ss_out_run_trailer(const ss_out_run_t *r, kstring_t *out)
     return rc;
 }
 
+/* bcftools index: a CSI of the finished BCF or VCF.gz. 0, or -1 after ss_error(). */
+static int vcf_index(const ss_out_run_t *r, ss_output_t *out, const char *output)
+{
+    const char *tmp_path = ss_output_tmp_path(out);
+    if (!tmp_path) {
+        ss_error("%s: --write-index needs -o naming a regular file, not a stream or device",
+                 output ? output : "standard output");
+        return -1;
+    }
+    if (r->index_out && ss_output_name_index(out, r->index_out) < 0)
+        return -1;
+    const char *idx = ss_output_index_tmp(out, ".csi");
+    if (!idx)
+        return -1;
+    int rc = bcf_index_build3(tmp_path, idx, 14, r->index_threads);
+    if (rc < 0) {
+        ss_error("%s: building its index failed (htslib code %d); nothing was written: free "
+                 "space on its file system and rerun", output, rc);
+        return -1;
+    }
+    return 0;
+}
+
 int ss_out_run_index(const ss_out_run_t *r, ss_output_t *out, const char *output)
 {
+    if (r->vcf_index)
+        return vcf_index(r, out, output);
     if (!r->write_index)
         return 0;
     const char *tmp_path = ss_output_tmp_path(out);

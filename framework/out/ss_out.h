@@ -16,11 +16,13 @@ struct ss_out_run_s {
     ss_out_format_t format;
     int bgzf;             /* text or SAM framed as BGZF blocks, with the EOF block */
     int tabix;            /* text .gz: tabix index of the temporary file */
+    int vcf_index;        /* BGZF BCF or VCF: its CSI as bcftools index builds it */
     int level;
     sam_hdr_t *hdr;       /* records: the output header, fully built */
     int sam_header;
     int write_index, index_threads;
     char *text_header;
+    size_t text_header_len;
     ss_cram_frame_t cram;
     ss_cram_opts_t cram_opts; /* strings borrowed from the common options */
     const char *tmp_dir;

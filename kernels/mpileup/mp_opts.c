@@ -1,0 +1,494 @@
+/*
+ * mp_opts.c -- `seqshard mpileup` options: bcftools mpileup 1.16's names,
+ * defaults and parsing rules (-o is the output, or --open-prob when it is a
+ * number, as bcftools has it), plus the framework's run options.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "mpileup.h"
+
+void mp_opts_default(mp_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->min_baseQ = 1;
+    o->max_baseQ = 60;
+    o->delta_baseQ = 30;
+    o->max_depth = 250;
+    o->max_indel_depth = 250;
+    o->openQ = 40;
+    o->extQ = 20;
+    o->tandemQ = 500;
+    o->min_frac = 0.05;
+    o->indel_bias = 1.0f;
+    o->min_support = 2;
+    o->indel_win_size = 110;
+    o->max_read_len = 500;
+    o->ambig_reads = MP_AMBIG_DROP;
+    o->fmt_flag = MP_INFO_VDB | MP_INFO_RPB | MP_INFO_SCB | MP_INFO_ZSCORE;
+    o->baq = 1;
+    o->baq_partial = 1;
+    o->overlaps = 1;
+    o->skip_any_set = BAM_FUNMAP | BAM_FSECONDARY | BAM_FQCFAIL | BAM_FDUP;
+    o->out_type = MP_OUT_VCF;
+    o->level = -1;
+    o->record_cmd_line = 1;
+}
+
+void mp_opts_free(mp_opts_t *o)
+{
+    if (o)
+        free(o->cmd_line);
+}
+
+enum {
+    O_NU = 0x100, O_LU, O_NS, O_LS, O_OPEN, O_IGNORE_RG, O_NOREF, O_NOVERSION, O_THREADS,
+    O_MAXBQ, O_DELTABQ, O_SEED, O_AR, O_INDEL_BIAS, O_INDEL_SIZE, O_WRITE_INDEX
+};
+
+#define ALIAS(key, name, arg) {key, 0, name, arg, NULL, NULL}
+
+static const ss_opt_t input_opts[] = {
+    {'6', '6', "illumina1.3+", NULL, "quality is in the Illumina-1.3+ encoding", NULL},
+    {'A', 'A', "count-orphans", NULL, "do not discard anomalous read pairs", NULL},
+    {'b', 'b', "bam-list", "FILE", "list of input BAM filenames, one per line", SS_VALUES_FILE},
+    {'B', 'B', "no-BAQ", NULL, "disable BAQ (per-Base Alignment Quality)", NULL},
+    ALIAS('B', "no-baq", NULL),
+    {'C', 'C', "adjust-MQ", "INT", "adjust mapping quality [0]", NULL},
+    ALIAS('C', "adjust-mq", "INT"),
+    {'D', 'D', "full-BAQ", NULL, "apply BAQ everywhere, not just in problematic regions", NULL},
+    ALIAS('D', "full-baq", NULL),
+    {'d', 'd', "max-depth", "INT", "max raw per-file depth; avoids excessive memory usage [250]",
+     NULL},
+    {'E', 'E', "redo-BAQ", NULL, "recalculate BAQ on the fly, ignore existing BQs", NULL},
+    ALIAS('E', "redo-baq", NULL),
+    {'f', 'f', "fasta-ref", "FILE", "faidx indexed reference sequence file", SS_VALUES_FILE},
+    {O_NOREF, 0, "no-reference", NULL, "do not require fasta reference file", NULL},
+    {'q', 'q', "min-MQ", "INT", "skip alignments with mapQ smaller than INT [0]", NULL},
+    ALIAS('q', "min-mq", "INT"),
+    {'Q', 'Q', "min-BQ", "INT", "skip bases with baseQ/BAQ smaller than INT [1]", NULL},
+    ALIAS('Q', "min-bq", "INT"),
+    {O_MAXBQ, 0, "max-BQ", "INT", "limit baseQ/BAQ to no more than INT [60]", NULL},
+    ALIAS(O_MAXBQ, "max-bq", "INT"),
+    {O_DELTABQ, 0, "delta-BQ", "INT", "use neighbour_qual + INT if less than qual [30]", NULL},
+    {'r', 'r', "regions", "REG[,...]",
+     "comma separated list of regions in which pileup is generated", NULL},
+    ALIAS('r', "region", "REG[,...]"),
+    {O_IGNORE_RG, 0, "ignore-RG", NULL, "ignore RG tags (one BAM = one sample)", NULL},
+    ALIAS(O_IGNORE_RG, "ignore-rg", NULL),
+    {O_LS, 0, "ls", "STR|INT", "skip reads with all of the bits set (also --skip-all-set) []",
+     NULL},
+    ALIAS(O_LS, "skip-all-set", "STR|INT"),
+    {O_NS, 0, "ns", "STR|INT",
+     "skip reads with any of the bits set (also --skip-any-set, --ff) "
+     "[UNMAP,SECONDARY,QCFAIL,DUP]", NULL},
+    ALIAS(O_NS, "skip-any-set", "STR|INT"),
+    ALIAS(O_NS, "ff", "STR|INT"),
+    {O_LU, 0, "lu", "STR|INT",
+     "skip reads with all of the bits unset (also --skip-all-unset, --rf) []", NULL},
+    ALIAS(O_LU, "skip-all-unset", "STR|INT"),
+    ALIAS(O_LU, "rf", "STR|INT"),
+    {O_NU, 0, "nu", "STR|INT", "skip reads with any of the bits unset (also --skip-any-unset) []",
+     NULL},
+    ALIAS(O_NU, "skip-any-unset", "STR|INT"),
+    {'x', 'x', "ignore-overlaps", NULL, "disable read-pair overlap detection", NULL},
+    {O_SEED, 0, "seed", "INT", "random number seed used for sampling deep regions [0]", NULL},
+    SS_OPT_END};
+
+static const ss_opt_t output_opts[] = {
+    {'a', 'a', "annotate", "LIST", "optional tags to output; '?' to list available tags []",
+     NULL},
+    {O_NOVERSION, 0, "no-version", NULL,
+     "do not append version and command line to the header", NULL},
+    {'o', 'o', "output", "FILE",
+     "write output to FILE [standard output]; a number is --open-prob, as in bcftools", NULL},
+    {'O', 'O', "output-type", "TYPE",
+     "'b' compressed BCF; 'u' uncompressed BCF; 'z' compressed VCF; 'v' uncompressed VCF; "
+     "0-9 compression level [v]", "b u z v"},
+    {'U', 'U', "mwu-u", NULL, "use older probability scale for Mann-Whitney U test", NULL},
+    {O_THREADS, 0, "threads", "INT",
+     "bcftools' compression threads: accepted; seqshard compresses on its -@ workers [0]",
+     NULL},
+    {O_WRITE_INDEX, 0, "write-index", NULL,
+     "index the compressed output (-Ob/-Oz) as bcftools index does (.csi)", NULL},
+    SS_OPT_END};
+
+static const ss_opt_t gl_opts[] = {
+    {'X', 'X', "config", "STR", "platform profile: 1.12, illumina, ont, pacbio-ccs", 
+     "1.12 illumina ont pacbio-ccs"},
+    {'e', 'e', "ext-prob", "INT", "phred-scaled gap extension seq error probability [20]", NULL},
+    {'F', 'F', "gap-frac", "FLOAT", "minimum fraction of gapped reads [0.05]", NULL},
+    {'h', 'h', "tandem-qual", "INT", "coefficient for homopolymer errors [500]", NULL},
+    {'I', 'I', "skip-indels", NULL, "do not perform indel calling", NULL},
+    {'L', 'L', "max-idepth", "INT", "maximum per-file depth for INDEL calling [250]", NULL},
+    {'m', 'm', "min-ireads", "INT", "minimum number gapped reads for indel candidates [2]",
+     NULL},
+    {'M', 'M', "max-read-len", "INT", "maximum length of read to pass to BAQ algorithm [500]",
+     NULL},
+    {O_OPEN, 0, "open-prob", "INT", "phred-scaled gap open seq error probability [40]", NULL},
+    {'p', 'p', "per-sample-mF", NULL, "apply -m and -F per-sample for increased sensitivity",
+     NULL},
+    {O_AR, 0, "ar", "STR",
+     "what to do with ambiguous indel reads: drop, incAD, incAD0 (also --ambig-reads) [drop]",
+     "drop incAD incAD0"},
+    ALIAS(O_AR, "ambig-reads", "STR"),
+    {O_INDEL_BIAS, 0, "indel-bias", "FLOAT", "raise to favour recall over precision [1.00]",
+     NULL},
+    {O_INDEL_SIZE, 0, "indel-size", "INT", "approximate maximum indel size considered [110]",
+     NULL},
+    SS_OPT_END};
+
+static const ss_opt_group_t mp_groups[] = {
+    {"Input options", input_opts, NULL},
+    {"Output options", output_opts, NULL},
+    {"SNP/INDEL genotype likelihoods options", gl_opts,
+     "Configuration profiles activated with -X, --config:\n"
+     "    1.12:        -Q13 -h100 -m1 -F0.002\n"
+     "    illumina:    [ default values ]\n"
+     "    ont:         -B -Q5 --max-BQ 30 -I\n"
+     "    pacbio-ccs:  -D -Q5 --max-BQ 50 -F0.1 -o25 -e1 --delta-BQ 10 -M99999"},
+    {"Framework options", ss_opts_run, NULL},
+    {NULL, NULL, NULL}};
+
+static const ss_cmd_t mp_cmd = {
+    .name = "mpileup",
+    .synopsis = "-f ref.fa [options] in1.bam|in1.cram [in2 ...]",
+    .summary = "genotype likelihoods (VCF/BCF), byte-identical to bcftools mpileup",
+    .description =
+        "Genotype likelihoods for every covered position, the records of one bcftools\n"
+        "mpileup 1.16 run over the whole input, computed in parallel over genomic\n"
+        "shards: the same bytes at any -@, rank count and --shard-size. -@ is seqshard's\n"
+        "worker count; --threads keeps bcftools' meaning (compression threads).",
+    .groups = mp_groups,
+    .examples = "  # bcftools mpileup's BCF, on every core, into bcftools call\n"
+                "  seqshard mpileup -f ref.fa -Ou in.bam | bcftools call -mv -Oz -o calls.vcf.gz\n"
+                "  # three samples with extra annotations, compressed\n"
+                "  seqshard mpileup -f ref.fa -a AD,DP,SP -Ob -o out.bcf a.bam b.bam c.bam",
+    .see_also = "seqshard(1), bcftools(1), seqshard-pileup(1)",
+};
+
+void mp_usage(FILE *fp)
+{
+    ss_cmd_help(&mp_cmd, fp);
+}
+
+/* -a LIST: bcftools' tag names, case-insensitive, with or without FORMAT/ or FMT/. */
+static int parse_annotations(const char *arg, int *flag)
+{
+    static const struct {
+        const char *name;
+        int bit, fmt_prefix;
+    } tags[] = {
+        {"DP", MP_FMT_DP, 1},     {"DV", MP_FMT_DV, 1},     {"SP", MP_FMT_SP, 1},
+        {"DP4", MP_FMT_DP4, 1},   {"DPR", MP_FMT_DPR, 1},   {"AD", MP_FMT_AD, 1},
+        {"ADF", MP_FMT_ADF, 1},   {"ADR", MP_FMT_ADR, 1},   {"SCR", MP_FMT_SCR, 1},
+        {"QS", MP_FMT_QS, 1},     {"NMBZ", MP_FMT_NMBZ, 1}, {"INFO/DPR", MP_INFO_DPR, 0},
+        {"INFO/SCR", MP_INFO_SCR, 0}, {"INFO/AD", MP_INFO_AD, 0}, {"INFO/ADF", MP_INFO_ADF, 0},
+        {"INFO/ADR", MP_INFO_ADR, 0}, {"SCB", MP_INFO_SCB, 0},   {"INFO/SCB", MP_INFO_SCB, 0}};
+    char *copy = strdup(arg), *save = NULL;
+    if (!copy)
+        return -1;
+    int rc = 0;
+    for (char *t = strtok_r(copy, ",", &save); t && rc == 0; t = strtok_r(NULL, ",", &save)) {
+        const char *bare = !strncasecmp(t, "FORMAT/", 7) ? t + 7 : !strncasecmp(t, "FMT/", 4) ? t + 4 : t;
+        size_t k, n = sizeof(tags) / sizeof(tags[0]);
+        for (k = 0; k < n; k++)
+            if (!strcasecmp(tags[k].fmt_prefix ? bare : t, tags[k].name) &&
+                (tags[k].fmt_prefix || bare == t))
+                break;
+        if (k == n) {
+            fprintf(stderr, "seqshard mpileup: -a: could not parse tag \"%s\" in \"%s\"; "
+                            "'-a ?' lists them\n", t, arg);
+            rc = -1;
+        } else {
+            *flag |= tags[k].bit;
+        }
+    }
+    free(copy);
+    return rc;
+}
+
+static void list_annotations(FILE *fp)
+{
+    fputs("\nFORMAT annotation tags available (\"FORMAT/\" prefix is optional):\n\n"
+          "  FORMAT/AD   .. Allelic depth (Number=R,Type=Integer)\n"
+          "  FORMAT/ADF  .. Allelic depths on the forward strand (Number=R,Type=Integer)\n"
+          "  FORMAT/ADR  .. Allelic depths on the reverse strand (Number=R,Type=Integer)\n"
+          "  FORMAT/DP   .. Number of high-quality bases (Number=1,Type=Integer)\n"
+          "  FORMAT/NMBZ .. Mann-Whitney U-z test of Number of Mismatches within supporting "
+          "reads (Number=1,Type=Float)\n"
+          "  FORMAT/QS   .. Allele phred-score quality sum for use with `call -mG` and "
+          "+trio-dnm (Number=R,Type=Integer)\n"
+          "  FORMAT/SP   .. Phred-scaled strand bias P-value (Number=1,Type=Integer)\n"
+          "  FORMAT/SCR  .. Number of soft-clipped reads (Number=1,Type=Integer)\n\n"
+          "INFO annotation tags available:\n\n"
+          "  INFO/AD  .. Total allelic depth (Number=R,Type=Integer)\n"
+          "  INFO/ADF .. Total allelic depths on the forward strand (Number=R,Type=Integer)\n"
+          "  INFO/ADR .. Total allelic depths on the reverse strand (Number=R,Type=Integer)\n"
+          "  INFO/SCR .. Number of soft-clipped reads (Number=1,Type=Integer)\n\n",
+          fp);
+}
+
+/* -X: the profiles, each a set of defaults as bcftools applies them. */
+static int apply_profile(mp_opts_t *o, const char *arg)
+{
+    if (!strcasecmp(arg, "pacbio-ccs")) {
+        o->min_frac = 0.1, o->min_baseQ = 5, o->max_baseQ = 50, o->delta_baseQ = 10;
+        o->openQ = 25, o->extQ = 1, o->baq_partial = 1, o->max_read_len = 99999;
+    } else if (!strcasecmp(arg, "ont")) {
+        o->min_baseQ = 5, o->max_baseQ = 30, o->baq = 0, o->no_indel = 1;
+    } else if (!strcasecmp(arg, "1.12")) {
+        o->min_frac = 0.002, o->min_support = 1, o->min_baseQ = 13, o->tandemQ = 100;
+        o->baq_partial = 0, o->baq = 1;
+    } else if (!strcasecmp(arg, "illumina")) {
+        o->baq_partial = 1;
+    } else {
+        fprintf(stderr, "seqshard mpileup: -X: unknown configuration name '%s'; choose from "
+                        "1.12, illumina, pacbio-ccs or ont\n", arg);
+        return -1;
+    }
+    return 0;
+}
+
+/* -O: a type letter, optionally followed by a level, or a level alone. */
+static int parse_out_type(mp_opts_t *o, const char *arg)
+{
+    const char *lvl = arg;
+    if (strchr("buzv", arg[0]) && arg[0]) {
+        o->out_type = arg[0];
+        lvl = arg + 1;
+        if (!*lvl)
+            return 0;
+    }
+    char *end;
+    long v = strtol(lvl, &end, 10);
+    if (*end || end == lvl || v < 0 || v > 9) {
+        fprintf(stderr, "seqshard mpileup: -O: the output type \"%s\" is not recognised; give "
+                        "b, u, z or v, optionally followed by a level 0-9\n", arg);
+        return -1;
+    }
+    o->level = (int)v;
+    return 0;
+}
+
+static int flag_opt(const char *name, const char *arg, int *dst)
+{
+    int f = bam_str2flag(arg);
+    if (f < 0) {
+        fprintf(stderr, "seqshard mpileup: could not parse %s %s\n", name, arg);
+        return -1;
+    }
+    *dst = f;
+    return 0;
+}
+
+static int float_opt(const char *name, const char *arg, double *dst)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    if (errno || end == arg || *end) {
+        fprintf(stderr, "seqshard mpileup: %s %s: not a number\n", name, arg);
+        return -1;
+    }
+    *dst = v;
+    return 0;
+}
+
+/* -r: bcftools' comma-separated list, each one a region of the run. */
+static int add_regions(ss_common_opts_t *co, const char *arg)
+{
+    char *copy = strdup(arg), *save = NULL;
+    int rc = copy ? 0 : -1;
+    for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && rc == 0;
+         t = strtok_r(NULL, ",", &save))
+        rc = ss_common_add_region(co, t);
+    free(copy);
+    return rc;
+}
+
+/* -o: a number is the gap open probability, anything else the output (bcftools' rule). */
+static int output_or_open(mp_opts_t *o, ss_common_opts_t *co, const char *arg)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+    if (*arg && !*end) {
+        o->openQ = (int)v;
+        return 0;
+    }
+    return ss_common_opt(SS_OPT_OUTPUT, arg, co) < 0 ? -1 : 0;
+}
+
+static int apply_int(int c, const char *arg, mp_opts_t *o)
+{
+    switch (c) {
+    case 'C': return ss_opt_int("-C", arg, INT_MIN, INT_MAX, &o->capQ_thres);
+    case 'd': return ss_opt_int("-d", arg, INT_MIN, INT_MAX, &o->max_depth);
+    case 'q': return ss_opt_int("-q", arg, INT_MIN, INT_MAX, &o->min_mq);
+    case 'Q': return ss_opt_int("-Q", arg, INT_MIN, INT_MAX, &o->min_baseQ);
+    case O_MAXBQ: return ss_opt_int("--max-BQ", arg, INT_MIN, INT_MAX, &o->max_baseQ);
+    case O_DELTABQ: return ss_opt_int("--delta-BQ", arg, INT_MIN, INT_MAX, &o->delta_baseQ);
+    case 'e': return ss_opt_int("-e", arg, INT_MIN, INT_MAX, &o->extQ);
+    case 'h': return ss_opt_int("-h", arg, INT_MIN, INT_MAX, &o->tandemQ);
+    case 'L': return ss_opt_int("-L", arg, INT_MIN, INT_MAX, &o->max_indel_depth);
+    case 'm': return ss_opt_int("-m", arg, INT_MIN, INT_MAX, &o->min_support);
+    case 'M': return ss_opt_int("-M", arg, INT_MIN, INT_MAX, &o->max_read_len);
+    case O_OPEN: return ss_opt_int("--open-prob", arg, INT_MIN, INT_MAX, &o->openQ);
+    case O_THREADS: return ss_opt_int("--threads", arg, 0, INT_MAX, &o->bcf_threads);
+    case O_INDEL_SIZE:
+        if (ss_opt_int("--indel-size", arg, INT_MIN, INT_MAX, &o->indel_win_size) < 0)
+            return -1;
+        if (o->indel_win_size < 110) {
+            o->indel_win_size = 110;
+            fprintf(stderr, "seqshard mpileup: --indel-size below 110 is raised to 110, as "
+                            "bcftools does\n");
+        }
+        return 0;
+    case O_SEED: {
+        int s;
+        if (ss_opt_int("--seed", arg, INT_MIN, INT_MAX, &s) < 0)
+            return -1;
+        o->seed = s;
+        return 0;
+    }
+    }
+    return 1; /* not an integer option */
+}
+
+static int apply(void *ctx, int c, const char *arg)
+{
+    mp_opts_t *o = ((void **)ctx)[0];
+    ss_common_opts_t *co = ((void **)ctx)[1];
+    double v;
+    int r = apply_int(c, arg, o);
+    if (r <= 0)
+        return r;
+    switch (c) {
+    case '6': o->illumina13 = 1; return 0;
+    case 'A': o->orphans = 1; return 0;
+    case 'b': return ss_common_add_input_list(co, arg) < 0 ? -1 : 0;
+    case 'B': o->baq = 0; return 0;
+    case 'D': o->baq_partial = 0; return 0;
+    case 'E': o->redo_baq = 1; return 0;
+    case 'I': o->no_indel = 1; return 0;
+    case 'p': o->per_sample_flt = 1; return 0;
+    case 'U': o->fmt_flag &= ~MP_INFO_ZSCORE; return 0;
+    case 'x': o->overlaps = 0; return 0;
+    case 'f': return ss_opt_string(&co->reference, arg);
+    case 'r': return add_regions(co, arg);
+    case 'o': return output_or_open(o, co, arg);
+    case 'O': return parse_out_type(o, arg);
+    case 'X': return apply_profile(o, arg);
+    case 'a':
+        if (arg[0] == '?') {
+            list_annotations(stdout);
+            return 1;
+        }
+        return parse_annotations(arg, &o->fmt_flag);
+    case 'F':
+        if (float_opt("-F", arg, &v) < 0)
+            return -1;
+        o->min_frac = v;
+        return 0;
+    case O_INDEL_BIAS:
+        if (float_opt("--indel-bias", arg, &v) < 0)
+            return -1;
+        o->indel_bias = v < 1e-2 ? (float)(1 / 1e2) : (float)(1 / v);
+        return 0;
+    case O_AR:
+        if (!strcasecmp(arg, "drop"))
+            o->ambig_reads = MP_AMBIG_DROP;
+        else if (!strcasecmp(arg, "incAD"))
+            o->ambig_reads = MP_AMBIG_INC_AD;
+        else if (!strcasecmp(arg, "incAD0"))
+            o->ambig_reads = MP_AMBIG_INC_AD0;
+        else {
+            fprintf(stderr, "seqshard mpileup: --ar %s: give drop, incAD or incAD0\n", arg);
+            return -1;
+        }
+        return 0;
+    case O_NU: return flag_opt("--nu", arg, &o->skip_any_unset);
+    case O_LU: return flag_opt("--lu", arg, &o->skip_all_unset);
+    case O_NS: return flag_opt("--ns", arg, &o->skip_any_set);
+    case O_LS: return flag_opt("--ls", arg, &o->skip_all_set);
+    case O_IGNORE_RG: o->ignore_rg = 1; return 0;
+    case O_NOREF: o->no_reference = 1; return 0;
+    case O_NOVERSION: o->record_cmd_line = 0; return 0;
+    case O_WRITE_INDEX: co->write_index = 1; return 0;
+    default:
+        fprintf(stderr, "seqshard mpileup: internal: option %d has no handler\n", c);
+        return -1;
+    }
+}
+
+/*
+ * "mpileup ARGS" for ##seqshardCommand, where bcftools writes its own command
+ * line: without the run options (-@, --shard-size ...), which change how a run
+ * goes but not its output, so the header is the same at any scale.
+ */
+static char *command_line(int argc, char **argv)
+{
+    char *kept = ss_cmd_line_kept(&mp_cmd, argc, argv);
+    const char *prefix = "seqshard ";
+    if (kept && !strncmp(kept, prefix, strlen(prefix)))
+        memmove(kept, kept + strlen(prefix), strlen(kept) - strlen(prefix) + 1);
+    return kept;
+}
+
+/* What bcftools refuses, and what follows from the options together. */
+static int check(mp_opts_t *o, ss_common_opts_t *co)
+{
+    if (o->redo_baq && !o->baq) {
+        fprintf(stderr, "seqshard mpileup: -B cannot be combined with -E\n");
+        return -1;
+    }
+    if (!co->reference && !o->no_reference) {
+        fprintf(stderr, "seqshard mpileup: mpileup requires the --fasta-ref option by default; "
+                        "use --no-reference to run without a fasta reference\n");
+        return -1;
+    }
+    if (co->n_inputs == 0) {
+        fprintf(stderr, "seqshard mpileup: no input files; see 'seqshard mpileup --help'\n");
+        return -1;
+    }
+    if (co->write_index && (o->out_type == MP_OUT_VCF || o->out_type == MP_OUT_BCF)) {
+        fprintf(stderr, "seqshard mpileup: --write-index needs compressed output: add -Ob or "
+                        "-Oz\n");
+        return -1;
+    }
+    if (co->write_index && !co->output) {
+        fprintf(stderr, "seqshard mpileup: --write-index needs an output file: add -o FILE\n");
+        return -1;
+    }
+    return 0;
+}
+
+int mp_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
+{
+    mp_opts_t *o = calloc(1, sizeof(*o));
+    if (!o)
+        return SS_EXIT_USAGE;
+    mp_opts_default(o);
+    *kopts = o;
+    co->ref_option = "-f";
+    void *ctx[2] = {o, co};
+    int r = ss_cmd_parse(&mp_cmd, argc, argv, co, apply, ctx);
+    if (r != 0)
+        return r > 0 ? -1 : SS_EXIT_USAGE;
+    if (co->n_inputs == 0)
+        for (int i = optind; i < argc; i++)
+            if (ss_common_add_input(co, argv[i]) < 0)
+                return SS_EXIT_USAGE;
+    if (check(o, co) < 0)
+        return SS_EXIT_USAGE;
+    if (!(o->cmd_line = command_line(argc, argv)))
+        return SS_EXIT_USAGE;
+    co->merge_regions = 1; /* bcftools walks its regions in order, once each */
+    co->cram_md = 1;       /* NMBZ reads NM: bcftools has CRAM rebuild MD/NM */
+    return 0;
+}

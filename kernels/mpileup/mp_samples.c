@@ -1,0 +1,189 @@
+/*
+ * mp_samples.c -- which sample each read belongs to, as bcftools mpileup 1.16
+ * decides it from the inputs' headers (bam_sample.c): each @RG line with ID
+ * and SM maps its read group to the sample SM; samples are numbered in order
+ * of first appearance over the inputs. A file whose read groups are all one
+ * sample is that sample for every read; a file without read groups (or any
+ * file under --ignore-RG) is one sample named by its path; a read whose RG
+ * the header does not list goes to the file's first sample.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpileup.h"
+
+/* The sample named name, added after the others when new. -1 out of memory. */
+static int sample_id(mp_samples_t *s, const char *name)
+{
+    int id;
+    if (khash_str2int_get(s->name2idx, name, &id) == 0)
+        return id;
+    char **names = realloc(s->names, (size_t)(s->n + 1) * sizeof(*names));
+    if (!names)
+        return -1;
+    s->names = names;
+    if (!(names[s->n] = strdup(name)) || khash_str2int_set(s->name2idx, names[s->n], s->n) < 0)
+        return -1;
+    return s->n++;
+}
+
+/* Map read group rg of file f to sample id (bcftools keeps the first of duplicate IDs). */
+static int map_rg(mp_file_smpl_t *f, const char *rg, int id)
+{
+    if (!f->rg2idx && !(f->rg2idx = khash_str2int_init()))
+        return -1;
+    if (khash_str2int_has_key(f->rg2idx, rg))
+        return 0;
+    char *key = strdup(rg);
+    return key && khash_str2int_set(f->rg2idx, key, id) >= 0 ? 0 : -1;
+}
+
+/* The text up to the next tab, newline or end, copied into buf. */
+static void field(const char *p, char *buf, size_t cap)
+{
+    size_t k = 0;
+    while (p[k] && p[k] != '\t' && p[k] != '\n' && k + 1 < cap) {
+        buf[k] = p[k];
+        k++;
+    }
+    buf[k] = 0;
+}
+
+/*
+ * The @RG lines of one header text. As in bcftools, ID and SM are searched
+ * from the line's start onwards through the rest of the text, and the walk
+ * stops at the first @RG line where either is missing. *first: the sample of
+ * the first read group; *n_smpl: how many distinct samples. 0 or -1.
+ */
+static int read_groups(mp_samples_t *s, mp_file_smpl_t *f, const char *text, int *first,
+                       int *n_smpl, const char *path)
+{
+    char id[1024], sm[1024];
+    void *seen = khash_str2int_init();
+    const char *p = text, *q;
+    *first = -1;
+    while (p && (q = strstr(p, "@RG"))) {
+        const char *eol = strchr(q + 3, '\n');
+        if (q > text && q[-1] != '\n') {
+            p = eol;
+            continue;
+        }
+        p = q + 3;
+        const char *idp = strstr(p, "\tID:"), *smp = strstr(p, "\tSM:");
+        if (!idp || !smp)
+            break;
+        field(idp + 4, id, sizeof(id));
+        field(smp + 4, sm, sizeof(sm));
+        if (!strcmp(id, "*") || !strcmp(id, "?")) {
+            ss_error("%s: the read group IDs \"*\" and \"?\" have a special meaning to "
+                     "bcftools mpileup; rename that @RG ID", path);
+            khash_str2int_destroy_free(seen);
+            return -1;
+        }
+        int sid = sample_id(s, sm);
+        if (sid < 0 || map_rg(f, id, sid) < 0)
+            goto oom;
+        if (*first < 0)
+            *first = sid;
+        if (!khash_str2int_has_key(seen, sm)) {
+            char *k = strdup(sm);
+            if (!k || khash_str2int_inc(seen, k) < 0)
+                goto oom;
+        }
+        p = eol;
+    }
+    *n_smpl = khash_str2int_size(seen);
+    khash_str2int_destroy_free(seen);
+    return 0;
+oom:
+    khash_str2int_destroy_free(seen);
+    ss_error("out of memory reading the read groups of %s", path);
+    return -1;
+}
+
+/* File i's samples from its header text (NULL: none, as under --ignore-RG). 0 or -1. */
+static int add_file(mp_samples_t *s, int i, const char *text, const char *path)
+{
+    mp_file_smpl_t *f = &s->files[i];
+    f->default_idx = -1;
+    if (!text) {
+        if ((f->default_idx = sample_id(s, path)) < 0)
+            goto oom;
+        return 0;
+    }
+    int first, n_smpl;
+    if (read_groups(s, f, text, &first, &n_smpl, path) < 0)
+        return -1;
+    if (n_smpl == 1) {
+        f->default_idx = first;
+        return 0;
+    }
+    int id = first < 0 ? sample_id(s, path) : first;
+    if (id < 0 || map_rg(f, "?", id) < 0)
+        goto oom;
+    return 0;
+oom:
+    ss_error("out of memory reading the read groups of %s", path);
+    return -1;
+}
+
+int mp_samples_build(mp_samples_t *s, const ss_job_t *job, const mp_opts_t *o)
+{
+    const ss_io_inputs_t *in = ss_job_inputs(job);
+    memset(s, 0, sizeof(*s));
+    s->n_files = in->n;
+    s->name2idx = khash_str2int_init();
+    s->files = calloc((size_t)in->n, sizeof(*s->files));
+    if (!s->name2idx || !s->files) {
+        ss_error("out of memory reading the inputs' samples");
+        return -1;
+    }
+    for (int i = 0; i < in->n; i++) {
+        if (o->ignore_rg) {
+            if (add_file(s, i, NULL, in->paths[i]) < 0)
+                return -1;
+            continue;
+        }
+        /* one header at a time: a thousand inputs hold one descriptor here */
+        samFile *fp = ss_io_open_input(in, i);
+        sam_hdr_t *h = fp ? sam_hdr_read(fp) : NULL;
+        if (fp && !h)
+            ss_error("%s: cannot read its header; check the file with samtools view -H",
+                     in->paths[i]);
+        int rc = h ? add_file(s, i, sam_hdr_str(h), in->paths[i]) : -1;
+        sam_hdr_destroy(h);
+        if (fp)
+            sam_close(fp);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+void mp_samples_free(mp_samples_t *s)
+{
+    for (int i = 0; s->files && i < s->n_files; i++)
+        if (s->files[i].rg2idx)
+            khash_str2int_destroy_free(s->files[i].rg2idx);
+    free(s->files);
+    if (s->name2idx)
+        khash_str2int_destroy(s->name2idx);
+    for (int i = 0; i < s->n; i++)
+        free(s->names[i]);
+    free(s->names);
+    memset(s, 0, sizeof(*s));
+}
+
+int mp_samples_of(const mp_samples_t *s, int i, const bam1_t *b)
+{
+    const mp_file_smpl_t *f = &s->files[i];
+    if (f->default_idx >= 0)
+        return f->default_idx;
+    const uint8_t *rg = bam_aux_get(b, "RG");
+    int id;
+    if (khash_str2int_get(f->rg2idx, rg ? (const char *)rg + 1 : "?", &id) == 0)
+        return id;
+    if (khash_str2int_get(f->rg2idx, "?", &id) == 0)
+        return id;
+    return -1;
+}
