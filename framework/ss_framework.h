@@ -122,6 +122,8 @@ typedef struct {
      * main output (and no -o).
      */
     int no_main;
+    int census;           /* run the kernel's census hook over every shard before the run
+                           * (ss_kernel_t.census), which fills each shard's `before` */
     int n_streams;
     ss_stream_spec_t streams[SS_OUT_STREAMS];
     size_t n_values;                 /* reduced values, combined by value_ops[i] */
@@ -243,6 +245,8 @@ typedef struct {
     hts_pos_t query_end;  /* where a query for the shard's own records ends: end, or for the
                            * last shard of its scope the scope's END as given, so records
                            * placed past the contig's length are the last shard's */
+    uint64_t before;      /* with a census (ss_kernel_t.census): the sum of the counts of
+                           * every shard before this one in plan order; else 0 */
 } ss_shard_t;
 
 /*
@@ -493,6 +497,17 @@ typedef struct ss_kernel_s {
      * of the run appears.
      */
     int (*finish)(const void *kopts, const void *run, ss_finish_t *fin);
+
+    /*
+     * Optional, run when prepare set spec.census: before the run, once per
+     * shard (worker threads, any order, any rank, with worker state from
+     * worker_init), count what the shard holds of something whose total
+     * before a shard changes that shard's output (bcftools mpileup's random
+     * draws). The framework gives each shard of the run the sum of the
+     * counts of the shards before it (ss_shard_t.before). Writes no output.
+     * 0, or -1 after ss_error().
+     */
+    int (*census)(void *wstate, const ss_shard_t *shard, uint64_t *count);
 } ss_kernel_t;
 
 /*

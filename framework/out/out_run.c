@@ -81,6 +81,14 @@ static int check_index_name(const ss_out_spec_t *s, const ss_common_opts_t *co, 
     return ok ? 0 : -1;
 }
 
+/* Whether text is BGZF: by the kernel's rule, or by -o's name. */
+static int text_bgzf(const ss_out_spec_t *spec, const char *output)
+{
+    if (spec->text_bgzf != SS_TEXT_BGZF_BY_NAME)
+        return spec->text_bgzf == SS_TEXT_BGZF_ALWAYS;
+    return ss_bgzf_wanted(output);
+}
+
 /* Refuse what cannot be written. 0, or -1 after ss_error(). */
 static int check_spec(const ss_out_spec_t *s, const sam_hdr_t *hdr, const char *path)
 {
@@ -89,7 +97,7 @@ static int check_spec(const ss_out_spec_t *s, const sam_hdr_t *hdr, const char *
         ss_error("internal: a %s output needs a header from the kernel", format_name(s->format));
         return -1;
     }
-    if (s->write_index && s->format == SS_FMT_TEXT && !ss_bgzf_wanted(path)) {
+    if (s->write_index && s->format == SS_FMT_TEXT && !text_bgzf(s, path)) {
         ss_error("--write-index: text output is indexed only when compressed; name it FILE.gz");
         return -1;
     }
@@ -124,14 +132,6 @@ static size_t spill_at(void)
     if (s && *s && ss_parse_size(s, &v) == 0 && v >= 64000)
         return (size_t)v;
     return SS_OUT_SPILL_AT;
-}
-
-/* Whether text is BGZF: by the kernel's rule, or by -o's name. */
-static int text_bgzf(const ss_out_spec_t *spec, const char *output)
-{
-    if (spec->text_bgzf != SS_TEXT_BGZF_BY_NAME)
-        return spec->text_bgzf == SS_TEXT_BGZF_ALWAYS;
-    return ss_bgzf_wanted(output);
 }
 
 ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co)

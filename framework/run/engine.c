@@ -672,7 +672,10 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, const void *run_state,
     e.delay_ms = shard_from_env("SEQSHARD_TEST_SHARD_DELAY_MS");
     int failed = setup(&e, spec, &s);
     /* no rank may enter a collective step that another rank will never reach */
-    if (ss_comm_max_int(failed)) {
+    failed = ss_comm_max_int(failed);
+    if (!failed && spec->census && kernel->census)
+        failed = ss_census_run(&e, s.shards, s.n, s.n_workers) < 0;
+    if (failed) {
         ss_engine_setup_failed(&e, &s, t0);
         ss_engine_log_failed(parallel);
     }

@@ -117,6 +117,13 @@ typedef struct {
     double workers_at; /* ss_now() when the workers were about to start: setup ends */
 } setup_t;
 
+/*
+ * The kernel's census (census.c): every shard counted with n_workers threads on each
+ * rank, then each shard's `before` set from the counts of the shards ahead of it.
+ * Collective: 0 on every rank, or -1 on every rank after ss_error() on one. Main thread.
+ */
+int ss_census_run(engine_t *e, ss_shard_t *shards, int n, int n_workers);
+
 /* Start n_workers threads (fewer if the system refuses some). 0, or -1 after ss_error(). */
 int ss_engine_start_workers(engine_t *e, int n_workers, worker_t *w);
 void ss_engine_join_workers(int n_workers, worker_t *w);

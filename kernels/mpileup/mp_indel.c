@@ -12,7 +12,6 @@
  * A column depends on nothing from earlier columns except the reads
  * themselves (their qualities, which partial BAQ may have rewritten).
  */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,13 +161,14 @@ static int find_types(mp_indel_col_t *col, mp_aux_t *bca, mp_indel_ws_t *ws)
         if (sizes[i] != sizes[i - 1])
             col->types[col->n_types++] = sizes[i];
     /*
-     * A negative seqQ (-o below -e, on an insertion dropped for N) spills into
-     * the index bits of p->aux, and bcftools then looks up types[] past its
-     * end: heap bytes that in practice match no allele, so such reads get
-     * allele 4. The unused slots hold a length no indel can have, for the same.
+     * A negative seqQ (-o below -e, on an insertion dropped for holding N)
+     * spills into the index bits of p->aux, and bcftools then reads types[]
+     * past its end: heap bytes, sometimes 0 and sometimes not, so no choice
+     * here matches it every time. The unused slots hold 0, which calls such
+     * reads REF: what their best candidate (length 0) amounts to.
      */
     for (int t = col->n_types; t < MP_INDEL_MAX_TYPES; t++)
-        col->types[t] = INT_MIN;
+        col->types[t] = 0;
     for (col->ref_type = 0; col->ref_type < n_types; col->ref_type++)
         if (col->types[col->ref_type] == 0)
             break;

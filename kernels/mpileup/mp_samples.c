@@ -187,3 +187,38 @@ int mp_samples_of(const mp_samples_t *s, int i, const bam1_t *b)
         return id;
     return -1;
 }
+
+/*
+ * Whether a sample can hold more than 255 bases at a column, so that bcftools
+ * draws random numbers: htslib's cap keeps at most -d + 1 reads of a file in
+ * a column, and a sample's reads may come from several files.
+ */
+int mp_samples_can_draw(const mp_samples_t *smpl, int max_depth)
+{
+    int per_file = max_depth > 0 ? max_depth + 1 : 1;
+    int64_t *bound = calloc((size_t)(smpl->n > 0 ? smpl->n : 1), sizeof(*bound));
+    int possible = !bound; /* out of memory: count to be safe */
+    for (int i = 0; bound && i < smpl->n_files; i++) {
+        const mp_file_smpl_t *f = &smpl->files[i];
+        unsigned char *seen = calloc((size_t)(smpl->n > 0 ? smpl->n : 1), 1);
+        if (!seen) {
+            possible = 1;
+            break;
+        }
+        if (f->default_idx >= 0)
+            seen[f->default_idx] = 1;
+        if (f->rg2idx) {
+            khash_t(str2int) *h = f->rg2idx;
+            for (khint_t k = kh_begin(h); k != kh_end(h); k++)
+                if (kh_exist(h, k) && kh_val(h, k) >= 0)
+                    seen[kh_val(h, k)] = 1;
+        }
+        for (int s = 0; s < smpl->n; s++)
+            bound[s] += seen[s] ? per_file : 0;
+        free(seen);
+    }
+    for (int s = 0; bound && s < smpl->n; s++)
+        possible |= bound[s] > 255;
+    free(bound);
+    return possible;
+}

@@ -114,6 +114,7 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
                          : SS_TEXT_BGZF_NEVER;
     out->text_index = ss_job_opts(job)->write_index ? SS_TEXT_INDEX_VCF : SS_TEXT_INDEX_NONE;
     out->level = o->level;
+    out->census = mp_samples_can_draw(&r->smpl, o->max_depth);
     /* about 250 bytes of VCF per covered position and sample at 30x: ~1.5 per byte of BAM */
     out->out_per_work = 1.5 * (r->smpl.n > 0 ? r->smpl.n : 1);
     return 0;
@@ -691,6 +692,13 @@ static int record_column(mp_worker_t *w, int tid, hts_pos_t pos, void *ctx)
     return sp->carry_known && ss_out_checkpoint(sp->so) < 0 ? -1 : 0;
 }
 
+/* The random stream where one run would have it at the shard: past every earlier draw. */
+static void start_stream(mp_worker_t *w, const ss_shard_t *sh)
+{
+    mp_rng_seed(&w->rng, w->o->seed);
+    mp_rng_jump(&w->rng, sh->before);
+}
+
 static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_stats_t *st)
 {
     mp_worker_t *w = wstate;
@@ -708,7 +716,7 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     size_t out0 = ss_out_text(so)->l;
     for (int i = 0; i < w->n; i++)
         w->in[i].n_read = 0;
-    mp_rng_seed(&w->rng, w->o->seed);
+    start_stream(w, sh);
     int rc = pileup_pass(w, sh, sh->tid, sh->beg, sh->end, sh->scope_beg, record_column, &sp);
     if (rc == NEED_CARRY) { /* rare: an indel record before the shard's first SNP with an ALT */
         ss_out_text(so)->l = out0;
@@ -718,21 +726,52 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
         sp.carry_known = 1;
         for (int i = 0; i < w->n; i++)
             w->in[i].n_read = 0;
-        mp_rng_seed(&w->rng, w->o->seed);
+        start_stream(w, sh);
         rc = pileup_pass(w, sh, sh->tid, sh->beg, sh->end, sh->scope_beg, record_column, &sp);
     }
     for (int i = 0; i < w->n; i++)
         st->reads += w->in[i].n_read;
     if (rc < 0)
         return -1;
-    if (w->rng.draws > 0 && sh->idx > 0) {
-        ss_error("shard %d has sites deeper than 255 bases in one sample, whose likelihoods "
-                 "depend on every random draw before them; run this input with -@ 1 "
-                 "--shard-size 1g, or lower -d", sh->idx);
-        return -1;
-    }
     return 0;
 }
+
+/*
+ * The census's columns: only where a sample holds more than 255 reads can its
+ * bases pass 255 and bcftools draw; there the column is computed in full, its
+ * record thrown away, and the draws counted.
+ */
+static int census_column(mp_worker_t *w, int tid, hts_pos_t pos, void *ctx)
+{
+    kstring_t *scratch = ctx;
+    int deep = 0;
+    if (group_by_sample(w) < 0)
+        return -1;
+    for (int s = 0; s < w->n_smpl && !deep; s++)
+        deep = w->grp_n[s] > 255;
+    if (!deep)
+        return 0;
+    int known = 1; /* the values indel records carry change no draw */
+    scratch->l = 0;
+    return column_records(w, tid, pos, scratch, &known) < 0 ? -1 : 0;
+}
+
+/* How many random draws the shard makes (see mp_rng.h): its census count. */
+static int census(void *wstate, const ss_shard_t *sh, uint64_t *count)
+{
+    mp_worker_t *w = wstate;
+    *count = 0;
+    if (sh->tid < 0)
+        return 0;
+    kstring_t scratch = KS_INITIALIZE;
+    mp_rng_seed(&w->rng, w->o->seed);
+    int rc = pileup_pass(w, sh, sh->tid, sh->beg, sh->end, sh->scope_beg, census_column,
+                         &scratch);
+    free(scratch.s);
+    *count = w->rng.draws;
+    return rc < 0 ? -1 : 0;
+}
+
 
 static const char *const counter_names[] = {NULL};
 
@@ -748,4 +787,5 @@ const ss_kernel_t ss_kernel_mpileup = {
     .process = process,
     .worker_destroy = worker_destroy,
     .counter_names = counter_names,
+    .census = census,
 };

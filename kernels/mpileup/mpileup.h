@@ -83,6 +83,11 @@ typedef struct {
 
 int mp_samples_build(mp_samples_t *s, const ss_job_t *job, const mp_opts_t *o);
 void mp_samples_free(mp_samples_t *s);
+/*
+ * Whether bcftools may draw random numbers: some sample can hold more than 255
+ * bases at a column with -d max_depth (per file) over the files it spans.
+ */
+int mp_samples_can_draw(const mp_samples_t *s, int max_depth);
 /* The read's sample in file i, or -1 when the read is dropped. Any thread. */
 int mp_samples_of(const mp_samples_t *s, int i, const bam1_t *b);
 

@@ -1,0 +1,132 @@
+/*
+ * census.c -- a kernel's census before its run: one number per shard, counted
+ * by the kernel's census hook over every shard (threads, and ranks taking
+ * shards in turn), summed over ranks, then turned into each shard's `before`:
+ * the sum over the shards ahead of it in plan order. A kernel whose output at
+ * a shard depends on how much of something came before it (bcftools mpileup's
+ * random draws) reads it there, and the bytes do not depend on where the
+ * shards ran.
+ *
+ * Private to framework/run/.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../comm/ss_comm.h"
+#include "../plan/ss_plan.h"
+#include "../step/ss_steps.h"
+#include "ss_engine.h"
+#include "ss_run.h"
+
+typedef struct {
+    engine_t *e;
+    uint64_t *counts; /* [n_shards], each written by the worker that counted it */
+    atomic_int next;
+    atomic_int failed;
+} census_t;
+
+typedef struct {
+    census_t *c;
+    int id;
+    pthread_t thread;
+} census_worker_t;
+
+/* Count one shard with the worker's reader and state. 0, or -1 after ss_error(). */
+static int count_shard(census_t *c, ss_reader_t *rd, ss_chain_t *chain, void *ws, int idx)
+{
+    engine_t *e = c->e;
+    const ss_shard_t *sh = &e->shards[idx];
+    ss_reader_set_shard(rd, idx);
+    if (ss_reader_begin(rd) < 0)
+        return -1;
+    ss_chain_shard(chain, sh);
+    int r = e->k->census(ws, sh, &c->counts[idx]);
+    ss_reader_end(rd);
+    if (r < 0 && !ss_error_raised())
+        ss_error("%s: counting shard %d before the run failed", e->k->name, idx);
+    return r < 0 ? -1 : 0;
+}
+
+static void *census_main(void *arg)
+{
+    census_worker_t *cw = arg;
+    census_t *c = cw->c;
+    engine_t *e = c->e;
+    void *ws = NULL;
+    ss_chain_t *chain = NULL;
+    ss_reader_t *rd = ss_reader_init(ss_job_inputs(e->job));
+    int rank = ss_comm_rank(), size = ss_comm_size(), ok = rd != NULL;
+    if (!rd)
+        ss_error("out of memory starting census worker %d", cw->id);
+    if (ok) {
+        chain = ss_chain_open(e->job, rd, ss_job_step_reach(e->job).halo, e->n_kernel_counters);
+        ok = chain || !ss_error_raised();
+    }
+    if (ok && e->k->worker_init)
+        ok = e->k->worker_init(&ws, e->kopts, e->run, e->job, rd, cw->id) == 0;
+    int idx;
+    while (ok && !atomic_load(&c->failed) && (idx = atomic_fetch_add(&c->next, 1)) < e->n_shards)
+        if (idx % size == rank && count_shard(c, rd, chain, ws, idx) < 0)
+            ok = 0;
+    if (!ok)
+        atomic_store(&c->failed, 1);
+    if (e->k->worker_destroy)
+        e->k->worker_destroy(ws);
+    ss_chain_close(chain);
+    ss_reader_destroy(rd);
+    return NULL;
+}
+
+/* This rank's counts, with n_workers threads. 0, or -1 after ss_error(). */
+static int count_local(census_t *c, int n_workers)
+{
+    census_worker_t *w = calloc((size_t)n_workers, sizeof(*w));
+    if (!w) {
+        ss_error("out of memory starting the census");
+        return -1;
+    }
+    int started = 0;
+    for (int i = 0; i < n_workers; i++) {
+        w[i] = (census_worker_t){ .c = c, .id = i };
+        if (pthread_create(&w[i].thread, NULL, census_main, &w[i]) != 0)
+            break;
+        started++;
+    }
+    if (started == 0)
+        census_main(&w[0]); /* no thread to be had: count here */
+    for (int i = 0; i < started; i++)
+        pthread_join(w[i].thread, NULL);
+    free(w);
+    return atomic_load(&c->failed) ? -1 : 0;
+}
+
+int ss_census_run(engine_t *e, ss_shard_t *shards, int n, int n_workers)
+{
+    census_t c = { .e = e, .counts = calloc((size_t)(n > 0 ? n : 1), sizeof(uint64_t)) };
+    atomic_init(&c.next, 0);
+    atomic_init(&c.failed, 0);
+    int failed = !c.counts;
+    if (!c.counts)
+        ss_error("out of memory for the census of %d shards", n);
+    if (!failed && n > 0)
+        failed = count_local(&c, n_workers > 0 ? n_workers : 1) < 0;
+    /* every rank reaches both collectives, whatever happened here */
+    if (ss_comm_max_int(failed) != 0) {
+        free(c.counts);
+        return -1;
+    }
+    if (ss_comm_sum_u64(c.counts, (size_t)n) < 0) {
+        ss_error("cannot add up the census over the ranks (an MPI failure)");
+        free(c.counts);
+        return -1;
+    }
+    uint64_t sum = 0;
+    for (int i = 0; i < n; i++) {
+        shards[i].before = sum;
+        sum += c.counts[i];
+    }
+    free(c.counts);
+    return 0;
+}
