@@ -128,4 +128,86 @@ int mp_read_filtered(void *data, bam1_t *b);
 hts_pos_t mp_shard_start(mp_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t scope_beg,
                          int max_depth, bam1_t *scratch);
 
+/* ---- a worker (mpileup.c), its columns (mp_column.c) and passes (mp_pass.c) ---- */
+
+/* Per sample: its reads at the column (bcftools groups the inputs' reads by sample). */
+typedef struct {
+    int n, m;
+    bam_pileup1_t *plp;
+} mp_group_t;
+
+typedef struct {
+    const mp_opts_t *o;
+    const mp_run_t *run;
+    const ss_job_t *job;
+    ss_reader_t *rd;
+    sam_hdr_t *hdr;
+    int n;                      /* inputs */
+    int n_smpl;
+    mp_input_t *in;
+    int *n_plp;                 /* per input, the column */
+    const bam_pileup1_t **plp;
+    mp_group_t *grp;            /* per sample */
+    int *grp_n;
+    bam_pileup1_t **grp_plp;
+    mp_aux_t *bca;
+    mp_smpl_t *bcr;             /* per sample */
+    mp_site_t bc;
+    bcf1_t *rec, *sync;
+    mp_rng_t rng;
+    faidx_t *fai;
+    int ref_tid;
+    char *ref;                  /* the contig, NUL-terminated, or NULL */
+    hts_pos_t ref_len;
+    bam1_t *scratch;
+    int bcf;                    /* BCF records, else VCF text */
+    int max_indel_depth;        /* -L times the samples */
+} mp_worker_t;
+
+/*
+ * The reads a pass takes in: from its start to a little past its end,
+ * because htslib reads one record beyond a column before it hands the column
+ * out, and that record's mate overlap can change qualities BAQ then sees.
+ */
+#define MP_READ_PAST_END 1000
+
+/* column_records: an indel record needs values from before the shard (find_carry). */
+#define MP_NEED_CARRY 1
+
+/* Whether the site's SNP record holds an ALT (bcftools' has_alt): its MWU tests ran. */
+int mp_site_has_alt(const mp_site_t *bc);
+/* htslib's pileup constructor: the read's sample and flags in cd.i (MP_CD_*). */
+int mp_read_entered(void *data, const bam1_t *b, bam_pileup_cd *cd);
+/* Partial (or full) BAQ at the worker's current column, as bcftools applies it. */
+void mp_column_baq(mp_worker_t *w);
+/* The column's reads grouped by sample into w->grp_n / w->grp_plp. 0, or -1 out of memory. */
+int mp_group_by_sample(mp_worker_t *w);
+/*
+ * One printed column: the SNP record, then the indel record where there is
+ * one, appended to out. *carry_known: the values indel records take from the
+ * last SNP site with an ALT are known (set here at such a site). 0,
+ * MP_NEED_CARRY when an indel record needs them unknown, -1 out of memory.
+ */
+int mp_column_records(mp_worker_t *w, int tid, hts_pos_t pos, kstring_t *out, int *carry_known);
+
+/* The worker's contig tid, whole and NUL-terminated, as bcftools holds it. 0 or -1. */
+int mp_load_contig(mp_worker_t *w, int tid);
+/* ss_error() for a failed shard, naming the input and cause. Always -1. */
+int mp_shard_error(mp_worker_t *w, const ss_shard_t *sh);
+/* What a pass does with each column in its range: 0 go on, 1 stop, -1 failed. */
+typedef int (*mp_column_fn)(mp_worker_t *w, int tid, hts_pos_t pos, void *ctx);
+/*
+ * One pass of bcftools' pileup over [lo, hi) of contig tid (scope_lo: where a
+ * run over that contig or region starts). fn's last code, or -1 after ss_error().
+ */
+int mp_pileup_pass(mp_worker_t *w, const ss_shard_t *sh, int tid, hts_pos_t lo, hts_pos_t hi,
+                   hts_pos_t scope_lo, mp_column_fn fn, void *ctx);
+/*
+ * Set w->bc's BQBZ/MQSBZ values to what bcftools' run would carry into the
+ * shard (the last SNP site with an ALT before it). 0, or -1 after ss_error().
+ */
+int mp_find_carry(mp_worker_t *w, const ss_shard_t *sh);
+/* 1 and the scope before (tid, lo) in the run's order in its bounds; 0 at the run's start. */
+int mp_prev_scope(const mp_worker_t *w, int *tid, hts_pos_t *lo, hts_pos_t *hi);
+
 #endif
