@@ -42,8 +42,11 @@ void mp_opts_default(mp_opts_t *o)
 
 void mp_opts_free(mp_opts_t *o)
 {
-    if (o)
+    if (o) {
         free(o->cmd_line);
+        free(o->samples);
+        free(o->read_groups);
+    }
 }
 
 enum {
@@ -96,6 +99,12 @@ static const ss_opt_t input_opts[] = {
     {O_NU, 0, "nu", "STR|INT", "skip reads with any of the bits unset (also --skip-any-unset) []",
      NULL},
     ALIAS(O_NU, "skip-any-unset", "STR|INT"),
+    {'s', 's', "samples", "LIST", "comma separated list of samples to include ('^' excludes)",
+     NULL},
+    {'S', 'S', "samples-file", "FILE", "file of samples to include ('^FILE' excludes)",
+     SS_VALUES_FILE},
+    {'G', 'G', "read-groups", "FILE", "select or exclude ('^FILE') read groups listed in the file",
+     SS_VALUES_FILE},
     {'x', 'x', "ignore-overlaps", NULL, "disable read-pair overlap detection", NULL},
     {O_SEED, 0, "seed", "INT", "random number seed used for sampling deep regions [0]", NULL},
     SS_OPT_END};
@@ -417,6 +426,16 @@ static int apply(void *ctx, int c, const char *arg)
     case O_NS: return flag_opt("--ns", arg, &o->skip_any_set);
     case O_LS: return flag_opt("--ls", arg, &o->skip_all_set);
     case O_IGNORE_RG: o->ignore_rg = 1; return 0;
+    case 's':
+    case 'S':
+        o->samples_is_file = c == 'S';
+        if (c == 'S' && ss_common_add_read(co, arg + (arg[0] == '^'), "the -S samples file", 0) < 0)
+            return -1;
+        return ss_opt_string(&o->samples, arg);
+    case 'G':
+        if (ss_common_add_read(co, arg + (arg[0] == '^'), "the -G read-group file", 0) < 0)
+            return -1;
+        return ss_opt_string(&o->read_groups, arg);
     case O_NOREF: o->no_reference = 1; return 0;
     case O_NOVERSION: o->record_cmd_line = 0; return 0;
     case O_WRITE_INDEX: co->write_index = 1; return 0;

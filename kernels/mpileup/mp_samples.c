@@ -49,20 +49,60 @@ static void field(const char *p, char *buf, size_t cap)
     buf[k] = 0;
 }
 
+/* What one file's @RG lines gave: its first sample, its distinct names, the groups dropped. */
+typedef struct {
+    int first;     /* the sample of the first read group whose name is a sample, or -1 */
+    int n_names;   /* distinct sample names over its read groups, dropped ones too */
+    int n_skipped; /* read groups -s/-S or -G dropped */
+} rg_walk_t;
+
+/*
+ * One @RG line's read group id and sample name: accepted (perhaps renamed) by
+ * -s/-S and -G, or dropped (mapped to -1, so its reads are). 0 or -1 OOM.
+ */
+static int add_rg(mp_samples_t *s, mp_file_smpl_t *f, const char *path, const char *id,
+                  const char *sm, rg_walk_t *wk, void *seen)
+{
+    const char *name = sm;
+    int accept = 1;
+    if (s->sample_list.idx) {
+        const char *ren = mp_namemap_get(&s->sample_list, sm);
+        if (!s->sample_include)
+            accept = !ren;
+        else if (!ren)
+            accept = 0;
+        else
+            name = ren;
+    }
+    if (accept && s->rg_list.idx)
+        accept = mp_rg_keep(s, path, id, &name);
+    int sid = accept ? sample_id(s, name) : -1;
+    if ((accept && sid < 0) || map_rg(f, id, sid) < 0)
+        return -1;
+    wk->n_skipped += !accept;
+    if (wk->first < 0)
+        khash_str2int_get(s->name2idx, name, &wk->first);
+    if (!khash_str2int_has_key(seen, name)) {
+        char *k = strdup(name);
+        if (!k || khash_str2int_inc(seen, k) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /*
  * The @RG lines of one header text. As in bcftools, ID and SM are searched
  * from the line's start onwards through the rest of the text, and the walk
- * stops at the first @RG line where either is missing. *first: the sample of
- * the first read group; *n_smpl: how many distinct samples. 0 or -1.
+ * stops at the first @RG line where either is missing. 0 or -1 (said).
  */
-static int read_groups(mp_samples_t *s, mp_file_smpl_t *f, const char *text, int *first,
-                       int *n_smpl, const char *path)
+static int read_groups(mp_samples_t *s, mp_file_smpl_t *f, const char *text, rg_walk_t *wk,
+                       const char *path)
 {
     char id[1024], sm[1024];
     void *seen = khash_str2int_init();
     const char *p = text, *q;
-    *first = -1;
-    while (p && (q = strstr(p, "@RG"))) {
+    *wk = (rg_walk_t){-1, 0, 0};
+    while (seen && p && (q = strstr(p, "@RG"))) {
         const char *eol = strchr(q + 3, '\n');
         if (q > text && q[-1] != '\n') {
             p = eol;
@@ -80,28 +120,27 @@ static int read_groups(mp_samples_t *s, mp_file_smpl_t *f, const char *text, int
             khash_str2int_destroy_free(seen);
             return -1;
         }
-        int sid = sample_id(s, sm);
-        if (sid < 0 || map_rg(f, id, sid) < 0)
+        if (add_rg(s, f, path, id, sm, wk, seen) < 0)
             goto oom;
-        if (*first < 0)
-            *first = sid;
-        if (!khash_str2int_has_key(seen, sm)) {
-            char *k = strdup(sm);
-            if (!k || khash_str2int_inc(seen, k) < 0)
-                goto oom;
-        }
         p = eol;
     }
-    *n_smpl = khash_str2int_size(seen);
+    if (!seen)
+        goto oom;
+    wk->n_names = khash_str2int_size(seen);
     khash_str2int_destroy_free(seen);
     return 0;
 oom:
-    khash_str2int_destroy_free(seen);
+    if (seen)
+        khash_str2int_destroy_free(seen);
     ss_error("out of memory reading the read groups of %s", path);
     return -1;
 }
 
-/* File i's samples from its header text (NULL: none, as under --ignore-RG). 0 or -1. */
+/*
+ * File i's samples from its header text (NULL: none, as under --ignore-RG):
+ * bcftools' bam_smpl_add_bam. A file none of whose reads can be kept keeps
+ * none (bcftools drops it from the inputs). 0 or -1.
+ */
 static int add_file(mp_samples_t *s, int i, const char *text, const char *path)
 {
     mp_file_smpl_t *f = &s->files[i];
@@ -111,14 +150,22 @@ static int add_file(mp_samples_t *s, int i, const char *text, const char *path)
             goto oom;
         return 0;
     }
-    int first, n_smpl;
-    if (read_groups(s, f, text, &first, &n_smpl, path) < 0)
+    rg_walk_t wk;
+    if (read_groups(s, f, text, &wk, path) < 0)
         return -1;
-    if (n_smpl == 1) {
-        f->default_idx = first;
+    const char *name = NULL;
+    int accept_untagged = 1;
+    if (s->rg_list.idx && !mp_rg_keep(s, path, "?", &name))
+        accept_untagged = 0;
+    if (s->sample_list.idx && wk.first < 0)
+        accept_untagged = 0;
+    if (!accept_untagged)
+        return 0; /* reads without a kept read group are dropped */
+    if (wk.n_names == 1 && !wk.n_skipped) {
+        f->default_idx = wk.first;
         return 0;
     }
-    int id = first < 0 ? sample_id(s, path) : first;
+    int id = name ? sample_id(s, name) : wk.first < 0 ? sample_id(s, path) : wk.first;
     if (id < 0 || map_rg(f, "?", id) < 0)
         goto oom;
     return 0;
@@ -138,6 +185,11 @@ int mp_samples_build(mp_samples_t *s, const ss_job_t *job, const mp_opts_t *o)
         ss_error("out of memory reading the inputs' samples");
         return -1;
     }
+    if (o->samples && mp_sample_list_read(&s->sample_list, &s->sample_include, o->samples,
+                                          o->samples_is_file) < 0)
+        return -1;
+    if (o->read_groups && mp_rg_list_read(&s->rg_list, &s->rg_include, o->read_groups) < 0)
+        return -1;
     for (int i = 0; i < in->n; i++) {
         if (o->ignore_rg) {
             if (add_file(s, i, NULL, in->paths[i]) < 0)
@@ -171,6 +223,8 @@ void mp_samples_free(mp_samples_t *s)
     for (int i = 0; i < s->n; i++)
         free(s->names[i]);
     free(s->names);
+    mp_namemap_free(&s->sample_list);
+    mp_namemap_free(&s->rg_list);
     memset(s, 0, sizeof(*s));
 }
 

@@ -47,6 +47,9 @@ typedef struct {
     int no_indel;          /* -I */
     int per_sample_flt;    /* -p */
     int ignore_rg;         /* --ignore-RG */
+    char *samples;         /* -s LIST or -S FILE, owned, or NULL */
+    int samples_is_file;   /* it was -S */
+    char *read_groups;     /* -G FILE, owned, or NULL */
     int no_reference;      /* --no-reference */
     int skip_any_unset, skip_all_unset, skip_any_set, skip_all_set; /* --nu --lu --ns --ls */
     long seed;             /* --seed [0] */
@@ -73,13 +76,36 @@ typedef struct {
     void *rg2idx;     /* khash_str2int: read group -> sample (-1: dropped), or NULL */
 } mp_file_smpl_t;
 
+/* A map of names to names (-s renames, -G read groups), in mp_sample_lists.c. */
+typedef struct {
+    void *idx;        /* khash_str2int: name -> index into vals */
+    char **vals;
+    int n;
+} mp_namemap_t;
+
 typedef struct {
     int n;            /* samples */
     char **names;     /* owned */
     void *name2idx;   /* khash_str2int over names */
     int n_files;
     mp_file_smpl_t *files;
+    mp_namemap_t sample_list; /* -s/-S: sample -> its name in the output; idx NULL: none */
+    int sample_include;       /* the list keeps (else drops, '^') its samples */
+    mp_namemap_t rg_list;     /* -G: "RG", "RG\tFILE" or "*\tFILE" -> sample, "\t" keeps it */
+    int rg_include;
 } mp_samples_t;
+
+const char *mp_namemap_get(const mp_namemap_t *m, const char *key);
+void mp_namemap_free(mp_namemap_t *m);
+/* -s LIST or -S FILE (is_file) into m; *include unless it starts with '^'. 0 or -1 (said). */
+int mp_sample_list_read(mp_namemap_t *m, int *include, const char *arg, int is_file);
+/* -G FILE into m, as bcftools reads it. 0 or -1 (said). */
+int mp_rg_list_read(mp_namemap_t *m, int *include, const char *arg);
+/*
+ * Whether -G keeps read group rg of file fname (bcftools' bsmpl_keep_readgroup);
+ * *name becomes the sample's new name when the list gives one.
+ */
+int mp_rg_keep(const mp_samples_t *s, const char *fname, const char *rg, const char **name);
 
 int mp_samples_build(mp_samples_t *s, const ss_job_t *job, const mp_opts_t *o);
 void mp_samples_free(mp_samples_t *s);
