@@ -210,7 +210,7 @@ static int align_to_hap(const mp_indel_col_t *col, const mp_aux_t *bca, mp_indel
     }
     /* Low 8 bits: the score per 100 query bases, scaled by --indel-bias (in float). */
     int l = (int)(100. * sc / n_q + .499) * bca->indel_bias;
-    *score = sc << 8 | (l < 255 ? l : 255);
+    *score = (int)((unsigned)sc << 8) | (l < 255 ? l : 255); /* wraps as in bcftools */
 
     int penalty = repeat_penalty(ws, seg, seg_len, rs);
     if (penalty < 0)

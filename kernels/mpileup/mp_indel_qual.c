@@ -14,6 +14,15 @@
 #include "mp_indel.h"
 
 /*
+ * x << n as two's complement wraps it (what GCC gives bcftools' signed
+ * shifts), without the undefined behaviour of shifting a negative int.
+ */
+static inline int shl(int x, int n)
+{
+    return (int)((unsigned)x << n);
+}
+
+/*
  * The soft clip that matters for a read at this column (the left one, or the
  * right one when nearer) weighted by nearness, capped at 99; and the read's
  * offset from its clipped start (to the insertion's end when that is nearer
@@ -107,7 +116,7 @@ static int read_call(const mp_indel_col_t *col, const mp_aux_t *bca, const int *
     sc[0] = sc[1] = 0; /* n >= 2 always (REF and a candidate); this tells the compiler */
     /* Scores are distinct once tagged with the index, so any sort gives this order. */
     for (t = 0; t < n; t++)
-        sc[t] = scores[t] << 6 | t;
+        sc[t] = shl(scores[t], 6) | t;
     for (t = 1; t < n; t++)
         for (int j = t; j > 0 && sc[j] < sc[j - 1]; j--) {
             int tmp = sc[j];
@@ -136,7 +145,7 @@ static int read_call(const mp_indel_col_t *col, const mp_aux_t *bca, const int *
         seqQ = 255;
     *best = sc[0] & 0x3f;
     *q_sum = indelQ < seqQ ? indelQ : seqQ;
-    return (sc[0] & 0x3f) << 16 | seqQ << 8 | indelQ;
+    return (sc[0] & 0x3f) << 16 | shl(seqQ, 8) | indelQ;
 }
 
 /*
@@ -157,7 +166,7 @@ static int pick_alleles(const mp_indel_col_t *col, mp_aux_t *bca, const char *in
     bca->inscns = cns;
 
     for (t = 0; t < n; t++)
-        sumq[t] = sumq[t] << 6 | t;
+        sumq[t] = shl(sumq[t], 6) | t;
     for (t = 1; t < n; t++)
         for (int j = t; j > 0 && sumq[j] > sumq[j - 1]; j--) {
             int tmp = sumq[j];

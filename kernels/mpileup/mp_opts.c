@@ -46,6 +46,9 @@ void mp_opts_free(mp_opts_t *o)
         free(o->cmd_line);
         free(o->samples);
         free(o->read_groups);
+        free(o->regions);
+        free(o->regions_file);
+        free(o->targets);
     }
 }
 
@@ -82,6 +85,11 @@ static const ss_opt_t input_opts[] = {
     {'r', 'r', "regions", "REG[,...]",
      "comma separated list of regions in which pileup is generated", NULL},
     ALIAS('r', "region", "REG[,...]"),
+    {'R', 'R', "regions-file", "FILE", "restrict to regions listed in a file", SS_VALUES_FILE},
+    {'t', 't', "targets", "REG[,...]",
+     "similar to -r but streams rather than index-jumps ('^' excludes)", NULL},
+    {'T', 'T', "targets-file", "FILE",
+     "similar to -R but streams rather than index-jumps ('^FILE' excludes)", SS_VALUES_FILE},
     {O_IGNORE_RG, 0, "ignore-RG", NULL, "ignore RG tags (one BAM = one sample)", NULL},
     ALIAS(O_IGNORE_RG, "ignore-rg", NULL),
     {O_LS, 0, "ls", "STR|INT", "skip reads with all of the bits set (also --skip-all-set) []",
@@ -142,6 +150,9 @@ static const ss_opt_t gl_opts[] = {
     {O_OPEN, 0, "open-prob", "INT", "phred-scaled gap open seq error probability [40]", NULL},
     {'p', 'p', "per-sample-mF", NULL, "apply -m and -F per-sample for increased sensitivity",
      NULL},
+    {'P', 'P', "platforms", "STR",
+     "comma separated list of platforms for indels [all]; accepted and, as in bcftools "
+     "1.16, unused", NULL},
     {O_AR, 0, "ar", "STR",
      "what to do with ambiguous indel reads: drop, incAD, incAD0 (also --ambig-reads) [drop]",
      "drop incAD incAD0"},
@@ -309,18 +320,6 @@ static int float_opt(const char *name, const char *arg, double *dst)
     return 0;
 }
 
-/* -r: bcftools' comma-separated list, each one a region of the run. */
-static int add_regions(ss_common_opts_t *co, const char *arg)
-{
-    char *copy = strdup(arg), *save = NULL;
-    int rc = copy ? 0 : -1;
-    for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && rc == 0;
-         t = strtok_r(NULL, ",", &save))
-        rc = ss_common_add_region(co, t);
-    free(copy);
-    return rc;
-}
-
 /* -o: a number is the gap open probability, anything else the output (bcftools' rule). */
 static int output_or_open(mp_opts_t *o, ss_common_opts_t *co, const char *arg)
 {
@@ -389,7 +388,21 @@ static int apply(void *ctx, int c, const char *arg)
     case 'U': o->fmt_flag &= ~MP_INFO_ZSCORE; return 0;
     case 'x': o->overlaps = 0; return 0;
     case 'f': return ss_opt_string(&co->reference, arg);
-    case 'r': return add_regions(co, arg);
+    case 'r':
+    case 'R':
+        free(o->regions), free(o->regions_file);
+        o->regions = o->regions_file = NULL;
+        if (c == 'R' && ss_common_add_read(co, arg, "the -R regions file", 0) < 0)
+            return -1;
+        return ss_opt_string(c == 'r' ? &o->regions : &o->regions_file, arg);
+    case 't':
+    case 'T':
+        o->targets_is_file = c == 'T';
+        if (c == 'T' && ss_common_add_read(co, arg + (arg[0] == '^'), "the -T targets file",
+                                           0) < 0)
+            return -1;
+        return ss_opt_string(&o->targets, arg);
+    case 'P': return 0;
     case 'o': return output_or_open(o, co, arg);
     case 'O': return parse_out_type(o, arg);
     case 'X': return apply_profile(o, arg);
@@ -459,9 +472,38 @@ static char *command_line(int argc, char **argv)
     return kept;
 }
 
+static int ends_with_ci(const char *s, const char *suffix)
+{
+    size_t n = s ? strlen(s) : 0, k = strlen(suffix);
+    return n >= k && !strcasecmp(s + n - k, suffix);
+}
+
+/*
+ * bcftools 1.16 lets the output's name decide over -O: .bcf is compressed
+ * BCF, .vcf plain VCF, .vcf.gz and .vcf.bgz compressed VCF; a level needs a
+ * compressed stream. 0, or -1 after a message.
+ */
+static int output_type_from_name(mp_opts_t *o, const char *output)
+{
+    if (ends_with_ci(output, ".bcf"))
+        o->out_type = MP_OUT_BCF_GZ;
+    else if (ends_with_ci(output, ".vcf"))
+        o->out_type = MP_OUT_VCF;
+    else if (ends_with_ci(output, ".vcf.gz") || ends_with_ci(output, ".vcf.bgz"))
+        o->out_type = MP_OUT_VCF_GZ;
+    if (o->level >= 0 && (o->out_type == MP_OUT_VCF || o->out_type == MP_OUT_BCF)) {
+        fprintf(stderr, "seqshard mpileup: compression level (%d) cannot be set on uncompressed "
+                        "streams (%s)\n", o->level, output ? output : "standard output");
+        return -1;
+    }
+    return 0;
+}
+
 /* What bcftools refuses, and what follows from the options together. */
 static int check(mp_opts_t *o, ss_common_opts_t *co)
 {
+    if (output_type_from_name(o, co->output) < 0)
+        return -1;
     if (o->redo_baq && !o->baq) {
         fprintf(stderr, "seqshard mpileup: -B cannot be combined with -E\n");
         return -1;
@@ -507,7 +549,8 @@ int mp_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         return SS_EXIT_USAGE;
     if (!(o->cmd_line = command_line(argc, argv)))
         return SS_EXIT_USAGE;
-    co->merge_regions = 1; /* bcftools walks its regions in order, once each */
+    if (mp_regions_add(o, co) < 0)
+        return SS_EXIT_USAGE;
     co->cram_md = 1;       /* NMBZ reads NM: bcftools has CRAM rebuild MD/NM */
     return 0;
 }

@@ -75,6 +75,7 @@ static int bind_contig(mp_worker_t *w, int tid)
         in->src = ss_reader_source(w->rd, i);
         in->ref = w->ref;
         in->ref_len = w->ref_len;
+        in->ctg = sam_hdr_tid2name(w->hdr, tid);
         in->read_err = 0;
     }
     return 0;
@@ -102,9 +103,14 @@ int mp_pileup_pass(mp_worker_t *w, const ss_shard_t *sh, int tid, hts_pos_t lo, 
     if (!it)
         return -1;
     int ctid, pos, ret, rc = 0;
+    const mp_targets_t *targets = w->run->targets.idx ? &w->run->targets : NULL;
+    const char *ctg = sam_hdr_tid2name(w->hdr, tid);
     while (rc == 0 && (ret = bam_mplp_auto(it, &ctid, &pos, w->n_plp, w->plp)) > 0) {
         if (ctid != tid || pos >= hi)
             break;
+        /* bcftools looks at no column outside its region or targets: no BAQ there */
+        if (pos < scope_lo || (targets && !mp_targets_column(targets, ctg, pos)))
+            continue;
         if (w->ref && w->o->baq)
             mp_column_baq(w);
         if (pos >= lo)

@@ -47,6 +47,8 @@ static int keep_read(mp_input_t *in, bam1_t *b)
     const mp_opts_t *o = in->o;
     if (b->core.tid < 0 || (b->core.flag & BAM_FUNMAP) || !flags_pass(o, b->core.flag))
         return 0;
+    if (in->targets && !mp_targets_read(in->targets, in->targets_itr, in->ctg, b))
+        return 0;
     if (mp_samples_of(in->smpl, in->i, b) < 0)
         return 0;
     if (o->illumina13) {

@@ -30,6 +30,7 @@ static void run_free(void *run)
     if (!r)
         return;
     mp_samples_free(&r->smpl);
+    mp_targets_free(&r->targets);
     if (r->vcf_hdr)
         bcf_hdr_destroy(r->vcf_hdr);
     free(r->head.s);
@@ -60,7 +61,8 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
         ss_error("out of memory preparing mpileup");
         return -1;
     }
-    if (mp_samples_build(&r->smpl, job, o) < 0 || mp_header_build(r, o, job, &r->head) < 0)
+    if (mp_targets_load(&r->targets, o) < 0 || mp_samples_build(&r->smpl, job, o) < 0 ||
+        mp_header_build(r, o, job, &r->head) < 0)
         return -1;
     fill_probaln_table();
     out->format = SS_FMT_TEXT;
@@ -177,6 +179,11 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
         w->in[i].i = i;
         w->in[i].o = w->o;
         w->in[i].smpl = &w->run->smpl;
+        if (w->run->targets.idx) {
+            w->in[i].targets = &w->run->targets;
+            if (!(w->in[i].targets_itr = regitr_init(w->run->targets.idx)))
+                goto oom;
+        }
     }
     return 0;
 oom:
@@ -191,6 +198,9 @@ static void worker_destroy(void *wstate)
         return;
     for (int i = 0; w->grp && i < w->n_smpl; i++)
         free(w->grp[i].plp);
+    for (int i = 0; w->in && i < w->n; i++)
+        if (w->in[i].targets_itr)
+            regitr_destroy(w->in[i].targets_itr);
     free(w->in), free(w->n_plp), free(w->plp), free(w->grp), free(w->grp_n);
     free(w->grp_plp), free(w->bcr);
     if (w->bca) {

@@ -12,6 +12,7 @@
 #define SS_KERNEL_MPILEUP_H
 
 #include <htslib/khash_str2int.h>
+#include <htslib/regidx.h>
 #include <htslib/sam.h>
 #include <htslib/vcf.h>
 
@@ -50,6 +51,10 @@ typedef struct {
     char *samples;         /* -s LIST or -S FILE, owned, or NULL */
     int samples_is_file;   /* it was -S */
     char *read_groups;     /* -G FILE, owned, or NULL */
+    char *regions;         /* -r LIST, owned, or NULL */
+    char *regions_file;    /* -R FILE, owned, or NULL */
+    char *targets;         /* -t LIST or -T FILE ('^' excludes), owned, or NULL */
+    int targets_is_file;   /* it was -T */
     int no_reference;      /* --no-reference */
     int skip_any_unset, skip_all_unset, skip_any_set, skip_all_set; /* --nu --lu --ns --ls */
     long seed;             /* --seed [0] */
@@ -117,8 +122,25 @@ int mp_samples_can_draw(const mp_samples_t *s, int max_depth);
 /* The read's sample in file i, or -1 when the read is dropped. Any thread. */
 int mp_samples_of(const mp_samples_t *s, int i, const bam1_t *b);
 
+/* -t/-T: the targets, built on the main thread, read-only after (mp_regions.c). */
+typedef struct {
+    regidx_t *idx;    /* NULL: no targets */
+    int include;      /* else '^': exclude */
+} mp_targets_t;
+
+/* -r/-R as the run's regions, in bcftools' order. 0, or -1 after a message. Main thread. */
+int mp_regions_add(const mp_opts_t *o, ss_common_opts_t *co);
+/* -t/-T into t (t->idx NULL when none). 0, or -1 after ss_error(). Main thread. */
+int mp_targets_load(mp_targets_t *t, const mp_opts_t *o);
+void mp_targets_free(mp_targets_t *t);
+/* bcftools' read test against the targets (itr: the worker's own). 1 keep, 0 drop. */
+int mp_targets_read(const mp_targets_t *t, regitr_t *itr, const char *ctg, const bam1_t *b);
+/* bcftools' column test: 1 when the column is printed. */
+int mp_targets_column(const mp_targets_t *t, const char *ctg, hts_pos_t pos);
+
 /* The run state: samples and the VCF header, read-only for the workers. */
 typedef struct {
+    mp_targets_t targets;
     mp_samples_t smpl;
     bcf_hdr_t *vcf_hdr;
     kstring_t head;   /* the header's bytes, as the output opens */
@@ -137,6 +159,9 @@ typedef struct {
     int i;                    /* input number */
     const mp_opts_t *o;
     const mp_samples_t *smpl;
+    const mp_targets_t *targets; /* -t/-T, or NULL */
+    regitr_t *targets_itr;    /* this input's iterator over them */
+    const char *ctg;          /* the contig being read */
     const char *ref;          /* the contig's sequence (NUL-terminated), or NULL */
     hts_pos_t ref_len;
     hts_pos_t skip_before;    /* drop reads starting before this (a range read twice) */

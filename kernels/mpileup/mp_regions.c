@@ -1,0 +1,124 @@
+/*
+ * mp_regions.c -- bcftools mpileup's -r/-R regions and -t/-T targets, through
+ * htslib's regidx as bcftools reads them. Regions become the run's regions in
+ * the order bcftools walks them (contig by contig as first named, each
+ * contig's regions by position; overlapping ones are each walked, as in
+ * bcftools 1.16). Targets filter reads and columns while the whole file is
+ * read: with '^', bcftools 1.16 keeps only the reads that overlap an excluded
+ * interval and prints the columns outside them, and so does this.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpileup.h"
+
+/* The -r list or -R file as regidx holds it; NULL after a message. */
+static regidx_t *load_regions(const mp_opts_t *o)
+{
+    regidx_t *idx;
+    if (o->regions_file) {
+        idx = regidx_init(o->regions_file, NULL, NULL, 0, NULL);
+    } else {
+        idx = regidx_init(NULL, regidx_parse_reg, NULL, sizeof(char *), NULL);
+        char *list = strdup(o->regions);
+        if (idx && (!list || regidx_insert_list(idx, list, ',') != 0)) {
+            regidx_destroy(idx);
+            idx = NULL;
+        }
+        free(list);
+    }
+    if (!idx)
+        fprintf(stderr, "seqshard mpileup: could not parse the regions %s; give CHR, CHR:BEG "
+                        "or CHR:BEG-END (-r) or a BED or tab-separated file (-R)\n",
+                o->regions_file ? o->regions_file : o->regions);
+    return idx;
+}
+
+int mp_regions_add(const mp_opts_t *o, ss_common_opts_t *co)
+{
+    if (!o->regions && !o->regions_file)
+        return 0;
+    regidx_t *idx = load_regions(o);
+    regitr_t *itr = idx ? regitr_init(idx) : NULL;
+    if (!itr) {
+        regidx_destroy(idx);
+        return -1;
+    }
+    kstring_t s = KS_INITIALIZE;
+    int rc = 0;
+    while (rc == 0 && regitr_loop(itr)) {
+        s.l = 0;
+        if (itr->end >= (hts_pos_t)INT32_MAX)
+            ksprintf(&s, "%s:%lld", itr->seq, (long long)itr->beg + 1);
+        else
+            ksprintf(&s, "%s:%lld-%lld", itr->seq, (long long)itr->beg + 1,
+                     (long long)itr->end + 1);
+        rc = ss_common_add_region(co, s.s);
+    }
+    free(s.s);
+    regitr_destroy(itr);
+    regidx_destroy(idx);
+    co->merge_regions = 0; /* bcftools' order, overlaps and all */
+    return rc;
+}
+
+int mp_targets_load(mp_targets_t *t, const mp_opts_t *o)
+{
+    memset(t, 0, sizeof(*t));
+    const char *arg = o->targets;
+    if (!arg)
+        return 0;
+    t->include = arg[0] != '^';
+    arg += !t->include;
+    if (o->targets_is_file) {
+        t->idx = regidx_init(arg, NULL, NULL, 0, NULL);
+    } else {
+        char *list = strdup(arg);
+        t->idx = regidx_init(NULL, regidx_parse_reg, NULL, 0, NULL);
+        if (t->idx && (!list || regidx_insert_list(t->idx, list, ',') != 0)) {
+            regidx_destroy(t->idx);
+            t->idx = NULL;
+        }
+        free(list);
+    }
+    if (!t->idx) {
+        ss_error("%s %s: could not read the targets; give CHR, CHR:BEG or CHR:BEG-END "
+                 "(-t) or a BED or tab-separated file (-T)", o->targets_is_file ? "-T" : "-t",
+                 arg);
+        return -1;
+    }
+    /* regidx sorts and indexes a contig's list on its first query: do it now, before
+     * the workers share it */
+    int n;
+    char **names = regidx_seq_names(t->idx, &n);
+    for (int i = 0; i < n; i++)
+        regidx_overlap(t->idx, names[i], 0, 0, NULL);
+    return 0;
+}
+
+void mp_targets_free(mp_targets_t *t)
+{
+    if (t->idx)
+        regidx_destroy(t->idx);
+    memset(t, 0, sizeof(*t));
+}
+
+int mp_targets_read(const mp_targets_t *t, regitr_t *itr, const char *ctg, const bam1_t *b)
+{
+    hts_pos_t beg = b->core.pos, end = bam_endpos(b) - 1;
+    int overlap = regidx_overlap(t->idx, ctg, beg, end, itr);
+    if (!t->include && !overlap)
+        while (regitr_overlap(itr))
+            if (beg < itr->beg || end > itr->end) {
+                overlap = 1;
+                break;
+            }
+    return overlap;
+}
+
+int mp_targets_column(const mp_targets_t *t, const char *ctg, hts_pos_t pos)
+{
+    int overlap = regidx_overlap(t->idx, ctg, pos, pos, NULL);
+    return t->include ? overlap : !overlap;
+}
