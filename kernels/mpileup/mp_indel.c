@@ -116,7 +116,7 @@ static int gather_sizes(mp_indel_col_t *col, mp_aux_t *bca, mp_indel_ws_t *ws, i
     return support_ok;
 }
 
-/* Half or more N in the reference just right of pos: a gap in the assembly, not an indel. */
+/* Half or more N in the reference from pos on: an assembly gap, not an indel. */
 static int mostly_n(const mp_indel_col_t *col, int win)
 {
     int n_n = 0, i, end = col->pos + (2 * win < col->max_rd_len ? 2 * win : col->max_rd_len);

@@ -115,7 +115,9 @@ static int add_run(mp_indel_ws_t *ws, int *n_runs, const uint8_t *seg, int len, 
  * Tandem repeats of units 1-8 in seg (codes 0-4, 2 bits a base; N's bit
  * spills into the previous base, which bcftools' finder also does), into
  * ws->runs. The first 15 bases test every unit that fits; after that only
- * the longest unit that repeats. Returns the number of runs, or -1.
+ * the longest unit that repeats. bcftools' finder also skips '*' pads; a
+ * haplotype has none, so this one does not look for them. Returns the
+ * number of runs, or -1.
  */
 static int find_repeats(mp_indel_ws_t *ws, const uint8_t *seg, int len)
 {

@@ -114,6 +114,9 @@ static const ss_opt_t input_opts[] = {
     {'G', 'G', "read-groups", "FILE", "select or exclude ('^FILE') read groups listed in the file",
      SS_VALUES_FILE},
     {'x', 'x', "ignore-overlaps", NULL, "disable read-pair overlap detection", NULL},
+    {'g', 'g', "gvcf", "INT[,...]",
+     "group non-variant sites into gVCF blocks by minimum per-sample DP: not yet in seqshard "
+     "(refused)", NULL},
     {O_SEED, 0, "seed", "INT", "random number seed used for sampling deep regions [0]", NULL},
     SS_OPT_END};
 
@@ -189,8 +192,8 @@ static const ss_cmd_t mp_cmd = {
                 "  seqshard mpileup -f ref.fa -Ou in.bam | bcftools call -mv -Oz -o calls.vcf.gz\n"
                 "  # three samples with extra annotations, compressed\n"
                 "  seqshard mpileup -f ref.fa -a AD,DP,SP -Ob -o out.bcf a.bam b.bam c.bam",
-    .see_also = "seqshard(1), bcftools(1), seqshard-pileup(1)",
-};
+    .see_also = "seqshard(1), bcftools(1), seqshard-pileup(1), seqshard-realign(1)",
+    .steps = 1};
 
 void mp_usage(FILE *fp)
 {
@@ -403,6 +406,11 @@ static int apply(void *ctx, int c, const char *arg)
             return -1;
         return ss_opt_string(&o->targets, arg);
     case 'P': return 0;
+    case 'g':
+        fprintf(stderr, "seqshard mpileup: -g/--gvcf is not supported yet: gVCF blocks that "
+                        "cross shard edges are not merged; run bcftools mpileup -g, or call "
+                        "without gVCF\n");
+        return -1;
     case 'o': return output_or_open(o, co, arg);
     case 'O': return parse_out_type(o, arg);
     case 'X': return apply_profile(o, arg);
