@@ -21,21 +21,13 @@ int mp_site_has_alt(const mp_site_t *bc)
 
 /*
  * Called by htslib's pileup for each read it takes in (bcftools' constructor):
- * the read's sample, whether it has a soft clip, and with BAQ on whether it has
- * an indel or ref skip, kept in cd.i for every column the read is in.
+ * the read's sample and the facts about it every column needs (MP_CD_*),
+ * kept in cd.i for every column the read is in.
  */
 int mp_read_entered(void *data, const bam1_t *b, bam_pileup_cd *cd)
 {
     mp_input_t *in = data;
-    const uint32_t *cig = bam_get_cigar(b);
-    int clip = 0, indel = 0;
-    for (uint32_t k = 0; k < b->core.n_cigar && !clip; k++)
-        clip = bam_cigar_op(cig[k]) == BAM_CSOFT_CLIP;
-    for (uint32_t k = 0; in->o->baq && k < b->core.n_cigar && !indel; k++) {
-        int op = bam_cigar_op(cig[k]);
-        indel = op == BAM_CINS || op == BAM_CDEL || op == BAM_CREF_SKIP;
-    }
-    cd->i = MP_CD_MAKE(mp_samples_of(in->smpl, in->i, b), clip, indel);
+    cd->i = mp_read_cd(b, mp_samples_of(in->smpl, in->i, b), in->o->baq);
     return 0;
 }
 
@@ -155,9 +147,8 @@ int mp_group_by_sample(mp_worker_t *w)
 }
 
 /* The record, appended to the shard's output as VCF text or BCF bytes. 0 or -1. */
-static int put_record(mp_worker_t *w, kstring_t *out)
+static int put_record(mp_worker_t *w, bcf1_t *v, kstring_t *out)
 {
-    bcf1_t *v = w->rec;
     if (!w->bcf)
         return vcf_format(w->run->vcf_hdr, v, out) < 0 ? -1 : 0;
     bcf_copy(w->sync, v); /* serialises v's edited fields into its shared and indiv blocks */
@@ -178,6 +169,41 @@ static int put_record(mp_worker_t *w, kstring_t *out)
         kputsn(v->indiv.s, v->indiv.l, out) < 0)
         return -1;
     return 0;
+}
+
+typedef struct {
+    mp_worker_t *w;
+    kstring_t *out;
+} block_out_t;
+
+static int put_block(void *ctx, bcf1_t *block)
+{
+    block_out_t *b = ctx;
+    return put_record(b->w, block, b->out);
+}
+
+/*
+ * The record, or what gVCF makes of it. Past the shard's end (extending) only
+ * the shard's last block takes records, until it closes; the rest is the next
+ * shard's. 0 or -1.
+ */
+static int emit_record(mp_worker_t *w, kstring_t *out)
+{
+    if (!w->gv)
+        return put_record(w, w->rec, out);
+    if (w->extending && !mp_gvcf_open(w->gv))
+        return 0;
+    block_out_t b = {w, out};
+    int r = mp_gvcf_write(w->gv, w->run->vcf_hdr, w->rec, put_block, &b);
+    if (r < 0)
+        return -1;
+    return r == 1 && !w->extending ? put_record(w, w->rec, out) : 0;
+}
+
+int mp_gvcf_close(mp_worker_t *w, kstring_t *out)
+{
+    block_out_t b = {w, out};
+    return w->gv ? mp_gvcf_write(w->gv, w->run->vcf_hdr, NULL, put_block, &b) : 0;
 }
 
 /*
@@ -205,7 +231,7 @@ int mp_column_records(mp_worker_t *w, int tid, hts_pos_t pos, kstring_t *out, in
         *carry_known = 1;
     bcf_clear1(w->rec);
     if (oom || mp_site_to_bcf(&w->bc, w->rec, w->bcr, w->o->fmt_flag, w->bca, NULL) < 0 ||
-        put_record(w, out) < 0)
+        emit_record(w, out) < 0)
         return -1;
     if (w->o->no_indel || total >= w->max_indel_depth)
         return 0;
@@ -223,5 +249,5 @@ int mp_column_records(mp_worker_t *w, int tid, hts_pos_t pos, kstring_t *out, in
     bcf_clear1(w->rec);
     if (mp_site_to_bcf(&w->bc, w->rec, w->bcr, w->o->fmt_flag, w->bca, w->ref) < 0)
         return -1;
-    return put_record(w, out);
+    return emit_record(w, out);
 }

@@ -162,6 +162,16 @@ static int body_lines(bcf_hdr_t *h, int f)
     return rc;
 }
 
+/* -g's two INFO lines, after the others. */
+static int gvcf_lines(bcf_hdr_t *h)
+{
+    int rc = bcf_hdr_append(h, "##INFO=<ID=END,Number=1,Type=Integer,Description=\"End position "
+                               "of the variant described in this record\">");
+    rc |= bcf_hdr_append(h, "##INFO=<ID=MinDP,Number=1,Type=Integer,Description=\"Minimum "
+                            "per-sample depth in this gVCF block\">");
+    return rc;
+}
+
 /* The header's bytes: VCF text, or BCF's magic, length and text with its NUL. */
 static int header_bytes(bcf_hdr_t *h, int bcf, kstring_t *out)
 {
@@ -189,7 +199,8 @@ int mp_header_build(mp_run_t *r, const mp_opts_t *o, const ss_job_t *job, kstrin
 {
     bcf_hdr_t *h = bcf_hdr_init("w");
     r->vcf_hdr = h;
-    int rc = !h || head_lines(h, o, job) || body_lines(h, o->fmt_flag);
+    int rc = !h || head_lines(h, o, job) || body_lines(h, o->fmt_flag) ||
+             (o->gvcf_ranges && gvcf_lines(h));
     for (int i = 0; !rc && i < r->smpl.n; i++)
         rc = bcf_hdr_add_sample(h, r->smpl.names[i]) < 0;
     rc = rc || bcf_hdr_sync(h) < 0;

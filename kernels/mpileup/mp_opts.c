@@ -49,6 +49,7 @@ void mp_opts_free(mp_opts_t *o)
         free(o->regions);
         free(o->regions_file);
         free(o->targets);
+        free(o->gvcf_ranges);
     }
 }
 
@@ -115,8 +116,7 @@ static const ss_opt_t input_opts[] = {
      SS_VALUES_FILE},
     {'x', 'x', "ignore-overlaps", NULL, "disable read-pair overlap detection", NULL},
     {'g', 'g', "gvcf", "INT[,...]",
-     "group non-variant sites into gVCF blocks by minimum per-sample DP: not yet in seqshard "
-     "(refused)", NULL},
+     "group non-variant sites into gVCF blocks according to minimum per-sample DP", NULL},
     {O_SEED, 0, "seed", "INT", "random number seed used for sampling deep regions [0]", NULL},
     SS_OPT_END};
 
@@ -407,10 +407,14 @@ static int apply(void *ctx, int c, const char *arg)
         return ss_opt_string(&o->targets, arg);
     case 'P': return 0;
     case 'g':
-        fprintf(stderr, "seqshard mpileup: -g/--gvcf is not supported yet: gVCF blocks that "
-                        "cross shard edges are not merged; run bcftools mpileup -g, or call "
-                        "without gVCF\n");
-        return -1;
+        free(o->gvcf_ranges);
+        o->gvcf_ranges = NULL;
+        if (mp_gvcf_parse(arg, &o->gvcf_ranges, &o->n_gvcf_ranges) < 0) {
+            fprintf(stderr, "seqshard mpileup: could not parse --gvcf %s; give DP bounds such "
+                            "as 0,5,10\n", arg);
+            return -1;
+        }
+        return 0;
     case 'o': return output_or_open(o, co, arg);
     case 'O': return parse_out_type(o, arg);
     case 'X': return apply_profile(o, arg);
@@ -512,6 +516,11 @@ static int check(mp_opts_t *o, ss_common_opts_t *co)
 {
     if (output_type_from_name(o, co->output) < 0)
         return -1;
+    if (o->gvcf_ranges && !(o->fmt_flag & MP_FMT_DP)) {
+        fprintf(stderr, "seqshard mpileup: the -a DP option is required with --gvcf, switching "
+                        "on\n");
+        o->fmt_flag |= MP_FMT_DP;
+    }
     if (o->redo_baq && !o->baq) {
         fprintf(stderr, "seqshard mpileup: -B cannot be combined with -E\n");
         return -1;
@@ -559,6 +568,11 @@ int mp_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         return SS_EXIT_USAGE;
     if (mp_regions_add(o, co) < 0)
         return SS_EXIT_USAGE;
+    if (o->gvcf_ranges && co->n_regions > 1) {
+        fprintf(stderr, "seqshard mpileup: --gvcf with several regions is not supported: a "
+                        "block may run from one region into the next; give one region\n");
+        return SS_EXIT_USAGE;
+    }
     co->cram_md = 1;       /* NMBZ reads NM: bcftools has CRAM rebuild MD/NM */
     return 0;
 }

@@ -173,6 +173,8 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
         !w->bca || !w->rec || !w->sync || !w->scratch)
         goto oom;
     aux_settings(w->bca, w->o);
+    if (w->o->gvcf_ranges && !(w->gv = mp_gvcf_init(w->o->gvcf_ranges, w->o->n_gvcf_ranges)))
+        goto oom;
     if (site_init(w, w->n_smpl) < 0)
         goto oom;
     for (int i = 0; i < w->n; i++) {
@@ -208,6 +210,7 @@ static void worker_destroy(void *wstate)
         mp_aux_destroy(w->bca);
     }
     site_free(&w->bc);
+    mp_gvcf_destroy(w->gv);
     if (w->rec)
         bcf_destroy1(w->rec);
     if (w->sync)
@@ -248,16 +251,28 @@ int mp_load_contig(mp_worker_t *w, int tid)
 typedef struct {
     ss_out_t *so;
     ss_shard_stats_t *st;
+    hts_pos_t end; /* the shard's end: past it, only its last gVCF block is followed */
     int carry_known;
 } shard_pass_t;
+
+/* record_column: the shard's last gVCF block is closed past its end; the pass is done. */
+#define PASS_DONE 2
 
 static int record_column(mp_worker_t *w, int tid, hts_pos_t pos, void *ctx)
 {
     shard_pass_t *sp = ctx;
-    sp->st->bases++;
+    if (pos >= sp->end) { /* past the shard: only to follow its last gVCF block */
+        if (!w->gv || !mp_gvcf_open(w->gv))
+            return PASS_DONE;
+        w->extending = 1;
+    } else {
+        sp->st->bases++;
+    }
     int r = mp_column_records(w, tid, pos, ss_out_text(sp->so), &sp->carry_known);
     if (r != 0)
         return r;
+    if (w->extending && !mp_gvcf_open(w->gv))
+        return PASS_DONE;
     /* output leaves memory only once it is final: a pass may restart with the carry */
     return sp->carry_known && ss_out_checkpoint(sp->so) < 0 ? -1 : 0;
 }
@@ -269,6 +284,66 @@ static void start_stream(mp_worker_t *w, const ss_shard_t *sh)
     mp_rng_jump(&w->rng, sh->before);
 }
 
+/* gVCF at the shard's first position: the records of the position before, alone. */
+static int continuation_column(mp_worker_t *w, int tid, hts_pos_t pos, void *ctx)
+{
+    int known = 1; /* no value an indel record carries changes a block */
+    return mp_column_records(w, tid, pos, ctx, &known) < 0 ? -1 : 0;
+}
+
+/*
+ * Whether a gVCF block of an earlier shard is open at the shard's start: it
+ * is when the last record at the position before is a reference-only record
+ * a block takes (the block's history does not matter, only that record). The
+ * shard then skips the records that continue it. 0 or -1.
+ */
+static int gvcf_continuation(mp_worker_t *w, const ss_shard_t *sh)
+{
+    mp_gvcf_reset(w->gv);
+    if (sh->beg <= sh->scope_beg)
+        return 0;
+    kstring_t scratch = KS_INITIALIZE;
+    mp_rng_t rng = w->rng; /* no block depends on the likelihoods' draws */
+    int rc = mp_pileup_pass(w, sh, sh->tid, sh->beg - 1, sh->beg, sh->scope_beg,
+                            continuation_column, &scratch);
+    w->rng = rng;
+    free(scratch.s);
+    if (mp_gvcf_open(w->gv))
+        mp_gvcf_skip_from(w->gv);
+    else
+        mp_gvcf_reset(w->gv);
+    return rc < 0 ? -1 : 0;
+}
+
+/* Where the shard's pass may run to: its scope's end with gVCF, else its own end. */
+static hts_pos_t pass_end(const mp_worker_t *w, const ss_shard_t *sh)
+{
+    if (!w->gv)
+        return sh->end;
+    hts_pos_t len = sam_hdr_tid2len(w->hdr, sh->tid);
+    return sh->scope_end < len ? sh->scope_end : len;
+}
+
+/* One pass over the shard's records. 0, MP_NEED_CARRY, or -1 after ss_error(). */
+static int shard_pass(mp_worker_t *w, const ss_shard_t *sh, shard_pass_t *sp)
+{
+    for (int i = 0; i < w->n; i++)
+        w->in[i].n_read = 0;
+    start_stream(w, sh);
+    w->extending = 0;
+    if (w->gv && gvcf_continuation(w, sh) < 0)
+        return -1;
+    int rc = mp_pileup_pass(w, sh, sh->tid, sh->beg, pass_end(w, sh), sh->scope_beg,
+                            record_column, sp);
+    if (rc == PASS_DONE)
+        rc = 0;
+    /* a block still open at the end of the contig or region closes there */
+    if (rc == 0 && mp_gvcf_close(w, ss_out_text(sp->so)) < 0)
+        rc = -1;
+    w->extending = 0;
+    return rc;
+}
+
 static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_stats_t *st)
 {
     mp_worker_t *w = wstate;
@@ -278,32 +353,24 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
                      sh->end + MP_READ_PAST_END);
     int ptid = sh->tid;
     hts_pos_t plo = sh->scope_beg, phi;
-    shard_pass_t sp = {so, st, 0};
+    shard_pass_t sp = {so, st, sh->end, 0};
     /* the run's first columns start from bcftools' zeroed values */
     sp.carry_known = !(w->o->fmt_flag & MP_INFO_ZSCORE) ||
                      (sh->beg <= sh->scope_beg && !mp_prev_scope(w, &ptid, &plo, &phi));
     w->bc.mwu_bq = w->bc.mwu_mqs = 0;
     size_t out0 = ss_out_text(so)->l;
-    for (int i = 0; i < w->n; i++)
-        w->in[i].n_read = 0;
-    start_stream(w, sh);
-    int rc = mp_pileup_pass(w, sh, sh->tid, sh->beg, sh->end, sh->scope_beg, record_column, &sp);
+    int rc = shard_pass(w, sh, &sp);
     if (rc == MP_NEED_CARRY) { /* rare: an indel record before the shard's first SNP with an ALT */
         ss_out_text(so)->l = out0;
         st->bases = 0;
         if (mp_find_carry(w, sh) < 0)
             return -1;
         sp.carry_known = 1;
-        for (int i = 0; i < w->n; i++)
-            w->in[i].n_read = 0;
-        start_stream(w, sh);
-        rc = mp_pileup_pass(w, sh, sh->tid, sh->beg, sh->end, sh->scope_beg, record_column, &sp);
+        rc = shard_pass(w, sh, &sp);
     }
     for (int i = 0; i < w->n; i++)
         st->reads += w->in[i].n_read;
-    if (rc < 0)
-        return -1;
-    return 0;
+    return rc < 0 ? -1 : 0;
 }
 
 /*
@@ -334,9 +401,12 @@ static int census(void *wstate, const ss_shard_t *sh, uint64_t *count)
     if (sh->tid < 0)
         return 0;
     kstring_t scratch = KS_INITIALIZE;
+    mp_gvcf_t *gv = w->gv; /* blocks change no draw */
+    w->gv = NULL;
     mp_rng_seed(&w->rng, w->o->seed);
     int rc = mp_pileup_pass(w, sh, sh->tid, sh->beg, sh->end, sh->scope_beg, census_column,
-                         &scratch);
+                            &scratch);
+    w->gv = gv;
     free(scratch.s);
     *count = w->rng.draws;
     return rc < 0 ? -1 : 0;

@@ -55,6 +55,8 @@ typedef struct {
     char *regions_file;    /* -R FILE, owned, or NULL */
     char *targets;         /* -t LIST or -T FILE ('^' excludes), owned, or NULL */
     int targets_is_file;   /* it was -T */
+    int *gvcf_ranges;      /* -g's DP bounds, owned, or NULL: no gVCF */
+    int n_gvcf_ranges;
     int no_reference;      /* --no-reference */
     int skip_any_unset, skip_all_unset, skip_any_set, skip_all_set; /* --nu --lu --ns --ls */
     long seed;             /* --seed [0] */
@@ -121,6 +123,26 @@ void mp_samples_free(mp_samples_t *s);
 int mp_samples_can_draw(const mp_samples_t *s, int max_depth);
 /* The read's sample in file i, or -1 when the read is dropped. Any thread. */
 int mp_samples_of(const mp_samples_t *s, int i, const bam1_t *b);
+
+/*
+ * gVCF blocks (mp_gvcf.c), one writer per worker. mp_gvcf_write takes each
+ * record in order: 1 when the record is to be written (MinDP added to a
+ * reference-only one too shallow for a block), 0 when a block took it or it
+ * continues an earlier shard's block, -1 after ss_error(); a block it closes
+ * goes to emit first. rec NULL flushes the open block.
+ */
+typedef struct mp_gvcf_s mp_gvcf_t;
+typedef int (*mp_gvcf_emit_fn)(void *ctx, bcf1_t *block);
+mp_gvcf_t *mp_gvcf_init(const int *ranges, int n_ranges);
+void mp_gvcf_destroy(mp_gvcf_t *g);
+void mp_gvcf_reset(mp_gvcf_t *g);
+int mp_gvcf_open(const mp_gvcf_t *g);
+int mp_gvcf_write(mp_gvcf_t *g, const bcf_hdr_t *hdr, bcf1_t *rec, mp_gvcf_emit_fn emit,
+                  void *ctx);
+/* The block open now belongs to an earlier shard: skip the records that continue it. */
+void mp_gvcf_skip_from(mp_gvcf_t *g);
+/* -g INT[,...] as bcftools reads it: malloc'ed bounds. 0, or -1 (bad list or OOM). */
+int mp_gvcf_parse(const char *arg, int **ranges, int *n);
 
 /* -t/-T: the targets, built on the main thread, read-only after (mp_regions.c). */
 typedef struct {
@@ -212,6 +234,9 @@ typedef struct {
     hts_pos_t ref_len;
     bam1_t *scratch;
     int bcf;                    /* BCF records, else VCF text */
+    mp_gvcf_t *gv;              /* -g: gVCF blocks, or NULL */
+    int extending;              /* past the shard's end, following its last block: records
+                                 * feed the block only */
     int max_indel_depth;        /* -L times the samples */
 } mp_worker_t;
 
@@ -240,6 +265,9 @@ int mp_group_by_sample(mp_worker_t *w);
  * MP_NEED_CARRY when an indel record needs them unknown, -1 out of memory.
  */
 int mp_column_records(mp_worker_t *w, int tid, hts_pos_t pos, kstring_t *out, int *carry_known);
+
+/* Flush the worker's open gVCF block into out (none without -g). 0 or -1. */
+int mp_gvcf_close(mp_worker_t *w, kstring_t *out);
 
 /* The worker's contig tid, whole and NUL-terminated, as bcftools holds it. 0 or -1. */
 int mp_load_contig(mp_worker_t *w, int tid);
