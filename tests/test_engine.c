@@ -14,7 +14,9 @@
 static char bam_path[320], out_path[320], dir_path[256];
 
 typedef struct {
-    int fail_idx; /* process() fails on this shard, or -1 */
+    int fail_idx;    /* process() fails on this shard, or -1 */
+    int census;      /* count each shard's positions before the run, print `before` */
+    int census_fail; /* census() fails on this shard, or -1 */
 } tk_opts_t;
 
 typedef struct {
@@ -25,8 +27,22 @@ typedef struct {
 
 static int tk_prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_spec_t *out)
 {
-    (void)kopts, (void)job, (void)run;
+    (void)job, (void)run;
+    const tk_opts_t *o = kopts;
     out->text_header = "#header\n";
+    out->census = o->census;
+    return 0;
+}
+
+/* The census: a shard's count is its length, so `before` is its genome offset in plan order. */
+static int tk_census(void *ws, const ss_shard_t *sh, uint64_t *count)
+{
+    tk_worker_t *w = ws;
+    if (sh->idx == w->o->census_fail) {
+        ss_error("test kernel: census of shard %d fails on purpose", sh->idx);
+        return -1;
+    }
+    *count = (uint64_t)(sh->end - sh->beg);
     return 0;
 }
 
@@ -59,8 +75,11 @@ static int tk_process(void *ws, const ss_shard_t *sh, ss_out_t *so, ss_shard_sta
     hts_itr_destroy(it);
     bam_destroy1(b);
     const char *ctg = sam_hdr_tid2name(ss_job_header(w->job), sh->tid);
+    uint64_t before = sh->before;
     for (hts_pos_t p = sh->beg; p < sh->end; p++)
-        if (ksprintf(out, "%s\t%lld\n", ctg, (long long)p + 1) < 0)
+        if ((w->o->census ? ksprintf(out, "%s\t%lld\t%llu\n", ctg, (long long)p + 1,
+                                     (unsigned long long)before++)
+                          : ksprintf(out, "%s\t%lld\n", ctg, (long long)p + 1)) < 0)
             return -1;
     st->bases += (uint64_t)(sh->end - sh->beg);
     return 0;
@@ -78,6 +97,7 @@ static ss_kernel_t test_kernel = {
     .worker_init = tk_worker_init,
     .process = tk_process,
     .worker_destroy = tk_worker_destroy,
+    .census = tk_census,
 };
 
 #define LEN_A 30000
@@ -144,7 +164,15 @@ static int leftovers(void)
     return n;
 }
 
+static int run_opts(int threads, hts_pos_t shard, const tk_opts_t *ko, const char *report);
+
 static int run(int threads, hts_pos_t shard, int fail_idx, const char *report)
+{
+    tk_opts_t ko = { fail_idx, 0, -1 };
+    return run_opts(threads, shard, &ko, report);
+}
+
+static int run_opts(int threads, hts_pos_t shard, const tk_opts_t *ko, const char *report)
 {
     ss_common_opts_t o;
     ss_common_opts_init(&o);
@@ -154,13 +182,13 @@ static int run(int threads, hts_pos_t shard, int fail_idx, const char *report)
     o.shard_size = shard;
     o.quiet = 1;
     o.report = report ? strdup(report) : NULL;
-    tk_opts_t ko = { fail_idx };
     ss_error_reset();
     ss_job_t *job = ss_job_open(&o, test_kernel.name);
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
     ss_out_spec_t spec = { .format = SS_FMT_TEXT, .level = -1 };
-    int rc = tk_prepare(&ko, job, NULL, &spec) < 0 ? SS_EXIT_FAIL
-                                                  : ss_engine_run(&test_kernel, &ko, NULL, &spec, job);
+    int rc = tk_prepare(ko, job, NULL, &spec) < 0
+                 ? SS_EXIT_FAIL
+                 : ss_engine_run(&test_kernel, (void *)ko, NULL, &spec, job);
     ss_job_close(job);
     ss_common_opts_free(&o);
     return rc;
@@ -187,6 +215,42 @@ static void test_output_in_order(void)
             SS_EQ(leftovers(), 0);
         }
     free(e.s);
+}
+
+/*
+ * With a census every shard learns the sum of the counts of the shards before it: here
+ * each position prints its 0-based offset in the whole genome, whatever the threads and
+ * shard size. A failing census stops the run before any output.
+ */
+static void test_census(void)
+{
+    kstring_t e = KS_INITIALIZE;
+    kputs("#header\n", &e);
+    for (int p = 1; p <= LEN_A; p++)
+        ksprintf(&e, "a\t%d\t%d\n", p, p - 1);
+    for (int p = 1; p <= LEN_B; p++)
+        ksprintf(&e, "b\t%d\t%d\n", p, LEN_A + p - 1);
+    tk_opts_t ko = { -1, 1, -1 };
+    int threads[] = { 1, 3 };
+    hts_pos_t shards[] = { 1000, 250000 };
+    for (int t = 0; t < 2; t++)
+        for (int s = 0; s < 2; s++) {
+            SS_EQ(run_opts(threads[t], shards[s], &ko, NULL), SS_EXIT_OK);
+            size_t len;
+            char *got = slurp(out_path, &len);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+            SS_EQ(len, e.l);
+            CU_ASSERT(len == e.l && memcmp(got, e.s, len) == 0);
+            free(got);
+        }
+    free(e.s);
+    unlink(out_path);
+    ko.census_fail = 5;
+    SS_EQ(run_opts(2, 1000, &ko, NULL), SS_EXIT_FAIL);
+    SS_CONTAINS(ss_error_message(), "census of shard 5 fails on purpose");
+    struct stat st;
+    SS_EQ(stat(out_path, &st), -1);
+    SS_EQ(leftovers(), 0);
 }
 
 static void test_failure_leaves_no_output(void)
@@ -274,7 +338,8 @@ int main(void)
     CU_pSuite s = CU_add_suite("engine", setup, teardown);
     if (!s || !CU_add_test(s, "output_in_order", test_output_in_order) ||
         !CU_add_test(s, "failure_leaves_no_output", test_failure_leaves_no_output) ||
-        !CU_add_test(s, "bgzf_eof", test_bgzf_eof) || !CU_add_test(s, "report", test_report))
+        !CU_add_test(s, "bgzf_eof", test_bgzf_eof) || !CU_add_test(s, "report", test_report) ||
+        !CU_add_test(s, "census", test_census))
         return 1;
     return ss_test_run();
 }
