@@ -408,6 +408,8 @@ static int shard_add(plan_t *p, const span_t *s, hts_pos_t beg, hts_pos_t end, d
     sh->scope_beg = s->scope_beg;
     sh->scope_end = s->scope_end;
     sh->est_work = p->by_bp ? (uint64_t)(end - beg) : (uint64_t)llround(work);
+    sh->query_end = end; /* the plan's last step moves a scope's last one to its END */
+    sh->before = 0;      /* a census (census.c) fills it */
     o->n++;
     return 0;
 }
