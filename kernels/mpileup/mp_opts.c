@@ -50,6 +50,9 @@ void mp_opts_free(mp_opts_t *o)
         free(o->regions_file);
         free(o->targets);
         free(o->gvcf_ranges);
+        for (int i = 0; i < o->call_argc; i++)
+            free(o->call_argv[i]);
+        free(o->call_argv);
     }
 }
 
@@ -408,6 +411,9 @@ static int apply(void *ctx, int c, const char *arg)
     case 'P': return 0;
     case 'g':
         free(o->gvcf_ranges);
+        for (int i = 0; i < o->call_argc; i++)
+            free(o->call_argv[i]);
+        free(o->call_argv);
         o->gvcf_ranges = NULL;
         if (mp_gvcf_parse(arg, &o->gvcf_ranges, &o->n_gvcf_ranges) < 0) {
             fprintf(stderr, "seqshard mpileup: could not parse --gvcf %s; give DP bounds such "
@@ -546,6 +552,60 @@ static int check(mp_opts_t *o, ss_common_opts_t *co)
     return 0;
 }
 
+/*
+ * The output options among bcftools call's words (-o, -O, --write-index, with
+ * their joined forms): after --call they name the final output, so they are
+ * taken here as mpileup's own. Returns how many words word i and its value
+ * took (0: not one of them), or -1 after a message.
+ */
+static int call_output_word(mp_opts_t *o, ss_common_opts_t *co, char **w, int n, int i)
+{
+    const char *a = w[i], *val = NULL;
+    int used = 1, is_type = 0;
+    if (!strcmp(a, "--write-index")) {
+        co->write_index = 1;
+        return 1;
+    }
+    if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "-O") ||
+        !strcmp(a, "--output-type")) {
+        is_type = a[1] == 'O' || !strcmp(a, "--output-type");
+        if (i + 1 >= n) {
+            fprintf(stderr, "seqshard mpileup: --call %s needs a value\n", a);
+            return -1;
+        }
+        val = w[i + 1], used = 2;
+    } else if (!strncmp(a, "--output=", 9)) {
+        val = a + 9;
+    } else if (!strncmp(a, "--output-type=", 14)) {
+        val = a + 14, is_type = 1;
+    } else if ((a[0] == '-' && (a[1] == 'o' || a[1] == 'O') && a[2])) {
+        val = a + 2, is_type = a[1] == 'O';
+    } else {
+        return 0;
+    }
+    if (is_type)
+        return parse_out_type(o, val) < 0 ? -1 : used;
+    return ss_common_opt(SS_OPT_OUTPUT, val, co) < 0 ? -1 : used;
+}
+
+/* Keep bcftools call's words after --call (its output options become the run's). 0 or -1. */
+static int take_call_words(mp_opts_t *o, ss_common_opts_t *co, char **w, int n)
+{
+    if (!(o->call_argv = calloc((size_t)n + 2, sizeof(char *))) ||
+        !(o->call_argv[0] = strdup("call")))
+        return -1;
+    o->call_argc = 1;
+    for (int i = 0; i < n;) {
+        int used = call_output_word(o, co, w, n, i);
+        if (used < 0)
+            return -1;
+        if (used == 0 && !(o->call_argv[o->call_argc++] = strdup(w[i])))
+            return -1;
+        i += used ? used : 1;
+    }
+    return 0;
+}
+
 int mp_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
 {
     mp_opts_t *o = calloc(1, sizeof(*o));
@@ -555,11 +615,20 @@ int mp_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
     *kopts = o;
     co->ref_option = "-f";
     void *ctx[2] = {o, co};
-    int r = ss_cmd_parse(&mp_cmd, argc, argv, co, apply, ctx);
+    int call_at = argc;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--call")) {
+            call_at = i;
+            break;
+        }
+    int r = ss_cmd_parse(&mp_cmd, call_at, argv, co, apply, ctx);
+    if (r == 0 && call_at < argc &&
+        take_call_words(o, co, argv + call_at + 1, argc - call_at - 1) < 0)
+        return SS_EXIT_USAGE;
     if (r != 0)
         return r > 0 ? -1 : SS_EXIT_USAGE;
     if (co->n_inputs == 0)
-        for (int i = optind; i < argc; i++)
+        for (int i = optind; i < call_at; i++)
             if (ss_common_add_input(co, argv[i]) < 0)
                 return SS_EXIT_USAGE;
     if (check(o, co) < 0)

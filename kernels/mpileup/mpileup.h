@@ -55,6 +55,8 @@ typedef struct {
     char *regions_file;    /* -R FILE, owned, or NULL */
     char *targets;         /* -t LIST or -T FILE ('^' excludes), owned, or NULL */
     int targets_is_file;   /* it was -T */
+    char **call_argv;      /* --call: bcftools call's words, owned (call_argv[0] "call") */
+    int call_argc;         /* 0: no --call */
     int *gvcf_ranges;      /* -g's DP bounds, owned, or NULL: no gVCF */
     int n_gvcf_ranges;
     int no_reference;      /* --no-reference */
