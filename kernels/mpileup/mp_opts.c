@@ -545,6 +545,11 @@ static int check(mp_opts_t *o, ss_common_opts_t *co)
                         "-Oz\n");
         return -1;
     }
+    if (o->call_argc > 0 && !mp_call_available()) {
+        fprintf(stderr, "seqshard mpileup: --call is not available in this build; pipe -Ou "
+                        "into bcftools call instead\n");
+        return -1;
+    }
     if (co->write_index && !co->output) {
         fprintf(stderr, "seqshard mpileup: --write-index needs an output file: add -o FILE\n");
         return -1;

@@ -18,6 +18,11 @@
 #include "mpileup.h"
 
 
+int mp_call_available(void)
+{
+    return 0;
+}
+
 static void opts_free(void *kopts)
 {
     mp_opts_free(kopts);

@@ -70,6 +70,8 @@ typedef struct {
 } mp_opts_t;
 
 void mp_opts_default(mp_opts_t *o);
+/* Whether this build can call variants in the same pass (--call). */
+int mp_call_available(void);
 void mp_opts_free(mp_opts_t *o);
 int mp_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts);
 void mp_usage(FILE *fp);
