@@ -158,7 +158,7 @@ int mp_group_by_sample(mp_worker_t *w)
 static int put_record(mp_worker_t *w, bcf1_t *v, kstring_t *out)
 {
     if (!w->bcf)
-        return vcf_format(w->run->vcf_hdr, v, out) < 0 ? -1 : 0;
+        return vcf_format(w->run->out_hdr, v, out) < 0 ? -1 : 0;
     bcf_copy(w->sync, v); /* serialises v's edited fields into its shared and indiv blocks */
     uint32_t x[8];
     x[0] = (uint32_t)v->shared.l + 24;
@@ -195,8 +195,22 @@ static int put_block(void *ctx, bcf1_t *block)
  * the shard's last block takes records, until it closes; the rest is the next
  * shard's. 0 or -1.
  */
+/* --call: bcftools call's record for this one, when it writes one. 0 or -1. */
+static int call_record(mp_worker_t *w, kstring_t *out)
+{
+    int r = mc_call(w->caller, w->rec, w->called);
+    if (r < 0) {
+        ss_error("--call failed at %s:%lld (the line above says why)",
+                 bcf_seqname_safe(w->run->vcf_hdr, w->rec), (long long)w->rec->pos + 1);
+        return -1;
+    }
+    return r == 1 ? put_record(w, w->called, out) : 0;
+}
+
 static int emit_record(mp_worker_t *w, kstring_t *out)
 {
+    if (w->caller)
+        return call_record(w, out);
     if (!w->gv)
         return put_record(w, w->rec, out);
     if (w->extending && !mp_gvcf_open(w->gv))

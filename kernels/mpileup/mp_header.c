@@ -173,7 +173,7 @@ static int gvcf_lines(bcf_hdr_t *h)
 }
 
 /* The header's bytes: VCF text, or BCF's magic, length and text with its NUL. */
-static int header_bytes(bcf_hdr_t *h, int bcf, kstring_t *out)
+int mp_header_bytes(bcf_hdr_t *h, int bcf, kstring_t *out)
 {
     kstring_t txt = KS_INITIALIZE;
     if (bcf_hdr_format(h, bcf, &txt) < 0)
@@ -205,7 +205,7 @@ int mp_header_build(mp_run_t *r, const mp_opts_t *o, const ss_job_t *job, kstrin
         rc = bcf_hdr_add_sample(h, r->smpl.names[i]) < 0;
     rc = rc || bcf_hdr_sync(h) < 0;
     int bcf = o->out_type == MP_OUT_BCF || o->out_type == MP_OUT_BCF_GZ;
-    if (rc || header_bytes(h, bcf, bytes) < 0) {
+    if (rc || mp_header_bytes(h, bcf, bytes) < 0) {
         ss_error("cannot build the VCF header (out of memory, or a sample or contig name "
                  "htslib refuses)");
         return -1;

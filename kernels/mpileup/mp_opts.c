@@ -53,6 +53,7 @@ void mp_opts_free(mp_opts_t *o)
         for (int i = 0; i < o->call_argc; i++)
             free(o->call_argv[i]);
         free(o->call_argv);
+        mc_opts_free(o->call);
     }
 }
 
@@ -183,18 +184,25 @@ static const ss_opt_group_t mp_groups[] = {
 
 static const ss_cmd_t mp_cmd = {
     .name = "mpileup",
-    .synopsis = "-f ref.fa [options] in1.bam|in1.cram [in2 ...]",
+    .synopsis = "-f ref.fa [options] in1.bam|in1.cram [in2 ...] [--call [call options]]",
     .summary = "genotype likelihoods (VCF/BCF), byte-identical to bcftools mpileup",
     .description =
         "Genotype likelihoods for every covered position, the records of one bcftools\n"
         "mpileup 1.16 run over the whole input, computed in parallel over genomic\n"
         "shards: the same bytes at any -@, rank count and --shard-size. -@ is seqshard's\n"
-        "worker count; --threads keeps bcftools' meaning (compression threads).",
+        "worker count; --threads keeps bcftools' meaning (compression threads).\n"
+        "\n"
+        "--call ends mpileup's options: every word after it is bcftools call's own\n"
+        "command line (-m or -c, -v, -A, -a, -G, --ploidy, -P, -p, -s/-S, -V, -M ...), and\n"
+        "the output is the bytes of `bcftools mpileup -Ou ... | bcftools call ...` in one\n"
+        "pass; -o, -O and --write-index after --call name that output.",
     .groups = mp_groups,
     .examples = "  # bcftools mpileup's BCF, on every core, into bcftools call\n"
                 "  seqshard mpileup -f ref.fa -Ou in.bam | bcftools call -mv -Oz -o calls.vcf.gz\n"
                 "  # three samples with extra annotations, compressed\n"
-                "  seqshard mpileup -f ref.fa -a AD,DP,SP -Ob -o out.bcf a.bam b.bam c.bam",
+                "  seqshard mpileup -f ref.fa -a AD,DP,SP -Ob -o out.bcf a.bam b.bam c.bam\n"
+                "  # calls in the same pass, as | bcftools call -mv -Oz -o calls.vcf.gz\n"
+                "  seqshard mpileup -f ref.fa in.bam --call -mv -Oz -o calls.vcf.gz",
     .see_also = "seqshard(1), bcftools(1), seqshard-pileup(1), seqshard-realign(1)",
     .steps = 1};
 
@@ -414,6 +422,7 @@ static int apply(void *ctx, int c, const char *arg)
         for (int i = 0; i < o->call_argc; i++)
             free(o->call_argv[i]);
         free(o->call_argv);
+        mc_opts_free(o->call);
         o->gvcf_ranges = NULL;
         if (mp_gvcf_parse(arg, &o->gvcf_ranges, &o->n_gvcf_ranges) < 0) {
             fprintf(stderr, "seqshard mpileup: could not parse --gvcf %s; give DP bounds such "
@@ -545,9 +554,11 @@ static int check(mp_opts_t *o, ss_common_opts_t *co)
                         "-Oz\n");
         return -1;
     }
-    if (o->call_argc > 0 && !mp_call_available()) {
-        fprintf(stderr, "seqshard mpileup: --call is not available in this build; pipe -Ou "
-                        "into bcftools call instead\n");
+    if (o->call_argc > 0 && mc_opts_parse(o->call_argc - 1, o->call_argv + 1, &o->call) < 0)
+        return -1;
+    if (o->call && o->gvcf_ranges) {
+        fprintf(stderr, "seqshard mpileup: -g with --call is not supported: bcftools call reads "
+                        "mpileup's gVCF blocks, which are not fed to the caller here\n");
         return -1;
     }
     if (co->write_index && !co->output) {

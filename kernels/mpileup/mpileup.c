@@ -18,11 +18,6 @@
 #include "mpileup.h"
 
 
-int mp_call_available(void)
-{
-    return 0;
-}
-
 static void opts_free(void *kopts)
 {
     mp_opts_free(kopts);
@@ -36,6 +31,8 @@ static void run_free(void *run)
         return;
     mp_samples_free(&r->smpl);
     mp_targets_free(&r->targets);
+    if (r->out_hdr && r->out_hdr != r->vcf_hdr)
+        bcf_hdr_destroy(r->out_hdr);
     if (r->vcf_hdr)
         bcf_hdr_destroy(r->vcf_hdr);
     free(r->head.s);
@@ -57,6 +54,43 @@ static void fill_probaln_table(void)
     probaln_glocal(ref, 4, query, 4, qual, &par, state, q);
 }
 
+/*
+ * With --call, the output is bcftools call's: its header (from mpileup's,
+ * which keeps seqshard's version and command lines) replaces mpileup's bytes.
+ * 0, or -1 after ss_error().
+ */
+static int call_header(mp_run_t *r, const mp_opts_t *o)
+{
+    r->out_hdr = r->vcf_hdr;
+    if (!o->call)
+        return 0;
+    if (!(r->out_hdr = mc_out_header(o->call, r->vcf_hdr, 1))) {
+        ss_error("--call: cannot set up bcftools call's header (the line above says why)");
+        return -1;
+    }
+    mc_caller_t *probe = mc_init(o->call, r->vcf_hdr);
+    if (!probe) {
+        ss_error("--call: cannot start a caller (the line above says why)");
+        return -1;
+    }
+    int memoryless = mc_caller_memoryless(probe);
+    mc_destroy(probe);
+    if (!memoryless) {
+        ss_error("--call: a sample with its own ploidy in -S under --ploidy that varies along "
+                 "the genome takes bcftools call's ploidy only from its first record where the "
+                 "ploidy changes, which shards cannot follow; give the ploidy by sex (M/F) "
+                 "instead, or run bcftools call");
+        return -1;
+    }
+    int bcf = o->out_type == MP_OUT_BCF || o->out_type == MP_OUT_BCF_GZ;
+    r->head.l = 0;
+    if (mp_header_bytes(r->out_hdr, bcf, &r->head) < 0) {
+        ss_error("out of memory writing the output header");
+        return -1;
+    }
+    return 0;
+}
+
 static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_spec_t *out)
 {
     const mp_opts_t *o = kopts;
@@ -67,7 +101,7 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
         return -1;
     }
     if (mp_targets_load(&r->targets, o) < 0 || mp_samples_build(&r->smpl, job, o) < 0 ||
-        mp_header_build(r, o, job, &r->head) < 0)
+        mp_header_build(r, o, job, &r->head) < 0 || call_header(r, o) < 0)
         return -1;
     fill_probaln_table();
     out->format = SS_FMT_TEXT;
@@ -180,6 +214,11 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
     aux_settings(w->bca, w->o);
     if (w->o->gvcf_ranges && !(w->gv = mp_gvcf_init(w->o->gvcf_ranges, w->o->n_gvcf_ranges)))
         goto oom;
+    if (w->o->call && (!(w->caller = mc_init(w->o->call, w->run->vcf_hdr)) ||
+                       !(w->called = bcf_init1()))) {
+        ss_error("--call: cannot start a caller (the line above says why)");
+        return -1;
+    }
     if (site_init(w, w->n_smpl) < 0)
         goto oom;
     for (int i = 0; i < w->n; i++) {
@@ -216,6 +255,9 @@ static void worker_destroy(void *wstate)
     }
     site_free(&w->bc);
     mp_gvcf_destroy(w->gv);
+    mc_destroy(w->caller);
+    if (w->called)
+        bcf_destroy1(w->called);
     if (w->rec)
         bcf_destroy1(w->rec);
     if (w->sync)

@@ -17,6 +17,7 @@
 #include <htslib/vcf.h>
 
 #include "../../framework/ss_framework.h"
+#include "mc_call.h"
 #include "mp_call.h"
 
 /* Output types of -O (bcftools' letters). */
@@ -57,6 +58,7 @@ typedef struct {
     int targets_is_file;   /* it was -T */
     char **call_argv;      /* --call: bcftools call's words, owned (call_argv[0] "call") */
     int call_argc;         /* 0: no --call */
+    mc_opts_t *call;       /* --call's options parsed, owned, or NULL */
     int *gvcf_ranges;      /* -g's DP bounds, owned, or NULL: no gVCF */
     int n_gvcf_ranges;
     int no_reference;      /* --no-reference */
@@ -70,8 +72,6 @@ typedef struct {
 } mp_opts_t;
 
 void mp_opts_default(mp_opts_t *o);
-/* Whether this build can call variants in the same pass (--call). */
-int mp_call_available(void);
 void mp_opts_free(mp_opts_t *o);
 int mp_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts);
 void mp_usage(FILE *fp);
@@ -168,7 +168,8 @@ int mp_targets_column(const mp_targets_t *t, const char *ctg, hts_pos_t pos);
 typedef struct {
     mp_targets_t targets;
     mp_samples_t smpl;
-    bcf_hdr_t *vcf_hdr;
+    bcf_hdr_t *vcf_hdr;  /* mpileup's records' header */
+    bcf_hdr_t *out_hdr;  /* the output's: bcftools call's with --call, else vcf_hdr */
     kstring_t head;   /* the header's bytes, as the output opens */
 } mp_run_t;
 
@@ -178,6 +179,8 @@ typedef struct {
  * text with its NUL) into *bytes. 0, or -1 after ss_error().
  */
 int mp_header_build(mp_run_t *r, const mp_opts_t *o, const ss_job_t *job, kstring_t *bytes);
+/* A header's bytes as the output opens with them: VCF text, or BCF's (bcf). 0 or -1. */
+int mp_header_bytes(bcf_hdr_t *h, int bcf, kstring_t *out);
 
 /* One input of a worker: its records and what the read filter needs. */
 typedef struct {
@@ -239,6 +242,8 @@ typedef struct {
     bam1_t *scratch;
     int bcf;                    /* BCF records, else VCF text */
     mp_gvcf_t *gv;              /* -g: gVCF blocks, or NULL */
+    mc_caller_t *caller;        /* --call: bcftools call on each record, or NULL */
+    bcf1_t *called;             /* the caller's record */
     int extending;              /* past the shard's end, following its last block: records
                                  * feed the block only */
     int max_indel_depth;        /* -L times the samples */

@@ -1,0 +1,144 @@
+/*
+ * mc_call.h -- `seqshard mpileup --call`: bcftools call 1.16's calling, one
+ * mpileup record in, the record `bcftools call --no-version` writes out.
+ *
+ * The options are parsed once (mc_opts_parse); each worker thread then owns
+ * one mc_caller_t and calls mc_call on the records of its shard, in order.
+ * Nothing is shared between callers but the options, which they only read.
+ *
+ * What a caller carries from one record to the next: only the ploidy quirk
+ * described at mc_call. Everything else is worked out from the record alone.
+ *
+ * Files: mc_opts.c (options), mc_ploidy.c (--ploidy rules), mc_samples.c
+ * (-s/-S samples and sexes, -G groups), mc_caller.c (set-up, header, the
+ * per-record driver), mc_multi.c and mc_multi_gt.c (-m), mc_consensus.c,
+ * mc_afs.c and mc_em.c (-c), mc_record.c (record edits both models share).
+ *
+ * Private to kernels/mpileup/: the mpileup kernel includes this header; the
+ * mc_*.c files also include mc_priv.h.
+ */
+#ifndef SS_MC_CALL_H
+#define SS_MC_CALL_H
+
+#include <htslib/hts.h>
+#include <htslib/vcf.h>
+
+/* -a bits (bcftools' CALL_FMT_* values). */
+#define MC_ANN_PV4 (1 << 5)
+#define MC_ANN_GQ  (1 << 6)
+#define MC_ANN_GP  (1 << 7)
+
+/* The calling model: -m or -c. */
+enum { MC_MODEL_MULTI = 'm', MC_MODEL_CONSENSUS = 'c' };
+
+/* -V: the kind of site to skip. */
+enum { MC_SKIP_NONE = 0, MC_SKIP_SNPS, MC_SKIP_INDELS };
+
+/*
+ * One line of a ploidy definition (CHROM FROM TO SEX PLOIDY). Lines with
+ * CHROM "*" set a sex's default and are not kept as rules.
+ */
+typedef struct {
+    char *chrom;        /* owned */
+    hts_pos_t beg, end; /* 0-based, inclusive */
+    int sex;            /* index into mc_ploidy_t.sexes */
+    int ploidy;
+} mc_ploidy_rule_t;
+
+/* A parsed --ploidy / --ploidy-file definition (ploidy.c's ploidy_t, as data). */
+typedef struct {
+    mc_ploidy_rule_t *rules; /* by start, the longer first at equal starts */
+    int n_rules;
+    char **sexes;     /* owned; in order of first appearance */
+    int *sex_default; /* each sex's ploidy where no rule applies */
+    int n_sexes;
+    int dflt, min, max; /* as bcftools keeps them (max also sees dflt) */
+} mc_ploidy_t;
+
+/* bcftools call's options, with its defaults. Plain data: read-only once parsed. */
+typedef struct mc_opts_s {
+    int model;             /* MC_MODEL_* */
+    int variants_only;     /* -v */
+    int keep_alts;         /* -A */
+    int keep_masked_ref;   /* -M: keep sites whose REF starts with N */
+    int skip;              /* -V: MC_SKIP_* */
+    int annots;            /* -a: MC_ANN_* */
+    double theta;          /* -P [1.1e-3] */
+    double pval_threshold; /* -p [0.5] */
+    char *prior_an;        /* -F AN,AC: owned, or NULL */
+    char *prior_ac;
+    char *groups;       /* -G FILE or "-": owned, or NULL */
+    char **group_lines; /* FILE's lines, read at parse time (owned) */
+    int n_group_lines;
+    char *groups_tag;    /* --group-samples-tag: owned, or NULL */
+    char **sample_lines; /* -s LIST / -S FILE, one sample a line (owned), or NULL */
+    int n_sample_lines;
+    int samples_is_file; /* it was -S (a PED file is also read as one) */
+    mc_ploidy_t ploidy;  /* --ploidy / --ploidy-file / the default */
+    int ploidy_given;    /* --ploidy or --ploidy-file was given */
+    int record_cmd_line; /* 0 with --no-version (the header is always without) */
+} mc_opts_t;
+
+/*
+ * Parse bcftools call's options: argv[0..argc) are the words after --call
+ * (no program name). Names, meanings and defaults are bcftools 1.16's; what
+ * cannot work on one record stream (-o/-O, -r/-R/-t/-T, -g, -C, -i, input
+ * files) is refused with a one-line reason on stderr. Files (-G, -S,
+ * --ploidy-file) are read here. Returns 0 with *o set (free it with
+ * mc_opts_free), or -1 after a message. Main thread only (uses getopt_long;
+ * its globals are restored on return).
+ */
+int mc_opts_parse(int argc, char **argv, mc_opts_t **o);
+/* Free what mc_opts_parse made; accepts NULL. */
+void mc_opts_free(mc_opts_t *o);
+
+/*
+ * The header `bcftools call --no-version` writes for input with the header
+ * mpileup_hdr (samples subset by -s/-S, caller tags added, INFO/QS and I16
+ * taken out). verbose: print bcftools' notes and warnings (the default
+ * ploidy, -S names not in the input); call it so once. It also checks what
+ * mc_init would refuse (-G's tag or file), so that is reported once.
+ * NULL after a message on stderr. The caller frees it with
+ * bcf_hdr_destroy. Any thread.
+ */
+bcf_hdr_t *mc_out_header(const mc_opts_t *o, const bcf_hdr_t *mpileup_hdr, int verbose);
+
+typedef struct mc_caller_s mc_caller_t;
+
+/*
+ * A caller for records with the header mpileup_hdr. It keeps a pointer to o
+ * (which must outlive it) and its own copy of the output header. NULL after
+ * a message on stderr. Free with mc_destroy (accepts NULL). Any thread; one
+ * caller is used by one thread at a time.
+ */
+mc_caller_t *mc_init(const mc_opts_t *o, const bcf_hdr_t *mpileup_hdr);
+void mc_destroy(mc_caller_t *c);
+
+/*
+ * Call one mpileup record: `in` (not changed, though htslib may pack it) is
+ * copied to `out` (a different record), which becomes the record bcftools
+ * call writes, to be written with mc_out_header's header.
+ * Returns 1: write out; 0: nothing to write (a site bcftools skips: -v and
+ * not variant, REF N, -V); < 0: error, after a message (bcftools stops there).
+ *
+ * Records must come in their order along the genome. One quirk of bcftools
+ * carries over from record to record: a sample given its own ploidy in -S
+ * keeps the highest ploidy of the definition until the first record (not
+ * skipped as above) where some sex's ploidy is not that highest one. With
+ * the default ploidy that is the first record; with e.g. --ploidy GRCh37 it
+ * is the first on X, Y or MT. A caller that starts mid-genome, after such a
+ * record, is put in that state with mc_caller_ploidy_seen.
+ */
+int mc_call(mc_caller_t *c, bcf1_t *in, bcf1_t *out);
+
+/*
+ * Whether the caller's records depend on nothing before them: 0 only when a
+ * sample has its own ploidy (-S) under a definition whose ploidy varies, the
+ * quirk above. Any thread.
+ */
+int mc_caller_memoryless(const mc_caller_t *c);
+
+/* As if a record where the ploidy left its highest had been called. */
+void mc_caller_ploidy_seen(mc_caller_t *c);
+
+#endif
