@@ -22,7 +22,7 @@ CTEST_ARGS ?=
 # so every leak it reports is ours. `make test ASAN_CMAKE_ARGS=-DSEQSHARD_MPI=ON` sanitizes the MPI
 # build instead (its leak suppressions are in tests/CMakeLists.txt).
 ASAN_CMAKE_ARGS ?= -DSEQSHARD_MPI=OFF
-ASAN_CTEST_ARGS ?= -R "^(test_|make_testdata|integration_pileup_quick|integration_pileup_errors|integration_view_vs_samtools|integration_input_checks|integration_fuzz_readers|integration_view_samtools_opts|integration_stdin_input|integration_report_fields|integration_shard_spill|integration_resume|integration_realign|integration_pileup_realign_edges|integration_messages|integration_run_files|integration_pileup_past_end|integration_nompi_launcher|integration_option_grammar)"
+ASAN_CTEST_ARGS ?= -R "^(test_|make_testdata|integration_pileup_quick|integration_pileup_errors|integration_view_vs_samtools|integration_input_checks|integration_fuzz_readers|integration_view_samtools_opts|integration_stdin_input|integration_report_fields|integration_shard_spill|integration_resume|integration_realign|integration_pileup_realign_edges|integration_messages|integration_run_files|integration_pileup_past_end|integration_nompi_launcher|integration_option_grammar|integration_mpileup_errors)"
 # The test data is made once, in the normal build, and shared with the sanitizer pass.
 TESTDATA = $(abspath $(BUILD))/testdata
 

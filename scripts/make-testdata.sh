@@ -3,18 +3,19 @@
 #
 # Everything is made from the E. coli 536 genome in Debian's bowtie-examples
 # with dwgsim (seeded), bwa mem and samtools, plus small hand-written SAM
-# fixtures for the edge cases samtools mpileup must agree with us on.
+# fixtures for the edge cases samtools mpileup must agree with us on, and a
+# hand-made deep amplicon panel (aligned with bwa mem) for bcftools mpileup's.
 #
 # Idempotent: OUTDIR/.stamp holds the data set version; a complete set of the
 # current version is left alone. The set is built in a temporary directory
 # next to OUTDIR and moved into place only when complete, so an interrupted
-# run never leaves half a data set. Takes about 10 s on 2 idle cores.
+# run never leaves half a data set. Takes about 15 s on 2 idle cores.
 #
 # Needs: samtools bwa dwgsim python3 gzip flock (util-linux).
 # See the end of this file (and `cat OUTDIR/MANIFEST`) for what is made.
 set -euo pipefail
 
-VERSION="seqshard-testdata 6"
+VERSION="seqshard-testdata 7"
 GENOME_GZ=${SS_ECOLI_FNA:-/usr/share/doc/bowtie/examples/genomes/NC_008253.fna.gz}
 
 die() { echo "make-testdata: $*" >&2; exit 1; }
@@ -75,6 +76,10 @@ def write(path, names, upper=False):
 write('ref.fa', [n for n, _ in contigs])
 # dwgsim simulates on every contig it is given: leave ctgEmpty out.
 write('sim.fa', ['ctgA', 'ctgB', 'ctgTiny'], upper=True)
+# The deep amplicon contig has a reference of its own, so the other data
+# sets' headers and plans do not change with it.
+d['ctgAmp'] = seq[4000000:4003000]
+write('amp.fa', ['ctgAmp'], upper=True)
 PY
 samtools faidx ref.fa
 bwa index ref.fa 2>bwa-index.log || { cat bwa-index.log >&2; die "bwa index failed"; }
@@ -371,6 +376,119 @@ to_cram edge.bam edge.cram
 to_cram edge.bam edge.multi.cram --output-fmt-option seqs_per_slice=300 \
     --output-fmt-option multi_seq_per_slice=1
 
+# ---------------------------------------------------------------- mpileup fixtures
+# A deep amplicon panel on a contig of its own (amp.fa, ctgAmp, 3000 bp):
+# tiled amplicons of 230-290 bp read 2x150 (mates overlap by 10-70 bp),
+# 900-1300 pairs each, ~1650x: past 255 bases per sample at every site, where
+# bcftools mpileup (with -d 10000) draws random numbers to subsample. Hand-made
+# molecules carry SNPs and indels at 4-100%, several across 1000, 1500 and
+# 2000, where shards of --shard-size 1k and 2k end; qualities fall along the
+# read and errors follow them. bwa mem aligns them as it would a real panel.
+python3 - <<'PY'
+import math, random
+rnd = random.Random(31)
+ref = ''.join(l.strip() for l in open('amp.fa') if not l.startswith('>'))
+L = len(ref)
+COMP = str.maketrans('ACGTN', 'TGCAN')
+def other(b, pref):
+    return pref if b != pref else 'G' if pref != 'G' else 'C'
+# (0-based position, reference bases replaced, replacement, fraction of molecules)
+variants = [(212, 1, other(ref[212], 'T'), 0.5),      # SNP 213, het
+            (480, 1, other(ref[480], 'A'), 1.0),      # SNP 481, hom
+            (655, 1, other(ref[655], 'C'), 0.04),     # SNP 656, 4%
+            (999, 2, ref[999], 0.5),                  # 1-bp deletion of 1001
+            (1230, 1, ref[1230] + 'GAT', 0.3),        # 3-bp insertion after 1231
+            (1494, 13, ref[1494], 0.25),              # 12-bp deletion 1496-1507
+            (1501, 1, other(ref[1501], 'G'), 0.5),    # SNP 1502, where no deletion
+            (1999, 1, ref[1999] + 'A', 0.5),          # 1-bp insertion after 2000
+            (2003, 1, other(ref[2003], 'T'), 0.12),   # SNP 2004, 12%
+            (2610, 4, ref[2610], 0.08)]               # 3-bp deletion 2612-2614, 8%
+
+def molecule(beg, end):
+    """One molecule of the amplicon [beg, end): each variant with its fraction,
+    but none inside a deletion the molecule already has."""
+    out, p = [], beg
+    for pos, rl, alt, frac in variants:
+        if p <= pos and pos + rl <= end and rnd.random() < frac:
+            out.append(ref[p:pos])
+            out.append(alt)
+            p = pos + rl
+    out.append(ref[p:end])
+    return ''.join(out)
+
+# A pool of quality strings (falling along the read, 1% very low) with their
+# cumulative error probabilities: a read takes one and a Poisson number of
+# errors placed by those probabilities, so errors follow the qualities.
+POOL = []
+for _ in range(1500):
+    qs = []
+    for i in range(150):
+        q = max(2, min(41, int(rnd.gauss(38 - i / 12, 4))))
+        qs.append(rnd.randint(2, 12) if rnd.random() < 0.01 else q)
+    cum, c = [], 0.0
+    for q in qs:
+        c += 10 ** (-q / 10)
+        cum.append(c)
+    POOL.append((''.join(chr(q + 33) for q in qs), cum))
+
+def sequenced(s):
+    ql, cum = POOL[rnd.randrange(len(POOL))]
+    lam, k, u = cum[len(s) - 1], 0, rnd.random()
+    term = acc = math.exp(-lam)
+    while u > acc:
+        k += 1
+        term *= lam / k
+        acc += term
+    if k:
+        b = list(s)
+        for i in rnd.choices(range(len(s)), cum_weights=cum[:len(s)], k=k):
+            b[i] = rnd.choice([c for c in 'ACGT' if c != b[i]])
+        s = ''.join(b)
+    return s, ql[:len(s)]
+
+amps, beg = [], 20
+while beg + 230 < L - 20:
+    amps.append((beg, min(beg + rnd.randint(230, 290), L - 20)))
+    beg += rnd.randint(170, 210)
+with open('amp_1.fq', 'w') as f1, open('amp_2.fq', 'w') as f2:
+    for a, (beg, end) in enumerate(amps):
+        for k in range(rnd.randint(900, 1300)):
+            m = molecule(beg, end)
+            s1, q1 = sequenced(m[:150])
+            s2, q2 = sequenced(m[-150:].translate(COMP)[::-1])
+            f1.write('@amp%02d_%04d\n%s\n+\n%s\n' % (a, k, s1, q1))
+            f2.write('@amp%02d_%04d\n%s\n+\n%s\n' % (a, k, s2, q2))
+PY
+samtools faidx amp.fa
+bwa index amp.fa 2>bwa-index.log || { cat bwa-index.log >&2; die "bwa index amp.fa failed"; }
+bwa mem -t 2 -K 10000000 -R '@RG\tID:amp\tSM:amp\tPL:ILLUMINA' amp.fa amp_1.fq amp_2.fq \
+    2>amp.bwa.log | samtools sort --no-PG -l 6 -o amp.bam - \
+    || { tail amp.bwa.log >&2; die "bwa mem | samtools sort failed for amp"; }
+samtools index amp.bam
+rm -f amp_1.fq amp_2.fq amp.fa.amb amp.fa.ann amp.fa.bwt amp.fa.pac amp.fa.sa
+
+# Samples and read groups, from s1 and s2 over ctgA:1-20000 (kept small: the
+# mpileup tests run every case at three shard layouts):
+#   rg2.bam      one BAM, read groups s1 (SM s1) and s2 (SM s2): two samples
+#   rgsame.bam   the same records, both read groups of one sample (SM pool)
+#   split1.bam   half of s1's pairs (samtools view -s 7.5), RG s1, SM split;
+#   split2.bam   the other half, RG lane2, SM split: one sample in two files
+samtools merge --no-PG -R ctgA:1-20000 -o rg2.bam s1.bam s2.bam
+samtools view -H --no-PG rg2.bam | sed -e '/^@RG/s/\tSM:s[12]\t/\tSM:pool\t/' >rgsame.hdr
+samtools reheader --no-PG rgsame.hdr rg2.bam >rgsame.bam
+samtools view -b --no-PG -s 7.5 -U split2.tmp.bam -o split1.tmp.bam s1.bam ctgA:1-20000
+samtools view -h --no-PG split1.tmp.bam | sed -e '/^@RG/s/\tSM:s1\t/\tSM:split\t/' \
+    | samtools view -b --no-PG -o split1.bam -
+samtools view -h --no-PG split2.tmp.bam \
+    | sed -e '/^@RG/s/\tID:s1\tSM:s1\t/\tID:lane2\tSM:split\t/' -e 's/\tRG:Z:s1\(\t\|$\)/\tRG:Z:lane2\1/' \
+    | samtools view -b --no-PG -o split2.bam -
+rm -f rgsame.hdr split1.tmp.bam split2.tmp.bam
+# edge.bam with BQ tags (samtools calmd -r: full BAQ), which BAQ uses as they are
+# unless -E recomputes them.
+samtools calmd --no-PG -r -b edge.bam ref.fa >edge.bq.bam 2>calmd.log \
+    || { cat calmd.log >&2; die "samtools calmd -r failed"; }
+for f in rg2 rgsame split1 split2 edge.bq; do samtools index "$f.bam"; done
+
 # ---------------------------------------------------------------- error fixtures
 samtools sort -n --no-PG -o unsorted.bam s2.bam     # queryname order, no index
 cp s2.bam noindex.bam                               # valid BAM, no index
@@ -442,7 +560,7 @@ printf 's2\n' >exclude-rg.txt
 # ---------------------------------------------------------------- validate
 for f in s1.bam s2.bam s1csi.bam s1.cram s1.small.cram edge.bam edge.cram edge.multi.cram \
          noindex.bam unsorted.bam \
-         disorder.bam nohd.bam; do
+         disorder.bam nohd.bam amp.bam rg2.bam rgsame.bam split1.bam split2.bam edge.bq.bam; do
     samtools quickcheck "$f" || die "$f fails samtools quickcheck"
 done
 samtools quickcheck truncated.bam 2>/dev/null && die "truncated.bam passes quickcheck"
@@ -457,6 +575,13 @@ for f in s1.bam s2.bam edge.bam; do
 done
 samtools mpileup -f ref.fa s1.cram edge.cram >/dev/null 2>err.log \
     || { cat err.log >&2; die "samtools mpileup fails on the CRAMs"; }
+# The amplicons must stay deep: past 255 bases, where bcftools subsamples.
+low=$(samtools depth -a -r ctgAmp:100-2900 amp.bam | awk '$3 < 300 { n++ } END { print n + 0 }')
+[ "$low" = 0 ] || die "amp.bam has $low positions in ctgAmp:100-2900 below 300x"
+[ "$(samtools view -H rgsame.bam | grep -c $'^@RG.*\tSM:pool\t')" = 2 ] \
+    || die "rgsame.bam does not have two read groups of sample pool"
+[ "$(samtools view -c split1.bam) $(samtools view -c split2.bam)" != "0 0" ] \
+    || die "split1.bam and split2.bam are empty"
 rm -f err.log
 rm -f sim.fa ./*.log ./*.mutations.txt edge.sam
 
@@ -484,6 +609,17 @@ dir.bam/                 a directory
 regions.bed positions.txt  -l files (BED 0-based; positions 1-based)
 malformed.bed            line 3 has a non-numeric start
 exclude-rg.txt           read group list for -G (s2)
+amp.fa(.fai)             ctgAmp 3000 bp = genome[4000000, 4003000), the deep contig's reference
+amp.bam(.bai)            hand-made amplicon panel on ctgAmp, 2x150, ~1650x (past 255 bases
+                         per sample everywhere), bwa mem, RG/SM amp; SNPs at 213 (50%), 481
+                         (100%), 656 (4%), 1502 (50% of molecules without the deletion
+                         over it), 2004 (12%); deletions of 1001 (50%), 1496-1507 (25%),
+                         2612-2614 (8%); insertions after 1231 (GAT, 30%), 2000 (A, 50%)
+rg2.bam(.bai)            s1+s2 reads of ctgA:1-20000 in one BAM: RG s1 SM s1, RG s2 SM s2
+rgsame.bam(.bai)         the same, both read groups SM pool (one sample)
+split1.bam split2.bam    half of s1's pairs of ctgA:1-20000 each (RG s1 / RG lane2), both SM
+                         split: one sample in two files (indexed)
+edge.bq.bam(.bai)        edge.bam with BQ tags from samtools calmd -r (for -E)
 EOF
 mv s1.mutations.vcf s1.bam.mutations.vcf 2>/dev/null || true
 rm -f s2.mutations.vcf
