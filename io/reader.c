@@ -227,8 +227,9 @@ hts_idx_t *ss_io_load_index(const ss_io_inputs_t *in, int i, samFile *fp)
         /* htslib tries several names; out of descriptors, each of them fails with EMFILE */
         if (ss_io_fds_exhausted(errno))
             ss_io_error_fds(idx_path ? idx_path : path, errno);
-        else if (errno == ENOMEM)
-            ss_error("%s: out of memory loading its index; lower -@ or give the run more memory",
+        else if (errno == ENOMEM) /* a damaged index asks htslib for absurd sizes too */
+            ss_error("%s: out of memory loading its index: the index may be damaged (re-index "
+                     "with samtools index %s), or the run needs more memory (lower -@)", path,
                      path);
         else if (idx_path)
             ss_error("%s: cannot load its index %s (-X); check that file is the index of this "
