@@ -500,8 +500,8 @@ cp s1.bam.bai truncated.bam.bai
 # and keep s1's index. garbled.bam has 200 bytes overwritten in the middle
 # (a CRC error); cut.bam is the first 1.4 MB of s1.bam plus an EOF block.
 cp s1.bam garbled.bam
-cp s1.bam.bai garbled.bam.bai
 printf '%*s' 200 '' | tr ' ' '\377' | dd of=garbled.bam bs=1 seek=1000000 conv=notrunc status=none
+cp s1.bam.bai garbled.bam.bai  # after the damage: an index older than its file is refused
 head -c 1400000 s1.bam >cut.bam
 tail -c 28 s1.bam >>cut.bam                         # the BGZF EOF block
 cp s1.bam.bai cut.bam.bai
