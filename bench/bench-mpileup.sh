@@ -76,16 +76,16 @@ CASES=(
 # ---- correctness first: every seqshard config against bcftools ---------------------
 for e in "${CASES[@]}"; do
     IFS='|' read -r case config cmd <<<"$e"
-    out=$WORK/$case.${config// /_}.bcf
+    out=$WORK/$case.${config// /_}.out   # not .bcf: that name would make BGZF
     bash -c "${cmd/-o \/dev\/null/-o $out} --no-version" 2>/dev/null || die "failed: $cmd"
 done
 for case in default three deep; do
     for c in "seqshard_-@1" "seqshard_-@2"; do
-        cmp -s "$WORK/$case.bcftools.bcf" "$WORK/$case.$c.bcf" ||
+        cmp -s "$WORK/$case.bcftools.out" "$WORK/$case.$c.out" ||
             die "$case ($c): output differs from bcftools; not timing a wrong answer"
     done
 done
-rm -f "$WORK"/*.bcf
+rm -f "$WORK"/*.out
 
 # ---- paired rounds ----------------------------------------------------------------
 echo "bench-mpileup: load average $(cut -d' ' -f1-3 /proc/loadavg) (should be near 0)" >&2

@@ -20,6 +20,7 @@
 #include <htslib/sam.h>
 #include <htslib/vcf.h>
 
+#include "mp_errmod.h"
 #include "mp_rng.h"
 
 /* -a annotations and behaviour bits (bcftools' B2B_* values, the same bits). */
@@ -47,6 +48,7 @@
 #define MP_INDEL_NULL 10000
 #define MP_MAX_ALLELES 5
 #define MP_N_NM 32 /* NMBZ bins: the most mismatches counted */
+#define MP_MAX_TAGS 48 /* INFO and FORMAT tags a record can carry (mp_site_bcf.c) */
 
 /* --ar: what reads that support no allele do to AD (bcftools' B2B_DROP ...). */
 #define MP_AMBIG_DROP 0
@@ -54,14 +56,33 @@
 #define MP_AMBIG_INC_AD0 2
 
 /*
- * What the read's pileup cd.i holds, set when the read enters the pileup
- * (mpileup.c's constructor): bit 0 the read has a soft clip, bit 1 it has an
- * indel or ref skip (only when BAQ is on), bits 2+ its sample.
+ * What a read's pileup cd.i holds, worked out once when the read enters the
+ * pileup (mp_read_cd, from mpileup's constructor) so that the columns the
+ * read is in need not look at its CIGAR and tags again:
+ *   bit 0       it has a soft clip
+ *   bit 1       it has an indel or ref skip (only when BAQ is on)
+ *   bits 2-7    its mismatches as the NMBZ test counts them, before the
+ *               site's own come off, capped to 0..MP_CD_NM_MAX; or
+ *               MP_CD_NM_NONE: it has no NM tag
+ *   bits 8-19   soft-clipped bases at its left end and
+ *   bits 20-31  at its right end (hard clips skipped); MP_CD_CLIP_FAR: too
+ *               many to hold, count them from the CIGAR
+ *   bits 32-63  its sample
  */
-#define MP_CD_SOFT_CLIP(i) ((i) & 1)
-#define MP_CD_INDEL(i) ((i) & 2)
-#define MP_CD_SAMPLE(i) ((i) >> 2)
-#define MP_CD_MAKE(sample, clip, indel) (((sample) << 2) | ((indel) ? 2 : 0) | ((clip) ? 1 : 0))
+#define MP_CD_NM_MAX   (MP_N_NM + 1) /* an ALT read drops 2: still past the last bin */
+#define MP_CD_NM_NONE  63
+#define MP_CD_CLIP_FAR 4095
+#define MP_CD_SOFT_CLIP(i)  ((i) & 1)
+#define MP_CD_INDEL(i)      ((i) & 2)
+#define MP_CD_NM(i)         ((int)((i) >> 2 & 0x3f))
+#define MP_CD_LEFT_CLIP(i)  ((int)((i) >> 8 & 0xfff))
+#define MP_CD_RIGHT_CLIP(i) ((int)((i) >> 20 & 0xfff))
+#define MP_CD_SAMPLE(i)     ((int)(int32_t)((uint64_t)(i) >> 32))
+
+/* cd.i for read b of the sample (see above); with_indel: fill bit 1 (BAQ on). Any thread. */
+int64_t mp_read_cd(const bam1_t *b, int sample, int with_indel);
+/* The soft-clipped bases at each end of b's CIGAR, hard clips skipped, each counted once. */
+void mp_soft_clips(const bam1_t *b, int *left, int *right);
 
 /*
  * The worker's calling state and settings (bcftools' bcf_callaux_t): set up
@@ -80,6 +101,20 @@ typedef struct {
     int *iref_pos, *ialt_pos, *iref_mq, *ialt_mq;
     int ref_scl[100], alt_scl[100];
     int iref_scl[100], ialt_scl[100];
+    /*
+     * The bins of the histograms above first counted since the last
+     * mp_aux_clean (by mp_hist_add, the only way they are counted), so that
+     * it clears just those. Room for every bin of them.
+     */
+    int **touched;
+    int n_touched;
+    /*
+     * The reads mp_glfgen saw since the last mp_aux_clean, waiting to be
+     * counted into the histograms: only a site with an ALT reads them
+     * (mp_bias_bins, from mp_combine), and most sites have none.
+     */
+    struct mp_deferred *deferred;
+    int n_deferred, m_deferred;
     /* internal */
     int max_bases;
     int indel_types[4];
@@ -88,15 +123,31 @@ typedef struct {
     int read_len;
     char *inscns;
     uint16_t *bases; /* 6 bits quality, 1 strand, 4 base or indel allele */
-    errmod_t *e;
+    mp_errmod_t *e;
     float indel_bias;
     int32_t *ref_nm, *alt_nm; /* the site's arrays (mp_site_t), for mp_glfgen */
     /* indel scoring's buffers, reused from column to column (mp_indel.c) */
     void *indel_ws;
 } mp_aux_t;
 
+/* What the bias histograms need of a read, kept by mp_glfgen for mp_bias_bins. */
+typedef struct mp_deferred {
+    const bam_pileup1_t *p;
+    struct mp_smpl *r; /* its sample, for the per-sample mismatch bins */
+    uint8_t baseQ;     /* capped at 59, as the histogram is */
+    uint8_t mapQ;      /* after capQ, capped at 59 */
+    uint8_t is_diff;   /* not the reference allele */
+} mp_deferred_t;
+
+/* One more in a histogram bin of bca (see mp_aux_t.touched). */
+static inline void mp_hist_add(mp_aux_t *bca, int *bin)
+{
+    if ((*bin)++ == 0)
+        bca->touched[bca->n_touched++] = bin;
+}
+
 /* One sample's numbers at a column (bcftools' bcf_callret1_t). */
-typedef struct {
+typedef struct mp_smpl {
     uint32_t ori_depth; /* reads before --min-BQ */
     unsigned int mq0;
     int32_t *ADF, *ADR, SCR, *QS;
@@ -124,10 +175,14 @@ typedef struct {
     float seg_bias;
     float strand_bias;
     kstring_t tmp;
+    /* the header's id of each tag mp_site_to_bcf writes, -1 where it lacks it (mp_site_bcf.c) */
+    const bcf_hdr_t *tag_hdr; /* the header tag_id is for; NULL: not looked up yet */
+    int tag_id[MP_MAX_TAGS];
 } mp_site_t;
 
 /*
- * The worker's state, with errmod_init(1 - 0.83) as bcftools' theta < 0 gives.
+ * The worker's state, with the error model for dependency 1 - 0.83 (bcftools'
+ * errmod_init(1 - theta) for theta < 0).
  * NULL when out of memory. mp_aux_destroy accepts NULL. Any one thread.
  */
 mp_aux_t *mp_aux_init(double theta, int min_baseQ, int max_baseQ, int delta_baseQ);
@@ -142,9 +197,16 @@ void mp_aux_destroy(mp_aux_t *bca);
  */
 int mp_glfgen(int n, const bam_pileup1_t *pl, int ref_base, mp_aux_t *bca, mp_smpl_t *r,
               mp_rng_t *rng);
+/* The reads mp_glfgen deferred, counted into the bias tests' histograms. Any one thread. */
+void mp_bias_bins(mp_aux_t *bca);
 /* The samples' numbers into the site; as bcf_call_combine (< 0: no record). */
 int mp_combine(int n, const mp_smpl_t *calls, mp_aux_t *bca, int ref_base, mp_site_t *call);
-/* The site as a record; as bcf_call2bcf (ref: the contig, for indel alleles; NULL for SNPs). */
+/*
+ * The site as a record; as bcf_call2bcf (ref: the contig, for indel alleles;
+ * NULL for SNPs). b must be fresh from bcf_clear1. It comes out packed, as if
+ * read from a BCF file (its shared and indiv blocks are the bytes bcftools
+ * writes), with its alleles unpacked; htslib unpacks the rest on demand.
+ */
 int mp_site_to_bcf(mp_site_t *bc, bcf1_t *b, mp_smpl_t *bcr, int fmt_flag, const mp_aux_t *bca,
                    const char *ref);
 /* Clear per-column state; as bcf_callaux_clean. */

@@ -21,21 +21,13 @@ int mp_site_has_alt(const mp_site_t *bc)
 
 /*
  * Called by htslib's pileup for each read it takes in (bcftools' constructor):
- * the read's sample, whether it has a soft clip, and with BAQ on whether it has
- * an indel or ref skip, kept in cd.i for every column the read is in.
+ * the read's sample and the facts about it every column needs (MP_CD_*),
+ * kept in cd.i for every column the read is in.
  */
 int mp_read_entered(void *data, const bam1_t *b, bam_pileup_cd *cd)
 {
     mp_input_t *in = data;
-    const uint32_t *cig = bam_get_cigar(b);
-    int clip = 0, indel = 0;
-    for (uint32_t k = 0; k < b->core.n_cigar && !clip; k++)
-        clip = bam_cigar_op(cig[k]) == BAM_CSOFT_CLIP;
-    for (uint32_t k = 0; in->o->baq && k < b->core.n_cigar && !indel; k++) {
-        int op = bam_cigar_op(cig[k]);
-        indel = op == BAM_CINS || op == BAM_CDEL || op == BAM_CREF_SKIP;
-    }
-    cd->i = MP_CD_MAKE(mp_samples_of(in->smpl, in->i, b), clip, indel);
+    cd->i = mp_read_cd(b, mp_samples_of(in->smpl, in->i, b), in->o->baq);
     return 0;
 }
 

@@ -25,6 +25,9 @@ struct mp_gvcf_s {
     int m_qs;
     kstring_t als;
     bcf1_t *line;
+    /* following the shard's last block past its end: no new block may start (it would be
+     * the next shard's) */
+    int following;
     /* the block of an earlier shard still open at this shard's start: its range, or 0 */
     int skip_range;
     int32_t skip_rid, skip_end;
@@ -58,6 +61,12 @@ void mp_gvcf_reset(mp_gvcf_t *g)
     g->rid = -1;
     g->n_pl = g->n_qs = 0;
     g->skip_range = 0;
+    g->following = 0;
+}
+
+void mp_gvcf_follow(mp_gvcf_t *g)
+{
+    g->following = 1;
 }
 
 int mp_gvcf_open(const mp_gvcf_t *g)
@@ -219,6 +228,8 @@ int mp_gvcf_write(mp_gvcf_t *g, const bcf_hdr_t *hdr, bcf1_t *rec, mp_gvcf_emit_
         return -1;
     if (!rec)
         return 0;
+    if (can_collapse && g->following && !g->prev_range)
+        return 0; /* the next shard's block, which that shard writes */
     if (can_collapse) {
         int rc = g->prev_range ? extend_block(g, hdr, rec, min_dp)
                                : start_block(g, hdr, rec, min_dp);

@@ -84,13 +84,13 @@ void mp_indel_read_stats(mp_aux_t *bca, const bam_pileup1_t *p, double mq_scale)
     assert(bin >= 0 && bin < bca->npos);
     assert(clip >= 0 && clip < 100);
     if (p->indel) {
-        bca->ialt_mq[imq]++;
-        bca->ialt_scl[clip]++;
-        bca->ialt_pos[bin]++;
+        mp_hist_add(bca, &bca->ialt_mq[imq]);
+        mp_hist_add(bca, &bca->ialt_scl[clip]);
+        mp_hist_add(bca, &bca->ialt_pos[bin]);
     } else {
-        bca->iref_mq[imq]++;
-        bca->iref_scl[clip]++;
-        bca->iref_pos[bin]++;
+        mp_hist_add(bca, &bca->iref_mq[imq]);
+        mp_hist_add(bca, &bca->iref_scl[clip]);
+        mp_hist_add(bca, &bca->iref_pos[bin]);
     }
 }
 

@@ -1,8 +1,7 @@
 /*
  * mp_record.c -- the samples' numbers at a column combined into one site
- * (alleles, PL, per-sample and total AD, I16, bias tests: mp_combine), and
- * the site written into a bcf1_t (mp_site_to_bcf), as bcftools mpileup 1.16
- * does it, tag for tag and in the same order.
+ * (alleles, PL, per-sample and total AD, I16, bias tests: mp_combine), as
+ * bcftools mpileup 1.16 does it; mp_site_bcf.c writes the site as a record.
  *
  * mp_site_t carries state from column to column, as bcftools' does, and the
  * output depends on it: with Z-scores (the default) the indel record does not
@@ -15,14 +14,8 @@
 #include <math.h>
 #include <string.h>
 
-#include <htslib/kfunc.h>
-#include <htslib/kstring.h>
-#include <htslib/vcf.h>
-
 #include "mp_bias.h"
 #include "mp_call.h"
-
-/* ---- mp_combine --------------------------------------------------------------------------- */
 
 /*
  * Each allele's share of the samples' quality sums (each sample normalised to
@@ -224,6 +217,7 @@ int mp_combine(int n, const mp_smpl_t *calls, mp_aux_t *bca, int ref_base, mp_si
     sum_annotations(n, calls, call);
     if (!has_alt)
         return 0;
+    mp_bias_bins(bca);
     mp_seg_bias(calls, call);
     if (bca->fmt_flag & MP_INFO_ZSCORE)
         bias_z(n, calls, bca, call);
@@ -232,232 +226,4 @@ int mp_combine(int n, const mp_smpl_t *calls, mp_aux_t *bca, int ref_base, mp_si
     if (bca->fmt_flag & MP_INFO_VDB)
         call->vdb = mp_vdb(bca->alt_pos, bca->npos);
     return 0;
-}
-
-/* ---- mp_site_to_bcf ----------------------------------------------------------------------- */
-
-/*
- * The tag writers skip a tag the header does not declare, as bcftools (which
- * ignores the update's -1) ends up doing, e.g. FORMAT/NMBZ with -U. Any other
- * failure is an error: -1.
- */
-static int put_info(const bcf_hdr_t *hdr, bcf1_t *rec, const char *key, const void *v, int n,
-                    int type)
-{
-    int id = bcf_hdr_id2int(hdr, BCF_DT_ID, key);
-    if (!bcf_hdr_idinfo_exists(hdr, BCF_HL_INFO, id))
-        return 0;
-    return bcf_update_info(hdr, rec, key, v, n, type) < 0 ? -1 : 0;
-}
-
-static int put_fmt(const bcf_hdr_t *hdr, bcf1_t *rec, const char *key, const void *v, int n,
-                   int type)
-{
-    int id = bcf_hdr_id2int(hdr, BCF_DT_ID, key);
-    if (!bcf_hdr_idinfo_exists(hdr, BCF_HL_FMT, id))
-        return 0;
-    return bcf_update_format(hdr, rec, key, v, n, type) < 0 ? -1 : 0;
-}
-
-/* A float INFO tag, left out when the statistic could not be computed (HUGE_VAL). */
-static int put_stat(const bcf_hdr_t *hdr, bcf1_t *rec, const char *key, const float *v)
-{
-    return *v != HUGE_VAL ? put_info(hdr, rec, key, v, 1, BCF_HT_REAL) : 0;
-}
-
-/* REF and ALT of the indel record: the base before the indel, then indelreg bases of context. */
-static int indel_alleles(const mp_site_t *bc, const mp_aux_t *bca, const char *ref, kstring_t *s,
-                         int *has_alt)
-{
-    const char *after = ref + bc->pos + 1; /* the bases the indel region covers */
-    int r = kputc(ref[bc->pos], s) < 0;
-    r |= kputsn(after, bca->indelreg, s) < 0;
-    for (int i = 1; i < 4 && bc->a[i] >= 0; i++) {
-        int len = bca->indel_types[bc->a[i]];
-        r |= kputc(',', s) < 0;
-        r |= kputc(ref[bc->pos], s) < 0;
-        if (len < 0) { /* a deletion: what is left of the region after it */
-            if (-len < bca->indelreg)
-                r |= kputsn(after - len, bca->indelreg + len, s) < 0;
-        } else { /* an insertion (never REF): its consensus, then the region */
-            const char *ins = bca->inscns + bc->a[i] * bca->maxins;
-            for (int j = 0; j < len; j++)
-                r |= kputc("ACGTN"[(int)ins[j]], s) < 0;
-            r |= kputsn(after, bca->indelreg, s) < 0;
-        }
-        *has_alt = 1;
-    }
-    return r ? -1 : 0;
-}
-
-/* REF and ALT of the SNP record; the unseen allele prints as <*>. */
-static int snp_alleles(const mp_site_t *bc, kstring_t *s, int *has_alt)
-{
-    int r = kputc("ACGTN"[bc->ori_ref], s) < 0;
-    for (int i = 1; i < 5 && bc->a[i] >= 0; i++) {
-        r |= kputc(',', s) < 0;
-        if (bc->unseen == i) {
-            r |= kputs("<*>", s) < 0;
-        } else {
-            r |= kputc("ACGT"[bc->a[i]], s) < 0;
-            *has_alt = 1;
-        }
-    }
-    return r ? -1 : 0;
-}
-
-/* INFO up to QS: indel flags, depths, allele depths, soft clips, I16 and QS. */
-static int put_counts_info(mp_site_t *bc, bcf1_t *rec, int fmt_flag, const mp_aux_t *bca)
-{
-    const bcf_hdr_t *hdr = bc->bcf_hdr;
-    int r = 0, nal = rec->n_allele;
-    if (bc->ori_ref < 0) {
-        r |= put_info(hdr, rec, "INDEL", NULL, 1, BCF_HT_FLAG);
-        r |= put_info(hdr, rec, "IDV", &bca->max_support, 1, BCF_HT_INT);
-        r |= put_info(hdr, rec, "IMF", &bca->max_frac, 1, BCF_HT_REAL);
-    }
-    r |= put_info(hdr, rec, "DP", &bc->ori_depth, 1, BCF_HT_INT);
-    if (fmt_flag & MP_INFO_ADF)
-        r |= put_info(hdr, rec, "ADF", bc->ADF, nal, BCF_HT_INT);
-    if (fmt_flag & MP_INFO_ADR)
-        r |= put_info(hdr, rec, "ADR", bc->ADR, nal, BCF_HT_INT);
-    if (fmt_flag & (MP_INFO_AD | MP_INFO_DPR)) {
-        for (int i = 0; i < nal; i++) /* the site's ADF becomes AD: ADF is already written */
-            bc->ADF[i] += bc->ADR[i];
-        if (fmt_flag & MP_INFO_AD)
-            r |= put_info(hdr, rec, "AD", bc->ADF, nal, BCF_HT_INT);
-        if (fmt_flag & MP_INFO_DPR)
-            r |= put_info(hdr, rec, "DPR", bc->ADF, nal, BCF_HT_INT);
-    }
-    if (fmt_flag & MP_INFO_SCR)
-        r |= put_info(hdr, rec, "SCR", bc->SCR, 1, BCF_HT_INT);
-    float i16[16];
-    for (int i = 0; i < 16; i++)
-        i16[i] = bc->anno[i];
-    r |= put_info(hdr, rec, "I16", i16, 16, BCF_HT_REAL);
-    r |= put_info(hdr, rec, "QS", bc->qsum, nal, BCF_HT_REAL);
-    return r;
-}
-
-/* INFO's bias statistics, for records with an ALT allele. */
-static int put_bias_info(const mp_site_t *bc, bcf1_t *rec, const mp_aux_t *bca)
-{
-    const bcf_hdr_t *hdr = bc->bcf_hdr;
-    int r = put_stat(hdr, rec, "VDB", &bc->vdb);
-    r |= put_stat(hdr, rec, "SGB", &bc->seg_bias);
-    if (bca->fmt_flag & MP_INFO_ZSCORE) {
-        r |= put_stat(hdr, rec, "RPBZ", &bc->mwu_pos);
-        r |= put_stat(hdr, rec, "MQBZ", &bc->mwu_mq);
-        r |= put_stat(hdr, rec, "MQSBZ", &bc->mwu_mqs);
-        r |= put_stat(hdr, rec, "BQBZ", &bc->mwu_bq);
-        r |= put_stat(hdr, rec, "NMBZ", &bc->mwu_nm[0]);
-        r |= put_stat(hdr, rec, "SCBZ", &bc->mwu_sc);
-    } else {
-        r |= put_stat(hdr, rec, "RPB", &bc->mwu_pos);
-        r |= put_stat(hdr, rec, "MQB", &bc->mwu_mq);
-        r |= put_stat(hdr, rec, "MQSB", &bc->mwu_mqs);
-        r |= put_stat(hdr, rec, "BQB", &bc->mwu_bq);
-    }
-    r |= put_stat(hdr, rec, "FS", &bc->strand_bias);
-    return r;
-}
-
-/* SP: phred-scaled two-sided Fisher test of strand against allele, 0 when too few reads. */
-static int32_t strand_phred(const int32_t *dp4)
-{
-    int fwd_ref = dp4[0], rev_ref = dp4[1], fwd_alt = dp4[2], rev_alt = dp4[3];
-    if (fwd_ref + rev_ref < 2 || fwd_alt + rev_alt < 2 || fwd_ref + fwd_alt < 2 ||
-        rev_ref + rev_alt < 2)
-        return 0;
-    double left, right, two;
-    kt_fisher_exact(fwd_ref, rev_ref, fwd_alt, rev_alt, &left, &right, &two);
-    int32_t x = (int)(-4.343 * log(two) + .499);
-    return x > 255 ? 255 : x;
-}
-
-/* FORMAT DP, DV and SP, each computed from DP4 into the shared fmt_arr. */
-static int put_depth_fmt(mp_site_t *bc, bcf1_t *rec, int fmt_flag)
-{
-    const bcf_hdr_t *hdr = bc->bcf_hdr;
-    int32_t *v = (int32_t *)bc->fmt_arr;
-    const int32_t *dp4 = bc->DP4;
-    int r = 0;
-    if (fmt_flag & MP_FMT_DP) {
-        for (int i = 0; i < bc->n; i++)
-            v[i] = dp4[4 * i] + dp4[4 * i + 1] + dp4[4 * i + 2] + dp4[4 * i + 3];
-        r |= put_fmt(hdr, rec, "DP", v, bc->n, BCF_HT_INT);
-    }
-    if (fmt_flag & MP_FMT_DV) {
-        for (int i = 0; i < bc->n; i++)
-            v[i] = dp4[4 * i + 2] + dp4[4 * i + 3];
-        r |= put_fmt(hdr, rec, "DV", v, bc->n, BCF_HT_INT);
-    }
-    if (fmt_flag & MP_FMT_SP) {
-        for (int i = 0; i < bc->n; i++)
-            v[i] = strand_phred(dp4 + 4 * i);
-        r |= put_fmt(hdr, rec, "SP", v, bc->n, BCF_HT_INT);
-    }
-    return r;
-}
-
-/* FORMAT from DP4 on: allele depths (samples start at slot 1), SCR, QS, NMBZ. */
-static int put_allele_fmt(mp_site_t *bc, bcf1_t *rec, int fmt_flag, int has_alt)
-{
-    const bcf_hdr_t *hdr = bc->bcf_hdr;
-    int r = 0, nv = rec->n_sample * rec->n_allele;
-    int32_t *adf = bc->ADF + MP_MAX_ALLELES, *adr = bc->ADR + MP_MAX_ALLELES;
-    if (fmt_flag & MP_FMT_DP4)
-        r |= put_fmt(hdr, rec, "DP4", bc->DP4, rec->n_sample * 4, BCF_HT_INT);
-    if (fmt_flag & MP_FMT_ADF)
-        r |= put_fmt(hdr, rec, "ADF", adf, nv, BCF_HT_INT);
-    if (fmt_flag & MP_FMT_ADR)
-        r |= put_fmt(hdr, rec, "ADR", adr, nv, BCF_HT_INT);
-    if (fmt_flag & (MP_FMT_AD | MP_FMT_DPR)) {
-        for (int i = 0; i < nv; i++) /* ADF becomes AD: FORMAT/ADF is already written */
-            adf[i] += adr[i];
-        if (fmt_flag & MP_FMT_AD)
-            r |= put_fmt(hdr, rec, "AD", adf, nv, BCF_HT_INT);
-        if (fmt_flag & MP_FMT_DPR)
-            r |= put_fmt(hdr, rec, "DPR", adf, nv, BCF_HT_INT);
-    }
-    if (fmt_flag & MP_FMT_SCR)
-        r |= put_fmt(hdr, rec, "SCR", bc->SCR + 1, rec->n_sample, BCF_HT_INT);
-    if (fmt_flag & MP_FMT_QS)
-        r |= put_fmt(hdr, rec, "QS", bc->QS, nv, BCF_HT_INT);
-    if (has_alt && (fmt_flag & MP_FMT_NMBZ))
-        r |= put_fmt(hdr, rec, "NMBZ", bc->mwu_nm + 1, rec->n_sample, BCF_HT_REAL);
-    return r;
-}
-
-/*
- * Returns 0, or -1 when htslib could not grow the record or bc->tmp (out of
- * memory); b is then incomplete. A tag the header lacks is left out silently.
- * bca->fmt_flag picks Z-score or U tags; fmt_flag picks the rest.
- */
-int mp_site_to_bcf(mp_site_t *bc, bcf1_t *b, mp_smpl_t *bcr, int fmt_flag, const mp_aux_t *bca,
-                   const char *ref)
-{
-    (void)bcr; /* the samples' numbers are already in bc */
-    const bcf_hdr_t *hdr = bc->bcf_hdr;
-    b->rid = bc->tid;
-    b->pos = bc->pos;
-    b->qual = 0;
-    int has_alt = 0, r;
-    bc->tmp.l = 0;
-    r = bc->ori_ref < 0 ? indel_alleles(bc, bca, ref, &bc->tmp, &has_alt)
-                        : snp_alleles(bc, &bc->tmp, &has_alt);
-    if (r < 0 || bcf_update_alleles_str(hdr, b, bc->tmp.s) < 0)
-        return -1;
-    bc->tmp.l = 0;
-    r = put_counts_info(bc, b, fmt_flag, bca);
-    if (has_alt)
-        r |= put_bias_info(bc, b, bca);
-    float mq0f = bc->ori_depth ? (float)bc->mq0 / bc->ori_depth : 0;
-    r |= put_info(hdr, b, "MQ0F", &mq0f, 1, BCF_HT_REAL);
-    b->n_sample = bc->n;
-    int nals = b->n_allele;
-    r |= put_fmt(hdr, b, "PL", bc->PL, nals * (nals + 1) / 2 * b->n_sample, BCF_HT_INT);
-    r |= put_depth_fmt(bc, b, fmt_flag);
-    r |= put_allele_fmt(bc, b, fmt_flag, has_alt);
-    return r ? -1 : 0;
 }

@@ -312,6 +312,7 @@ static int record_column(mp_worker_t *w, int tid, hts_pos_t pos, void *ctx)
         if (!w->gv || !mp_gvcf_open(w->gv))
             return PASS_DONE;
         w->extending = 1;
+        mp_gvcf_follow(w->gv);
     } else {
         sp->st->bases++;
     }

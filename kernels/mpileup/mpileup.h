@@ -5,8 +5,12 @@
  *
  * Files: mp_opts.c (options, --help), mp_samples.c (read groups -> samples),
  * mp_header.c (the VCF header), mp_read.c (the read filter and a shard's
- * start), mpileup.c (the kernel: columns, partial BAQ, records),
- * mp_call.c/mp_indel.c (likelihoods; mp_call.h), mp_rng.c (the random stream).
+ * start), mpileup.c (the kernel: shards, census, carried values), mp_pass.c (passes of
+ * the pileup, the look back), mp_column.c (a column: partial BAQ, samples, records),
+ * mp_glf.c, mp_errmod.c, mp_bins.c, mp_bias.c, mp_record.c, mp_site_bcf.c (likelihoods,
+ * annotations and the record's bytes; mp_call.h, mp_bcf.h), mp_indel*.c (indels),
+ * mp_rng.c (the random stream), mp_gvcf.c (-g blocks), mp_regions.c (-r/-R, -t/-T),
+ * mp_sample_lists.c (-s/-S, -G), mc_*.c (--call: bcftools call; mc_call.h).
  */
 #ifndef SS_KERNEL_MPILEUP_H
 #define SS_KERNEL_MPILEUP_H
@@ -143,6 +147,8 @@ void mp_gvcf_reset(mp_gvcf_t *g);
 int mp_gvcf_open(const mp_gvcf_t *g);
 int mp_gvcf_write(mp_gvcf_t *g, const bcf_hdr_t *hdr, bcf1_t *rec, mp_gvcf_emit_fn emit,
                   void *ctx);
+/* Past the shard's end: the open block takes records until it closes; no other starts. */
+void mp_gvcf_follow(mp_gvcf_t *g);
 /* The block open now belongs to an earlier shard: skip the records that continue it. */
 void mp_gvcf_skip_from(mp_gvcf_t *g);
 /* -g INT[,...] as bcftools reads it: malloc'ed bounds. 0, or -1 (bad list or OOM). */

@@ -21,6 +21,8 @@ R=(-f "$REF")
 mp_vs "-g 0,5,10 s1.bam"              "$L" -g 0,5,10 "${R[@]}" "$TD/s1.bam"
 mp_vs "-g 1,3,20,50 three samples"    "$L" -g 1,3,20,50 "${R[@]}" "$TD/s1.bam" "$TD/s2.bam" "$TD/edge.bam"
 mp_vs "-g 10 -r ctgA:1500-9000"       "$L" -g 10 -r ctgA:1500-9000 "${R[@]}" "$TD/s1.bam" "$TD/edge.bam"
+# a block that closes past a shard's end where the closing record starts another block
+mp_vs "-g 5,10 edge.bam -Ou"          "1:1g 2:2k 1:14k" -g 5,10 -Ou "${R[@]}" "$TD/edge.bam"
 
 # ---- --call against the pipe ---------------------------------------------------------------
 # call_vs NAME "CALL OPTS" LAYOUTS MPILEUP ARGS...
