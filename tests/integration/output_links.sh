@@ -65,6 +65,7 @@ CONFIGS=(
     "view CRAM --write-index|out.cram|.crai|view -C -T $REF --write-index $S1 ctgB"
     "depth .gz|depth.txt.gz|.tbi|depth -a -r ctgB $S1"
     "realign --write-index|re.bam|.csi|realign -f $REF --write-index $S1 ctgB"
+    "mpileup -Oz --write-index|calls.vcf.gz|.csi|mpileup -f $REF -r ctgB -Oz --write-index $S1"
 )
 COMMON=(--quiet -@ 2 --shard-size 5k)
 
