@@ -13,6 +13,8 @@
  * batch shares a few shapes so that full SIMD groups run, and the rest fill
  * partial groups. Then every read of testdata/s1.bam against ref.fa.
  */
+#include <limits.h>
+
 #include <htslib/faidx.h>
 #include <htslib/hts_log.h>
 #include <htslib/sam.h>
@@ -344,6 +346,44 @@ static void test_s1_bam(void)
     fai_destroy(fai);
 }
 
+/*
+ * pl_baq_glocal_score against probaln_glocal without state or q (bcftools'
+ * indel scoring): random codes 0-4 with some above, qualities 0-93 with some
+ * above, lengths 0-300 either side longer, bands 1-60, bcftools' two gap
+ * settings; a negative length too. One workspace grows and is reused.
+ */
+static void test_glocal_score(void)
+{
+    pl_baq_path_t p;
+    const char *why;
+    SS_EQ(pl_baq_path_select(&p, &why), 0);
+    pl_baq_t *q = pl_baq_init(p);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+    static uint8_t r[320], x[320], qual[320];
+    int bad = 0;
+    for (int t = 0; t < 4000; t++) {
+        int lr = (int)rnd(300), lq = (int)rnd(300);
+        if (rnd(10) == 0)
+            lq = lr + (int)rnd(8); /* an indel's haplotype: a few bases longer */
+        for (int i = 0; i < lr; i++)
+            r[i] = rnd(40) ? rnd(4) : 4 + rnd(12);
+        for (int i = 0; i < lq; i++) {
+            x[i] = rnd(30) ? (rnd(4) ? r[i % (lr ? lr : 1)] : rnd(4)) : 4;
+            qual[i] = rnd(20) ? rnd(94) : rnd(256);
+        }
+        probaln_par_t par = {rnd(2) ? 1e-3 : 1e-4, rnd(2) ? 0.1 : 0.3, 1 + (int)rnd(60)};
+        int want = probaln_glocal(r, lr, x, lq, qual, &par, NULL, NULL);
+        int got = pl_baq_glocal_score(q, r, lr, x, lq, qual, &par);
+        if (got != want && bad++ < 5)
+            fprintf(stderr, "score: lr %d lq %d bw %d: htslib %d, ours %d\n", lr, lq, par.bw,
+                    want, got);
+    }
+    SS_EQ(bad, 0);
+    probaln_par_t par = {1e-3, 0.1, 10};
+    SS_EQ(pl_baq_glocal_score(q, r, -1, x, 5, qual, &par), INT_MIN);
+    pl_baq_destroy(q);
+}
+
 static void test_path_select(void)
 {
     pl_baq_path_t p;
@@ -371,6 +411,7 @@ int main(void)
     CU_add_test(s, "random reads of many shapes: the bytes htslib gives", test_random_reads);
     CU_add_test(s, "groups of 1-17 reads of one shape", test_lanes_independent);
     CU_add_test(s, "every read of s1.bam", test_s1_bam);
+    CU_add_test(s, "indel scoring's forward-only likelihood", test_glocal_score);
     CU_add_test(s, "SEQSHARD_BAQ_PATH", test_path_select);
     return ss_test_run();
 }

@@ -80,7 +80,25 @@ static int baq_wanted(const mp_opts_t *o, const bam1_t *b, int nt, int has_clip)
  * that is not one clean event, and then once per read, the first time. So a
  * read's qualities depend on the columns it was in before: hence the replay.
  */
-void mp_column_baq(mp_worker_t *w)
+/* Room for n reads in the BAQ batch. 0, or -1 out of memory. */
+static int reserve_baq(mp_worker_t *w, int n)
+{
+    if (n <= w->m_baq)
+        return 0;
+    int m = n + n / 2 + 16;
+    bam1_t **reads = realloc(w->baq_reads, (size_t)m * sizeof(*reads));
+    if (reads)
+        w->baq_reads = reads;
+    int *ret = realloc(w->baq_ret, (size_t)m * sizeof(*ret));
+    if (ret)
+        w->baq_ret = ret;
+    if (!reads || !ret)
+        return -1;
+    w->m_baq = m;
+    return 0;
+}
+
+int mp_column_baq(mp_worker_t *w)
 {
     const mp_opts_t *o = w->o;
     int has_indel = 0, has_clip = 0, nt = 0, min_indel = INT_MAX, max_indel = INT_MIN;
@@ -99,7 +117,12 @@ void mp_column_baq(mp_worker_t *w)
     if (o->baq_partial &&
         (has_indel == 0 || (has_clip < 0.2 * nt && max_indel == min_indel &&
                             (has_indel < 0.1 * nt || has_indel == 1))))
-        return;
+        return 0;
+    if (reserve_baq(w, nt) < 0)
+        return -1;
+    /* Each read's realignment depends on the read alone: one batch gives every read what
+     * sam_prob_realn gives it, several reads per SIMD step. */
+    int n_baq = 0;
     for (int i = 0; i < w->n; i++)
         for (int j = 0; j < w->n_plp[i]; j++) {
             bam1_t *b = w->plp[i][j].b;
@@ -111,8 +134,13 @@ void mp_column_baq(mp_worker_t *w)
             uint8_t *placeholder = bam_aux_get(b, "_Q");
             if (placeholder)
                 bam_aux_del(b, placeholder);
-            sam_prob_realn(b, w->ref, w->ref_len, o->redo_baq ? 7 : 3);
+            w->baq_reads[n_baq++] = b;
         }
+    /* bcftools ignores sam_prob_realn's code; only a workspace that cannot grow is ours */
+    if (n_baq && pl_baq_batch(w->baq, w->baq_reads, n_baq, w->ref, w->ref_len,
+                              o->redo_baq ? 7 : 3, w->baq_ret) < 0)
+        return -1;
+    return 0;
 }
 
 /* The column's reads grouped by sample, inputs in order (bcftools' group_smpl). 0 or -1. */
@@ -250,8 +278,11 @@ int mp_column_records(mp_worker_t *w, int tid, hts_pos_t pos, kstring_t *out, in
     if (w->o->no_indel || total >= w->max_indel_depth)
         return 0;
     mp_aux_clean(w->bca, &w->bc);
+    /* bcftools drops a column its indel scoring gives up on; memory running out (only
+     * allocators set ENOMEM) must fail the shard instead of dropping the record */
+    errno = 0;
     if (mp_gap_prep(w->n_smpl, w->grp_n, w->grp_plp, (int)pos, w->bca, w->ref) < 0)
-        return 0;
+        return errno == ENOMEM ? -1 : 0;
     for (int s = 0; s < w->n_smpl; s++)
         oom |= mp_glfgen(w->grp_n[s], w->grp_plp[s], -1, w->bca, &w->bcr[s], &w->rng) == -2;
     if (oom)

@@ -5,8 +5,11 @@
  * it does not span, since such a read cannot tell how many repeat units the
  * sample has. The score is bcftools': alignment score << 8 | penalty (0-255).
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 
+#include "../pileup/baq.h"
 #include "mp_indel.h"
 
 #define MP_INDEL_NO_SCORE 0xffffff /* a read that cannot be aligned to the candidate */
@@ -205,7 +208,9 @@ static int align_to_hap(const mp_indel_col_t *col, const mp_aux_t *bca, mp_indel
 
     const uint8_t *seg = ws->hap + rs->tbeg - col->left;
     int seg_len = rs->tend - rs->tbeg + len;
-    int sc = probaln_glocal(seg, seg_len, ws->query, n_q, qual, &par, 0, 0);
+    int sc = pl_baq_glocal_score(bca->baq, seg, seg_len, ws->query, n_q, qual, &par);
+    if (sc == INT_MIN && errno == ENOMEM)
+        return -1;
     if (sc < 0) {
         *score = MP_INDEL_NO_SCORE;
         return 0;

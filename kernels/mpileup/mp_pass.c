@@ -111,8 +111,12 @@ int mp_pileup_pass(mp_worker_t *w, const ss_shard_t *sh, int tid, hts_pos_t lo, 
         /* bcftools looks at no column outside its region or targets: no BAQ there */
         if (pos < scope_lo || (targets && !mp_targets_column(targets, ctg, pos)))
             continue;
-        if (w->ref && w->o->baq)
-            mp_column_baq(w);
+        if (w->ref && w->o->baq && mp_column_baq(w) < 0) {
+            rc = -1;
+            ss_error("out of memory realigning the reads (BAQ) at %s:%d; give the job more "
+                     "memory", ctg, pos + 1);
+            break;
+        }
         if (pos >= lo)
             rc = fn(w, ctid, pos, ctx);
     }

@@ -103,6 +103,11 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
     if (mp_targets_load(&r->targets, o) < 0 || mp_samples_build(&r->smpl, job, o) < 0 ||
         mp_header_build(r, o, job, &r->head) < 0 || call_header(r, o) < 0)
         return -1;
+    const char *why;
+    if (pl_baq_path_select(&r->baq_path, &why) < 0) {
+        ss_error("%s", why);
+        return -1;
+    }
     fill_probaln_table();
     out->format = SS_FMT_TEXT;
     out->text_header = r->head.s; /* copied by the framework */
@@ -202,6 +207,7 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
     w->rec = bcf_init1();
     w->sync = bcf_init1();
     w->scratch = ss_bam_private();
+    w->baq = pl_baq_init(w->run->baq_path);
     const char *fasta = ss_job_opts(job)->reference;
     if (fasta && !(w->fai = fai_load(fasta))) {
         ss_error("%s: cannot load its .fai index; make one with samtools faidx %s", fasta,
@@ -209,8 +215,9 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
         return -1;
     }
     if (!w->in || !w->n_plp || !w->plp || !w->grp || !w->grp_n || !w->grp_plp || !w->bcr ||
-        !w->bca || !w->rec || !w->sync || !w->scratch)
+        !w->bca || !w->rec || !w->sync || !w->scratch || !w->baq)
         goto oom;
+    w->bca->baq = w->baq;
     aux_settings(w->bca, w->o);
     if (w->o->gvcf_ranges && !(w->gv = mp_gvcf_init(w->o->gvcf_ranges, w->o->n_gvcf_ranges)))
         goto oom;
@@ -249,6 +256,8 @@ static void worker_destroy(void *wstate)
             regitr_destroy(w->in[i].targets_itr);
     free(w->in), free(w->n_plp), free(w->plp), free(w->grp), free(w->grp_n);
     free(w->grp_plp), free(w->bcr);
+    pl_baq_destroy(w->baq);
+    free(w->baq_reads), free(w->baq_ret);
     if (w->bca) {
         mp_indel_ws_free(w->bca);
         mp_aux_destroy(w->bca);

@@ -21,6 +21,7 @@
 #include <htslib/vcf.h>
 
 #include "../../framework/ss_framework.h"
+#include "../pileup/baq.h"
 #include "mc_call.h"
 #include "mp_call.h"
 
@@ -177,6 +178,7 @@ typedef struct {
     bcf_hdr_t *vcf_hdr;  /* mpileup's records' header */
     bcf_hdr_t *out_hdr;  /* the output's: bcftools call's with --call, else vcf_hdr */
     kstring_t head;   /* the header's bytes, as the output opens */
+    pl_baq_path_t baq_path; /* the BAQ code this machine runs (pileup's, bit for bit htslib's) */
 } mp_run_t;
 
 /*
@@ -253,6 +255,10 @@ typedef struct {
     int extending;              /* past the shard's end, following its last block: records
                                  * feed the block only */
     int max_indel_depth;        /* -L times the samples */
+    pl_baq_t *baq;              /* BAQ and indel scoring's alignments, reused */
+    bam1_t **baq_reads;         /* the column's reads that BAQ realigns, a batch */
+    int *baq_ret;
+    int m_baq;
 } mp_worker_t;
 
 /*
@@ -269,8 +275,9 @@ typedef struct {
 int mp_site_has_alt(const mp_site_t *bc);
 /* htslib's pileup constructor: the read's sample and flags in cd.i (MP_CD_*). */
 int mp_read_entered(void *data, const bam1_t *b, bam_pileup_cd *cd);
-/* Partial (or full) BAQ at the worker's current column, as bcftools applies it. */
-void mp_column_baq(mp_worker_t *w);
+/* Partial (or full) BAQ at the worker's current column, as bcftools applies it. 0, or -1
+ * out of memory. */
+int mp_column_baq(mp_worker_t *w);
 /* The column's reads grouped by sample into w->grp_n / w->grp_plp. 0, or -1 out of memory. */
 int mp_group_by_sample(mp_worker_t *w);
 /*

@@ -15,6 +15,7 @@
  * nothing per read (bam_aux_append may grow a record's data, as in htslib).
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,4 +293,32 @@ int pl_baq_one(pl_baq_t *q, bam1_t *b, const char *ref, hts_pos_t ref_len, int f
     bam1_t *one[1] = {b};
     pl_baq_batch(q, one, 1, ref, ref_len, flag, &ret);
     return ret;
+}
+
+/* ---- a forward-only score ---------------------------------------------------------------- */
+
+int pl_baq_glocal_score(pl_baq_t *q, const uint8_t *ref, int l_ref, const uint8_t *query,
+                        int l_query, const uint8_t *qual, const probaln_par_t *par)
+{
+    if (q->path == PL_BAQ_HTSLIB || !qual)
+        return probaln_glocal(ref, l_ref, query, l_query, qual, par, NULL, NULL);
+    if (l_ref < 0 || l_query < 0 || l_query >= INT_MAX - 2) {
+        errno = EINVAL;
+        return INT_MIN;
+    }
+    if (l_ref == 0 || l_query == 0)
+        return 0;
+    /* htslib's band: the longer length, capped at par->bw, but never below the difference */
+    int bw = l_ref > l_query ? l_ref : l_query, diff = abs(l_ref - l_query);
+    if (bw > par->bw)
+        bw = par->bw;
+    if (bw < diff)
+        bw = diff;
+    baq_shape_t sh = {l_query, l_ref, bw, par->d, par->e, q->q2p};
+    baq_lane_t lane = {query, ref, qual, NULL, NULL};
+    if (grow_ws(q, baq_dp_doubles(&sh, 1)) < 0) {
+        errno = ENOMEM;
+        return INT_MIN;
+    }
+    return baq_dp_scalar_score(&sh, &lane, q->ws);
 }

@@ -1,5 +1,6 @@
 /*
- * baq.h -- private to the pileup kernel: BAQ (base alignment quality) that
+ * baq.h -- the pileup kernel's BAQ, shared with mpileup (which also scores
+ * its indel haplotypes with pl_baq_glocal_score): BAQ (base alignment quality) that
  * gives exactly what htslib 1.16's sam_prob_realn() gives, qualities and
  * BQ/ZQ tags, but several reads at a time.
  *
@@ -20,6 +21,7 @@
 #ifndef SS_KERNEL_PILEUP_BAQ_H
 #define SS_KERNEL_PILEUP_BAQ_H
 
+#include <htslib/hts.h>
 #include <htslib/sam.h>
 
 /* The code that runs the forward-backward pass. */
@@ -56,5 +58,15 @@ int pl_baq_batch(pl_baq_t *q, bam1_t *const *b, int n, const char *ref, hts_pos_
 
 /* One read: pl_baq_batch with n = 1. Returns what sam_prob_realn returns. */
 int pl_baq_one(pl_baq_t *q, bam1_t *b, const char *ref, hts_pos_t ref_len, int flag);
+
+/*
+ * htslib 1.16's probaln_glocal(ref, l_ref, query, l_query, qual, par, NULL,
+ * NULL): the phred-scaled likelihood of query against ref (codes 0-3, above 3
+ * ambiguous), band par->bw, from the forward pass alone, bit for bit; INT_MIN
+ * for a negative length and when the workspace cannot grow (errno ENOMEM).
+ * Allocates nothing once the workspace has grown (bcftools' indel scoring).
+ */
+int pl_baq_glocal_score(pl_baq_t *q, const uint8_t *ref, int l_ref, const uint8_t *query,
+                        int l_query, const uint8_t *qual, const probaln_par_t *par);
 
 #endif

@@ -10,8 +10,9 @@
  *   BAQ_SEL(m,a,b) per lane: m ? a : b
  *
  * The pass is htslib 1.16's probaln_glocal as it is compiled (its optimised
- * branch, not PROBALN_ORIG), with the likelihood and b[0] left out because
- * sam_prob_realn uses neither. Every expression keeps htslib's operand order
+ * branch, not PROBALN_ORIG), with b[0] left out because sam_prob_realn does
+ * not use it; the likelihood is computed only by the forward-only score
+ * (scalar width), which bcftools' indel scoring uses. Every expression keeps htslib's operand order
  * and grouping ((a + b) + c is not a + (b + c) in floating point); a lane is
  * a read, so the lanes never mix. Cells the pass reads but never writes are
  * zero, as htslib's calloc leaves them: each row zeroes the cell on either
@@ -273,23 +274,22 @@ static void BQ(backward)(BQ(ctx_t) *x, const double *m, double sM, double sI,
     }
 }
 
-void BAQ_FN(const baq_shape_t *sh, const baq_lane_t *ln, double *ws)
+/* The context over workspace ws, and the transitions as htslib sets them up. */
+static void BQ(begin)(BQ(ctx_t) *x, const baq_shape_t *sh, double *ws, double *m, double *sMI)
 {
-    BQ(ctx_t) x;
     const int lq = sh->l_query, lr = sh->l_ref, bw = sh->bw;
-    x.lq = lq, x.lr = lr, x.bw = bw;
-    x.S = (2 * bw + 1 < lr ? 2 * bw + 1 : lr) + 4;
-    size_t row = (size_t)x.S * 3 * BAQ_W;
-    x.F = ws;
-    x.B = x.F + (size_t)(lq + 1) * row;
-    x.s = x.B + 2 * row;
-    x.qc = x.s + (size_t)(lq + 2) * BAQ_W;
-    x.match = x.qc + (size_t)lq * BAQ_W;
-    x.mis = x.match + (size_t)lq * BAQ_W;
-    x.rc = x.mis + (size_t)lq * BAQ_W;
+    x->lq = lq, x->lr = lr, x->bw = bw;
+    x->S = (2 * bw + 1 < lr ? 2 * bw + 1 : lr) + 4;
+    size_t row = (size_t)x->S * 3 * BAQ_W;
+    x->F = ws;
+    x->B = x->F + (size_t)(lq + 1) * row;
+    x->s = x->B + 2 * row;
+    x->qc = x->s + (size_t)(lq + 2) * BAQ_W;
+    x->match = x->qc + (size_t)lq * BAQ_W;
+    x->mis = x->match + (size_t)lq * BAQ_W;
+    x->rc = x->mis + (size_t)lq * BAQ_W;
 
-    /* transitions, as htslib sets them up */
-    double d = sh->d, e = sh->e, m[9];
+    double d = sh->d, e = sh->e;
     double sM = 1. / (2 * lq + 2), sI = sM;
     m[0 * 3 + 0] = (1 - d - d) * (1 - sM);
     m[0 * 3 + 1] = m[0 * 3 + 2] = d * (1 - sM);
@@ -299,13 +299,46 @@ void BAQ_FN(const baq_shape_t *sh, const baq_lane_t *ln, double *ws)
     m[2 * 3 + 0] = 1 - e;
     m[2 * 3 + 1] = 0.;
     m[2 * 3 + 2] = e;
-    double bM = (1 - d) / lr, bI = d / lr;
+    sMI[0] = sM, sMI[1] = sI;
+}
 
+void BAQ_FN(const baq_shape_t *sh, const baq_lane_t *ln, double *ws)
+{
+    BQ(ctx_t) x;
+    double m[9], sMI[2];
+    BQ(begin)(&x, sh, ws, m, sMI);
+    double bM = (1 - sh->d) / sh->l_ref, bI = sh->d / sh->l_ref;
     BQ(setup)(&x, sh, ln);
     BQ(forward)(&x, m, bM, bI);
-    BQ(last_scale)(&x, sM, sI);
-    BQ(backward)(&x, m, sM, sI, ln);
+    BQ(last_scale)(&x, sMI[0], sMI[1]);
+    BQ(backward)(&x, m, sMI[0], sMI[1], ln);
 }
+
+#if BAQ_W == 1
+/*
+ * What probaln_glocal returns when it is given no state or q arrays (bcftools'
+ * indel scoring): the forward pass only, then the phred-scaled likelihood from
+ * the scaling factors, in htslib's order. ln->state and ln->miss are unused.
+ */
+int BQ(score)(const baq_shape_t *sh, const baq_lane_t *ln, double *ws)
+{
+    BQ(ctx_t) x;
+    double m[9], sMI[2];
+    BQ(begin)(&x, sh, ws, m, sMI);
+    double bM = (1 - sh->d) / sh->l_ref, bI = sh->d / sh->l_ref;
+    BQ(setup)(&x, sh, ln);
+    BQ(forward)(&x, m, bM, bI);
+    BQ(last_scale)(&x, sMI[0], sMI[1]);
+    double p = 1., pr = 0.;
+    for (int i = 0; i <= x.lq + 1; i++) {
+        p *= x.s[i];
+        if (p < 1e-100)
+            pr += -4.343 * log(p), p = 1.;
+    }
+    pr += -4.343 * log(p * sh->l_ref * sh->l_query);
+    return (int)(pr + .499);
+}
+#endif
 
 #undef BQ_CAT2
 #undef BQ_CAT

@@ -2,6 +2,8 @@
  * baq_scalar.c -- the forward-backward pass one read at a time (baq_dp.h).
  * Built without FMA contraction or fast-math (CMakeLists.txt).
  */
+#include <math.h>
+
 #include "baq_priv.h"
 
 #define BAQ_W 1
