@@ -190,6 +190,12 @@ mp_aux_t *mp_aux_init(double theta, int min_baseQ, int max_baseQ, int delta_base
 void mp_aux_destroy(mp_aux_t *bca);
 
 /*
+ * How many bases of the sample's reads pl[0..n) the SNP record keeps: the n
+ * that decides whether mp_glfgen draws (past 255), without computing the rest.
+ */
+int mp_glf_snp_kept(int n, const bam_pileup1_t *pl, const mp_aux_t *bca);
+
+/*
  * One sample's column: its reads pl[0..n) (each with cd.i as above), ref_base
  * 4-bit (seq_nt16_table) for the SNP record or -1 for the indel record after
  * mp_gap_prep. Past 255 bases the sample's bases are shuffled with rng's draws

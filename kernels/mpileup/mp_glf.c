@@ -297,6 +297,38 @@ static void reset_sample(mp_smpl_t *r)
     r->SCR = 0;
 }
 
+/* The base's quality lowered to a neighbour's plus delta (bcftools' --delta-BQ). */
+static inline int snp_quality(const uint8_t *qual, int qpos, int len, int delta)
+{
+    int q = qual[qpos];
+    if (qpos > 0 && q > qual[qpos - 1] + delta)
+        q = qual[qpos - 1] + delta;
+    if (qpos + 1 < len && q > qual[qpos + 1] + delta)
+        q = qual[qpos + 1] + delta;
+    return q;
+}
+
+/* Whether the SNP record counts the read's base at all: a base, not a gap or a skip. */
+static inline int snp_has_base(const bam_pileup1_t *p)
+{
+    return !(p->is_refskip || p->is_del || (p->b->core.flag & BAM_FUNMAP));
+}
+
+int mp_glf_snp_kept(int n_reads, const bam_pileup1_t *pl, const mp_aux_t *bca)
+{
+    int n = 0;
+    for (int i = 0; i < n_reads; ++i) {
+        const bam_pileup1_t *p = pl + i;
+        if (!snp_has_base(p))
+            continue;
+        const bam1_t *b = p->b;
+        int len = b->core.l_qseq;
+        const uint8_t *qual = bam_get_seq(b) + ((len + 1) >> 1);
+        n += snp_quality(qual, p->qpos, len, bca->delta_baseQ) >= bca->min_baseQ;
+    }
+    return n;
+}
+
 /*
  * The SNP record's pass over the sample's reads: each base (an '=' reads as
  * the reference) with its quality lowered to a neighbour's plus delta_baseQ,
@@ -320,18 +352,14 @@ static int snp_reads(int n_reads, const bam_pileup1_t *pl, int ref_base, mp_aux_
         const bam_pileup1_t *p = pl + i;
         const bam1_t *b = p->b;
         clipped += count_clips & (int)MP_CD_SOFT_CLIP(p->cd.i);
-        if (p->is_refskip || p->is_del || (b->core.flag & BAM_FUNMAP))
+        if (!snp_has_base(p))
             continue;
         depth++;
         int qpos = p->qpos, len = b->core.l_qseq;
         const uint8_t *seq = bam_get_seq(b), *qual = seq + ((len + 1) >> 1);
         int nt16 = bam_seqi(seq, qpos);
         int base = seq_nt16_int[nt16 ? nt16 : ref_base];
-        int q = qual[qpos];
-        if (qpos > 0 && q > qual[qpos - 1] + delta)
-            q = qual[qpos - 1] + delta;
-        if (qpos + 1 < len && q > qual[qpos + 1] + delta)
-            q = qual[qpos + 1] + delta;
+        int q = snp_quality(qual, qpos, len, delta);
         if (q < min_bq)
             continue;
         if (q > max_bq)

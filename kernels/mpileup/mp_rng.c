@@ -62,3 +62,12 @@ void mp_rng_shuffle_u16(mp_rng_t *r, size_t n, uint16_t *a)
         a[i - 1] = t;
     }
 }
+
+void mp_rng_skip_shuffle(mp_rng_t *r, size_t n)
+{
+    if (n < 2)
+        return;
+    uint64_t draws = r->draws + (n - 1);
+    mp_rng_jump(r, n - 1);
+    r->draws = draws;
+}

@@ -24,5 +24,7 @@ double mp_rng_next(mp_rng_t *r);
 void mp_rng_jump(mp_rng_t *r, uint64_t n);
 /* ks_shuffle's order: for i = n down to 2, swap a[i-1] with a[(int)(next * i)]. */
 void mp_rng_shuffle_u16(mp_rng_t *r, size_t n, uint16_t *a);
+/* What shuffling n items draws (n - 1 numbers), without the shuffle: state and count. */
+void mp_rng_skip_shuffle(mp_rng_t *r, size_t n);
 
 #endif

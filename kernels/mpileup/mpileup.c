@@ -432,22 +432,46 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
 
 /*
  * The census's columns: only where a sample holds more than 255 reads can its
- * bases pass 255 and bcftools draw; there the column is computed in full, its
- * record thrown away, and the draws counted.
+ * bases pass 255 and bcftools draw. Where the column can have an indel record
+ * (fewer reads than -L allows), the column is computed in full, its records
+ * thrown away, and the draws counted; past -L only the SNP record draws, and
+ * counting its kept bases is enough.
  */
 static int census_column(mp_worker_t *w, int tid, hts_pos_t pos, void *ctx)
 {
     kstring_t *scratch = ctx;
-    int deep = 0;
+    int deep = 0, total = 0;
+    for (int i = 0; i < w->n; i++)
+        total += w->n_plp[i];
+    if (total <= 255)
+        return 0;
+    int indel_possible = !w->o->no_indel && total < w->max_indel_depth;
+    if (w->n_smpl == 1 && !indel_possible) { /* one sample: its reads are all the inputs' */
+        int kept = 0;
+        for (int i = 0; i < w->n; i++)
+            kept += mp_glf_snp_kept(w->n_plp[i], w->plp[i], w->bca);
+        if (kept > MP_ERRMOD_MAX_DEPTH)
+            mp_rng_skip_shuffle(&w->rng, (size_t)kept);
+        return 0;
+    }
     if (mp_group_by_sample(w) < 0)
         return -1;
     for (int s = 0; s < w->n_smpl && !deep; s++)
         deep = w->grp_n[s] > 255;
     if (!deep)
         return 0;
-    int known = 1; /* the values indel records carry change no draw */
-    scratch->l = 0;
-    return mp_column_records(w, tid, pos, scratch, &known) < 0 ? -1 : 0;
+    if (indel_possible) {
+        int known = 1; /* the values indel records carry change no draw */
+        scratch->l = 0;
+        return mp_column_records(w, tid, pos, scratch, &known) < 0 ? -1 : 0;
+    }
+    for (int s = 0; s < w->n_smpl; s++)
+        if (w->grp_n[s] > 255) {
+            int kept = mp_glf_snp_kept(w->grp_n[s], w->grp_plp[s], w->bca);
+            if (kept > MP_ERRMOD_MAX_DEPTH)
+                mp_rng_skip_shuffle(&w->rng, (size_t)kept);
+        }
+    return 0;
 }
 
 /* How many random draws the shard makes (see mp_rng.h): its census count. */

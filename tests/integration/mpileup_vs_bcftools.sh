@@ -44,6 +44,9 @@ mp_vs "deep -d 10000"              "$DEEP" -f "$AMP" -d 10000 "$TD/amp.bam"
 seed0=$MP_EXP.seed0
 cp "$MP_EXP" "$seed0"
 mp_vs "deep -d 10000 --seed 7"     "$DEEP" -f "$AMP" -d 10000 --seed 7 "$TD/amp.bam"
+# Above -L's depth no indel record is made, so the census counts the SNP records' bases
+# alone; with -L 10000 it computes the indel records too, whose likelihoods draw as well.
+mp_vs "deep -d 10000 -L 10000"     "$DEEP" -f "$AMP" -d 10000 -L 10000 "$TD/amp.bam"
 # Without subsampling the seed changes nothing and the cases above test no random stream.
 if cmp -s "$seed0" "$MP_EXP"; then
     ss_bad "deep: --seed matters" "bcftools gives the same bytes with --seed 7:" \
