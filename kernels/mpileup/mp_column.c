@@ -146,6 +146,19 @@ int mp_column_baq(mp_worker_t *w)
 /* The column's reads grouped by sample, inputs in order (bcftools' group_smpl). 0 or -1. */
 int mp_group_by_sample(mp_worker_t *w)
 {
+    if (w->n == 1 && w->n_smpl == 1) {
+        /*
+         * One input, one sample: the group is htslib's column array itself, in its
+         * order, with aux cleared as the copy below clears it. htslib never reads aux
+         * and rewrites the other fields for every column, so writing it is safe.
+         */
+        bam_pileup1_t *p = (bam_pileup1_t *)w->plp[0];
+        for (int j = 0; j < w->n_plp[0]; j++)
+            p[j].aux = 0;
+        w->grp_n[0] = w->n_plp[0];
+        w->grp_plp[0] = p;
+        return 0;
+    }
     for (int s = 0; s < w->n_smpl; s++)
         w->grp[s].n = 0;
     for (int i = 0; i < w->n; i++)
