@@ -193,9 +193,10 @@ static const ss_cmd_t mp_cmd = {
         "worker count; --threads keeps bcftools' meaning (compression threads).\n"
         "\n"
         "--call ends mpileup's options: every word after it is bcftools call's own\n"
-        "command line (-m or -c, -v, -A, -a, -G, --ploidy, -P, -p, -s/-S, -V, -M ...), and\n"
-        "the output is the bytes of `bcftools mpileup -Ou ... | bcftools call ...` in one\n"
-        "pass; -o, -O and --write-index after --call name that output.",
+        "command line (-m or -c, -v, -A, -a, -G, --ploidy, -P, -p, -s/-S, -V, -M, -T ...),\n"
+        "and the output is the bytes of `bcftools mpileup -Ou ... | bcftools call ...` in\n"
+        "one pass; -o, -O and --write-index after --call name that output. Refused after\n"
+        "--call: -r/-R (give them to mpileup), -g, -C and -i.",
     .groups = mp_groups,
     .examples = "  # bcftools mpileup's BCF, on every core, into bcftools call\n"
                 "  seqshard mpileup -f ref.fa -Ou in.bam | bcftools call -mv -Oz -o calls.vcf.gz\n"
