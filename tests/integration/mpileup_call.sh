@@ -6,7 +6,8 @@
 #   - `bcftools mpileup --no-version -Ou ARGS | bcftools call --no-version OPTS` against
 #     `seqshard mpileup --no-version ARGS --call OPTS`: -mv, -m (every site), -c, -cv,
 #     -mv -a GQ,GP, --ploidy 1, -G - (with -a AD,QS), -mv -A, -Oz after --call (decompressed,
-#     with --write-index's .csi as bcftools index makes it), the deep contig;
+#     with --write-index's .csi as bcftools index makes it, and --write-index=tbi's .tbi as
+#     bcftools index -t makes it), the deep contig;
 #   - -T FILE (and -t FILE) after --call, the sites to call: dwgsim's variants, every 97th
 #     position, shard edges, repeats, comments, a gzipped copy; -@1..3, shards 1k to whole
 #     contigs, and under mpirun -np 2 and 3 (when the build has MPI);
@@ -136,6 +137,27 @@ else
     fi
 fi
 
+# --write-index=tbi (after --call, or on mpileup's side): the .tbi of bcftools index -t
+tbi_vs() { # name seqshard-args...
+    local name=$1 got=$W/tbi.vcf.gz
+    shift
+    rm -f "$got" "$got.tbi" "$W/tbi.copy.vcf.gz"*
+    if ! "$SEQSHARD" mpileup --no-version --quiet -@ 3 --shard-size 1k "$@" -o "$got" \
+        2>"$W/tbi.err"; then
+        ss_bad "$name" "failed" "$(head -2 "$W/tbi.err")"
+        return
+    fi
+    cp "$got" "$W/tbi.copy.vcf.gz"
+    "$BCFTOOLS" index -t "$W/tbi.copy.vcf.gz"
+    if [ -e "$got.csi" ] || ! cmp -s "$W/tbi.copy.vcf.gz.tbi" "$got.tbi"; then
+        ss_bad "$name" "want only a .tbi, the one bcftools index -t makes"
+    else
+        ss_ok "$name (.tbi as bcftools index -t)"
+    fi
+}
+tbi_vs "--call -mv -Oz --write-index=tbi" "${R[@]}" "$TD/s1.bam" --call -mv -Oz --write-index=tbi
+tbi_vs "-Oz --write-index=tbi"            --write-index=tbi -Oz "${R[@]}" "$TD/s1.bam" "$TD/s2.bam"
+
 # ---- refusals: one line, exit 2, nothing written -------------------------------------------
 refuse() { # name expected-text args...
     local name=$1 want=$2
@@ -157,6 +179,13 @@ refuse "-g with --call"      "-g with --call" -g 5 -a DP "${R[@]}" "$TD/s1.bam" 
 refuse "--call -C trio"      "trio"   "${R[@]}" "$TD/s1.bam" --call -mv -C trio
 refuse "--call -C alleles"   "-C alleles" "${R[@]}" "$TD/s1.bam" --call -m -C alleles -T "$TGT"
 refuse "--call -i"           "-i"     "${R[@]}" "$TD/s1.bam" --call -m -i
+if "$SEQSHARD" mpileup "${R[@]}" "$TD/s1.bam" --call -mv -Ob -o "$W/refused.bcf" \
+    --write-index=tbi 2>"$W/r.err" || ! grep -q "needs -Oz" "$W/r.err" || [ -e "$W/refused.bcf" ]; then
+    ss_bad "--write-index=tbi -Ob" "want a refusal naming -Oz, no output" "$(head -2 "$W/r.err")"
+else
+    ss_ok "--write-index=tbi -Ob"
+fi
+refuse "--write-index=bai"   "give csi or tbi" "${R[@]}" "$TD/s1.bam" --call -mv -Oz --write-index=bai
 refuse "--call -t REGION"    "cannot open the targets file ctgA:100" "${R[@]}" "$TD/s1.bam" \
     --call -m -t ctgA:100
 printf 'ctgA\t100\nctgA\n' >"$W/bad.tsv"
