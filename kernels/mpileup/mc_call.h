@@ -64,7 +64,7 @@ typedef struct {
 
 /* -t/-T FILE as read (mc_targets.c). */
 typedef struct {
-    int given; /* 0: every site is called */
+    char *path; /* owned, or NULL: every site is called */
     mc_target_contig_t *contigs;
     int n_contigs;
 } mc_targets_t;

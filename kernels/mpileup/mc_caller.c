@@ -236,7 +236,7 @@ static int on_target(mc_caller_t *c, const bcf1_t *rec)
 static int skipped(mc_caller_t *c, bcf1_t *rec)
 {
     const mc_opts_t *o = c->o;
-    if (o->targets.given && !on_target(c, rec))
+    if (o->targets.path && !on_target(c, rec))
         return 1;
     int is_indel = !bcf_is_snp(rec);
     if ((o->skip == MC_SKIP_SNPS && !is_indel) || (o->skip == MC_SKIP_INDELS && is_indel))

@@ -100,7 +100,8 @@ static int read_lines(mc_targets_t *t, htsFile *fp, const char *path)
 int mc_targets_read(mc_opts_t *o, const char *path)
 {
     mc_targets_free(&o->targets);
-    o->targets.given = 1;
+    if (!(o->targets.path = strdup(path)))
+        return -1;
     htsFile *fp = hts_open(path, "r");
     if (!fp) {
         fprintf(stderr,
@@ -128,6 +129,7 @@ void mc_targets_free(mc_targets_t *t)
         free(t->contigs[i].pos);
     }
     free(t->contigs);
+    free(t->path);
     memset(t, 0, sizeof(*t));
 }
 
