@@ -23,12 +23,20 @@ typedef struct {
     int key;
     char letter;        /* the short option, or 0 */
     const char *name;   /* the long option, or NULL */
-    const char *arg;    /* the value's placeholder ("INT", "FILE"), or NULL: takes none */
+    const char *arg;    /* the value's placeholder ("INT", "FILE"), or NULL: takes none;
+                         * "[=FMT]": an optional value, given only as --name=FMT */
     const char *help;   /* what it does, default in [brackets]; wrapped when printed; NULL:
                          * an alias (another spelling samtools takes), parsed but not listed */
     const char *values; /* completion of the value: words ("sam bam cram"), SS_VALUES_FILE,
                          * SS_VALUES_DIR, or NULL (nothing to offer) */
 } ss_opt_t;
+
+/* Whether o's value may be left out (its placeholder reads "[=...]"). */
+static inline int ss_opt_value_optional(const ss_opt_t *o)
+{
+    return o->arg && o->arg[0] == '[';
+}
+
 #define SS_OPT_END                   \
     {                                \
         0, 0, NULL, NULL, NULL, NULL \

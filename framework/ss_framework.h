@@ -61,7 +61,8 @@ typedef enum {
 typedef enum {
     SS_TEXT_INDEX_TABIX = 0,
     SS_TEXT_INDEX_NONE = 1,
-    SS_TEXT_INDEX_VCF = 2 /* a CSI (min_shift 14) of the BCF or VCF.gz written */
+    SS_TEXT_INDEX_VCF = 2,    /* a CSI (min_shift 14) of the BCF or VCF.gz written */
+    SS_TEXT_INDEX_VCF_TBI = 3 /* a TBI of the VCF.gz written (bcftools index -t) */
 } ss_text_index_t;
 
 /* How many side streams a run may write besides its main output. */

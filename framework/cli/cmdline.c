@@ -107,10 +107,15 @@ static int tables_build(const ss_cmd_t *cmd, tables_t *t)
             *s++ = o->letter;
             if (o->arg)
                 *s++ = ':';
+            if (ss_opt_value_optional(o))
+                *s++ = ':';
         }
         if (o->name)
-            t->longs[l++] = (struct option){o->name, o->arg ? required_argument : no_argument, NULL,
-                                            LONG_BASE + i};
+            t->longs[l++] = (struct option){o->name,
+                                            ss_opt_value_optional(o) ? optional_argument
+                                            : o->arg                 ? required_argument
+                                                                     : no_argument,
+                                            NULL, LONG_BASE + i};
     }
     *s = '\0';
     t->longs[l++] = (struct option){"help", no_argument, NULL, KEY_HELP};

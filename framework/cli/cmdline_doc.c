@@ -17,7 +17,7 @@
 static void item_label(const ss_opt_t *o, char *buf, size_t size)
 {
     const char *arg = o->arg ? o->arg : "";
-    const char *sp = o->arg ? " " : "";
+    const char *sp = o->arg && !ss_opt_value_optional(o) ? " " : "";
     if (o->letter && o->name)
         snprintf(buf, size, "-%c, --%s%s%s", o->letter, o->name, sp, arg);
     else if (o->letter)
@@ -152,7 +152,7 @@ static void man_item(FILE *fp, const ss_opt_t *o)
         fputs("\\fR", fp);
     }
     if (o->arg) {
-        fputs(" \\fI", fp);
+        fputs(ss_opt_value_optional(o) ? "\\fI" : " \\fI", fp);
         roff(fp, o->arg, strlen(o->arg));
         fputs("\\fR", fp);
     }
@@ -234,7 +234,7 @@ void ss_cmd_options(const ss_cmd_t *cmd, FILE *fp)
         for (const ss_opt_t *o = g->opts; o->key; o++) {
             char sh[3] = {'-', o->letter, '\0'};
             fprintf(fp, "%s\t%s%s\t%d\t%d\t%s\n", o->letter ? sh : "-", o->name ? "--" : "-",
-                    o->name ? o->name : "", o->arg != NULL, o->help == NULL,
+                    o->name ? o->name : "", o->arg && !ss_opt_value_optional(o), o->help == NULL,
                     o->values ? o->values : "");
         }
 }

@@ -159,7 +159,9 @@ ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co)
     r->bgzf = r->format == SS_FMT_TEXT ? text_bgzf(spec, co->output)
                                        : r->format == SS_FMT_SAM && ends_with(co->output, ".sam.gz");
     r->tabix = r->format == SS_FMT_TEXT && r->bgzf && spec->text_index == SS_TEXT_INDEX_TABIX;
-    r->vcf_index = r->format == SS_FMT_TEXT && r->bgzf && spec->text_index == SS_TEXT_INDEX_VCF;
+    r->vcf_tbi = spec->text_index == SS_TEXT_INDEX_VCF_TBI;
+    r->vcf_index = r->format == SS_FMT_TEXT && r->bgzf &&
+                   (spec->text_index == SS_TEXT_INDEX_VCF || r->vcf_tbi);
     if (!spec->no_main && check_index_name(spec, co, r->bgzf) < 0)
         goto fail;
     r->index_out = co->index_out;
@@ -267,7 +269,8 @@ int ss_out_run_trailer(const ss_out_run_t *r, kstring_t *out)
     return rc;
 }
 
-/* bcftools index: a CSI of the finished BCF or VCF.gz. 0, or -1 after ss_error(). */
+/* bcftools index: a CSI of the finished BCF or VCF.gz, or with -t a TBI (min_shift 0 makes
+ * htslib build tabix's index of a VCF.gz). 0, or -1 after ss_error(). */
 static int vcf_index(const ss_out_run_t *r, ss_output_t *out, const char *output)
 {
     const char *tmp_path = ss_output_tmp_path(out);
@@ -278,10 +281,10 @@ static int vcf_index(const ss_out_run_t *r, ss_output_t *out, const char *output
     }
     if (r->index_out && ss_output_name_index(out, r->index_out) < 0)
         return -1;
-    const char *idx = ss_output_index_tmp(out, ".csi");
+    const char *idx = ss_output_index_tmp(out, r->vcf_tbi ? ".tbi" : ".csi");
     if (!idx)
         return -1;
-    int rc = bcf_index_build3(tmp_path, idx, 14, r->index_threads);
+    int rc = bcf_index_build3(tmp_path, idx, r->vcf_tbi ? 0 : 14, r->index_threads);
     if (rc < 0) {
         ss_error("%s: building its index failed (htslib code %d); nothing was written: free "
                  "space on its file system and rerun", output, rc);

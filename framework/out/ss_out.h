@@ -16,7 +16,8 @@ struct ss_out_run_s {
     ss_out_format_t format;
     int bgzf;             /* text or SAM framed as BGZF blocks, with the EOF block */
     int tabix;            /* text .gz: tabix index of the temporary file */
-    int vcf_index;        /* BGZF BCF or VCF: its CSI as bcftools index builds it */
+    int vcf_index;        /* BGZF BCF or VCF: its index as bcftools index builds it */
+    int vcf_tbi;          /* that index is a TBI (-t), not a CSI */
     int level;
     sam_hdr_t *hdr;       /* records: the output header, fully built */
     int sam_header;

@@ -55,6 +55,20 @@ typedef struct {
     int dflt, min, max; /* as bcftools keeps them (max also sees dflt) */
 } mc_ploidy_t;
 
+/* -T: one contig's target positions (0-based, sorted; repeats kept). */
+typedef struct {
+    char *name; /* owned */
+    hts_pos_t *pos;
+    size_t n, m;
+} mc_target_contig_t;
+
+/* -t/-T FILE as read (mc_targets.c). */
+typedef struct {
+    char *path; /* owned, or NULL: every site is called */
+    mc_target_contig_t *contigs;
+    int n_contigs;
+} mc_targets_t;
+
 /* bcftools call's options, with its defaults. Plain data: read-only once parsed. */
 typedef struct mc_opts_s {
     int model;             /* MC_MODEL_* */
@@ -73,18 +87,19 @@ typedef struct mc_opts_s {
     char *groups_tag;    /* --group-samples-tag: owned, or NULL */
     char **sample_lines; /* -s LIST / -S FILE, one sample a line (owned), or NULL */
     int n_sample_lines;
-    int samples_is_file; /* it was -S (a PED file is also read as one) */
-    mc_ploidy_t ploidy;  /* --ploidy / --ploidy-file / the default */
-    int ploidy_given;    /* --ploidy or --ploidy-file was given */
-    int record_cmd_line; /* 0 with --no-version (the header is always without) */
+    int samples_is_file;  /* it was -S (a PED file is also read as one) */
+    mc_ploidy_t ploidy;   /* --ploidy / --ploidy-file / the default */
+    int ploidy_given;     /* --ploidy or --ploidy-file was given */
+    int record_cmd_line;  /* 0 with --no-version (the header is always without) */
+    mc_targets_t targets; /* -T (or -t) FILE */
 } mc_opts_t;
 
 /*
  * Parse bcftools call's options: argv[0..argc) are the words after --call
  * (no program name). Names, meanings and defaults are bcftools 1.16's; what
- * cannot work on one record stream (-o/-O, -r/-R/-t/-T, -g, -C, -i, input
+ * cannot work on one record stream (-o/-O, -r/-R, -g, -C, -i, input
  * files) is refused with a one-line reason on stderr. Files (-G, -S,
- * --ploidy-file) are read here. Returns 0 with *o set (free it with
+ * --ploidy-file, -T) are read here. Returns 0 with *o set (free it with
  * mc_opts_free), or -1 after a message. Main thread only (uses getopt_long;
  * its globals are restored on return).
  */

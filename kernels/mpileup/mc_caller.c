@@ -109,6 +109,7 @@ static int init_ploidy(mc_caller_t *c, mc_samples_t *s)
     c->n_sexes = s->n_sexes;
     c->ploidy_max = mc_ploidy_max(&c->o->ploidy);
     c->rules_rid = -1;
+    c->targets_rid = -1;
     c->ploidy = malloc(c->nsmpl + 1);
     c->sex2ploidy = calloc(c->n_sexes + 1, sizeof(int));
     c->sex2ploidy_prev = calloc(c->n_sexes + 1, sizeof(int));
@@ -221,10 +222,22 @@ static int unseen_allele(const bcf1_t *rec)
     return 0;
 }
 
-/* Sites bcftools call passes over before calling: -V, REF N (without -M), -v and no ALT. */
+/* -T: whether the record's site is a target (bcftools wants the exact position). */
+static int on_target(mc_caller_t *c, const bcf1_t *rec)
+{
+    if (rec->rid != c->targets_rid) {
+        c->targets_contig = mc_targets_contig(&c->o->targets, bcf_seqname_safe(c->hdr, rec));
+        c->targets_rid = rec->rid;
+    }
+    return mc_targets_has(&c->o->targets, c->targets_contig, rec->pos);
+}
+
+/* Sites bcftools call passes over before calling: -T, -V, REF N (without -M), -v and no ALT. */
 static int skipped(mc_caller_t *c, bcf1_t *rec)
 {
     const mc_opts_t *o = c->o;
+    if (o->targets.path && !on_target(c, rec))
+        return 1;
     int is_indel = !bcf_is_snp(rec);
     if ((o->skip == MC_SKIP_SNPS && !is_indel) || (o->skip == MC_SKIP_INDELS && is_indel))
         return 1;

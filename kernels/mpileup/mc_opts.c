@@ -81,6 +81,7 @@ void mc_opts_free(mc_opts_t *o)
         free(o->sample_lines[i]);
     free(o->sample_lines);
     mc_ploidy_free(&o->ploidy);
+    mc_targets_free(&o->targets);
     free(o);
 }
 
@@ -95,6 +96,7 @@ static void usage(void)
             "  -G FILE|-      -m sample groups; --group-samples-tag TAG\n"
             "  -F AN,AC       -m prior allele frequencies from INFO tags\n"
             "  --ploidy NAME|--ploidy-file FILE   -s LIST|-S FILE  samples (and sexes)\n"
+            "  -T FILE        call only the sites of FILE's CHROM POS lines (-t FILE alike)\n"
             "bcftools call's meanings and defaults; see its manual.\n");
 }
 
@@ -184,7 +186,7 @@ static int read_groups(mc_opts_t *o, const char *arg)
 /* The options a record stream cannot serve, and why. -1 after the message. */
 static int refuse(int c)
 {
-    const char *opt = "-t/-T", *why = "call's targets are not supported yet";
+    const char *opt = "-i", *why = "it needs -C alleles, which is not supported";
     switch (c) {
     case 'o':
     case 'O': opt = "-o/-O", why = "the output is seqshard's: give -o/-O to mpileup"; break;
@@ -195,7 +197,6 @@ static int refuse(int c)
         why = "bcftools call needs an indexed file for regions; give -r/-R to mpileup";
         break;
     case 'g': opt = "-g", why = "gVCF blocks from the caller are not supported yet"; break;
-    case 'i': opt = "-i", why = "it needs -C alleles, which is not supported yet"; break;
     }
     fprintf(stderr, MC_PFX ": %s: %s\n", opt, why);
     return -1;
@@ -207,8 +208,8 @@ static int constrain(const char *arg)
         fprintf(stderr, MC_PFX ": -C trio: bcftools 1.16 disables constrained trio calling "
                                "(it stops at the first variant site)\n");
     else if (!strcasecmp(arg, "alleles"))
-        fprintf(stderr, MC_PFX ": -C alleles: it needs call's -T targets, which are not "
-                               "supported yet\n");
+        fprintf(stderr, MC_PFX ": -C alleles: calling the alleles of -T's targets is not "
+                               "supported; -T alone (which sites to call) is\n");
     else
         fprintf(stderr, MC_PFX ": unknown argument to -C: \"%s\"\n", arg);
     return -1;
@@ -286,6 +287,8 @@ static int apply(mc_opts_t *o, ploidy_arg_t *pl, int *models, int c, const char 
     case 'V': return skip_variants(o, arg);
     case 'p': return parse_double("--pval-threshold", arg, &o->pval_threshold);
     case 'P': return parse_double("-P", arg, &o->theta);
+    case 't':
+    case 'T': return mc_targets_read(o, arg);
     case 'n': return check_novel_rate(arg);
     case 's':
     case 'S': return mc_samples_read(o, arg, c == 'S');
@@ -295,8 +298,6 @@ static int apply(mc_opts_t *o, ploidy_arg_t *pl, int *models, int c, const char 
     case 'r':
     case 'R':
     case O_REGIONS_OVERLAP:
-    case 't':
-    case 'T':
     case 'g': return refuse(c);
     }
     usage();

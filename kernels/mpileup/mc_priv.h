@@ -54,6 +54,9 @@ struct mc_caller_s {
     uint8_t *ploidy; /* per sample, as of the current record */
     int ploidy_max;
     int rules_rid; /* the contig rules_on holds the rule indices of, or -1 */
+
+    /* -T: the last record's contig and its index in the targets (mc_targets_contig) */
+    int targets_rid, targets_contig;
     int *rules_on, n_rules_on;
 
     double pl2p[256]; /* PL -> 10^(-PL/10) */
@@ -121,6 +124,13 @@ int mc_ploidy_max(const mc_ploidy_t *p);
 int mc_ploidy_rules_on(const mc_ploidy_t *p, const char *chrom, int **idx, int *n);
 void mc_ploidy_query(const mc_ploidy_t *p, const int *rules, int n_rules, const int *sex_default,
                      int n_sexes, hts_pos_t pos, int *sex2ploidy);
+
+/* mc_targets.c: -T read into o->targets (0, or -1 after a message); a contig's index in
+ * them (-1: none); whether a site is a target (contig: that index). */
+int mc_targets_read(mc_opts_t *o, const char *path);
+void mc_targets_free(mc_targets_t *t);
+int mc_targets_contig(const mc_targets_t *t, const char *name);
+int mc_targets_has(const mc_targets_t *t, int contig, hts_pos_t pos);
 
 /* mc_samples.c */
 int mc_samples_read(mc_opts_t *o, const char *arg, int is_file);

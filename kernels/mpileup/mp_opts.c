@@ -138,8 +138,10 @@ static const ss_opt_t output_opts[] = {
     {O_THREADS, 0, "threads", "INT",
      "bcftools' compression threads: accepted; seqshard compresses on its -@ workers [0]",
      NULL},
-    {O_WRITE_INDEX, 0, "write-index", NULL,
-     "index the compressed output (-Ob/-Oz) as bcftools index does (.csi)", NULL},
+    {O_WRITE_INDEX, 0, "write-index", "[=FMT]",
+     "index the compressed output as bcftools index does: csi (-Ob/-Oz, the default) or "
+     "tbi (-Oz; bcftools index -t)",
+     NULL},
     SS_OPT_END};
 
 static const ss_opt_t gl_opts[] = {
@@ -193,9 +195,10 @@ static const ss_cmd_t mp_cmd = {
         "worker count; --threads keeps bcftools' meaning (compression threads).\n"
         "\n"
         "--call ends mpileup's options: every word after it is bcftools call's own\n"
-        "command line (-m or -c, -v, -A, -a, -G, --ploidy, -P, -p, -s/-S, -V, -M ...), and\n"
-        "the output is the bytes of `bcftools mpileup -Ou ... | bcftools call ...` in one\n"
-        "pass; -o, -O and --write-index after --call name that output.",
+        "command line (-m or -c, -v, -A, -a, -G, --ploidy, -P, -p, -s/-S, -V, -M, -T ...),\n"
+        "and the output is the bytes of `bcftools mpileup -Ou ... | bcftools call ...` in\n"
+        "one pass; -o, -O and --write-index after --call name that output. Refused after\n"
+        "--call: -r/-R (give them to mpileup), -g, -C and -i.",
     .groups = mp_groups,
     .examples = "  # bcftools mpileup's BCF, on every core, into bcftools call\n"
                 "  seqshard mpileup -f ref.fa -Ou in.bam | bcftools call -mv -Oz -o calls.vcf.gz\n"
@@ -382,6 +385,18 @@ static int apply_int(int c, const char *arg, mp_opts_t *o)
     return 1; /* not an integer option */
 }
 
+/* --write-index[=csi|tbi], on either side of --call. 0, or -1 after a message. */
+static int write_index(mp_opts_t *o, ss_common_opts_t *co, const char *fmt)
+{
+    if (fmt && strcmp(fmt, "csi") && strcmp(fmt, "tbi")) {
+        fprintf(stderr, "seqshard mpileup: --write-index=%s: give csi or tbi\n", fmt);
+        return -1;
+    }
+    co->write_index = 1;
+    o->index_tbi = fmt && !strcmp(fmt, "tbi");
+    return 0;
+}
+
 static int apply(void *ctx, int c, const char *arg)
 {
     mp_opts_t *o = ((void **)ctx)[0];
@@ -478,7 +493,7 @@ static int apply(void *ctx, int c, const char *arg)
         return ss_opt_string(&o->read_groups, arg);
     case O_NOREF: o->no_reference = 1; return 0;
     case O_NOVERSION: o->record_cmd_line = 0; return 0;
-    case O_WRITE_INDEX: co->write_index = 1; return 0;
+    case O_WRITE_INDEX: return write_index(o, co, arg);
     default:
         fprintf(stderr, "seqshard mpileup: internal: option %d has no handler\n", c);
         return -1;
@@ -556,9 +571,21 @@ static int check(mp_opts_t *o, ss_common_opts_t *co)
     }
     if (o->call_argc > 0 && mc_opts_parse(o->call_argc - 1, o->call_argv + 1, &o->call) < 0)
         return -1;
+    /* the caller's files are the run's too (--resume's identity, the clash check) */
+    if (o->call && o->call->targets.path &&
+        ss_common_add_read(co, o->call->targets.path, "the --call -T targets file", 0) < 0)
+        return -1;
+    if (o->call && o->call->groups && strcmp(o->call->groups, "-") &&
+        ss_common_add_read(co, o->call->groups, "the --call -G groups file", 0) < 0)
+        return -1;
     if (o->call && o->gvcf_ranges) {
         fprintf(stderr, "seqshard mpileup: -g with --call is not supported: bcftools call reads "
                         "mpileup's gVCF blocks, which are not fed to the caller here\n");
+        return -1;
+    }
+    if (o->index_tbi && o->out_type != MP_OUT_VCF_GZ) {
+        fprintf(stderr, "seqshard mpileup: --write-index=tbi needs -Oz: a BCF is indexed "
+                        "only with a .csi\n");
         return -1;
     }
     if (co->write_index && !co->output) {
@@ -578,10 +605,8 @@ static int call_output_word(mp_opts_t *o, ss_common_opts_t *co, char **w, int n,
 {
     const char *a = w[i], *val = NULL;
     int used = 1, is_type = 0;
-    if (!strcmp(a, "--write-index")) {
-        co->write_index = 1;
-        return 1;
-    }
+    if (!strcmp(a, "--write-index") || !strncmp(a, "--write-index=", 14))
+        return write_index(o, co, a[13] ? a + 14 : NULL) < 0 ? -1 : 1;
     if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "-O") ||
         !strcmp(a, "--output-type")) {
         is_type = a[1] == 'O' || !strcmp(a, "--output-type");

@@ -116,7 +116,9 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
     out->text_bgzf = o->out_type == MP_OUT_BCF_GZ || o->out_type == MP_OUT_VCF_GZ
                          ? SS_TEXT_BGZF_ALWAYS
                          : SS_TEXT_BGZF_NEVER;
-    out->text_index = ss_job_opts(job)->write_index ? SS_TEXT_INDEX_VCF : SS_TEXT_INDEX_NONE;
+    out->text_index = !ss_job_opts(job)->write_index ? SS_TEXT_INDEX_NONE
+                      : o->index_tbi                 ? SS_TEXT_INDEX_VCF_TBI
+                                                     : SS_TEXT_INDEX_VCF;
     out->level = o->level;
     out->census = mp_samples_can_draw(&r->smpl, o->max_depth);
     /* about 250 bytes of VCF per covered position and sample at 30x: ~1.5 per byte of BAM */

@@ -6,8 +6,13 @@
 #   - `bcftools mpileup --no-version -Ou ARGS | bcftools call --no-version OPTS` against
 #     `seqshard mpileup --no-version ARGS --call OPTS`: -mv, -m (every site), -c, -cv,
 #     -mv -a GQ,GP, --ploidy 1, -G - (with -a AD,QS), -mv -A, -Oz after --call (decompressed,
-#     with --write-index's .csi as bcftools index makes it), the deep contig;
-#   - what --call refuses before any work (-g on either side, -C trio), one line, exit 2.
+#     with --write-index's .csi as bcftools index makes it, and --write-index=tbi's .tbi as
+#     bcftools index -t makes it), the deep contig;
+#   - -T FILE (and -t FILE) after --call, the sites to call: dwgsim's variants, every 97th
+#     position, shard edges, repeats, comments, a gzipped copy; -@1..3, shards 1k to whole
+#     contigs, and under mpirun -np 2 and 3 (when the build has MPI);
+#   - what --call refuses before any work (-g on either side, -C trio, -C alleles, -i, a
+#     targets file that cannot be opened or read), one line, exit 2.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_mpileup.sh"
@@ -65,6 +70,54 @@ call_vs "--call -m --ploidy 1"      "-m --ploidy 1"  "$L" "${R[@]}" "$TD/s1.bam"
 call_vs "--call -mv -G -"           "-mv -G -"       "$L" -a AD,QS "${R[@]}" "$TD/s1.bam" "$TD/s2.bam"
 call_vs "--call -mv, deep contig"   "-mv"            "$L" -d 10000 -f "$AMP" "$TD/amp.bam"
 
+# ---- -T: the sites to call ------------------------------------------------------------------
+# dwgsim's variants, every 97th position, both sides of the 1k and 2k shard edges, repeats,
+# a contig the data lacks, a comment, a CRLF line; the empty line ends the file for bcftools
+TGT=$W/targets.tsv
+{
+    echo "# CHROM POS"
+    grep -v '^#' "$TD/s1.bam.mutations.vcf" | cut -f1,2
+    awk '!/^#/ {print $1 "\t" $2}' "$TD/s1.bam.mutations.vcf" | head -20
+    for p in $(seq 1 97 60000); do echo "ctgA $p"; done
+    for p in $(seq 50 97 40000); do printf 'ctgB\t%d\textra words\n' "$p"; done
+    for p in 1000 1001 2000 2001 4000 4001 30005; do printf 'ctgB\t%d\r\nctgA\t%d\n' "$p" "$p"; done
+    echo "ctgNone 100"
+    echo "ctgTiny 1100"
+    echo
+    echo "ctgTiny 1101"
+} >"$TGT"
+gzip -c "$TGT" >"$TGT.gz"
+LT="1:1g 2:2k 3:1k"
+call_vs "--call -mv -T"                   "-mv -T $TGT"     "$LT" "${R[@]}" "$TD/s1.bam"
+call_vs "--call -m -T, three samples"     "-m -T $TGT"      "$LT" "${R[@]}" "$TD/s1.bam" "$TD/s2.bam" "$TD/edge.bam"
+call_vs "--call -c -t FILE.gz"            "-c -t $TGT.gz"   "$LT" "${R[@]}" "$TD/s1.bam" "$TD/s2.bam"
+call_vs "--call -m -V indels -T"          "-m -V indels -T $TGT" "1:1g 3:1k" "${R[@]}" "$TD/edge.bam"
+
+# under mpirun: every rank calls its shards' target sites
+if [ "${SS_MPI:-1}" != 0 ] && command -v mpirun >/dev/null; then
+    MPIRUN=(mpirun --oversubscribe --bind-to none)
+    [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
+    export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+    exp=$W/mpi.exp
+    "$BCFTOOLS" mpileup --no-version -Ou "${R[@]}" "$TD/s1.bam" "$TD/s2.bam" 2>/dev/null |
+        "$BCFTOOLS" call --no-version -m -T "$TGT" >"$exp" 2>/dev/null
+    for np in 2 3; do
+        got=$W/mpi.got.$np
+        timeout "$SS_TIMEOUT" "${MPIRUN[@]}" -np "$np" "$SEQSHARD" mpileup --no-version --quiet \
+            -@ 1 --shard-size 2k "${R[@]}" "$TD/s1.bam" "$TD/s2.bam" -o "$got" \
+            --call -m -T "$TGT" </dev/null >/dev/null 2>"$got.err"
+        rc=$?
+        if [ $rc != 0 ]; then
+            ss_bad "--call -m -T, mpirun -np $np" "exit status $rc" "$(head -2 "$got.err")"
+        elif ! cmp -s "$exp" "$got"; then
+            ss_bad "--call -m -T, mpirun -np $np" "differs from bcftools mpileup | call"
+            ss_show_diff "$exp" "$got"
+        else
+            ss_ok "--call -m -T, mpirun -np $np ($(grep -vc '^#' "$got") records)"
+        fi
+    done
+fi
+
 # -Oz after --call names the output; --write-index gives bcftools index's .csi of it
 exp=$W/calls.vcf.gz got=$W/ss.calls.vcf.gz
 "$BCFTOOLS" mpileup --no-version -Ou "${R[@]}" "$TD/s1.bam" 2>/dev/null |
@@ -83,6 +136,27 @@ else
         ss_bad "--call -mv -Oz --write-index" "the .csi differs from bcftools index's"
     fi
 fi
+
+# --write-index=tbi (after --call, or on mpileup's side): the .tbi of bcftools index -t
+tbi_vs() { # name seqshard-args...
+    local name=$1 got=$W/tbi.vcf.gz
+    shift
+    rm -f "$got" "$got.tbi" "$W/tbi.copy.vcf.gz"*
+    if ! "$SEQSHARD" mpileup --no-version --quiet -@ 3 --shard-size 1k "$@" -o "$got" \
+        2>"$W/tbi.err"; then
+        ss_bad "$name" "failed" "$(head -2 "$W/tbi.err")"
+        return
+    fi
+    cp "$got" "$W/tbi.copy.vcf.gz"
+    "$BCFTOOLS" index -t "$W/tbi.copy.vcf.gz"
+    if [ -e "$got.csi" ] || ! cmp -s "$W/tbi.copy.vcf.gz.tbi" "$got.tbi"; then
+        ss_bad "$name" "want only a .tbi, the one bcftools index -t makes"
+    else
+        ss_ok "$name (.tbi as bcftools index -t)"
+    fi
+}
+tbi_vs "--call -mv -Oz --write-index=tbi" "${R[@]}" "$TD/s1.bam" --call -mv -Oz --write-index=tbi
+tbi_vs "-Oz --write-index=tbi"            --write-index=tbi -Oz "${R[@]}" "$TD/s1.bam" "$TD/s2.bam"
 
 # ---- refusals: one line, exit 2, nothing written -------------------------------------------
 refuse() { # name expected-text args...
@@ -103,6 +177,19 @@ refuse() { # name expected-text args...
 refuse "--call -g"           "-g"     "${R[@]}" "$TD/s1.bam" --call -mv -g 5
 refuse "-g with --call"      "-g with --call" -g 5 -a DP "${R[@]}" "$TD/s1.bam" --call -mv
 refuse "--call -C trio"      "trio"   "${R[@]}" "$TD/s1.bam" --call -mv -C trio
+refuse "--call -C alleles"   "-C alleles" "${R[@]}" "$TD/s1.bam" --call -m -C alleles -T "$TGT"
+refuse "--call -i"           "-i"     "${R[@]}" "$TD/s1.bam" --call -m -i
+if "$SEQSHARD" mpileup "${R[@]}" "$TD/s1.bam" --call -mv -Ob -o "$W/refused.bcf" \
+    --write-index=tbi 2>"$W/r.err" || ! grep -q "needs -Oz" "$W/r.err" || [ -e "$W/refused.bcf" ]; then
+    ss_bad "--write-index=tbi -Ob" "want a refusal naming -Oz, no output" "$(head -2 "$W/r.err")"
+else
+    ss_ok "--write-index=tbi -Ob"
+fi
+refuse "--write-index=bai"   "give csi or tbi" "${R[@]}" "$TD/s1.bam" --call -mv -Oz --write-index=bai
+refuse "--call -t REGION"    "cannot open the targets file ctgA:100" "${R[@]}" "$TD/s1.bam" \
+    --call -m -t ctgA:100
+printf 'ctgA\t100\nctgA\n' >"$W/bad.tsv"
+refuse "--call -T, a line without POS" "line 2" "${R[@]}" "$TD/s1.bam" --call -m -T "$W/bad.tsv"
 
 ss_summary
 exit $?
