@@ -14,7 +14,7 @@
 # alternates between rounds; the ratio pipe/seqshard within a round, its median over
 # SS_BENCH_RUNS [5] rounds and a 95% bootstrap interval (paired_stats.py). Before timing,
 # seqshard's output must equal the pipe's (cmp, --no-version on both sides). Peak RSS (GNU
-# time) goes to the TSV: for the pipe, that of the larger of its two processes.
+# time) goes to the TSV: for the pipe, the sum of its two processes' peaks (they run at once).
 #
 # Results: bench/results/call.tsv, call.md. About 20 minutes on 2 cores.
 set -euo pipefail
@@ -84,7 +84,8 @@ timed() {
 import sys
 w = open(sys.argv[1]).read().split()
 a, b = (open(p).read().split() for p in sys.argv[2:4])
-print(w[0], float(a[0]) + float(b[0]), float(a[1]) + float(b[1]), max(int(a[2]), int(b[2])))
+print(w[0], "%.2f" % (float(a[0]) + float(b[0])), "%.2f" % (float(a[1]) + float(b[1])),
+      int(a[2]) + int(b[2]))
 PY
     else
         /usr/bin/time -f '%e %U %S %M' -o "$WORK/t" bash -c "exec ${cmd//\$O//dev/null}" \
@@ -114,7 +115,7 @@ done
 note="bench/bench-call.sh, $RUNS paired rounds, $(nproc) cores, -Ou to /dev/null, load"
 note+=" average $(cut -d' ' -f1 /proc/loadavg) at the end. Ratio: the pipe's time over"
 note+=" seqshard's in the same round (above 1: seqshard faster); median over rounds, 95%"
-note+=" bootstrap interval. The pipe's CPU is the sum of its two processes'."
+note+=" bootstrap interval. The pipe's CPU and peak RSS are the sums of its two processes'."
 python3 "$HERE/paired_stats.py" "$TSV" "bcftools pipe" \
     "mpileup --call: seqshard against bcftools mpileup | bcftools call 1.16, paired rounds" \
     "$note" >"$OUT/call.md"

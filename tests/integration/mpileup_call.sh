@@ -91,6 +91,8 @@ LT="1:1g 2:2k 3:1k"
 call_vs "--call -mv -T"                   "-mv -T $TGT"     "$LT" "${R[@]}" "$TD/s1.bam"
 call_vs "--call -m -T, three samples"     "-m -T $TGT"      "$LT" "${R[@]}" "$TD/s1.bam" "$TD/s2.bam" "$TD/edge.bam"
 call_vs "--call -c -t FILE.gz"            "-c -t $TGT.gz"   "$LT" "${R[@]}" "$TD/s1.bam" "$TD/s2.bam"
+# a VCF names its sites the same way (CHROM, POS; its header lines are comments)
+call_vs "--call -mv -T VCF"               "-mv -T $TD/s1.bam.mutations.vcf" "2:2k" "${R[@]}" "$TD/s1.bam"
 call_vs "--call -m -V indels -T"          "-m -V indels -T $TGT" "1:1g 3:1k" "${R[@]}" "$TD/edge.bam"
 
 # under mpirun: every rank calls its shards' target sites
