@@ -6,9 +6,11 @@
  * main thread adds each piece as it writes the shard, at the offset it
  * writes it, and frees it, so a run holds only htslib's index and the
  * pieces of the shards waiting to be written. Several ranks: each rank
- * keeps its shards' pieces with the offsets the merge wrote them at, and at
- * the end they travel to rank 0 in one gather (comm.c), which adds them in
- * shard order; a rank holds about 7 bytes per record it wrote until then.
+ * keeps its shards' pieces with the offsets the merge wrote them at; at the
+ * end rank 0 asks each shard's rank for its piece in shard order (comm.c's
+ * ask and send, as the funnel does) and adds it, so rank 0 holds one piece
+ * at a time and a rank holds about 7 bytes per record (4 per text line) it
+ * wrote until then.
  *
  * The file is read back instead (ss_out_run_index, ss_out_run_index_tabix)
  * when the output's index is not built from pieces (CRAM, SAM.gz, VCF/BCF),
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "../comm/ss_comm.h"
 #include "ss_engine.h"
@@ -41,9 +44,7 @@ void ss_engine_index_destroy(engine_t *e)
     free(e->ipieces);
     free(e->ioffs);
     ss_idx_merge_destroy(e->imerge);
-    free(e->igathered.s);
     e->ipieces = NULL, e->ioffs = NULL, e->imerge = NULL;
-    e->igathered = (kstring_t)KS_INITIALIZE;
 }
 
 void ss_engine_index_open(engine_t *e, uint64_t header_len)
@@ -101,86 +102,150 @@ void ss_engine_index_placed(engine_t *e, int idx, uint64_t off)
         e->ioffs[idx] = off;
 }
 
-/* This rank's pieces as [idx u32][off u64][len u64][bytes], shard order. NULL: no memory. */
-static int pack_pieces(const engine_t *e, kstring_t *out)
+/* One message of a piece on its way to rank 0. */
+#define CHUNK ((size_t)4 << 20)
+
+/*
+ * Collective: rank 0 learns which rank holds each shard's piece (every rank
+ * sends the (rank, shard) pairs it ran); owner may be NULL elsewhere. -1 on
+ * rank 0 when a shard has no piece or two (kept shards, or a bug), or no memory.
+ */
+static int learn_owners(const engine_t *e, int *owner)
 {
-    for (int i = 0; i < e->n_shards; i++) {
-        if (!e->recs[i].done)
-            continue; /* another rank's, or kept from an earlier run */
-        uint64_t head[2] = {e->ioffs[i], e->ipieces[i].l};
-        uint32_t idx = (uint32_t)i;
-        if (kputsn((const char *)&idx, 4, out) < 0 || kputsn((const char *)head, 16, out) < 0 ||
-            (e->ipieces[i].l && kputsn(e->ipieces[i].s, e->ipieces[i].l, out) < 0))
-            return -1;
+    kstring_t mine = KS_INITIALIZE;
+    int bad = 0, rank = ss_comm_rank();
+    for (int i = 0; i < e->n_shards && !bad; i++)
+        if (e->recs[i].done) /* run here: not another rank's, nor kept from an earlier run */
+            bad = kputsn((const char *)&rank, sizeof(int), &mine) < 0 ||
+                  kputsn((const char *)&i, sizeof(int), &mine) < 0;
+    int *all = NULL;
+    size_t len = 0;
+    if (ss_comm_gatherv(bad ? "" : mine.s, bad ? 0 : mine.l, (void **)&all, &len) < 0)
+        bad = 1;
+    free(mine.s);
+    if (rank != 0 || !owner) {
+        free(all);
+        return bad || (rank == 0 && !owner) ? -1 : 0;
     }
+    for (int i = 0; i < e->n_shards; i++)
+        owner[i] = -1;
+    for (size_t k = 0; !bad && k + 1 < len / sizeof(int); k += 2) {
+        int r = all[k], idx = all[k + 1];
+        if (idx < 0 || idx >= e->n_shards || owner[idx] >= 0)
+            bad = 1;
+        else
+            owner[idx] = r;
+    }
+    for (int i = 0; i < e->n_shards && !bad; i++)
+        bad = owner[i] < 0;
+    free(all);
+    return bad ? -1 : 0;
+}
+
+/* Rank 0: shard idx's piece from owner, its offset first. 0, or -1 (an MPI failure, a stop). */
+static int fetch_piece(int owner, int idx, kstring_t *piece, uint64_t *off)
+{
+    uint64_t head[2];
+    size_t got;
+    if (ss_comm_ask(owner, idx) < 0 || ss_comm_piece_recv(owner, head, sizeof(head), &got) < 0 ||
+        got != sizeof(head))
+        return -1;
+    if (ks_resize(piece, head[1] + 1) < 0) {
+        /* the owner is already sending: there is no way back but to stop every rank */
+        ss_error("rank 0: out of memory for shard %d's index piece; every rank stops", idx);
+        ss_comm_abort(1);
+    }
+    piece->l = 0;
+    while (piece->l < head[1]) {
+        size_t want = head[1] - piece->l < CHUNK ? head[1] - piece->l : CHUNK;
+        if (ss_comm_piece_recv(owner, piece->s + piece->l, want, &got) < 0 || got == 0)
+            return -1;
+        piece->l += got;
+    }
+    *off = head[0];
     return 0;
 }
 
-/* Where shard idx's entry is in the gathered bytes, by shard. 0, or -1 (one missing). */
-static int find_pieces(engine_t *e, const char *all, size_t len, size_t *at)
+/*
+ * Rank 0: every shard's piece in shard order, its own or asked of its owner,
+ * added to the merge. A piece that does not fit still lets the others be
+ * fetched, so no rank waits for an ask that never comes. 0, or -1.
+ */
+static int collect_root(engine_t *e, const int *owner)
 {
-    for (int i = 0; i < e->n_shards; i++)
-        at[i] = SIZE_MAX;
-    for (size_t p = 0; p + 20 <= len;) {
-        uint32_t idx;
-        uint64_t head[2];
-        memcpy(&idx, all + p, 4);
-        memcpy(head, all + p + 4, 16);
-        if (idx >= (uint32_t)e->n_shards || at[idx] != SIZE_MAX || head[1] > len - p - 20)
-            return -1;
-        at[idx] = p;
-        p += 20 + head[1];
-    }
-    for (int i = 0; i < e->n_shards; i++)
-        if (at[i] == SIZE_MAX)
-            return -1;
-    return 0;
-}
-
-/* Rank 0: add every shard's piece in shard order. 0, or -1 after ss_error(). */
-static int add_gathered(engine_t *e, const char *all, size_t len)
-{
-    size_t *at = malloc((size_t)(e->n_shards > 0 ? e->n_shards : 1) * sizeof(*at));
-    if (!at) {
-        read_back(e);
-        return 0;
-    }
+    kstring_t got = KS_INITIALIZE;
     int rc = 0;
-    if (find_pieces(e, all, len, at) < 0) {
-        ss_error("internal: the ranks' index pieces do not cover every shard once; nothing "
-                 "was written: please report it");
-        rc = -1;
+    for (int i = 0; i < e->n_shards; i++) {
+        uint64_t off = e->ioffs[i];
+        kstring_t *p = &e->ipieces[i];
+        if (owner[i] != 0) {
+            if (fetch_piece(owner[i], i, &got, &off) < 0) {
+                if (!ss_comm_stop_raised())
+                    ss_error("rank 0: receiving shard %d's index piece from rank %d failed", i,
+                             owner[i]);
+                ss_comm_raise_stop();
+                rc = -1;
+                break;
+            }
+            p = &got;
+        }
+        if (rc == 0 && e->imerge)
+            rc = add_piece(e, i, p->s, p->l, off);
+        if (p != &got) {
+            free(p->s);
+            *p = (kstring_t)KS_INITIALIZE;
+        }
     }
-    for (int i = 0; rc == 0 && e->imerge && i < e->n_shards; i++) {
-        uint64_t head[2];
-        memcpy(head, all + at[i] + 4, 16);
-        rc = add_piece(e, i, all + at[i] + 20, head[1], head[0]);
-    }
-    free(at);
+    free(got.s);
     return rc;
 }
 
-int ss_engine_index_gather(engine_t *e, int rc)
+/* Another rank: send rank 0 each piece it asks for, until every one of ours went. 0 or -1. */
+static int serve_pieces(engine_t *e)
+{
+    int held = 0, idx;
+    for (int i = 0; i < e->n_shards; i++)
+        held += e->recs[i].done != 0;
+    while (held > 0) {
+        int r = ss_comm_asked(&idx);
+        if (r == 0 && !ss_comm_stop_raised()) {
+            nanosleep(&(struct timespec){0, 200000}, NULL); /* rank 0 is adding a piece */
+            continue;
+        }
+        if (r <= 0 || idx < 0 || idx >= e->n_shards || !e->recs[idx].done)
+            return -1;
+        kstring_t *p = &e->ipieces[idx];
+        uint64_t head[2] = {e->ioffs[idx], p->l};
+        int rc = ss_comm_piece_send(head, sizeof(head));
+        for (size_t at = 0; rc == 0 && at < p->l; at += CHUNK)
+            rc = ss_comm_piece_send(p->s + at, p->l - at < CHUNK ? p->l - at : CHUNK);
+        if (rc < 0)
+            return -1;
+        free(p->s);
+        *p = (kstring_t)KS_INITIALIZE;
+        held--;
+    }
+    return 0;
+}
+
+int ss_engine_index_collect(engine_t *e, int rc)
 {
     if (!e->ipieces || !e->merge || rc < 0)
         return rc;
-    free(e->igathered.s);
-    e->igathered = (kstring_t)KS_INITIALIZE;
-    kstring_t mine = KS_INITIALIZE;
-    int bad = pack_pieces(e, &mine) < 0;
-    void *all = NULL;
-    size_t len = 0;
-    /* every rank gathers even after a local failure, or rank 0 would wait */
-    if (ss_comm_gatherv(bad ? "" : mine.s, bad ? 0 : mine.l, &all, &len) < 0)
-        bad = 1;
-    free(mine.s);
-    if (ss_comm_max_int(bad) != 0) {
-        read_back(e); /* out of memory somewhere, or past MPI's counts: rank 0 reads it */
-        free(all);
-        return 0;
+    int root = ss_comm_rank() == 0;
+    int *owner = root ? malloc((size_t)(e->n_shards > 0 ? e->n_shards : 1) * sizeof(int)) : NULL;
+    /* rank 0 without a merge (kept shards) reads the file back: nothing travels */
+    int skip = learn_owners(e, owner) < 0 || (root && !e->imerge);
+    if (ss_comm_max_int(skip) != 0) {
+        read_back(e);
+        free(owner);
+        return rc;
     }
-    e->igathered = (kstring_t){len, len, all}; /* rank 0's, added when it seals */
-    return rc;
+    int r = root ? collect_root(e, owner) : serve_pieces(e);
+    free(owner);
+    if (r < 0 && !root && !ss_comm_stop_raised())
+        ss_error("rank %d: sending index pieces to rank 0 failed", ss_comm_rank());
+    return ss_comm_max_int(r < 0) != 0 ? -1 : rc;
 }
 
 int ss_engine_index_seal(engine_t *e, uint64_t *data_end)
@@ -189,12 +254,7 @@ int ss_engine_index_seal(engine_t *e, uint64_t *data_end)
     *data_end = len >= sizeof(ss_bgzf_eof) ? len - sizeof(ss_bgzf_eof) : 0;
     if (e->summary.l)
         read_back(e); /* text after the shards, which no piece describes */
-    int rc = 0;
-    if (e->imerge && e->merge)
-        rc = add_gathered(e, e->igathered.s, e->igathered.l);
-    free(e->igathered.s);
-    e->igathered = (kstring_t)KS_INITIALIZE;
-    return rc;
+    return 0;
 }
 
 /* -o FILE.gz##idx##NAME.csi: the index asked for by name is CSI. */

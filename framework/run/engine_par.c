@@ -210,7 +210,7 @@ static int par_finish(engine_t *e, int rc)
     if (e->merge)
         rc = ss_merge_finish(e->merge, rc < 0, tail.s, tail.l);
     free(tail.s);
-    rc = ss_engine_index_gather(e, rc);
+    rc = ss_engine_index_collect(e, rc);
     /* an earlier run's temporary may have been longer: cut it where this run ends */
     if (rc == 0 && e->merge && ss_comm_rank() == 0 &&
         ss_output_set_length(e->out, ss_merge_file_len(e->merge)) < 0)

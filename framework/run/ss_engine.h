@@ -99,7 +99,6 @@ struct engine_s {
                              * the put; freed by the main thread once added */
     uint64_t *ioffs;        /* [n_shards], several ranks: where this rank wrote shard i */
     ss_idx_merge_t *imerge; /* the output owner's index, or NULL: read the file back */
-    kstring_t igathered;    /* several ranks, rank 0: every rank's pieces, until sealed */
 };
 
 struct worker_s {
@@ -152,11 +151,12 @@ void ss_engine_index_open(engine_t *e, uint64_t header_len);
 int ss_engine_index_written(engine_t *e, int idx, uint64_t off);
 /* Several ranks: this rank wrote shard idx at off. */
 void ss_engine_index_placed(engine_t *e, int idx, uint64_t off);
-/* Several ranks, collective after the merge's end (rc the same on every rank): the pieces to
- * rank 0. rc, or -1. */
-int ss_engine_index_gather(engine_t *e, int rc);
-/* Output owner, sealing: add what was gathered; *data_end is where the EOF block starts.
- * e->imerge NULL afterwards means: read the file back. 0, or -1 after ss_error(). */
+/* Several ranks, collective after the merge's end, before the counter closes (rc the same
+ * on every rank): rank 0 adds every piece, asking the ranks that hold them. rc, or -1 on
+ * every rank. */
+int ss_engine_index_collect(engine_t *e, int rc);
+/* Output owner, sealing: *data_end is where the EOF block starts. e->imerge NULL
+ * afterwards means: read the file back. 0. */
 int ss_engine_index_seal(engine_t *e, uint64_t *data_end);
 /* Text .gz: its tabix index is CSI (a contig past 2^29 - 1, or -o FILE##idx##NAME.csi). */
 int ss_engine_tabix_csi(const engine_t *e);

@@ -24,11 +24,7 @@ idx_check spill_view_csi csi "$W/l.bam" "$W/l.bam.csi" \
 unset SEQSHARD_SPILL_AT
 
 # A read past 2^29 on a long contig: a .bai cannot hold it, as samtools index -b says.
-{
-    printf '@HD\tVN:1.6\tSO:coordinate\n@SQ\tSN:big\tLN:600000000\n'
-    printf 'r1\t0\tbig\t100\t60\t4M\t*\t0\t0\tACGT\tIIII\n'
-    printf 'r2\t0\tbig\t540000000\t60\t4M\t*\t0\t0\tACGT\tIIII\n'
-} | "$SAMTOOLS" view -b -o "$W/big.bam" - && "$SAMTOOLS" index -c "$W/big.bam"
+idx_big_bam "$W/big.bam"
 ss_run_seqshard /dev/null "$W/big.err" view -b --write-index --quiet \
     -o "$W/bigout.bam##idx##$W/bigout.bai" "$W/big.bam"
 if [ "$ss_rc" != 0 ] && grep -q '2^29' "$W/big.err" && [ ! -e "$W/bigout.bam" ] &&

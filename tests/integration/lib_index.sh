@@ -81,3 +81,13 @@ idx_matrix() {
         done
     done
 }
+
+# idx_big_bam PATH: a BAM (with its CSI) of one 600 Mbp contig, a read at 100 and one past
+# 2^29, which no .bai can hold.
+idx_big_bam() {
+    {
+        printf '@HD\tVN:1.6\tSO:coordinate\n@SQ\tSN:big\tLN:600000000\n'
+        printf 'r1\t0\tbig\t100\t60\t4M\t*\t0\t0\tACGT\tIIII\n'
+        printf 'r2\t0\tbig\t540000000\t60\t4M\t*\t0\t0\tACGT\tIIII\n'
+    } | "$SAMTOOLS" view -b -o "$1" - && "$SAMTOOLS" index -c "$1"
+}
