@@ -54,29 +54,31 @@ static int note_line(ss_idx_piece_t *p, const char *s, size_t len, uint64_t u)
     if (r < 0 || (r == 0 && p->seen_data))
         return 0; /* after the first data line, tbx_index only steps over these */
     int rc = 0;
+    ss_idx_entry_t e = {.n = 0};
     if (r == 0) {
-        rc = ss_idx_put_varint(&p->ent, E_META);
-        p->n_ent++;
+        ss_idx_entry_varint(&e, E_META);
     } else {
         int same = p->seen_data && nlen == p->name.l && memcmp(s, p->name.s, nlen) == 0;
-        int flags = E_MAPPED | (same ? 0 : E_CONTIG);
-        rc |= ss_idx_put_varint(&p->ent, (uint64_t)flags);
-        if (!same) {
+        ss_idx_entry_varint(&e, E_MAPPED | (same ? 0 : E_CONTIG));
+        if (!same) { /* the name's bytes follow its length, outside the entry buffer */
             p->name.l = 0;
+            ss_idx_entry_varint(&e, nlen);
             rc |= kputsn(s, nlen, &p->name) < 0 ? -1 : 0;
-            rc |= ss_idx_put_varint(&p->ent, nlen);
+            rc |= kputsn((const char *)e.b, (size_t)e.n, &p->ent) < 0 ? -1 : 0;
             rc |= kputsn(s, nlen, &p->ent) < 0 ? -1 : 0;
+            e.n = 0;
         }
         uint64_t d = beg >= p->beg ? (uint64_t)(beg - p->beg) << 1
                                    : ((uint64_t)(p->beg - beg) << 1) - 1; /* zigzag */
-        rc |= ss_idx_put_varint(&p->ent, d);
-        rc |= ss_idx_put_varint(&p->ent, (uint64_t)(end - beg) << 1);
+        ss_idx_entry_varint(&e, d);
+        ss_idx_entry_varint(&e, (uint64_t)(end - beg) << 1);
         p->beg = beg;
         p->seen_data = 1;
-        p->n_ent++;
     }
-    rc |= ss_idx_put_varint(&p->ent, u - p->last_u);
+    ss_idx_entry_varint(&e, u - p->last_u);
     p->last_u = u;
+    p->n_ent++;
+    rc |= kputsn((const char *)e.b, (size_t)e.n, &p->ent) < 0 ? -1 : 0;
     return rc;
 }
 

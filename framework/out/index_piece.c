@@ -67,20 +67,6 @@ static uint64_t zigzag(int64_t v)
     return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
 }
 
-/* The part every entry has: flags, contig id when it changed, start and length. */
-static int put_interval(ss_idx_piece_t *p, int flags, int32_t tid, hts_pos_t beg, hts_pos_t end)
-{
-    kstring_t *s = &p->ent;
-    int rc = ss_idx_put_varint(s, (uint64_t)flags);
-    if (flags & E_CONTIG && p->kind == SS_IDX_RECORDS)
-        rc |= ss_idx_put_varint(s, zigzag(tid));
-    rc |= ss_idx_put_varint(s, zigzag(beg - p->beg));
-    rc |= ss_idx_put_varint(s, zigzag(end - beg));
-    p->beg = beg;
-    p->n_ent++;
-    return rc;
-}
-
 int ss_idx_piece_record(ss_idx_piece_t *p, int32_t tid, hts_pos_t beg, hts_pos_t end, int mapped,
                         uint64_t end_voff)
 {
@@ -93,15 +79,22 @@ int ss_idx_piece_record(ss_idx_piece_t *p, int32_t tid, hts_pos_t beg, hts_pos_t
     }
     int flags = (mapped ? E_MAPPED : 0) | (tid != p->tid || !p->n_ent ? E_CONTIG : 0) |
                 (coff != p->coff ? E_BLOCK : 0);
-    int rc = put_interval(p, flags, tid, beg, end);
+    ss_idx_entry_t e = {.n = 0};
+    ss_idx_entry_varint(&e, (uint64_t)flags);
+    if (flags & E_CONTIG)
+        ss_idx_entry_varint(&e, zigzag(tid));
+    ss_idx_entry_varint(&e, zigzag(beg - p->beg));
+    ss_idx_entry_varint(&e, zigzag(end - beg));
     if (flags & E_BLOCK)
-        rc |= ss_idx_put_varint(&p->ent, coff - p->coff);
-    rc |= ss_idx_put_varint(&p->ent, end_voff & 0xffff);
-    p->tid = tid;
-    p->coff = coff;
-    if (rc < 0)
+        ss_idx_entry_varint(&e, coff - p->coff);
+    ss_idx_entry_varint(&e, end_voff & 0xffff);
+    p->tid = tid, p->beg = beg, p->coff = coff;
+    p->n_ent++;
+    if (kputsn((const char *)e.b, (size_t)e.n, &p->ent) < 0) {
         p->failed = 1;
-    return rc < 0 ? -1 : 0;
+        return -1;
+    }
+    return 0;
 }
 
 /* The pending record ends where the next begins (or the shard ends). */

@@ -21,4 +21,19 @@
 /* Append v as a LEB128 varint. 0, or -1 out of memory. */
 int ss_idx_put_varint(kstring_t *s, uint64_t v);
 
+/* An entry is put together here first, then appended at once (one check for room). */
+typedef struct {
+    uint8_t b[64];
+    int n;
+} ss_idx_entry_t;
+
+static inline void ss_idx_entry_varint(ss_idx_entry_t *e, uint64_t v)
+{
+    while (v > 0x7f) {
+        e->b[e->n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    e->b[e->n++] = (uint8_t)v;
+}
+
 #endif
