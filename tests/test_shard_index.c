@@ -175,7 +175,7 @@ static void test_gap_refused(void)
     SS_EQ(ss_idx_merge_add(m, a.s, a.l, 100), 0);
     SS_EQ(ss_idx_merge_add(m, b.s, b.l, 100 + sh[0].len + 5), -1); /* a gap */
     SS_EQ(ss_idx_merge_add(m, a.s, a.l - 1, 100 + sh[0].len), -1); /* a cut piece */
-    SS_EQ(ss_idx_merge_save(m, 100 + sh[0].len + sh[1].len, "/nonexistent/x.csi"), -1);
+    SS_EQ(ss_idx_merge_save(m, 100 + sh[0].len + sh[1].len, "/nonexistent/x.csi"), -2);
     SS_EQ(ss_idx_merge_add(m, b.s, b.l, 100 + sh[0].len), 0);
     ss_idx_merge_destroy(m);
     ss_idx_piece_free(&p);

@@ -285,7 +285,7 @@ static int set_meta(ss_idx_merge_t *m)
 int ss_idx_merge_save(ss_idx_merge_t *m, uint64_t data_end, const char *idx_path)
 {
     if (data_end != m->next_off)
-        return -1;
+        return -2;
     if (!m->idx && !(m->idx = hts_idx_init(0, m->fmt, m->first_off, m->min_shift, m->n_lvls)))
         return -1;
     /* both readers finish at the offset where reading stopped: the EOF block's */

@@ -43,7 +43,10 @@ void ss_idx_piece_reset(ss_idx_piece_t *p, ss_idx_kind_t kind)
     p->pending = 0;
     p->scan_at = p->last_u = 0;
     p->seen_data = 0;
-    if (kind != SS_IDX_NONE && ks_resize(&p->ent, PIECE_HEAD + 4096) == 0) {
+    /* reserved from what the last shard needed, not grown by copying (pages are touched only
+     * as far as the entries go) */
+    size_t want = PIECE_HEAD + 4096 + p->last_len + p->last_len / 4;
+    if (kind != SS_IDX_NONE && ks_resize(&p->ent, want) == 0) {
         memset(p->ent.s, 0, PIECE_HEAD);
         p->ent.l = PIECE_HEAD;
     } else if (kind != SS_IDX_NONE) {
@@ -159,6 +162,7 @@ int ss_idx_piece_end(ss_idx_piece_t *p, uint64_t shard_len, uint64_t raw_len)
 void ss_idx_piece_take(ss_idx_piece_t *p, kstring_t *out)
 {
     *out = p->ent;
+    p->last_len = p->ent.l;
     p->ent = (kstring_t)KS_INITIALIZE;
     ss_idx_piece_reset(p, p->kind);
 }

@@ -12,6 +12,7 @@
  * Owned by the main thread; read-only (and shared by the workers) while the
  * run goes.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -349,13 +350,17 @@ static int save_merged(ss_output_t *out, const char *output, ss_idx_merge_t *m, 
     const char *idx = ss_output_index_tmp(out, ext);
     if (!idx)
         return -1;
-    if (ss_idx_merge_save(m, data_end, idx) < 0) {
-        ss_error("%s: writing its index failed (or the shards do not end where the file's "
-                 "data does); nothing was written: free space on its file system and rerun",
-                 output);
-        return -1;
-    }
-    return 0;
+    errno = 0;
+    int rc = ss_idx_merge_save(m, data_end, idx);
+    if (rc == -2)
+        ss_error("internal: %s: its shards' index pieces do not end where its data does (byte "
+                 "%llu); nothing was written: please report it",
+                 output, (unsigned long long)data_end);
+    else if (rc < 0)
+        ss_error("%s: writing its index failed (%s); nothing was written: free space on its "
+                 "file system and rerun",
+                 output, errno ? strerror(errno) : "unknown cause");
+    return rc < 0 ? -1 : 0;
 }
 
 int ss_out_run_index_tabix(const ss_out_run_t *r, ss_output_t *out, const char *output, int csi,

@@ -41,7 +41,8 @@ typedef struct {
     kstring_t ent;    /* fixed header, then the entries (index_piece.c) */
     kstring_t blocks; /* LINES: compressed size of each BGZF block, as varints */
     uint64_t n_ent, n_blocks;
-    int failed; /* out of memory while noting: the piece is unusable */
+    int failed;      /* out of memory while noting: the piece is unusable */
+    size_t last_len; /* the last piece taken: the next one is reserved from it */
     /* RECORDS */
     int32_t tid;   /* the last entry's contig */
     hts_pos_t beg; /* the last entry's start */
@@ -115,9 +116,9 @@ uint64_t ss_idx_merge_next_off(const ss_idx_merge_t *m);
 /* The shard length piece[0..len) says, or -1 if it is not a piece. */
 int64_t ss_idx_piece_shard_len(const char *piece, size_t len);
 /*
- * Finish at data_end (where the BGZF EOF block starts; it must be where the
- * shards ended) and write the index to idx_path (a file the caller created).
- * 0, or -1.
+ * Finish at data_end (where the BGZF EOF block starts) and write the index to
+ * idx_path (a file the caller created). 0; -1 when writing failed (errno
+ * says why); -2 when the shards added do not end at data_end.
  */
 int ss_idx_merge_save(ss_idx_merge_t *m, uint64_t data_end, const char *idx_path);
 
