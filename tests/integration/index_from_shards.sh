@@ -2,7 +2,8 @@
 # index_from_shards.sh -- the output's index merged from the shards' pieces, not
 # read back (framework/out/ss_shard_index.h): every index has the bytes that
 # samtools index (-c, -b) and tabix -s1 -b2 -e2 (--csi) write for the same file:
-# BAM copied block for block and re-encoded, text .gz from pileup and depth; at
+# BAM copied block for block and re-encoded (view, and realign's moved records),
+# text .gz from pileup and depth; at
 # 1-3 threads and shard sizes of 2 kb, 7 kb and whole contigs, over contigs with
 # no reads (empty shards), unplaced reads at the end and regions; with shard
 # output leaving memory mid-line (SEQSHARD_SPILL_AT); and the .bai limit of
@@ -14,6 +15,13 @@ ss_setup
 W=$SS_WORK
 
 idx_matrix one "1 2 3" "2000 7000 1m"
+
+# Records that move (realign's step sorts them into their shard): the same bytes.
+idx_check realign_csi csi "$W/ra.bam" "$W/ra.bam.csi" \
+    realign -f "$REF" -@ 2 --shard-size 7000 --write-index -o "$W/ra.bam" "$TD/s1.bam"
+idx_check realign_bai bai "$W/ra.bam" "$W/ra.bai" \
+    realign -f "$REF" -@ 3 --shard-size 2000 --write-index -o "$W/ra.bam##idx##$W/ra.bai" \
+    "$TD/s1.bam"
 
 # Shard output past the spill size leaves memory in whole blocks, a line or record across the cut.
 export SEQSHARD_SPILL_AT=64k
