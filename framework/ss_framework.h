@@ -159,6 +159,17 @@ int ss_out_record(ss_out_t *o, const bam1_t *b);
  * run's order (view's block copy). NULL after ss_error() otherwise.
  */
 kstring_t *ss_out_bgzf_blocks(ss_out_t *o);
+/* 1 when the output's index is built from what the shards note: then a kernel that
+ * appends BGZF blocks itself notes their records with ss_out_index_copied. */
+int ss_out_indexing(const ss_out_t *o);
+/*
+ * With ss_out_bgzf_blocks: note record b of the blocks appended, in file order,
+ * for the output's index. end_voff is where htslib's reader stands after it
+ * (bgzf_tell), its block address counted from the shard's first output byte.
+ * 0, or -1 out of memory (the index is then built by reading the file).
+ * Worker thread, during process.
+ */
+int ss_out_index_copied(ss_out_t *o, const bam1_t *b, uint64_t end_voff);
 /*
  * Side stream k (0 <= k < spec.n_streams): the shard's text for it, as
  * ss_out_text is for the main output; the framework compresses, orders and

@@ -17,6 +17,7 @@
 
 #include "../../alloc/ss_alloc.h"
 #include "ss_out.h"
+#include "ss_shard_index.h"
 #include "ss_side.h"
 #include "ss_spill.h"
 
@@ -34,6 +35,7 @@ struct ss_out_s {
     size_t spilled_raw;     /* bytes of buf moved there, before compression */
     ss_side_t *side;        /* side streams and reductions (side_out.c), or NULL */
     int worker;
+    ss_idx_piece_t idx; /* what the output's index needs of this shard (ss_shard_index.h) */
 };
 
 ss_out_t *ss_out_init(const ss_out_run_t *r)
@@ -71,6 +73,7 @@ void ss_out_destroy(ss_out_t *o)
     if (o->cram_hdr)
         sam_hdr_destroy(o->cram_hdr);
     ss_bgzf_pack_destroy(&o->pack);
+    ss_idx_piece_free(&o->idx);
     free(o->line.s);
     free(o->z.s);
     free(o);
@@ -83,6 +86,7 @@ int ss_out_begin(ss_out_t *o, const ss_shard_t *sh, kstring_t *buf)
     o->pack.len = 0;
     ss_spill_close(&o->spill);
     o->spilled_raw = 0;
+    ss_idx_piece_reset(&o->idx, o->run->idx_kind);
     /* a CRAM shard is a fresh htslib writer, records or not (its framing is fixed) */
     if (o->run->format == SS_FMT_CRAM) {
         if (ss_cram_enc_begin(o->cram) < 0)
@@ -121,6 +125,22 @@ static int spillable(const ss_out_t *o)
 }
 
 /*
+ * The index notes of text about to be compressed (the first `leaving` bytes
+ * of buf), and of the blocks made. A note that fails (out of memory) only
+ * marks the piece unusable: the index is then built by reading the file.
+ */
+static void note_lines(ss_out_t *o, size_t leaving, int final)
+{
+    (void)ss_idx_piece_lines(&o->idx, o->buf->s, o->buf->l, o->spilled_raw, leaving, final);
+}
+
+static void note_blocks(ss_out_t *o)
+{
+    if (o->idx.kind == SS_IDX_LINES)
+        (void)ss_idx_piece_blocks(&o->idx, o->z.s, o->z.l);
+}
+
+/*
  * Move the shard's bytes so far to its spill file, keeping what must stay:
  * compressed text keeps its last partial block's input, so the blocks come
  * out exactly as one compression of the whole shard would cut them.
@@ -131,10 +151,12 @@ static int spill(ss_out_t *o)
     size_t n = o->buf->l;
     if (o->run->bgzf) {
         n -= n % BGZF_BLOCK_SIZE;
+        note_lines(o, n, 0);
         if (ss_bgzf_compress_ks(o->buf->s, n, &o->z, o->run->level) < 0) {
             ss_error("shard %d: BGZF compression failed (out of memory?)", o->sh->idx);
             return -1;
         }
+        note_blocks(o);
         if (ss_spill_append(&o->spill, dir, o->sh->idx, o->z.s, o->z.l) < 0)
             return -1;
     } else if (ss_spill_append(&o->spill, dir, o->sh->idx, o->buf->s, n) < 0) {
@@ -208,6 +230,24 @@ static int encode_error(const ss_out_t *o, const bam1_t *b)
     return -1;
 }
 
+/*
+ * BAM: where the record in o->line will start, for the index. The block that
+ * cannot take it is closed here, as ss_bgzf_pack_write would close it, so the
+ * start is known; the record before ends there, which is where htslib's
+ * reader stands after it (at the next block's start when it filled its own).
+ */
+static int note_record(ss_out_t *o, const bam1_t *b)
+{
+    if (o->idx.kind != SS_IDX_RECORDS)
+        return 0;
+    if (o->pack.len + o->line.l > BGZF_BLOCK_SIZE && ss_bgzf_pack_flush(&o->pack, o->buf) < 0)
+        return -1;
+    uint64_t start = (uint64_t)(o->spilled_raw + o->buf->l) << 16 | o->pack.len;
+    (void)ss_idx_piece_record_at(&o->idx, b->core.tid, b->core.pos, bam_endpos(b),
+                                 !(b->core.flag & BAM_FUNMAP), start);
+    return 0;
+}
+
 static int encode(ss_out_t *o, const bam1_t *b)
 {
     switch (o->run->format) {
@@ -218,7 +258,7 @@ static int encode(ss_out_t *o, const bam1_t *b)
         return 0;
     case SS_FMT_BAM:
         o->line.l = 0;
-        if (ss_bam_encode(b, &o->line) < 0 ||
+        if (ss_bam_encode(b, &o->line) < 0 || note_record(o, b) < 0 ||
             ss_bgzf_pack_write(&o->pack, o->line.s, o->line.l, 1, o->buf) < 0)
             return encode_error(o, b);
         return 0;
@@ -236,6 +276,19 @@ int ss_out_record(ss_out_t *o, const bam1_t *b)
     return encode(o, b) < 0 ? -1 : ss_out_checkpoint(o);
 }
 
+int ss_out_indexing(const ss_out_t *o)
+{
+    return o->idx.kind == SS_IDX_RECORDS;
+}
+
+int ss_out_index_copied(ss_out_t *o, const bam1_t *b, uint64_t end_voff)
+{
+    if (o->idx.kind != SS_IDX_RECORDS)
+        return 0;
+    return ss_idx_piece_record(&o->idx, b->core.tid, b->core.pos, bam_endpos(b),
+                               !(b->core.flag & BAM_FUNMAP), end_voff);
+}
+
 kstring_t *ss_out_bgzf_blocks(ss_out_t *o)
 {
     if (o->run->format == SS_FMT_BAM && !o->pack.len)
@@ -248,10 +301,12 @@ kstring_t *ss_out_bgzf_blocks(ss_out_t *o)
 /* BGZF text: compress the shard's bytes into whole blocks; buf leaves with them. */
 static int compress_text(ss_out_t *o)
 {
+    note_lines(o, o->buf->l, 1);
     if (ss_bgzf_compress_ks(o->buf->s, o->buf->l, &o->z, o->run->level) < 0) {
         ss_error("shard %d: BGZF compression failed (out of memory?)", o->sh->idx);
         return -1;
     }
+    note_blocks(o);
     kstring_t t = *o->buf;
     *o->buf = o->z;
     o->z = t;
@@ -270,9 +325,25 @@ int ss_out_end(ss_out_t *o)
         if (ss_cram_enc_end(o->cram, o->buf, o->sh->idx) < 0)
             return -1;
     }
+    uint64_t raw_len = o->spilled_raw + o->buf->l;
     if (r->bgzf && o->buf->l && compress_text(o) < 0)
         return -1;
+    /* a piece that cannot be finished leaves the index to be built from the file */
+    (void)ss_idx_piece_end(&o->idx, o->spill.len + o->buf->l, raw_len);
     return 0;
+}
+
+void ss_out_take_index(ss_out_t *o, kstring_t *piece)
+{
+    piece->l = 0;
+    if (o->idx.kind == SS_IDX_NONE)
+        return;
+    if (o->idx.failed) {
+        ss_idx_piece_reset(&o->idx, o->idx.kind);
+        return; /* empty: unusable */
+    }
+    free(piece->s);
+    ss_idx_piece_take(&o->idx, piece);
 }
 
 void ss_out_abort(ss_out_t *o)
@@ -280,6 +351,7 @@ void ss_out_abort(ss_out_t *o)
     if (!o)
         return;
     o->pack.len = 0; /* a failed shard's pending bytes must not open the next one */
+    ss_idx_piece_reset(&o->idx, o->run->idx_kind);
     ss_spill_close(&o->spill);
     if (o->cram_open) {
         ss_cram_enc_abort(o->cram);

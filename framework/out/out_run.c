@@ -12,6 +12,7 @@
  * Owned by the main thread; read-only (and shared by the workers) while the
  * run goes.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -134,6 +135,35 @@ static size_t spill_at(void)
     return SS_OUT_SPILL_AT;
 }
 
+/* Text whose every line is a '#' meta line (tabix steps over them all). */
+static int all_meta(const char *text, size_t len)
+{
+    for (size_t at = 0; at < len;) {
+        if (text[at] != '#')
+            return 0;
+        const char *nl = memchr(text + at, '\n', len - at);
+        at = nl ? (size_t)(nl - text) + 1 : len;
+    }
+    return 1;
+}
+
+/*
+ * Which outputs' indexes are built from the shards' notes: BAM (.bai, .csi)
+ * and tabix-indexed text whose header is meta lines only (so tabix's data
+ * starts after it). The others are read back once written: CRAM's .crai
+ * (htslib writes its containers per shard, and its index entries need its
+ * slice layout), SAM.gz (rare; it would need SAM lines noted as text), the
+ * VCF/BCF index, and text with data lines in its header.
+ */
+static ss_idx_kind_t index_kind(const ss_out_run_t *r)
+{
+    if (r->format == SS_FMT_BAM && r->write_index)
+        return SS_IDX_RECORDS;
+    if (r->tabix && all_meta(r->text_header, r->text_header_len))
+        return SS_IDX_LINES;
+    return SS_IDX_NONE;
+}
+
 ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co)
 {
     ss_out_run_t *r = calloc(1, sizeof(*r));
@@ -180,6 +210,7 @@ ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co)
                                      .level = r->level };
     if (r->format == SS_FMT_CRAM && ss_cram_frame_build(&r->hdr, &r->cram_opts, &r->cram) < 0)
         goto fail;
+    r->idx_kind = index_kind(r);
     if (r->hdr && freeze_header(r->hdr) < 0) {
         ss_error("cannot format the output header (out of memory?)");
         goto fail;
@@ -293,7 +324,65 @@ static int vcf_index(const ss_out_run_t *r, ss_output_t *out, const char *output
     return 0;
 }
 
-int ss_out_run_index(const ss_out_run_t *r, ss_output_t *out, const char *output)
+/* -o FILE##idx##NAME.bai, for BAM: BAI rather than samtools view's CSI. */
+static int wants_bai(const ss_out_run_t *r)
+{
+    return r->format == SS_FMT_BAM && ends_with(r->index_out, ".bai");
+}
+
+ss_idx_merge_t *ss_out_run_index_merge(const ss_out_run_t *r, uint64_t header_len, int text_csi)
+{
+    if (r->idx_kind == SS_IDX_RECORDS) {
+        hts_pos_t max_len = 0;
+        for (int i = 0; i < sam_hdr_nref(r->hdr); i++)
+            if (max_len < sam_hdr_tid2len(r->hdr, i))
+                max_len = sam_hdr_tid2len(r->hdr, i);
+        return ss_idx_merge_init(SS_IDX_RECORDS, wants_bai(r) ? HTS_FMT_BAI : HTS_FMT_CSI,
+                                 sam_hdr_nref(r->hdr), max_len, header_len);
+    }
+    if (r->idx_kind == SS_IDX_LINES)
+        return ss_idx_merge_init(SS_IDX_LINES, text_csi ? HTS_FMT_CSI : HTS_FMT_TBI, 0, 0,
+                                 header_len);
+    return NULL;
+}
+
+/* Save the index merged from the shards as out's index (suffix ext). 0, or -1 after ss_error(). */
+static int save_merged(ss_output_t *out, const char *output, ss_idx_merge_t *m, const char *ext,
+                       uint64_t data_end)
+{
+    const char *idx = ss_output_index_tmp(out, ext);
+    if (!idx)
+        return -1;
+    errno = 0;
+    int rc = ss_idx_merge_save(m, data_end, idx);
+    if (rc == -2)
+        ss_error("internal: %s: its shards' index pieces do not end where its data does (byte "
+                 "%llu); nothing was written: please report it",
+                 output, (unsigned long long)data_end);
+    else if (rc < 0)
+        ss_error("%s: writing its index failed (%s); nothing was written: free space on its "
+                 "file system and rerun",
+                 output, errno ? strerror(errno) : "unknown cause");
+    return rc < 0 ? -1 : 0;
+}
+
+int ss_out_run_index_tabix(const ss_out_run_t *r, ss_output_t *out, const char *output, int csi,
+                           ss_idx_merge_t *m, uint64_t data_end)
+{
+    if (r->index_out && ss_output_name_index(out, r->index_out) < 0)
+        return -1;
+    if (!m)
+        return ss_output_index_tabix(out, csi);
+    if (!ss_output_tmp_path(out)) {
+        ss_error("%s: a .gz output is indexed, which needs a regular file; give -o a file name",
+                 output ? output : "standard output");
+        return -1;
+    }
+    return save_merged(out, output, m, csi ? ".csi" : ".tbi", data_end);
+}
+
+int ss_out_run_index(const ss_out_run_t *r, ss_output_t *out, const char *output, ss_idx_merge_t *m,
+                     uint64_t data_end)
 {
     if (r->vcf_index)
         return vcf_index(r, out, output);
@@ -307,11 +396,13 @@ int ss_out_run_index(const ss_out_run_t *r, ss_output_t *out, const char *output
     }
     /* samtools view --write-index: CSI for BAM and SAM.gz, CRAI for CRAM; BAI for BAM
      * when -o FILE##idx##NAME.bai asks for it (min_shift 0 there means BAI) */
-    int bai = r->format == SS_FMT_BAM && ends_with(r->index_out, ".bai");
+    int bai = wants_bai(r);
     int min_shift = r->format == SS_FMT_CRAM || bai ? 0 : 14;
     const char *ext = bai ? ".bai" : min_shift ? ".csi" : ".crai";
     if (r->index_out && ss_output_name_index(out, r->index_out) < 0)
         return -1;
+    if (m && r->format == SS_FMT_BAM)
+        return save_merged(out, output, m, ext, data_end);
     const char *idx = ss_output_index_tmp(out, ext);
     if (!idx)
         return -1;

@@ -10,6 +10,7 @@
 #define SS_OUT_H
 
 #include "ss_output.h"
+#include "ss_shard_index.h"
 #include "ss_spill.h"
 
 struct ss_out_run_s {
@@ -32,6 +33,8 @@ struct ss_out_run_s {
     int no_main;          /* the kernel writes side streams only: no main file */
     const char *input;    /* the run's one input, named in messages about its records, or NULL */
     const char *index_out; /* -o FILE##idx##INDEX's INDEX (borrowed), or NULL: beside FILE */
+    ss_idx_kind_t idx_kind; /* what workers note for an index built from the shards, or none:
+                             * the index is built by reading the finished file (ss_out_run_index) */
 };
 typedef struct ss_out_run_s ss_out_run_t;
 
@@ -54,7 +57,23 @@ int ss_out_run_text(const ss_out_run_t *r, const char *text, size_t len, kstring
  * is renamed with it (ss_output_index_tmp). output names -o in messages.
  * 0, or -1 after ss_error().
  */
-int ss_out_run_index(const ss_out_run_t *r, ss_output_t *out, const char *output);
+int ss_out_run_index(const ss_out_run_t *r, ss_output_t *out, const char *output, ss_idx_merge_t *m,
+                     uint64_t data_end);
+/*
+ * The tabix index of text .gz (TBI, or CSI when csi), named as -o asks: from
+ * the shards' pieces merged in m (its data ending at data_end, where the EOF
+ * block starts), or, m NULL, by reading the file back. As ss_out_run_index
+ * for BAM, whose m is used the same way. 0, or -1 after ss_error().
+ */
+int ss_out_run_index_tabix(const ss_out_run_t *r, ss_output_t *out, const char *output, int csi,
+                           ss_idx_merge_t *m, uint64_t data_end);
+/*
+ * The merge that builds the output's index from the shards' pieces, for a
+ * file whose header is header_len bytes (text_csi: text .gz gets CSI, not
+ * TBI); NULL when this output's index is read back instead, or out of memory
+ * (then it is read back too). Output owner, main thread.
+ */
+ss_idx_merge_t *ss_out_run_index_merge(const ss_out_run_t *r, uint64_t header_len, int text_csi);
 
 /*
  * A worker's output. ss_out_init: NULL after ss_error(). begin binds the
@@ -74,6 +93,12 @@ void ss_out_abort(ss_out_t *o);
  * come before buf's; the caller owns the file from now on. fd -1 if none.
  */
 ss_spill_t ss_out_take_spill(ss_out_t *o);
+/*
+ * After end: the shard's index piece (ss_shard_index.h) into *piece, whose old
+ * bytes it frees; empty when the run notes nothing or the piece is unusable
+ * (then the index is built from the file).
+ */
+void ss_out_take_index(ss_out_t *o, kstring_t *piece);
 
 /* The directory part of path into buf: "." when it has none, "/" for the root. Any thread. */
 void ss_out_dir_of(const char *path, char *buf, size_t size);

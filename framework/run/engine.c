@@ -192,8 +192,11 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
         st.reads = ss_reader_records(rd) - read0;
     if (r == 0)
         r = ss_out_end(out);
-    if (r == 0)
+    if (r == 0) {
         e->spills[idx] = ss_out_take_spill(out); /* shard idx is this worker's alone */
+        if (e->ipieces)
+            ss_out_take_index(out, &e->ipieces[idx]);
+    }
     if (r == 0)
         r = ss_side_put(e->side, w->id, idx);
     ss_reader_end(rd);
@@ -341,24 +344,6 @@ void ss_engine_join_workers(int n_workers, worker_t *w)
             pthread_join(w[i].thread, NULL);
 }
 
-
-/* Largest contig length: tabix needs CSI past 2^29 - 1. */
-/* -o FILE.gz##idx##NAME.csi: the index asked for by name is CSI. */
-static int named_csi(const char *name)
-{
-    size_t l = name ? strlen(name) : 0;
-    return l > 4 && strcasecmp(name + l - 4, ".csi") == 0;
-}
-
-static int needs_csi(const ss_job_t *job)
-{
-    sam_hdr_t *h = ss_job_header(job);
-    for (int i = 0; i < sam_hdr_nref(h); i++)
-        if (sam_hdr_tid2len(h, i) >= (1LL << 29))
-            return 1;
-    return 0;
-}
-
 static void resume_done(engine_t *e)
 {
     ss_resume_end(e->resume, 1);
@@ -388,22 +373,25 @@ int ss_engine_resume_start(engine_t *e, const kstring_t *header)
 }
 
 /*
- * The output's last steps, on the rank that owns it: index the finished
- * temporary file (tabix for .gz text; --write-index for BAM/CRAM, beside it),
- * then rename both into place, then the report; on failure remove them all,
- * so neither file appears unless every one was written. Returns 0 or -1.
+ * The output's last steps, on the rank that owns it: write the index (tabix
+ * for .gz text; --write-index for BAM/CRAM, beside it), merged from the
+ * shards' pieces or else built from the finished temporary file, then rename
+ * both into place, then the report; on failure remove them all, so neither
+ * file appears unless every one was written. Returns 0 or -1.
  */
 static int seal(engine_t *e, int rc, ss_output_t *rep)
 {
     ss_resume_quiesce(e->resume); /* its thread syncs e->out's descriptor, which goes now */
-    const char *named = e->orun->index_out; /* -o FILE.gz##idx##NAME: .csi asks for CSI */
-    if (rc == 0 && e->orun->tabix && named)
-        rc = ss_output_name_index(e->out, named);
+    const char *output = ss_job_opts(e->job)->output;
+    uint64_t data_end = 0;
+    if (rc == 0 && e->out)
+        rc = ss_engine_index_seal(e, &data_end);
     if (rc == 0 && e->orun->tabix)
-        rc = ss_output_index_tabix(e->out, needs_csi(e->job) || named_csi(named));
+        rc = ss_out_run_index_tabix(e->orun, e->out, output, ss_engine_tabix_csi(e), e->imerge,
+                                    data_end);
     /* standard output or a device: the index step says whether it needed a file */
     if (rc == 0)
-        rc = ss_out_run_index(e->orun, e->out, ss_job_opts(e->job)->output);
+        rc = ss_out_run_index(e->orun, e->out, output, e->imerge, data_end);
     if (rc == 0)
         rc = ss_side_seal(e->side, e->k, e->kopts, e->run);
     if (rc != 0) {
@@ -485,8 +473,9 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
             e->place = s->place;
         }
     }
+    int no_pieces = !failed && e->orun && ss_engine_index_init(e, s->n) < 0;
     if (!failed && (!e->stats || !e->recs || !e->spills || !s->w || !e->ow || !e->sched ||
-                    (ss_comm_parallel() && !e->store))) {
+                    (ss_comm_parallel() && !e->store) || no_pieces)) {
         ss_error("out of memory starting the run");
         failed = 1;
     }
@@ -637,6 +626,7 @@ static void teardown(engine_t *e, setup_t *s)
     ss_side_destroy(e->side);
     ss_acct_destroy(e->acct);
     ss_store_destroy(e->store);
+    ss_engine_index_destroy(e);
     ss_out_run_destroy(e->orun);
     free(s->header.s);
     free(e->summary.s);

@@ -27,6 +27,7 @@ static int local_open(engine_t *e, const kstring_t *header)
         e->out = NULL;
         return -1;
     }
+    ss_engine_index_open(e, header->l);
     return 0;
 }
 
@@ -79,7 +80,7 @@ static int write_shard(void *ctx, int idx, const char *buf, size_t len)
     if (!buf) {
         if (skip_kept(e, idx) < 0)
             return -1;
-    } else if (write_made(e, idx, buf, len) < 0) {
+    } else if (write_made(e, idx, buf, len) < 0 || ss_engine_index_written(e, idx, off) < 0) {
         return -1;
     } else if (e->resume) {
         ss_resume_rec_t r = e->rrecs[idx];

@@ -97,6 +97,7 @@ static int par_run(engine_t *e, int n_workers, worker_t *w)
 static int note_written(void *ctx, int idx, uint64_t off)
 {
     engine_t *e = ctx;
+    ss_engine_index_placed(e, idx, off);
     ss_resume_rec_t r = e->rrecs[idx];
     r.off = off;
     return ss_resume_note(e->resume, &r);
@@ -155,8 +156,8 @@ static int par_open(engine_t *e, const kstring_t *header)
         ss_comm_counter_close();
         return -1;
     }
-    if (root && e->out)
-        ss_engine_resume_start(e, header);
+    if (root && e->out && ss_engine_resume_start(e, header) == 0)
+        ss_engine_index_open(e, header->l);
     e->merge = ss_merge_open(e->store, e->n_shards, header->s, header->l, e->out, path);
     if (e->merge && par_resume(e) == 0)
         return 0;
@@ -209,6 +210,7 @@ static int par_finish(engine_t *e, int rc)
     if (e->merge)
         rc = ss_merge_finish(e->merge, rc < 0, tail.s, tail.l);
     free(tail.s);
+    rc = ss_engine_index_collect(e, rc);
     /* an earlier run's temporary may have been longer: cut it where this run ends */
     if (rc == 0 && e->merge && ss_comm_rank() == 0 &&
         ss_output_set_length(e->out, ss_merge_file_len(e->merge)) < 0)

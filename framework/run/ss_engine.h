@@ -94,6 +94,11 @@ struct engine_s {
     kstring_t summary;         /* the kernel's summary text, encoded (owner rank), or empty */
     const char *counter_names[SS_KERNEL_COUNTERS + 1]; /* the kernel's, then its steps' */
     int n_kernel_counters;     /* where the steps' counters start */
+    /* the index from the shards' pieces (engine_index.c) */
+    kstring_t *ipieces;     /* [n_shards] or NULL: shard i's piece, set by its worker before
+                             * the put; freed by the main thread once added */
+    uint64_t *ioffs;        /* [n_shards], several ranks: where this rank wrote shard i */
+    ss_idx_merge_t *imerge; /* the output owner's index, or NULL: read the file back */
 };
 
 struct worker_s {
@@ -133,6 +138,28 @@ void ss_engine_join_workers(int n_workers, worker_t *w);
  * (kept when --resume was refused, removed otherwise) and NULL.
  */
 int ss_engine_resume_start(engine_t *e, const kstring_t *header);
+
+/* ---- the index from the shards' pieces (engine_index.c) ---- */
+
+/* Setup: the piece slots when the output's index is built from pieces. 0, or -1 (no memory). */
+int ss_engine_index_init(engine_t *e, int n_shards);
+void ss_engine_index_destroy(engine_t *e);
+/* Output owner, once the header (header_len bytes) is written and --resume decided: start
+ * the merge, unless the file must be read back instead. */
+void ss_engine_index_open(engine_t *e, uint64_t header_len);
+/* One rank: shard idx was written at off: add its piece, free it. 0, or -1 after ss_error(). */
+int ss_engine_index_written(engine_t *e, int idx, uint64_t off);
+/* Several ranks: this rank wrote shard idx at off. */
+void ss_engine_index_placed(engine_t *e, int idx, uint64_t off);
+/* Several ranks, collective after the merge's end, before the counter closes (rc the same
+ * on every rank): rank 0 adds every piece, asking the ranks that hold them. rc, or -1 on
+ * every rank. */
+int ss_engine_index_collect(engine_t *e, int rc);
+/* Output owner, sealing: *data_end is where the EOF block starts. e->imerge NULL
+ * afterwards means: read the file back. 0. */
+int ss_engine_index_seal(engine_t *e, uint64_t *data_end);
+/* Text .gz: its tabix index is CSI (a contig past 2^29 - 1, or -o FILE##idx##NAME.csi). */
+int ss_engine_tabix_csi(const engine_t *e);
 
 /* ---- every record read (account.c) ---- */
 

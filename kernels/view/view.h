@@ -139,11 +139,12 @@ vw_copier_t *vw_copier_init(void);
 void vw_copier_destroy(vw_copier_t *cp);
 /*
  * Append the input's compressed blocks that shard sh owns to out, checked,
- * and count the shard's records. Returns 0; -2 when the input is truncated or
+ * and count the shard's records, noting them for the index through so
+ * (ss_out_index_copied). Returns 0; -2 when the input is truncated or
  * corrupt (the caller says so); -1 after ss_error().
  */
 int vw_copy_shard(vw_copier_t *cp, const vw_run_t *run, ss_reader_t *rd, const sam_hdr_t *h,
-                  bam1_t *b, const ss_shard_t *sh, kstring_t *out, uint64_t *records);
+                  bam1_t *b, const ss_shard_t *sh, ss_out_t *so, kstring_t *out, uint64_t *records);
 
 /* ---- references (view_ref.c) ---- */
 

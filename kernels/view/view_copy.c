@@ -144,14 +144,37 @@ void vw_copier_destroy(vw_copier_t *cp)
 }
 
 /*
+ * The copied records, for an index built from the shards: where htslib's
+ * reader stands after each, its block address moved from the input's to the
+ * shard's (the copy from vbeg's block lands at byte `at` of the shard). A
+ * record may end in the next shard's first block: the offset then lies past
+ * this shard's bytes, where that block is. NULL so when nothing is indexed.
+ */
+typedef struct {
+    ss_out_t *so;
+    int64_t vbeg;
+    uint64_t at;
+} index_ctx_t;
+
+/* A note that fails (out of memory) leaves the index to be built from the file. */
+static void note_copied(const index_ctx_t *x, const bam1_t *b, int64_t end)
+{
+    if (!x)
+        return;
+    uint64_t coff = (uint64_t)(end >> 16) - (uint64_t)(x->vbeg >> 16) + x->at;
+    (void)ss_out_index_copied(x->so, b, coff << 16 | (uint64_t)(end & 0xffff));
+}
+
+/*
  * Decode the records from vbeg up to vend, and the one after (the next
- * shard's first, so that the order check spans the cut), checking each.
+ * shard's first, so that the order check spans the cut), checking each and
+ * noting it for the index (ix, or NULL).
  * Returns 0 and the count in *records, -2 when the file is damaged there
  * (a read error, or records that do not end at vend), or an SS_IO_BAD_*
  * code with the record in b and the order state in *ord.
  */
 static int check_records(samFile *fp, int n_ref, bam1_t *b, int64_t vbeg, int64_t vend,
-                         uint64_t *records, ss_io_order_t *ord)
+                         uint64_t *records, ss_io_order_t *ord, const index_ctx_t *ix)
 {
     BGZF *z = fp->fp.bgzf;
     int r;
@@ -163,6 +186,7 @@ static int check_records(samFile *fp, int n_ref, bam1_t *b, int64_t vbeg, int64_
             return -2; /* also -1: the file ends before vend */
         if ((r = ss_io_check_record(b, n_ref, ord)) < 0)
             return r;
+        note_copied(ix, b, bgzf_tell(z));
         (*records)++;
     }
     if (bgzf_tell(z) != vend)
@@ -173,7 +197,7 @@ static int check_records(samFile *fp, int n_ref, bam1_t *b, int64_t vbeg, int64_
 }
 
 int vw_copy_shard(vw_copier_t *cp, const vw_run_t *o, ss_reader_t *rd, const sam_hdr_t *h,
-                  bam1_t *b, const ss_shard_t *sh, kstring_t *out, uint64_t *records)
+                  bam1_t *b, const ss_shard_t *sh, ss_out_t *so, kstring_t *out, uint64_t *records)
 {
     samFile *fp = ss_reader_file(rd, 0);
     hts_idx_t *idx = ss_reader_index(rd, 0);
@@ -204,6 +228,7 @@ int vw_copy_shard(vw_copier_t *cp, const vw_run_t *o, ss_reader_t *rd, const sam
                  strerror(errno));
         return -1;
     }
+    index_ctx_t ix = {so, vbeg, out->l};
     if (ss_io_append_file_range(cp->fd, vbeg >> 16, (size_t)((vend >> 16) - (vbeg >> 16)), out) < 0) {
         if (errno == EIO)
             return -2;
@@ -212,7 +237,8 @@ int vw_copy_shard(vw_copier_t *cp, const vw_run_t *o, ss_reader_t *rd, const sam
         return -1;
     }
     ss_io_order_t ord;
-    int r = check_records(fp, n_ref, b, vbeg, vend, records, &ord);
+    int r =
+        check_records(fp, n_ref, b, vbeg, vend, records, &ord, ss_out_indexing(so) ? &ix : NULL);
     if (ss_io_is_bad_record(r)) {
         char what[1024];
         ss_io_bad_record_text(what, sizeof(what), r, h, b, &ord, sh->idx);

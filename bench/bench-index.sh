@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# bench-index.sh -- what the output's index costs: `view -b --write-index` against
+# `view -b`, and `pileup -B -o out.txt.gz` (BGZF plus its tabix index) against
+# `-o out.txt`, at -@ $T [2], in paired rounds (the two configs of a case one after the
+# other, their order swapped every round). With SEQSHARD_BASE set (an older build), its
+# runs are cases of their own, so before and after sit in one table. Every index is
+# checked first against samtools index -c and tabix -s1 -b2 -e2 of the same file.
+# Ratio: the indexed run's time over the plain run's in the same round; median and a 95%
+# bootstrap interval (paired_stats.py). Results: $SS_BENCH_OUT [bench/results]/index.{tsv,md}.
+#
+#   SEQSHARD=build/seqshard SEQSHARD_BASE=/path/to/old/seqshard SS_BENCH_RUNS=7 \
+#       bench/bench-index.sh
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+bench_init bench-index 7
+[ -x "$SEQSHARD" ] || die "SEQSHARD=$SEQSHARD is not executable; build seqshard first"
+"$HERE/make-data.sh" "$DATA"
+OUT=$(mkdir -p "$OUT" && cd "$OUT" && pwd)
+BAM=$DATA/ecoli30x.bam REF=$DATA/ref.fa
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ss-bench-index.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+bins=(this)
+[ -n "${SEQSHARD_BASE:-}" ] && bins+=(base)
+binary() { if [ "$1" = base ]; then echo "$SEQSHARD_BASE"; else echo "$SEQSHARD"; fi; }
+
+# run BIN CASE CONFIG: one timed command
+cmd() {
+    local s
+    s=$(binary "$1")
+    case $2/$3 in
+    view/indexed) echo "$s view -b -@ $T --quiet --write-index -o $WORK/v.bam $BAM" ;;
+    view/plain) echo "$s view -b -@ $T --quiet -o $WORK/v.bam $BAM" ;;
+    pileup/indexed) echo "$s pileup -B -@ $T --quiet -f $REF -o $WORK/p.txt.gz $BAM" ;;
+    pileup/plain) echo "$s pileup -B -@ $T --quiet -f $REF -o $WORK/p.txt $BAM" ;;
+    esac
+}
+
+for b in "${bins[@]}"; do
+    $(cmd "$b" view indexed) && "${SAMTOOLS:-samtools}" index -c -o "$WORK/s.csi" "$WORK/v.bam" &&
+        cmp -s "$WORK/s.csi" "$WORK/v.bam.csi" || die "$b: view's .csi is not samtools index -c's"
+    $(cmd "$b" pileup indexed) && cp "$WORK/p.txt.gz" "$WORK/t.txt.gz" &&
+        tabix -s1 -b2 -e2 "$WORK/t.txt.gz" && cmp -s "$WORK/t.txt.gz.tbi" "$WORK/p.txt.gz.tbi" ||
+        die "$b: pileup's .tbi is not tabix's"
+done
+
+TSV=$OUT/index.tsv
+printf 'round\tcase\tconfig\twall_s\tuser_s\tsys_s\n' >"$TSV"
+for ((r = 1; r <= RUNS; r++)); do
+    for b in "${bins[@]}"; do
+        for c in view pileup; do
+            order=(indexed plain)
+            ((r % 2 == 0)) && order=(plain indexed)
+            for k in "${order[@]}"; do
+                /usr/bin/time -f '%e %U %S' -o "$WORK/t" $(cmd "$b" "$c" "$k") || die "$b $c $k failed"
+                printf '%s\t%s (%s)\t%s\t%s\n' "$r" "$c" "$b" "$k" "$(tr ' ' '\t' <"$WORK/t")" >>"$TSV"
+            done
+        done
+    done
+    echo "bench-index: round $r of $RUNS done" >&2
+done
+python3 "$HERE/paired_stats.py" "$TSV" indexed \
+    "The output's index: indexed against plain runs (-@ $T)" \
+    "bench/bench-index.sh, $RUNS paired rounds, whole benchmark BAM; view: --write-index against none; pileup: -o out.txt.gz (BGZF and .tbi) against -o out.txt; ratio: the indexed run's time over the plain run's in the same round" \
+    >"$OUT/index.md"
+cat "$OUT/index.md"

@@ -1,0 +1,130 @@
+/*
+ * index_lines.c -- a worker's notes for the tabix index of its shard's text
+ * (`tabix -s1 -b2 -e2`, TBI or CSI): each line as tbx_index reads it.
+ *
+ * The text is noted in the pieces the output hands over before they leave
+ * memory (a spill, or the shard's end), so a line may start in one piece and
+ * end in the next: the head of such a line is kept in carry until its end
+ * comes. Entries record raw offsets (bytes of text); the merge maps them to
+ * blocks with the block table, since every block but the shard's last holds
+ * BGZF_BLOCK_SIZE bytes of text (compress.c).
+ *
+ * Worker thread that owns the piece.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "index_piece.h"
+
+/*
+ * A line as tbx_parse1 reads it with sc = 1, bc = ec = 2, meta '#': the name
+ * up to the first tab, the start from column 2 by strtoll (base 0) as
+ * [n - 1, n), clamped to beg >= 0, end >= 1. The number is read from a copy
+ * of the line's next 63 bytes, enough for any number tabix would read there.
+ * 1: a data line; 0: a meta line; -1: one tabix skips.
+ */
+static int parse_line(const char *s, size_t len, size_t *name_len, hts_pos_t *beg, hts_pos_t *end)
+{
+    if (len && s[0] == '#')
+        return 0;
+    const char *tab = memchr(s, '\t', len);
+    if (!tab)
+        return -1;
+    char num[64];
+    size_t n = (size_t)(s + len - (tab + 1));
+    n = n < sizeof(num) - 1 ? n : sizeof(num) - 1;
+    memcpy(num, tab + 1, n);
+    num[n] = '\0';
+    char *stop;
+    long long v = strtoll(num, &stop, 0);
+    if (stop == num)
+        return -1;
+    *beg = v - 1 < 0 ? 0 : v - 1;
+    *end = v < 1 ? 1 : v;
+    *name_len = (size_t)(tab - s);
+    return 1;
+}
+
+/* One line of the shard, ending at raw offset u: its entry. 0, or -1 out of memory. */
+static int note_line(ss_idx_piece_t *p, const char *s, size_t len, uint64_t u)
+{
+    size_t nlen;
+    hts_pos_t beg, end;
+    int r = parse_line(s, len, &nlen, &beg, &end);
+    if (r < 0 || (r == 0 && p->seen_data))
+        return 0; /* after the first data line, tbx_index only steps over these */
+    int rc = 0;
+    ss_idx_entry_t e = {.n = 0};
+    if (r == 0) {
+        ss_idx_entry_varint(&e, E_META);
+    } else {
+        int same = p->seen_data && nlen == p->name.l && memcmp(s, p->name.s, nlen) == 0;
+        ss_idx_entry_varint(&e, E_MAPPED | (same ? 0 : E_CONTIG));
+        if (!same) { /* the name's bytes follow its length, outside the entry buffer */
+            p->name.l = 0;
+            ss_idx_entry_varint(&e, nlen);
+            rc |= kputsn(s, nlen, &p->name) < 0 ? -1 : 0;
+            rc |= kputsn((const char *)e.b, (size_t)e.n, &p->ent) < 0 ? -1 : 0;
+            rc |= kputsn(s, nlen, &p->ent) < 0 ? -1 : 0;
+            e.n = 0;
+        }
+        uint64_t d = beg >= p->beg ? (uint64_t)(beg - p->beg) << 1
+                                   : ((uint64_t)(p->beg - beg) << 1) - 1; /* zigzag */
+        ss_idx_entry_varint(&e, d);
+        ss_idx_entry_varint(&e, (uint64_t)(end - beg) << 1);
+        p->beg = beg;
+        p->seen_data = 1;
+    }
+    ss_idx_entry_varint(&e, u - p->last_u);
+    p->last_u = u;
+    p->n_ent++;
+    rc |= kputsn((const char *)e.b, (size_t)e.n, &p->ent) < 0 ? -1 : 0;
+    return rc;
+}
+
+/* The line whose head is in carry ends at text[upto], its newline; u is after it. 0 or -1. */
+static int finish_carried(ss_idx_piece_t *p, const char *text, size_t upto, uint64_t u)
+{
+    if (kputsn(text, upto, &p->carry) < 0)
+        return -1;
+    int rc = note_line(p, p->carry.s, p->carry.l, u);
+    p->carry.l = 0;
+    return rc;
+}
+
+int ss_idx_piece_lines(ss_idx_piece_t *p, const char *text, size_t len, uint64_t text_off,
+                       size_t leaving, int final)
+{
+    if (p->kind != SS_IDX_LINES || p->failed)
+        return p->failed ? -1 : 0;
+    size_t at = 0;
+    int rc = 0;
+    if (p->carry.l) { /* carry holds raw [scan_at, text_off) */
+        const char *nl = memchr(text, '\n', len);
+        if (!nl && (final || kputsn(text, leaving, &p->carry) < 0)) {
+            p->failed = 1; /* final: see below */
+            return -1;
+        }
+        if (!nl)
+            return 0;
+        at = (size_t)(nl + 1 - text);
+        rc = finish_carried(p, text, (size_t)(nl - text), text_off + at);
+    } else {
+        at = (size_t)(p->scan_at - text_off);
+    }
+    for (const char *nl; rc == 0 && at < len && (nl = memchr(text + at, '\n', len - at));) {
+        size_t next = (size_t)(nl + 1 - text);
+        rc = note_line(p, text + at, next - 1 - at, text_off + next);
+        at = next;
+    }
+    /* a last line without its newline runs on into whatever follows the shard: no index
+     * from the shards can say where tabix would see it end */
+    if (final && at < len)
+        rc = -1;
+    p->scan_at = text_off + at;
+    if (rc == 0 && at < leaving && kputsn(text + at, leaving - at, &p->carry) < 0)
+        rc = -1;
+    if (rc < 0)
+        p->failed = 1;
+    return rc;
+}

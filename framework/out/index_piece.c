@@ -1,0 +1,168 @@
+/*
+ * index_piece.c -- a worker's notes for the output's index, one shard at a
+ * time (ss_shard_index.h says why the notes are a stream of entries).
+ *
+ * Layout of a piece: a fixed header (PIECE_HEAD bytes, little-endian u64s:
+ * kind, shard length, raw length, entries, blocks, where the block table
+ * starts), the entries, then for LINES the block table. An entry is varints:
+ * flags (E_*), the contig when it changes (RECORDS: its id, zigzag; LINES:
+ * the name's length and bytes), start minus the previous entry's start
+ * (zigzag), end minus start (zigzag), then where a reader stands after it:
+ * RECORDS the block address's step (with E_BLOCK) and the offset in the
+ * block; LINES the raw bytes since the previous entry, which the merge maps
+ * to blocks through the table, as blocks of text hold BGZF_BLOCK_SIZE bytes
+ * each (compress.c), the shard's last one the rest.
+ *
+ * Worker thread that owns the piece.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <htslib/bgzf.h>
+
+#include "index_piece.h"
+
+void ss_idx_piece_free(ss_idx_piece_t *p)
+{
+    free(p->ent.s);
+    free(p->blocks.s);
+    free(p->name.s);
+    free(p->carry.s);
+    memset(p, 0, sizeof(*p));
+}
+
+void ss_idx_piece_reset(ss_idx_piece_t *p, ss_idx_kind_t kind)
+{
+    p->kind = kind;
+    p->ent.l = p->blocks.l = p->name.l = p->carry.l = 0;
+    p->n_ent = p->n_blocks = 0;
+    p->failed = 0;
+    p->tid = -1;
+    p->beg = 0;
+    p->coff = 0;
+    p->pending = 0;
+    p->scan_at = p->last_u = 0;
+    p->seen_data = 0;
+    /* reserved from what the last shard needed, not grown by copying (pages are touched only
+     * as far as the entries go) */
+    size_t want = PIECE_HEAD + 4096 + p->last_len + p->last_len / 4;
+    if (kind != SS_IDX_NONE && ks_resize(&p->ent, want) == 0) {
+        memset(p->ent.s, 0, PIECE_HEAD);
+        p->ent.l = PIECE_HEAD;
+    } else if (kind != SS_IDX_NONE) {
+        p->failed = 1;
+    }
+}
+
+int ss_idx_put_varint(kstring_t *s, uint64_t v)
+{
+    uint8_t b[10];
+    int n = 0;
+    do {
+        b[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    return kputsn((const char *)b, (size_t)n, s) < 0 ? -1 : 0;
+}
+
+static uint64_t zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+int ss_idx_piece_record(ss_idx_piece_t *p, int32_t tid, hts_pos_t beg, hts_pos_t end, int mapped,
+                        uint64_t end_voff)
+{
+    if (p->failed)
+        return -1;
+    uint64_t coff = end_voff >> 16;
+    if (coff < p->coff) { /* records are noted in file order, so offsets only grow */
+        p->failed = 1;
+        return -1;
+    }
+    int flags = (mapped ? E_MAPPED : 0) | (tid != p->tid || !p->n_ent ? E_CONTIG : 0) |
+                (coff != p->coff ? E_BLOCK : 0);
+    ss_idx_entry_t e = {.n = 0};
+    ss_idx_entry_varint(&e, (uint64_t)flags);
+    if (flags & E_CONTIG)
+        ss_idx_entry_varint(&e, zigzag(tid));
+    ss_idx_entry_varint(&e, zigzag(beg - p->beg));
+    ss_idx_entry_varint(&e, zigzag(end - beg));
+    if (flags & E_BLOCK)
+        ss_idx_entry_varint(&e, coff - p->coff);
+    ss_idx_entry_varint(&e, end_voff & 0xffff);
+    p->tid = tid, p->beg = beg, p->coff = coff;
+    p->n_ent++;
+    if (kputsn((const char *)e.b, (size_t)e.n, &p->ent) < 0) {
+        p->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* The pending record ends where the next begins (or the shard ends). */
+static int flush_pending(ss_idx_piece_t *p, uint64_t end_voff)
+{
+    if (!p->pending)
+        return 0;
+    p->pending = 0;
+    return ss_idx_piece_record(p, p->p_tid, p->p_beg, p->p_end, p->p_mapped, end_voff);
+}
+
+int ss_idx_piece_record_at(ss_idx_piece_t *p, int32_t tid, hts_pos_t beg, hts_pos_t end, int mapped,
+                           uint64_t start_voff)
+{
+    if (flush_pending(p, start_voff) < 0)
+        return -1;
+    p->pending = 1;
+    p->p_tid = tid, p->p_beg = beg, p->p_end = end, p->p_mapped = mapped;
+    return 0;
+}
+
+int ss_idx_piece_blocks(ss_idx_piece_t *p, const char *z, size_t len)
+{
+    for (size_t at = 0; at + 18 <= len;) {
+        /* BSIZE, the block's length minus one, at bytes 16-17 of its header */
+        size_t bsize = ((size_t)(uint8_t)z[at + 16] | (size_t)(uint8_t)z[at + 17] << 8) + 1;
+        if (ss_idx_put_varint(&p->blocks, bsize) < 0) {
+            p->failed = 1;
+            return -1;
+        }
+        p->n_blocks++;
+        at += bsize;
+    }
+    return 0;
+}
+
+static void put_u64(char *at, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        at[i] = (char)(v >> (8 * i));
+}
+
+int ss_idx_piece_end(ss_idx_piece_t *p, uint64_t shard_len, uint64_t raw_len)
+{
+    if (p->kind == SS_IDX_NONE)
+        return 0;
+    if (p->carry.l)
+        p->failed = 1; /* a line's head with no end: see index_lines.c */
+    if (flush_pending(p, shard_len << 16) < 0 || p->failed)
+        return -1;
+    uint64_t table_off = p->ent.l;
+    if (p->blocks.l && kputsn(p->blocks.s, p->blocks.l, &p->ent) < 0) {
+        p->failed = 1;
+        return -1;
+    }
+    uint64_t head[PIECE_FIELDS] = {p->kind, shard_len, raw_len, p->n_ent, p->n_blocks, table_off};
+    for (int i = 0; i < PIECE_FIELDS; i++)
+        put_u64(p->ent.s + 8 * i, head[i]);
+    return 0;
+}
+
+void ss_idx_piece_take(ss_idx_piece_t *p, kstring_t *out)
+{
+    *out = p->ent;
+    p->last_len = p->ent.l;
+    p->ent = (kstring_t)KS_INITIALIZE;
+    ss_idx_piece_reset(p, p->kind);
+}

@@ -1,0 +1,125 @@
+/*
+ * ss_shard_index.h -- the output's index built from the shards, not by reading
+ * the finished file back (index_piece.c on the workers, index_merge.c on the
+ * output's owner).
+ *
+ * A worker notes, as it writes a shard, what an index builder would see when
+ * reading that shard: each record's or line's contig, interval and the
+ * virtual offset just past it, with block addresses relative to the shard's
+ * first byte (a shard's output is whole BGZF blocks of its own). That is the
+ * shard's piece. The owner of the output replays the pieces in shard order
+ * through hts_idx_push, each shifted by its shard's file offset, exactly as
+ * sam_index (samtools index) and tbx_index (tabix) push what they read; so
+ * the index has their bytes, chunk merging, pseudo-bin and n_no_coor
+ * included, because htslib's own code builds it.
+ *
+ * Why a stream of every record rather than per-shard bins merged afterwards:
+ * the replay is exact by construction (hts_idx_finish's chunk merging across
+ * a shard's edge needs no copy of its rules), and a record costs about 7
+ * bytes and one hts_idx_push, against inflating and parsing it again.
+ *
+ * Threads: a piece is its worker's until handed over (ss_idx_piece_take);
+ * a merge is the main thread's of the rank that owns the output.
+ *
+ * Private to framework/out/ and framework/run/; kernels and io/ must not include it.
+ */
+#ifndef SS_SHARD_INDEX_H
+#define SS_SHARD_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <htslib/hts.h>
+#include <htslib/kstring.h>
+
+/* What a piece holds: BAM records (explicit offsets) or tabix text lines. */
+typedef enum { SS_IDX_NONE = 0, SS_IDX_RECORDS = 1, SS_IDX_LINES = 2 } ss_idx_kind_t;
+
+/* One shard's notes as a worker writes it. Plain, owned by the worker's output. */
+typedef struct {
+    ss_idx_kind_t kind;
+    kstring_t ent;    /* fixed header, then the entries (index_piece.c) */
+    kstring_t blocks; /* LINES: compressed size of each BGZF block, as varints */
+    uint64_t n_ent, n_blocks;
+    int failed;      /* out of memory while noting: the piece is unusable */
+    size_t last_len; /* the last piece taken: the next one is reserved from it */
+    /* RECORDS */
+    int32_t tid;   /* the last entry's contig */
+    hts_pos_t beg; /* the last entry's start */
+    uint64_t coff; /* the last entry's block address */
+    int pending;   /* a record waits for the offset where the next one starts */
+    int32_t p_tid;
+    hts_pos_t p_beg, p_end;
+    int p_mapped;
+    /* LINES */
+    kstring_t name;   /* the last data line's contig name */
+    kstring_t carry;  /* the head of a line whose start already left memory */
+    uint64_t scan_at; /* raw offset where the next line starts */
+    uint64_t last_u;  /* raw offset after the last line noted */
+    int seen_data;    /* a data line was noted (meta lines after it are not) */
+} ss_idx_piece_t;
+
+/* Forget everything and start shard notes of kind (SS_IDX_NONE: note nothing). Worker. */
+void ss_idx_piece_reset(ss_idx_piece_t *p, ss_idx_kind_t kind);
+void ss_idx_piece_free(ss_idx_piece_t *p);
+/*
+ * RECORDS, as the encoder lays them out: a record starts at start_voff
+ * (block address relative to the shard). The record before it ends there,
+ * which is where a reader's bgzf_tell stands after it; the last one ends at
+ * the shard's end (ss_idx_piece_end). 0, or -1 out of memory.
+ */
+int ss_idx_piece_record_at(ss_idx_piece_t *p, int32_t tid, hts_pos_t beg, hts_pos_t end, int mapped,
+                           uint64_t start_voff);
+/* RECORDS whose end is known (blocks copied as they are): end_voff as a reader's bgzf_tell
+ * after it, block address relative to the shard. 0, or -1. */
+int ss_idx_piece_record(ss_idx_piece_t *p, int32_t tid, hts_pos_t beg, hts_pos_t end, int mapped,
+                        uint64_t end_voff);
+/*
+ * LINES: text[0..len) is the shard's raw text from raw offset text_off on;
+ * note every whole line not noted yet, and (final) the last one without a
+ * newline. The first `leaving` bytes are about to leave memory: the head of
+ * an unfinished line among them is kept. 0, or -1 out of memory.
+ */
+int ss_idx_piece_lines(ss_idx_piece_t *p, const char *text, size_t len, uint64_t text_off,
+                       size_t leaving, int final);
+/* LINES: the BGZF blocks z[0..len) just compressed from the shard's text, in order. 0 or -1. */
+int ss_idx_piece_blocks(ss_idx_piece_t *p, const char *z, size_t len);
+/*
+ * The shard is done: shard_len bytes of output, raw_len of them before
+ * compression (LINES). The piece is complete. 0, or -1 when it is unusable.
+ */
+int ss_idx_piece_end(ss_idx_piece_t *p, uint64_t shard_len, uint64_t raw_len);
+/* Move the finished piece's bytes into *out (which must be empty); p starts afresh. */
+void ss_idx_piece_take(ss_idx_piece_t *p, kstring_t *out);
+
+/* ---- the merge (index_merge.c): output owner, main thread ---- */
+
+typedef struct ss_idx_merge_s ss_idx_merge_t;
+
+/*
+ * An index of kind RECORDS (BAM: n_targets contigs of at most max_len bp) or
+ * LINES (tabix -s1 -b2 -e2), as fmt (HTS_FMT_BAI, HTS_FMT_CSI or
+ * HTS_FMT_TBI), for a file whose data starts at header_len. NULL out of memory.
+ */
+ss_idx_merge_t *ss_idx_merge_init(ss_idx_kind_t kind, int fmt, int n_targets, hts_pos_t max_len,
+                                  uint64_t header_len);
+void ss_idx_merge_destroy(ss_idx_merge_t *m);
+/*
+ * The next shard's piece, its bytes written at file_off: pushed in order.
+ * 0; -1 for a piece that does not fit (a wrong kind, an offset gap: a shard
+ * dropped or out of order) or htslib refused (-2: a position past the
+ * format's limit, or out of order). Call in shard order.
+ */
+int ss_idx_merge_add(ss_idx_merge_t *m, const char *piece, size_t len, uint64_t file_off);
+/* Where the next shard should start (after the header and every shard added). */
+uint64_t ss_idx_merge_next_off(const ss_idx_merge_t *m);
+/* The shard length piece[0..len) says, or -1 if it is not a piece. */
+int64_t ss_idx_piece_shard_len(const char *piece, size_t len);
+/*
+ * Finish at data_end (where the BGZF EOF block starts) and write the index to
+ * idx_path (a file the caller created). 0; -1 when writing failed (errno
+ * says why); -2 when the shards added do not end at data_end.
+ */
+int ss_idx_merge_save(ss_idx_merge_t *m, uint64_t data_end, const char *idx_path);
+
+#endif

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# mpi_index_from_shards.sh -- index_from_shards.sh's cases on 1-3 ranks: each rank's
+# pieces travel to rank 0, which merges them in shard order at the offsets the ranks
+# wrote the shards at; the index has the tools' bytes whichever rank wrote a shard.
+#
+# Skipped (status 77) in a build without MPI (SS_MPI=0).
+set -u
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_index.sh"
+ss_mpi_setup
+
+for np in 1 2 3; do
+    LAUNCH=("${MPIRUN[@]}" -np "$np")
+    idx_matrix "np$np" "1 2" "2000 1m"
+done
+
+# Rank 0 refuses a piece (a read past a .bai's 2^29): every rank fails, nothing is left.
+W=$SS_WORK
+idx_big_bam "$W/big.bam"
+timeout "$SS_TIMEOUT" "${MPIRUN[@]}" -np 3 "$SEQSHARD" view -b --write-index --quiet \
+    --shard-size 1m -o "$W/bigout.bam##idx##$W/bigout.bai" "$W/big.bam" </dev/null \
+    >/dev/null 2>"$W/big.err"
+rc=$?
+if [ $rc = 1 ] && grep -q '2^29' "$W/big.err" && [ ! -e "$W/bigout.bam" ] &&
+    [ ! -e "$W/bigout.bai" ]; then
+    ss_ok mpi_bai_limit
+else
+    ss_bad mpi_bai_limit "status $rc" "$(head -3 "$W/big.err")"
+fi
+
+ss_summary
+exit $?

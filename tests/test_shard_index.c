@@ -1,0 +1,313 @@
+/*
+ * test_shard_index.c -- the output's index merged from the shards' pieces
+ * (framework/out/ss_shard_index.h): pieces with offsets relative to their
+ * shard, shifted by each shard's file offset, give the bytes of an index
+ * built from the whole file's absolute offsets (BAM records, .csi and .bai)
+ * and of tabix's own index of the same file (text lines, .tbi and .csi),
+ * across block edges, shard edges inside one contig, several contigs,
+ * unplaced reads at the end, empty shards and text that left memory in
+ * pieces; a shard dropped or out of order is refused.
+ */
+#include <htslib/bgzf.h>
+#include <htslib/tbx.h>
+
+#include "../framework/out/ss_output.h"
+#include "../framework/out/ss_shard_index.h"
+#include "ss_testutil.h"
+
+/* A record of the synthetic layout: where it starts, relative to its shard. */
+typedef struct {
+    int tid;
+    hts_pos_t beg, end;
+    int mapped;
+    uint64_t coff, uoff;
+} rec_t;
+
+#define MAX_RECS 64
+
+typedef struct {
+    rec_t r[MAX_RECS];
+    int n;
+    uint64_t len; /* the shard's bytes */
+} shard_t;
+
+/* A fresh name under /tmp (the caller frees it). */
+static char *tmp_path(const char *ext)
+{
+    return strdup(ss_test_path("shidx", ext));
+}
+
+static int file_bytes(const char *path, kstring_t *out)
+{
+    FILE *f = fopen(path, "rb");
+    char buf[65536];
+    size_t n;
+    if (!f)
+        return -1;
+    out->l = 0;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+        kputsn(buf, n, out);
+    fclose(f);
+    return 0;
+}
+
+/* The two files have the same bytes. */
+static void same_file(const char *a, const char *b)
+{
+    kstring_t x = KS_INITIALIZE, y = KS_INITIALIZE;
+    SS_EQ_FATAL(file_bytes(a, &x), 0);
+    SS_EQ_FATAL(file_bytes(b, &y), 0);
+    SS_EQ(x.l, y.l);
+    CU_ASSERT(x.l == y.l && memcmp(x.s, y.s, x.l) == 0);
+    free(x.s), free(y.s);
+}
+
+/* Where a reader stands after record i of shard s (the next one's start, or the shard's end). */
+static uint64_t end_voff(const shard_t *s, int i, uint64_t file_off)
+{
+    if (i + 1 < s->n)
+        return (file_off + s->r[i + 1].coff) << 16 | s->r[i + 1].uoff;
+    return (file_off + s->len) << 16;
+}
+
+/* Index the shards both ways (absolute offsets into htslib; pieces merged); same bytes. */
+static void check_records(const shard_t *sh, int n, int fmt, uint64_t header_len)
+{
+    char *direct = tmp_path(fmt == HTS_FMT_BAI ? ".bai" : ".csi");
+    char *merged = tmp_path(fmt == HTS_FMT_BAI ? ".bai" : ".csi");
+    int lvls = fmt == HTS_FMT_BAI ? 5 : 1; /* CSI: contigs up to 100000 bp, as sam_index */
+    hts_idx_t *idx = hts_idx_init(3, fmt, header_len << 16, 14, lvls);
+    ss_idx_merge_t *m = ss_idx_merge_init(SS_IDX_RECORDS, fmt, 3, 100000, header_len);
+    CU_ASSERT_FATAL(idx && m);
+    uint64_t off = header_len;
+    ss_idx_piece_t p = {0};
+    kstring_t piece = KS_INITIALIZE;
+    for (int k = 0; k < n; k++) {
+        const shard_t *s = &sh[k];
+        ss_idx_piece_reset(&p, SS_IDX_RECORDS);
+        for (int i = 0; i < s->n; i++) {
+            const rec_t *r = &s->r[i];
+            SS_EQ(hts_idx_push(idx, r->tid, r->beg, r->end, end_voff(s, i, off), r->mapped), 0);
+            SS_EQ(ss_idx_piece_record_at(&p, r->tid, r->beg, r->end, r->mapped,
+                                         r->coff << 16 | r->uoff),
+                  0);
+        }
+        SS_EQ(ss_idx_piece_end(&p, s->len, 0), 0);
+        ss_idx_piece_take(&p, &piece);
+        SS_EQ(ss_idx_piece_shard_len(piece.s, piece.l), (long long)s->len);
+        SS_EQ(ss_idx_merge_add(m, piece.s, piece.l, off), 0);
+        free(piece.s);
+        piece = (kstring_t)KS_INITIALIZE;
+        off += s->len;
+    }
+    SS_EQ(hts_idx_finish(idx, off << 16), 0);
+    SS_EQ(hts_idx_save_as(idx, direct, direct, fmt), 0);
+    SS_EQ(ss_idx_merge_save(m, off, merged), 0);
+    same_file(direct, merged);
+    hts_idx_destroy(idx);
+    ss_idx_merge_destroy(m);
+    ss_idx_piece_free(&p);
+    unlink(direct), unlink(merged);
+    free(direct), free(merged);
+}
+
+/* n records on tid from beg, 150 bp, 400 bytes each, from block coff offset uoff on. */
+static void add_recs(shard_t *s, int tid, hts_pos_t beg, int n, uint64_t coff, uint64_t uoff)
+{
+    for (int i = 0; i < n && s->n < MAX_RECS; i++) {
+        if (uoff + 400 > BGZF_BLOCK_SIZE)
+            coff += 9000, uoff = 0; /* the next block (its compressed size, say) */
+        s->r[s->n++] =
+            (rec_t){tid,  beg + 37 * i, tid < 0 ? 0 : beg + 37 * i + 150, tid >= 0 && i % 5 != 4,
+                    coff, uoff};
+        uoff += 400;
+    }
+}
+
+/* shards: 0 one contig across two blocks; 1 the same contig on (a chunk over the shard edge);
+ * 2 empty; 3 the contig's end and the next contig; 4 the unplaced reads at the file's end. */
+static int make_shards(shard_t *sh)
+{
+    memset(sh, 0, 5 * sizeof(*sh));
+    add_recs(&sh[0], 0, 100, 40, 0, 0); /* 160 blocks of 400 bytes: two blocks */
+    sh[0].len = 2 * 9000;
+    add_recs(&sh[1], 0, 20000, 10, 0, 0);
+    sh[1].len = 9000;
+    sh[2].len = 0;
+    add_recs(&sh[3], 0, 99000, 3, 0, 0);
+    add_recs(&sh[3], 2, 5, 20, 0, 1200);
+    sh[3].len = 9000;
+    add_recs(&sh[4], -1, -1, 12, 0, 0);
+    sh[4].len = 9000;
+    return 5;
+}
+
+static void test_records_csi(void)
+{
+    shard_t sh[5];
+    check_records(sh, make_shards(sh), HTS_FMT_CSI, 731);
+}
+
+static void test_records_bai(void)
+{
+    shard_t sh[5];
+    check_records(sh, make_shards(sh), HTS_FMT_BAI, 731);
+}
+
+/* A piece added at another offset than where the previous shard ended (one dropped, or
+ * written out of order), or cut short, is refused, and so is an end the shards do not reach. */
+static void test_gap_refused(void)
+{
+    shard_t sh[5];
+    make_shards(sh);
+    ss_idx_merge_t *m = ss_idx_merge_init(SS_IDX_RECORDS, HTS_FMT_CSI, 3, 100000, 100);
+    ss_idx_piece_t p = {0};
+    kstring_t a = KS_INITIALIZE, b = KS_INITIALIZE;
+    CU_ASSERT_FATAL(m != NULL);
+    for (int k = 0; k < 2; k++) {
+        ss_idx_piece_reset(&p, SS_IDX_RECORDS);
+        for (int i = 0; i < sh[k].n; i++)
+            ss_idx_piece_record_at(&p, sh[k].r[i].tid, sh[k].r[i].beg, sh[k].r[i].end, 1,
+                                   sh[k].r[i].coff << 16 | sh[k].r[i].uoff);
+        SS_EQ(ss_idx_piece_end(&p, sh[k].len, 0), 0);
+        ss_idx_piece_take(&p, k ? &b : &a);
+    }
+    SS_EQ(ss_idx_merge_add(m, a.s, a.l, 100), 0);
+    SS_EQ(ss_idx_merge_add(m, b.s, b.l, 100 + sh[0].len + 5), -1); /* a gap */
+    SS_EQ(ss_idx_merge_add(m, a.s, a.l - 1, 100 + sh[0].len), -1); /* a cut piece */
+    SS_EQ(ss_idx_merge_save(m, 100 + sh[0].len + sh[1].len, "/nonexistent/x.csi"), -2);
+    SS_EQ(ss_idx_merge_add(m, b.s, b.l, 100 + sh[0].len), 0);
+    ss_idx_merge_destroy(m);
+    ss_idx_piece_free(&p);
+    free(a.s), free(b.s);
+}
+
+/* Pileup-like lines: contig, 1-based position, then padding to width bytes. */
+static void pileup_lines(kstring_t *s, const char *ctg, int from, int n, int width)
+{
+    for (int i = 0; i < n; i++) {
+        size_t l0 = s->l;
+        ksprintf(s, "%s\t%d\tA\t", ctg, from + i);
+        while ((int)(s->l - l0) < width - 1)
+            kputc('.', s);
+        kputc('\n', s);
+    }
+}
+
+/*
+ * One shard's text as out.c hands it over: `cuts` spills of whole blocks
+ * (a line may straddle each), then the rest; its bytes appended to file.
+ */
+static void text_shard(ss_idx_piece_t *p, const kstring_t *t, int cuts, kstring_t *file,
+                       kstring_t *piece)
+{
+    kstring_t z = KS_INITIALIZE;
+    uint64_t done = 0, shard_len = 0;
+    ss_idx_piece_reset(p, SS_IDX_LINES);
+    for (int c = 0; c <= cuts; c++) {
+        uint64_t n = c < cuts ? (t->l - done) / 2 : t->l - done;
+        if (c < cuts)
+            n -= n % BGZF_BLOCK_SIZE;
+        SS_EQ(ss_idx_piece_lines(p, t->s + done, t->l - done, done, n, c == cuts), 0);
+        z.l = 0;
+        if (n)
+            SS_EQ(ss_bgzf_compress_ks(t->s + done, n, &z, 1), 0);
+        SS_EQ(ss_idx_piece_blocks(p, z.s, z.l), 0);
+        if (z.l)
+            kputsn(z.s, z.l, file);
+        shard_len += z.l;
+        done += n;
+    }
+    SS_EQ(ss_idx_piece_end(p, shard_len, t->l), 0);
+    ss_idx_piece_take(p, piece);
+    free(z.s);
+}
+
+/* The shards' text merged as pieces, against tabix -s1 -b2 -e2 [--csi] of the same file. */
+static void check_lines(const char *header, kstring_t *t, int n, int cuts, int csi)
+{
+    char *path = tmp_path(".txt.gz");
+    char *merged = tmp_path(csi ? ".csi" : ".tbi");
+    char theirs[4200];
+    snprintf(theirs, sizeof(theirs), "%s%s", path, csi ? ".csi" : ".tbi");
+    kstring_t file = KS_INITIALIZE, piece = KS_INITIALIZE;
+    if (header)
+        SS_EQ(ss_bgzf_compress_ks(header, strlen(header), &file, 1), 0);
+    ss_idx_merge_t *m =
+        ss_idx_merge_init(SS_IDX_LINES, csi ? HTS_FMT_CSI : HTS_FMT_TBI, 0, 0, file.l);
+    ss_idx_piece_t p = {0};
+    CU_ASSERT_FATAL(m != NULL);
+    for (int k = 0; k < n; k++) {
+        uint64_t off = file.l;
+        text_shard(&p, &t[k], cuts, &file, &piece);
+        SS_EQ(ss_idx_merge_add(m, piece.s, piece.l, off), 0);
+    }
+    uint64_t data_end = file.l;
+    kputsn((const char *)ss_bgzf_eof, sizeof(ss_bgzf_eof), &file);
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_FATAL(f && fwrite(file.s, 1, file.l, f) == file.l);
+    fclose(f);
+    tbx_conf_t conf = {TBX_GENERIC, 1, 2, 2, '#', 0};
+    SS_EQ(tbx_index_build2(path, theirs, csi ? 14 : 0, &conf), 0);
+    SS_EQ(ss_idx_merge_save(m, data_end, merged), 0);
+    same_file(theirs, merged);
+    ss_idx_merge_destroy(m);
+    ss_idx_piece_free(&p);
+    unlink(path), unlink(merged), unlink(theirs);
+    free(path), free(merged), free(file.s), free(piece.s);
+}
+
+static void test_lines_like_tabix(void)
+{
+    kstring_t t[4] = {KS_INITIALIZE, KS_INITIALIZE, KS_INITIALIZE, KS_INITIALIZE};
+    pileup_lines(&t[0], "chrA", 1, 9000, 47);    /* several blocks; lines across their edges */
+    pileup_lines(&t[1], "chrA", 9001, 1360, 48); /* 65280 bytes: the last line ends the block */
+    pileup_lines(&t[2], "chrA", 10361, 20, 30);
+    pileup_lines(&t[2], "chrB", 1, 4000, 61); /* a new contig inside a shard */
+    /* t[3] empty */
+    for (int csi = 0; csi < 2; csi++)
+        for (int cuts = 0; cuts < 3; cuts++) {
+            check_lines(NULL, t, 4, cuts, csi);
+            check_lines("#CHROM\tPOS\n##more\n", t, 4, cuts, csi);
+        }
+    for (int i = 0; i < 4; i++)
+        free(t[i].s);
+}
+
+/* A meta line before any data line moves tabix's first offset; an unparsable line is
+ * skipped; the merge of a shard with no lines at all is tabix's empty index. */
+static void test_lines_meta_and_empty(void)
+{
+    kstring_t t[2] = {KS_INITIALIZE, KS_INITIALIZE};
+    kputs("#first\nno-tab-here\n", &t[0]);
+    pileup_lines(&t[0], "chrZ", 5, 10, 20);
+    check_lines(NULL, t, 2, 0, 0);
+    check_lines(NULL, &t[1], 1, 0, 1);
+    free(t[0].s);
+}
+
+/* A last line without its newline cannot be placed from the shard alone: the piece says so. */
+static void test_unterminated_line(void)
+{
+    ss_idx_piece_t p = {0};
+    ss_idx_piece_reset(&p, SS_IDX_LINES);
+    const char *text = "chrA\t1\tx\nchrA\t2";
+    SS_EQ(ss_idx_piece_lines(&p, text, strlen(text), 0, strlen(text), 1), -1);
+    SS_EQ(ss_idx_piece_end(&p, 100, strlen(text)), -1);
+    ss_idx_piece_free(&p);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("shard_index", NULL, NULL);
+    if (!s || !CU_add_test(s, "records_csi", test_records_csi) ||
+        !CU_add_test(s, "records_bai", test_records_bai) ||
+        !CU_add_test(s, "gap_refused", test_gap_refused) ||
+        !CU_add_test(s, "lines_like_tabix", test_lines_like_tabix) ||
+        !CU_add_test(s, "lines_meta_and_empty", test_lines_meta_and_empty) ||
+        !CU_add_test(s, "unterminated_line", test_unterminated_line))
+        return 1;
+    return ss_test_run();
+}
