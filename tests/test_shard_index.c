@@ -239,6 +239,8 @@ static void check_lines(const char *header, kstring_t *t, int n, int cuts, int c
     CU_ASSERT_FATAL(m != NULL);
     for (int k = 0; k < n; k++) {
         uint64_t off = file.l;
+        free(piece.s); /* take wants an empty string */
+        piece = (kstring_t)KS_INITIALIZE;
         text_shard(&p, &t[k], cuts, &file, &piece);
         SS_EQ(ss_idx_merge_add(m, piece.s, piece.l, off), 0);
     }
