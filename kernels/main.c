@@ -14,6 +14,7 @@ extern const ss_kernel_t ss_kernel_view;
 extern const ss_kernel_t ss_kernel_depth;
 extern const ss_kernel_t ss_kernel_realign;
 extern const ss_kernel_t ss_kernel_mpileup;
+extern const ss_kernel_t ss_kernel_markdup;
 extern const ss_step_t ss_step_realign;
 
 static const ss_kernel_t *const kernels[] = {
@@ -22,6 +23,7 @@ static const ss_kernel_t *const kernels[] = {
     &ss_kernel_depth,
     &ss_kernel_realign,
     &ss_kernel_mpileup,
+    &ss_kernel_markdup,
 };
 
 static const ss_step_t *const steps[] = {

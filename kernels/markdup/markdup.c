@@ -1,0 +1,295 @@
+/*
+ * markdup.c -- the `markdup` kernel: each shard loads its range and a halo of
+ * DUP_HALO_READS x -l either side (markdup.h says why that suffices), replays
+ * samtools markdup's machine over them, and writes the records it owns (POS
+ * in its range), in file order; -s's counts are reduced over the run and
+ * printed by the finish hook.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "markdup.h"
+
+typedef struct {
+    const dup_opts_t *o;
+    const dup_run_t *run;
+    ss_reader_t *rd;
+    const sam_hdr_t *h;
+    dup_machine_t *m;
+    bam1_t **recs; /* the block, kept across shards */
+    uint8_t *owned;
+    int n, m_recs;
+} dup_worker_t;
+
+static const ss_reduce_op_t dup_ops[DUP_NCOUNTS] = {SS_REDUCE_SUM};
+
+static int compile(regex_t *re, const char *rgx, const char *opt)
+{
+    int r = regcomp(re, rgx, REG_EXTENDED);
+    if (r != 0) {
+        char msg[256];
+        regerror(r, re, msg, sizeof(msg));
+        ss_error("markdup: %s '%s': %s; give a POSIX extended regular expression", opt, rgx,
+                 msg);
+        return -1;
+    }
+    return 0;
+}
+
+static void run_free(void *run)
+{
+    dup_run_t *r = run;
+    if (!r)
+        return;
+    if (r->has_coords)
+        regfree(&r->coords);
+    if (r->has_barcode)
+        regfree(&r->barcode);
+    free(r);
+}
+
+/* Illumina's UMI: the eighth colon-separated field of the name. */
+#define DUP_UMI_RGX "[0-9A-Za-z]+:[0-9]+:[0-9]+:[0-9]+:[0-9]+:[0-9]+:[0-9]+:([!-?A-~]+)"
+
+static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_spec_t *out)
+{
+    const dup_opts_t *o = kopts;
+    dup_run_t *r = calloc(1, sizeof(*r));
+    if (!(*run = r)) {
+        ss_error("out of memory preparing markdup");
+        return -1;
+    }
+    r->o = o;
+    if (o->coords_rgx && compile(&r->coords, o->coords_rgx, "--read-coords") < 0)
+        return -1;
+    r->has_coords = o->coords_rgx != NULL;
+    if (o->barcode_name &&
+        compile(&r->barcode, o->barcode_rgx ? o->barcode_rgx : DUP_UMI_RGX, "--barcode-rgx") < 0)
+        return -1;
+    r->has_barcode = o->barcode_name;
+    out->header = sam_hdr_dup(ss_job_header(job));
+    if (!out->header || (!o->no_pg && sam_hdr_add_pg(out->header, "seqshard", "VN", SS_VERSION,
+                                                     "CL", o->cmdline, NULL) < 0)) {
+        ss_error("%s: cannot build the output header (out of memory?)",
+                 ss_job_inputs(job)->paths[0]);
+        return -1;
+    }
+    out->format = o->format;
+    out->sam_header = 1;
+    out->index_threads = o->threads;
+    out->n_values = DUP_NCOUNTS;
+    out->value_ops = dup_ops;
+    return 0;
+}
+
+static int worker_init(void **ws, const void *kopts, const void *run, const ss_job_t *job,
+                       ss_reader_t *rd, int id)
+{
+    (void)id;
+    dup_worker_t *w = ss_alloc_private(sizeof(*w)); /* written per record */
+    if (!(*ws = w) || !(w->m = dup_machine_init(run))) {
+        ss_error("out of memory starting a markdup worker");
+        return -1;
+    }
+    w->o = kopts, w->run = run, w->rd = rd, w->h = ss_job_header(job);
+    return 0;
+}
+
+static void worker_destroy(void *ws)
+{
+    dup_worker_t *w = ws;
+    if (!w)
+        return;
+    dup_machine_destroy(w->m);
+    for (int i = 0; i < w->m_recs; i++)
+        bam_destroy1(w->recs[i]);
+    free(w->recs), free(w->owned), free(w);
+}
+
+/* The block's next slot; NULL out of memory. */
+static bam1_t *slot(dup_worker_t *w)
+{
+    if (w->n == w->m_recs) {
+        int m = w->m_recs ? 2 * w->m_recs : 1024;
+        bam1_t **r = realloc(w->recs, (size_t)m * sizeof(*r));
+        if (r)
+            w->recs = r;
+        uint8_t *ow = r ? realloc(w->owned, (size_t)m) : NULL;
+        if (!ow)
+            return NULL;
+        w->owned = ow;
+        for (int i = w->m_recs; i < m; i++)
+            w->recs[i] = NULL;
+        w->m_recs = m;
+    }
+    if (!w->recs[w->n])
+        w->recs[w->n] = bam_init1();
+    return w->recs[w->n];
+}
+
+/*
+ * A read whose unclipped ends lie more than -l from its POS: samtools' window
+ * and the shard's halo both assume none does. 0, or -1 after ss_error().
+ */
+static int check_reach(const dup_worker_t *w, const bam1_t *b)
+{
+    if (b->core.flag & BAM_FUNMAP)
+        return 0;
+    hts_pos_t before = b->core.pos + 1 - dup_unclipped_start(b);
+    hts_pos_t after = dup_unclipped_end(b) - (b->core.pos + 1);
+    hts_pos_t reach = before > after ? before : after;
+    if (reach <= w->o->max_length)
+        return 0;
+    ss_error("%s: read %s reaches %lld bp from its POS with its clips, more than -l %d; give "
+             "-l %lld",
+             ss_reader_path(w->rd, 0), bam_get_qname(b), (long long)reach, w->o->max_length,
+             (long long)reach);
+    return -1;
+}
+
+static int read_failed(dup_worker_t *w, const ss_shard_t *sh, int r, int err)
+{
+    char where[256];
+    snprintf(where, sizeof(where), "%s:%lld-%lld",
+             sh->tid >= 0 ? sam_hdr_tid2name(w->h, sh->tid) : "*", (long long)sh->beg + 1,
+             (long long)sh->end);
+    if (r == SS_IO_REPORTED)
+        return -1;
+    if (err == ENOMEM)
+        ss_error("%s: out of memory reading shard %d (%s); lower -@ or --shard-size",
+                 ss_reader_path(w->rd, 0), sh->idx, where);
+    else
+        ss_io_input_read_error(w->rd, 0, r, sh->tid, where, NULL, "--reference");
+    return -1;
+}
+
+/* The shard's range and halo into the block, each record marked owned or not. */
+static int load(dup_worker_t *w, const ss_shard_t *sh, ss_shard_stats_t *st)
+{
+    hts_pos_t halo = (hts_pos_t)DUP_HALO_READS * w->o->max_length;
+    hts_pos_t len = sam_hdr_tid2len(w->h, sh->tid);
+    hts_pos_t lo = sh->beg > halo ? sh->beg - halo : 0;
+    hts_pos_t hi = sh->query_end >= len ? sh->query_end : sh->end + halo;
+    ss_source_t *src = ss_reader_source(w->rd, 0);
+    w->n = 0;
+    if (ss_source_query(src, sh->tid, lo, hi) < 0)
+        return -1;
+    bam1_t *b;
+    int r = 0;
+    hts_pos_t last = -1;
+    while ((b = slot(w)) && (errno = 0, r = ss_source_next(src, b)) >= 0) {
+        hts_pos_t pos = b->core.pos;
+        if (pos < last) {
+            ss_error("%s: not coordinate-sorted at read %s; run samtools sort",
+                     ss_reader_path(w->rd, 0), bam_get_qname(b));
+            return -1;
+        }
+        last = pos;
+        if (check_reach(w, b) < 0)
+            return -1;
+        w->owned[w->n] = pos >= sh->beg && pos < sh->query_end;
+        st->reads += w->owned[w->n];
+        w->n++;
+    }
+    if (!b) {
+        ss_error("%s: out of memory holding shard %d; use a smaller --shard-size",
+                 ss_reader_path(w->rd, 0), sh->idx);
+        return -1;
+    }
+    return r < -1 ? read_failed(w, sh, r, errno) : 0;
+}
+
+static void add_counts(int64_t *v, const dup_counts_t *c)
+{
+    const int64_t *a = &c->reading;
+    for (int i = 0; i < DUP_NCOUNTS; i++)
+        v[i] += a[i];
+}
+
+/* The unplaced unmapped reads: nothing to compare, each passes as samtools passes it. */
+static int unplaced(dup_worker_t *w, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats_t *st)
+{
+    ss_source_t *src = ss_reader_source(w->rd, 0);
+    dup_counts_t c = {0};
+    bam1_t *b = slot(w);
+    if (!b || ss_source_query(src, sh->tid, 0, 0) < 0)
+        return -1;
+    int r;
+    while ((errno = 0, r = ss_source_next(src, b)) >= 0) {
+        st->reads++;
+        c.reading++, c.excluded++;
+        if (w->o->clear && (b->core.flag & BAM_FDUP)) {
+            uint8_t *t;
+            b->core.flag &= ~BAM_FDUP;
+            if ((t = bam_aux_get(b, "dt")))
+                bam_aux_del(b, t);
+            if ((t = bam_aux_get(b, "do")))
+                bam_aux_del(b, t);
+        }
+        if (w->o->remove_dups && (b->core.flag & BAM_FDUP))
+            continue;
+        c.writing++;
+        if (ss_out_record(out, b) < 0)
+            return -1;
+    }
+    add_counts(ss_out_values(out), &c);
+    return r < -1 ? read_failed(w, sh, r, errno) : 0;
+}
+
+static int process(void *ws, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats_t *st)
+{
+    dup_worker_t *w = ws;
+    if (sh->tid == SS_TID_UNPLACED)
+        return unplaced(w, sh, out, st);
+    if (load(w, sh, st) < 0)
+        return -1;
+    dup_counts_t c = {0};
+    if (dup_machine_run(w->m, w->recs, w->owned, w->n, ss_reader_path(w->rd, 0), &c) < 0)
+        return -1;
+    for (int i = 0; i < w->n; i++) {
+        const bam1_t *b = w->recs[i];
+        if (!w->owned[i] || (w->o->remove_dups && (b->core.flag & BAM_FDUP)))
+            continue;
+        st->bases += (uint64_t)b->core.l_qseq;
+        if (ss_out_record(out, b) < 0)
+            return -1;
+    }
+    add_counts(ss_out_values(out), &c);
+    return 0;
+}
+
+static int finish(const void *kopts, const void *run, ss_finish_t *fin)
+{
+    const dup_opts_t *o = kopts;
+    (void)run;
+    if (!o->do_stats)
+        return 0;
+    dup_counts_t c;
+    memcpy(&c, ss_finish_values(fin), sizeof(c));
+    if (o->stats_file) {
+        kstring_t *s = ss_finish_file(fin, o->stats_file);
+        return s && dup_stats_text(o, &c, s) == 0 ? 0 : -1;
+    }
+    kstring_t s = KS_INITIALIZE;
+    int r = dup_stats_text(o, &c, &s);
+    if (r == 0)
+        fputs(s.s, stderr);
+    ks_free(&s);
+    return r;
+}
+
+
+const ss_kernel_t ss_kernel_markdup = {
+    .name = "markdup",
+    .summary = "mark duplicates as samtools markdup does, the same bytes at any scale",
+    .usage = dup_usage,
+    .parse = dup_parse,
+    .opts_free = dup_opts_free,
+    .prepare = prepare,
+    .run_free = run_free,
+    .worker_init = worker_init,
+    .process = process,
+    .worker_destroy = worker_destroy,
+    .finish = finish,
+};

@@ -1,0 +1,130 @@
+/*
+ * markdup.h -- private to the markdup kernel (kernels/markdup/).
+ *
+ * `seqshard markdup` marks duplicates as samtools markdup 1.16.1 does, shard
+ * by shard. samtools decides each read on its own, as it streams the file:
+ * a paired read's key holds its own unclipped 5' end and its mate's (from
+ * MC), and its score adds the mate's (ms), so the two reads of a pair reach
+ * the same verdict without any message between them. What a verdict depends
+ * on is the reads around it: those whose keys it shares, and the moving
+ * buffer of -l (max read length) that decides how long a key stays known.
+ *
+ * So each shard replays samtools' streaming machine (dup_machine.c) over its
+ * range and a halo either side (DUP_HALO_READS read lengths): the state the
+ * machine holds at any read depends only on reads within a few -l of it,
+ * so a shard started that far back holds what one run over the file held
+ * there, and one that runs that far on has settled every read it owns. A
+ * read whose clips and span put its unclipped ends more than -l from its
+ * POS breaks that bound (and samtools' own window): the run stops and names
+ * the -l to give.
+ *
+ * Files: markdup.c (the kernel), dup_opts.c (options, --help), dup_key.c
+ * (keys, scores, barcodes), dup_optical.c (tile coordinates, optical and
+ * chain checks), dup_machine.c (the streaming machine), dup_stats.c (-s/-f).
+ */
+#ifndef SS_KERNEL_MARKDUP_H
+#define SS_KERNEL_MARKDUP_H
+
+#include <htslib/khash.h>
+#include <htslib/sam.h>
+#include <regex.h>
+#include <stdint.h>
+
+#include "../../framework/ss_framework.h"
+
+#define DUP_MODE_TEMPLATE 0 /* -m t */
+#define DUP_MODE_SEQUENCE 1 /* -m s */
+#define DUP_MIN_QUALITY   15 /* bases below this add nothing to a read's score */
+#define DUP_HALO_READS    8  /* read lengths (-l) a shard replays before and after its range */
+
+/* samtools markdup's options, by their letters. */
+typedef struct {
+    int remove_dups;   /* -r */
+    int max_length;    /* -l */
+    int do_stats;      /* -s (or -f) */
+    char *stats_file;  /* -f, owned */
+    int opt_dist;      /* -d: optical distance; 0 off */
+    int clear;         /* -c */
+    int tag;           /* -t: do:Z with the original's name */
+    int mode;          /* -m: DUP_MODE_* */
+    int include_fails; /* --include-fails */
+    int no_pg;         /* --no-PG */
+    int supp;          /* -S: refused (dup_opts.c says why) */
+    int no_multi_dup;  /* --no-multi-dup */
+    int check_chain;   /* chains of duplicates are revisited: -t or -d, without --no-multi-dup */
+    char *barcode_tag; /* --barcode-tag, owned */
+    int barcode_name;  /* --barcode-name or --barcode-rgx */
+    char *barcode_rgx; /* --barcode-rgx, owned */
+    char *coords_rgx;  /* --read-coords, owned */
+    char *coords_order; /* --coords-order, owned; NULL: txy */
+    int rgx_x, rgx_y, rgx_t; /* the groups of --read-coords, from --coords-order */
+    ss_out_format_t format;
+    int threads;   /* -@ copy, for the index */
+    char *cmdline; /* @PG CL and the stats' COMMAND, owned */
+} dup_opts_t;
+
+/* Run state: the compiled regexes, read-only for the workers (regexec is thread-safe). */
+typedef struct {
+    const dup_opts_t *o;
+    regex_t coords, barcode;
+    int has_coords, has_barcode;
+} dup_run_t;
+
+/* A duplicate key, as samtools builds it (a single read's leaves out the mate fields). */
+typedef struct {
+    hts_pos_t this_coord, other_coord;
+    int32_t this_ref, other_ref, barcode;
+    int8_t single, leftmost, orientation;
+} dup_key_t;
+
+/* The statistics of -s, in samtools' order; each counted once, by the shard owning it. */
+typedef struct {
+    int64_t reading, writing, excluded, examined, pair, single;
+    int64_t duplicate, single_dup, optical, single_optical, np_duplicate, np_opt_duplicate;
+} dup_counts_t;
+#define DUP_NCOUNTS 12
+
+/* dup_key.c */
+hts_pos_t dup_unclipped_start(const bam1_t *b);
+hts_pos_t dup_unclipped_end(const bam1_t *b);
+/* 0, or -1 when the read has no MC:Z (the message is the caller's). */
+int dup_pair_key(const dup_run_t *r, dup_key_t *key, const bam1_t *b);
+void dup_single_key(const dup_run_t *r, dup_key_t *key, const bam1_t *b);
+int64_t dup_score(const bam1_t *b);
+/* The ms tag; -1 when missing. */
+int64_t dup_mate_score(const bam1_t *b);
+khint_t dup_key_hash(dup_key_t k);
+int dup_key_equal(dup_key_t a, dup_key_t b);
+
+/* dup_optical.c: where a read name puts a cluster on the tile. */
+typedef struct {
+    long x, y;
+    int beg, end; /* the part of the name that must match (lane, tile) */
+} dup_coords_t;
+/* 0, or nonzero when the name holds no coordinates. */
+int dup_coords(const dup_run_t *r, const char *name, dup_coords_t *c);
+int dup_is_optical(const dup_run_t *r, const char *ori, const dup_coords_t *oc, const char *dup,
+                  dup_coords_t *dc);
+
+/* dup_machine.c: samtools markdup's streaming machine over one block of records. */
+typedef struct dup_machine_s dup_machine_t;
+dup_machine_t *dup_machine_init(const dup_run_t *run);
+void dup_machine_destroy(dup_machine_t *m);
+/*
+ * Run the machine over recs[0..n) (one contig's records in file order, or
+ * the unplaced reads), editing flags and tags in place as samtools would;
+ * owned(i) says which records' events to count into c. 0, or -1 after
+ * ss_error() (file names the input in messages).
+ */
+int dup_machine_run(dup_machine_t *m, bam1_t **recs, const uint8_t *owned, int n, const char *file,
+                   dup_counts_t *c);
+
+/* dup_opts.c */
+int dup_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts);
+void dup_opts_free(void *kopts);
+void dup_usage(FILE *fp);
+
+/* dup_stats.c: the -s text, from the counts summed over the run. */
+int dup_stats_text(const dup_opts_t *o, const dup_counts_t *c, kstring_t *s);
+
+#endif

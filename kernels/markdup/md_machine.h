@@ -1,0 +1,65 @@
+/*
+ * dup_machine.h -- the streaming machine's state, shared by dup_machine.c
+ * (arrivals, the buffer) and dup_chain.c (duplicate chains: do tags and
+ * optical checks). Private to those two files.
+ *
+ * samtools keeps a FIFO of reads in file order; here the FIFO is the block
+ * itself, [head, arrived], so a slot is the record's index. Links between
+ * slots (a chain of duplicates of one original) are indexes, -1 for none.
+ */
+#ifndef SS_KERNEL_MD_MACHINE_H
+#define SS_KERNEL_MD_MACHINE_H
+
+#include "markdup.h"
+
+typedef struct {
+    dup_key_t pair_key, single_key; /* the entries this read made, when has_* */
+    hts_pos_t pos;                 /* samtools' window position: the unclipped 5' end */
+    int dup;                       /* next read of its chain of duplicates, or -1 */
+    uint8_t has_pair, has_single, dup_checked;
+} dup_slot_t;
+
+KHASH_INIT(dup_keys, dup_key_t, int, 1, dup_key_hash, dup_key_equal)
+
+/* One duplicate of a chain, for the optical check between duplicates. */
+typedef struct {
+    int idx;
+    int64_t score, mate_score;
+    dup_coords_t at;
+    int opt;
+} dup_check_t;
+
+struct dup_machine_s {
+    const dup_run_t *run;
+    const dup_opts_t *o;
+    khash_t(dup_keys) *pairs, *singles;
+    dup_slot_t *slots;
+    int m_slots;
+    dup_check_t *list;
+    size_t n_list, m_list;
+    /* the current block */
+    bam1_t **recs;
+    const uint8_t *owned;
+    const char *file;
+    dup_counts_t *c, scratch; /* events of reads not owned are counted into scratch */
+    int head;
+    uint16_t exclude;
+};
+
+/* Where the events of read i count. */
+static inline dup_counts_t *dup_counts_of(dup_machine_t *m, int i)
+{
+    return m->owned[i] ? m->c : &m->scratch;
+}
+
+static inline int dup_paired(const bam1_t *b)
+{
+    return (b->core.flag & BAM_FPAIRED) && !(b->core.flag & BAM_FMUNMAP);
+}
+
+/* dup_chain.c: check the chains of the out-of-window originals in [head, upto]. 0 or -1. */
+int dup_chains(dup_machine_t *m, int upto, hts_pos_t prev_coord, int prev_tid, int in_range);
+/* The window test samtools' buffer uses: 1 while read i may still gain duplicates. */
+int dup_in_window(const dup_machine_t *m, int i, hts_pos_t prev_coord, int prev_tid);
+
+#endif
