@@ -125,6 +125,8 @@ typedef struct {
     int no_main;
     int census;           /* run the kernel's census hook over every shard before the run
                            * (ss_kernel_t.census), which fills each shard's `before` */
+    int gather;           /* run the kernel's gather hook over every shard before the run and
+                           * hand every shard's bytes, in plan order, to its gathered hook */
     int n_streams;
     ss_stream_spec_t streams[SS_OUT_STREAMS];
     size_t n_values;                 /* reduced values, combined by value_ops[i] */
@@ -520,6 +522,21 @@ typedef struct ss_kernel_s {
      * 0, or -1 after ss_error().
      */
     int (*census)(void *wstate, const ss_shard_t *shard, uint64_t *count);
+
+    /*
+     * Optional, run when prepare set spec.gather: decisions one shard makes
+     * that records of other shards, ranks or contigs need (samtools markdup
+     * -S: the names of duplicates whose supplementary alignments must be
+     * marked wherever they lie). Before the run, once per shard (worker
+     * threads, any order, any rank), gather appends what the shard decides
+     * to *bytes, in its own format; the framework joins every shard's bytes
+     * in plan order and hands them, on every rank, to gathered (main thread,
+     * before any worker starts), which keeps what it needs where the run
+     * state points (the run state itself stays read-only). Both 0, or -1
+     * after ss_error().
+     */
+    int (*gather)(void *wstate, const ss_shard_t *shard, kstring_t *bytes);
+    int (*gathered)(const void *run, const char *bytes, size_t len);
 } ss_kernel_t;
 
 /*

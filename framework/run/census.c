@@ -23,6 +23,7 @@
 typedef struct {
     engine_t *e;
     uint64_t *counts; /* [n_shards], each written by the worker that counted it */
+    kstring_t *bytes; /* gathering: [n_shards], likewise */
     atomic_int next;
     atomic_int failed;
 } census_t;
@@ -42,10 +43,10 @@ static int count_shard(census_t *c, ss_reader_t *rd, ss_chain_t *chain, void *ws
     if (ss_reader_begin(rd) < 0)
         return -1;
     ss_chain_shard(chain, sh);
-    int r = e->k->census(ws, sh, &c->counts[idx]);
+    int r = c->bytes ? e->k->gather(ws, sh, &c->bytes[idx]) : e->k->census(ws, sh, &c->counts[idx]);
     ss_reader_end(rd);
     if (r < 0 && !ss_error_raised())
-        ss_error("%s: counting shard %d before the run failed", e->k->name, idx);
+        ss_error("%s: reading shard %d before the run failed", e->k->name, idx);
     return r < 0 ? -1 : 0;
 }
 
@@ -129,4 +130,101 @@ int ss_census_run(engine_t *e, ss_shard_t *shards, int n, int n_workers)
     }
     free(c.counts);
     return 0;
+}
+
+/* ---- gather: bytes per shard, joined in plan order on every rank ---- */
+
+/* This rank's shards' bytes as (index, length, bytes) pieces. 0, or -1 out of memory. */
+static int pack_local(const census_t *c, int n, kstring_t *out)
+{
+    for (int i = 0; i < n; i++) {
+        if (!c->bytes[i].l)
+            continue;
+        uint32_t idx = (uint32_t)i;
+        uint64_t len = c->bytes[i].l;
+        if (kputsn((const char *)&idx, sizeof(idx), out) < 0 ||
+            kputsn((const char *)&len, sizeof(len), out) < 0 ||
+            kputsn(c->bytes[i].s, c->bytes[i].l, out) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/*
+ * Rank 0: the pieces every rank sent (each shard's from the one rank that
+ * read it), joined in shard order into *out. 0, or -1 after ss_error().
+ */
+static int join_pieces(const char *all, size_t len, int n, kstring_t *out)
+{
+    const char **at = calloc((size_t)(n > 0 ? n : 1), sizeof(*at));
+    uint64_t *lens = calloc((size_t)(n > 0 ? n : 1), sizeof(*lens));
+    int rc = at && lens ? 0 : -1;
+    for (size_t p = 0; rc == 0 && p < len;) {
+        uint32_t idx;
+        uint64_t l;
+        memcpy(&idx, all + p, sizeof(idx));
+        memcpy(&l, all + p + sizeof(idx), sizeof(l));
+        p += sizeof(idx) + sizeof(l);
+        if (idx >= (uint32_t)n || l > len - p)
+            rc = -1;
+        else
+            at[idx] = all + p, lens[idx] = l, p += l;
+    }
+    for (int i = 0; rc == 0 && i < n; i++)
+        if (at[i] && kputsn(at[i], lens[i], out) < 0)
+            rc = -1;
+    free(at), free(lens);
+    if (rc < 0)
+        ss_error("cannot join the shards' decisions before the run (out of memory)");
+    return rc;
+}
+
+/* Every rank: the joined bytes. 0 on every rank, or -1 on every rank. */
+static int share(census_t *c, int n, kstring_t *joined)
+{
+    kstring_t mine = KS_INITIALIZE;
+    void *all = NULL;
+    size_t all_len = 0;
+    int failed = pack_local(c, n, &mine) < 0;
+    if (failed)
+        ss_error("out of memory packing the shards' decisions");
+    if (ss_comm_max_int(failed) != 0 || ss_comm_gatherv(mine.s, mine.l, &all, &all_len) < 0) {
+        ks_free(&mine), free(all);
+        return -1;
+    }
+    ks_free(&mine);
+    failed = ss_comm_rank() == 0 && join_pieces(all, all_len, n, joined) < 0;
+    free(all);
+    void *buf = joined->s;
+    size_t len = failed ? SIZE_MAX : joined->l;
+    if (ss_comm_bcast_bytes(&buf, &len) < 0 || len == SIZE_MAX) {
+        if (!ss_error_raised())
+            ss_error("cannot share the shards' decisions over the ranks (an MPI failure)");
+        return -1;
+    }
+    if (ss_comm_rank() != 0) /* the others received a copy */
+        joined->s = buf, joined->l = joined->m = len;
+    return 0;
+}
+
+int ss_gather_run(engine_t *e, int n, int n_workers)
+{
+    census_t c = {.e = e, .bytes = calloc((size_t)(n > 0 ? n : 1), sizeof(kstring_t))};
+    atomic_init(&c.next, 0);
+    atomic_init(&c.failed, 0);
+    int failed = !c.bytes;
+    if (!c.bytes)
+        ss_error("out of memory gathering the decisions of %d shards", n);
+    if (!failed && n > 0)
+        failed = count_local(&c, n_workers > 0 ? n_workers : 1) < 0;
+    kstring_t joined = KS_INITIALIZE;
+    if (ss_comm_max_int(failed) != 0 || share(&c, n, &joined) < 0)
+        failed = 1;
+    for (int i = 0; c.bytes && i < n; i++)
+        ks_free(&c.bytes[i]);
+    free(c.bytes);
+    if (!failed)
+        failed = e->k->gathered(e->run, joined.s ? joined.s : "", joined.l) < 0;
+    ks_free(&joined);
+    return ss_comm_max_int(failed) ? -1 : 0;
 }

@@ -665,6 +665,8 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, const void *run_state,
     failed = ss_comm_max_int(failed);
     if (!failed && spec->census && kernel->census)
         failed = ss_census_run(&e, s.shards, s.n, s.n_workers) < 0;
+    if (!failed && spec->gather && kernel->gather && kernel->gathered)
+        failed = ss_gather_run(&e, s.n, s.n_workers) < 0;
     if (failed) {
         ss_engine_setup_failed(&e, &s, t0);
         ss_engine_log_failed(parallel);

@@ -128,6 +128,12 @@ typedef struct {
  * Collective: 0 on every rank, or -1 on every rank after ss_error() on one. Main thread.
  */
 int ss_census_run(engine_t *e, ss_shard_t *shards, int n, int n_workers);
+/*
+ * The kernel's gather (census.c): every shard's bytes, made with n_workers threads
+ * on each rank, joined in plan order on every rank and handed to the kernel's
+ * gathered hook. Collective, as ss_census_run. Main thread.
+ */
+int ss_gather_run(engine_t *e, int n, int n_workers);
 
 /* Start n_workers threads (fewer if the system refuses some). 0, or -1 after ss_error(). */
 int ss_engine_start_workers(engine_t *e, int n_workers, worker_t *w);

@@ -46,6 +46,7 @@ static void run_free(void *run)
         regfree(&r->coords);
     if (r->has_barcode)
         regfree(&r->barcode);
+    dup_names_destroy(r->names);
     free(r);
 }
 
@@ -68,6 +69,11 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
         compile(&r->barcode, o->barcode_rgx ? o->barcode_rgx : DUP_UMI_RGX, "--barcode-rgx") < 0)
         return -1;
     r->has_barcode = o->barcode_name;
+    if (o->supp && !(r->names = dup_names_init())) {
+        ss_error("out of memory preparing markdup -S");
+        return -1;
+    }
+    out->gather = o->supp;
     out->header = sam_hdr_dup(ss_job_header(job));
     if (!out->header || (!o->no_pg && sam_hdr_add_pg(out->header, "seqshard", "VN", SS_VERSION,
                                                      "CL", o->cmdline, NULL) < 0)) {
@@ -207,6 +213,30 @@ static void add_counts(int64_t *v, const dup_counts_t *c)
         v[i] += a[i];
 }
 
+/*
+ * -S: a supplementary, secondary or unmapped record of a duplicate becomes one
+ * too, as samtools' second pass marks it.
+ */
+static int mark_other(const dup_worker_t *w, bam1_t *b, dup_counts_t *c)
+{
+    const dup_name_t *d;
+    if (!w->o->supp ||
+        !(b->core.flag & (BAM_FSUPPLEMENTARY | BAM_FUNMAP | BAM_FSECONDARY)) ||
+        !(d = dup_names_get(w->run->names, bam_get_qname(b))))
+        return 0;
+    b->core.flag |= BAM_FDUP;
+    c->np_duplicate++;
+    if (w->o->tag && d->ori && bam_aux_update_str(b, "do", (int)strlen(d->ori) + 1, d->ori) < 0)
+        goto oom;
+    if (w->o->opt_dist && bam_aux_update_str(b, "dt", 3, d->optical ? "SQ" : "LB") < 0)
+        goto oom;
+    c->np_opt_duplicate += w->o->opt_dist && d->optical;
+    return 0;
+oom:
+    ss_error("%s: out of memory tagging read %s", ss_reader_path(w->rd, 0), bam_get_qname(b));
+    return -1;
+}
+
 /* The unplaced unmapped reads: nothing to compare, each passes as samtools passes it. */
 static int unplaced(dup_worker_t *w, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats_t *st)
 {
@@ -229,7 +259,11 @@ static int unplaced(dup_worker_t *w, const ss_shard_t *sh, ss_out_t *out, ss_sha
         }
         if (w->o->remove_dups && (b->core.flag & BAM_FDUP))
             continue;
-        c.writing++;
+        c.writing++; /* samtools counts what its first pass writes */
+        if (mark_other(w, b, &c) < 0)
+            return -1;
+        if (w->o->remove_dups && (b->core.flag & BAM_FDUP))
+            continue;
         if (ss_out_record(out, b) < 0)
             return -1;
     }
@@ -245,11 +279,15 @@ static int process(void *ws, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats
     if (load(w, sh, st) < 0)
         return -1;
     dup_counts_t c = {0};
-    if (dup_machine_run(w->m, w->recs, w->owned, w->n, ss_reader_path(w->rd, 0), &c) < 0)
+    if (dup_machine_run(w->m, w->recs, w->owned, w->n, ss_reader_path(w->rd, 0), &c, NULL) < 0)
         return -1;
     for (int i = 0; i < w->n; i++) {
-        const bam1_t *b = w->recs[i];
+        bam1_t *b = w->recs[i];
         if (!w->owned[i] || (w->o->remove_dups && (b->core.flag & BAM_FDUP)))
+            continue;
+        if (mark_other(w, b, &c) < 0)
+            return -1;
+        if (w->o->remove_dups && (b->core.flag & BAM_FDUP))
             continue;
         st->bases += (uint64_t)b->core.l_qseq;
         if (ss_out_record(out, b) < 0)
@@ -257,6 +295,24 @@ static int process(void *ws, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats
     }
     add_counts(ss_out_values(out), &c);
     return 0;
+}
+
+/* -S, before the run: the names of the duplicates the shard decides. */
+static int gather(void *ws, const ss_shard_t *sh, kstring_t *bytes)
+{
+    dup_worker_t *w = ws;
+    ss_shard_stats_t st = {0};
+    dup_counts_t c = {0};
+    if (sh->tid == SS_TID_UNPLACED)
+        return 0; /* nothing there is examined */
+    if (load(w, sh, &st) < 0)
+        return -1;
+    return dup_machine_run(w->m, w->recs, w->owned, w->n, ss_reader_path(w->rd, 0), &c, bytes);
+}
+
+static int gathered(const void *run, const char *bytes, size_t len)
+{
+    return dup_names_take(((const dup_run_t *)run)->names, bytes, len);
 }
 
 static int finish(const void *kopts, const void *run, ss_finish_t *fin)
@@ -292,4 +348,6 @@ const ss_kernel_t ss_kernel_markdup = {
     .process = process,
     .worker_destroy = worker_destroy,
     .finish = finish,
+    .gather = gather,
+    .gathered = gathered,
 };

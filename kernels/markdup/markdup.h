@@ -63,11 +63,28 @@ typedef struct {
     char *cmdline; /* @PG CL and the stats' COMMAND, owned */
 } dup_opts_t;
 
-/* Run state: the compiled regexes, read-only for the workers (regexec is thread-safe). */
+/* -S: a duplicate's name, and what its other alignments get (md_names.c). */
+typedef struct {
+    char *ori;   /* do:Z with -t, or NULL */
+    int optical; /* dt:Z:SQ with -d, else LB */
+} dup_name_t;
+typedef struct dup_names_s dup_names_t;
+dup_names_t *dup_names_init(void);
+void dup_names_destroy(dup_names_t *n);
+/* Every shard's decisions, in plan order (dup_note_name's format). 0, or -1 after ss_error(). */
+int dup_names_take(dup_names_t *n, const char *bytes, size_t len);
+/* The duplicate of that name, or NULL. Any thread, once taken. */
+const dup_name_t *dup_names_get(const dup_names_t *n, const char *name);
+
+/*
+ * Run state: the compiled regexes (regexec is thread-safe) and, with -S, the
+ * duplicates' names, filled before the workers start; read-only for them.
+ */
 typedef struct {
     const dup_opts_t *o;
     regex_t coords, barcode;
     int has_coords, has_barcode;
+    dup_names_t *names;
 } dup_run_t;
 
 /* A duplicate key, as samtools builds it (a single read's leaves out the mate fields). */
@@ -113,11 +130,13 @@ void dup_machine_destroy(dup_machine_t *m);
 /*
  * Run the machine over recs[0..n) (one contig's records in file order, or
  * the unplaced reads), editing flags and tags in place as samtools would;
- * owned(i) says which records' events to count into c. 0, or -1 after
- * ss_error() (file names the input in messages).
+ * owned[i] says which records' events to count into c. names (-S, NULL
+ * otherwise): where the names of the owned decisions go for the other
+ * shards (dup_note_name). 0, or -1 after ss_error() (file names the input
+ * in messages).
  */
 int dup_machine_run(dup_machine_t *m, bam1_t **recs, const uint8_t *owned, int n, const char *file,
-                   dup_counts_t *c);
+                    dup_counts_t *c, kstring_t *names);
 
 /* dup_opts.c */
 int dup_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts);

@@ -28,7 +28,7 @@ static int retag(dup_machine_t *m, int i, dup_counts_t *c)
         c->optical++;
     else
         c->single_optical++;
-    return 0;
+    return dup_note_name(m, m->recs[i], 'R', 1, NULL);
 }
 
 static dup_check_t *list_add(dup_machine_t *m)
@@ -176,6 +176,7 @@ int dup_chains(dup_machine_t *m, int upto, hts_pos_t prev_coord, int prev_tid, i
         if ((m->recs[i]->core.flag & BAM_FDUP) || m->slots[i].dup < 0)
             continue;
         dup_counts_t *c = dup_counts_of(m, i);
+        m->now = i;
         int r = walk_chain(m, i, c);
         if (r < 0)
             return -1;

@@ -46,6 +46,21 @@ void dup_machine_destroy(dup_machine_t *m)
     free(m);
 }
 
+int dup_note_name(dup_machine_t *m, const bam1_t *b, char kind, int optical, const char *ori)
+{
+    if (!m->names || !m->owned[m->now] ||
+        !(bam_aux_get(b, "SA") || (b->core.flag & BAM_FMUNMAP) || bam_aux_get(b, "XA")))
+        return 0;
+    const char *name = bam_get_qname(b);
+    if (kputc(kind, m->names) < 0 || kputc(optical ? 'O' : '-', m->names) < 0 ||
+        kputsn(name, strlen(name) + 1, m->names) < 0 ||
+        kputsn(ori ? ori : "", strlen(ori ? ori : "") + 1, m->names) < 0) {
+        ss_error("%s: out of memory noting duplicates for -S", m->file);
+        return -1;
+    }
+    return 0;
+}
+
 /* Mark dup as a duplicate of ori: DUP flag, do and dt tags; optical counts into *opt. */
 static int mark(dup_machine_t *m, int ori, int dup, int64_t *opt)
 {
@@ -61,8 +76,9 @@ static int mark(dup_machine_t *m, int ori, int dup, int64_t *opt)
         if (bam_aux_update_str(d, "dt", 3, optical ? "SQ" : "LB") < 0)
             goto oom;
         *opt += optical;
+        return dup_note_name(m, d, 'A', optical, m->o->tag ? oname : NULL);
     }
-    return 0;
+    return dup_note_name(m, d, 'A', 0, m->o->tag ? oname : NULL);
 oom:
     ss_error("%s: out of memory tagging read %s", m->file, bam_get_qname(d));
     return -1;
@@ -235,6 +251,7 @@ static int arrive(dup_machine_t *m, int i)
 {
     bam1_t *b = m->recs[i];
     m->slots[i] = (dup_slot_t){.pos = b->core.pos, .dup = -1};
+    m->now = i;
     dup_counts_of(m, i)->reading++;
     if (m->o->clear)
         clear_marks(b);
@@ -295,8 +312,9 @@ static int grow_slots(dup_machine_t *m, int n)
 }
 
 int dup_machine_run(dup_machine_t *m, bam1_t **recs, const uint8_t *owned, int n, const char *file,
-                   dup_counts_t *c)
+                    dup_counts_t *c, kstring_t *names)
 {
+    m->names = names;
     if (grow_slots(m, n) < 0)
         return -1;
     m->recs = recs, m->owned = owned, m->file = file, m->c = c, m->head = 0;

@@ -43,8 +43,17 @@ struct dup_machine_s {
     const char *file;
     dup_counts_t *c, scratch; /* events of reads not owned are counted into scratch */
     int head;
+    int now;          /* the read whose arrival (or chain check) is being decided */
+    kstring_t *names; /* -S, gathering: where the owned decisions' names go, or NULL */
     uint16_t exclude;
 };
+
+/*
+ * -S: a duplicate whose other alignments samtools marks (it has SA or XA, or
+ * its mate is unmapped) was marked (kind 'A', optical or not) or became
+ * optical ('R'). 0, or -1 after ss_error().
+ */
+int dup_note_name(dup_machine_t *m, const bam1_t *b, char kind, int optical, const char *ori);
 
 /* Where the events of read i count. */
 static inline dup_counts_t *dup_counts_of(dup_machine_t *m, int i)

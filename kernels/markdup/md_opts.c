@@ -22,7 +22,7 @@ enum {
 static const ss_opt_t mark_opts[] = {
     {'r', 'r', NULL, NULL, "remove duplicate reads", NULL},
     {'l', 'l', NULL, "INT", "max read length [300]; also how far a shard reads around it", NULL},
-    {'S', 'S', NULL, NULL, "mark supplementary alignments of duplicates (not yet supported)",
+    {'S', 'S', NULL, NULL, "mark supplementary (and secondary, and unmapped mate) alignments of duplicates too; reads the input twice",
      NULL},
     {'s', 's', NULL, NULL, "report stats (on standard error)", NULL},
     {'f', 'f', NULL, "NAME", "write stats to NAME; implies -s", SS_VALUES_FILE},
@@ -74,8 +74,8 @@ static const ss_cmd_t dup_cmd = {
     .groups = dup_groups,
     .after = "A read whose clips put its unclipped ends more than -l from its POS stops the\n"
              "run with the -l to give (samtools' own window assumes -l covers every read).\n"
-             "-S is refused: it needs every duplicate's name across the genome, which the\n"
-             "framework does not yet exchange.",
+             "With -S every shard is read twice: first for the names of the duplicates,\n"
+             "which every shard then knows, then for the output.",
     .examples = "  # mark duplicates, write statistics, index the output\n"
                 "  seqshard markdup -@ 8 -f stats.txt --write-index fixed.bam marked.bam\n"
                 "  # remove them, optical duplicates within 100 pixels tagged, on 3 ranks\n"
@@ -169,12 +169,6 @@ static int check(dup_opts_t *o)
     if (o->barcode_tag && o->barcode_name) {
         fprintf(stderr, "seqshard markdup: give --barcode-tag or --barcode-name/--barcode-rgx, "
                         "not both\n");
-        return SS_EXIT_USAGE;
-    }
-    if (o->supp) {
-        fprintf(stderr, "seqshard markdup: -S is not supported yet (marking supplementary "
-                        "alignments needs every duplicate's name across the genome); run "
-                        "samtools markdup -S\n");
         return SS_EXIT_USAGE;
     }
     o->check_chain = !o->no_multi_dup && (o->tag || o->opt_dist);
