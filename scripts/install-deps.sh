@@ -8,7 +8,7 @@ set -euo pipefail
 
 build_pkgs=(build-essential cmake pkg-config libhts-dev libdeflate-dev libhwloc-dev libopenmpi-dev openmpi-bin
     libgoogle-perftools-dev libcunit1-dev zlib1g-dev libjemalloc-dev)
-test_pkgs=(samtools mosdepth bcftools bwa dwgsim tabix hyperfine bowtie-examples sambamba time
+test_pkgs=(samtools mosdepth bcftools bwa dwgsim tabix hyperfine bowtie-examples samtools-test sambamba time
     slurmctld slurmd slurm-client munge snakemake
     python3-matplotlib)
 
