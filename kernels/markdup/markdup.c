@@ -17,9 +17,11 @@ typedef struct {
     ss_reader_t *rd;
     const sam_hdr_t *h;
     dup_machine_t *m;
-    bam1_t **recs; /* the block, kept across shards */
-    uint8_t *owned;
-    int n, m_recs;
+    bam1_t *b;         /* the unplaced reads' record */
+    /* the shard being written (NULL while gathering) */
+    ss_out_t *out;
+    ss_shard_stats_t *st;
+    dup_counts_t c;
 } dup_worker_t;
 
 static const ss_reduce_op_t dup_ops[DUP_NCOUNTS] = {SS_REDUCE_SUM};
@@ -94,7 +96,7 @@ static int worker_init(void **ws, const void *kopts, const void *run, const ss_j
 {
     (void)id;
     dup_worker_t *w = ss_alloc_private(sizeof(*w)); /* written per record */
-    if (!(*ws = w) || !(w->m = dup_machine_init(run))) {
+    if (!(*ws = w) || !(w->m = dup_machine_init(run)) || !(w->b = bam_init1())) {
         ss_error("out of memory starting a markdup worker");
         return -1;
     }
@@ -108,30 +110,9 @@ static void worker_destroy(void *ws)
     if (!w)
         return;
     dup_machine_destroy(w->m);
-    for (int i = 0; i < w->m_recs; i++)
-        bam_destroy1(w->recs[i]);
-    free(w->recs), free(w->owned), free(w);
-}
-
-/* The block's next slot; NULL out of memory. */
-static bam1_t *slot(dup_worker_t *w)
-{
-    if (w->n == w->m_recs) {
-        int m = w->m_recs ? 2 * w->m_recs : 1024;
-        bam1_t **r = realloc(w->recs, (size_t)m * sizeof(*r));
-        if (r)
-            w->recs = r;
-        uint8_t *ow = r ? realloc(w->owned, (size_t)m) : NULL;
-        if (!ow)
-            return NULL;
-        w->owned = ow;
-        for (int i = w->m_recs; i < m; i++)
-            w->recs[i] = NULL;
-        w->m_recs = m;
-    }
-    if (!w->recs[w->n])
-        w->recs[w->n] = bam_init1();
-    return w->recs[w->n];
+    if (w->b)
+        bam_destroy1(w->b);
+    free(w);
 }
 
 /*
@@ -170,40 +151,42 @@ static int read_failed(dup_worker_t *w, const ss_shard_t *sh, int r, int err)
     return -1;
 }
 
-/* The shard's range and halo into the block, each record marked owned or not. */
-static int load(dup_worker_t *w, const ss_shard_t *sh, ss_shard_stats_t *st)
+/*
+ * The shard's range and its halo, read by read through the machine; the
+ * owned reads leave it final, through emit. 0, or -1 after ss_error().
+ */
+static int stream(dup_worker_t *w, const ss_shard_t *sh, kstring_t *names, dup_emit_fn emit)
 {
     hts_pos_t halo = (hts_pos_t)DUP_HALO_READS * w->o->max_length;
     hts_pos_t len = sam_hdr_tid2len(w->h, sh->tid);
     hts_pos_t lo = sh->beg > halo ? sh->beg - halo : 0;
     hts_pos_t hi = sh->query_end >= len ? sh->query_end : sh->end + halo;
     ss_source_t *src = ss_reader_source(w->rd, 0);
-    w->n = 0;
+    const char *file = ss_reader_path(w->rd, 0);
     if (ss_source_query(src, sh->tid, lo, hi) < 0)
         return -1;
+    dup_machine_begin(w->m, file, &w->c, names, emit, w);
     bam1_t *b;
     int r = 0;
     hts_pos_t last = -1;
-    while ((b = slot(w)) && (errno = 0, r = ss_source_next(src, b)) >= 0) {
+    while ((b = dup_machine_slot(w->m)) && (errno = 0, r = ss_source_next(src, b)) >= 0) {
         hts_pos_t pos = b->core.pos;
         if (pos < last) {
-            ss_error("%s: not coordinate-sorted at read %s; run samtools sort",
-                     ss_reader_path(w->rd, 0), bam_get_qname(b));
+            ss_error("%s: not coordinate-sorted at read %s; run samtools sort", file,
+                     bam_get_qname(b));
             return -1;
         }
         last = pos;
-        if (check_reach(w, b) < 0)
+        int owned = pos >= sh->beg && pos < sh->query_end;
+        w->st->reads += (uint64_t)owned;
+        if (check_reach(w, b) < 0 || dup_machine_push(w->m, owned) < 0)
             return -1;
-        w->owned[w->n] = pos >= sh->beg && pos < sh->query_end;
-        st->reads += w->owned[w->n];
-        w->n++;
     }
-    if (!b) {
-        ss_error("%s: out of memory holding shard %d; use a smaller --shard-size",
-                 ss_reader_path(w->rd, 0), sh->idx);
+    if (!b)
         return -1;
-    }
-    return r < -1 ? read_failed(w, sh, r, errno) : 0;
+    if (r < -1)
+        return read_failed(w, sh, r, errno);
+    return dup_machine_end(w->m);
 }
 
 static void add_counts(int64_t *v, const dup_counts_t *c)
@@ -242,8 +225,8 @@ static int unplaced(dup_worker_t *w, const ss_shard_t *sh, ss_out_t *out, ss_sha
 {
     ss_source_t *src = ss_reader_source(w->rd, 0);
     dup_counts_t c = {0};
-    bam1_t *b = slot(w);
-    if (!b || ss_source_query(src, sh->tid, 0, 0) < 0)
+    bam1_t *b = w->b;
+    if (ss_source_query(src, sh->tid, 0, 0) < 0)
         return -1;
     int r;
     while ((errno = 0, r = ss_source_next(src, b)) >= 0) {
@@ -271,29 +254,35 @@ static int unplaced(dup_worker_t *w, const ss_shard_t *sh, ss_out_t *out, ss_sha
     return r < -1 ? read_failed(w, sh, r, errno) : 0;
 }
 
+/* A read leaves the machine: the shard writes it if it owns it, as samtools would. */
+static int write_read(void *ctx, bam1_t *b, int owned)
+{
+    dup_worker_t *w = ctx;
+    if (!owned || (w->o->remove_dups && (b->core.flag & BAM_FDUP)))
+        return 0;
+    if (mark_other(w, b, &w->c) < 0)
+        return -1;
+    if (w->o->remove_dups && (b->core.flag & BAM_FDUP))
+        return 0;
+    w->st->bases += (uint64_t)b->core.l_qseq;
+    return ss_out_record(w->out, b);
+}
+
 static int process(void *ws, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats_t *st)
 {
     dup_worker_t *w = ws;
     if (sh->tid == SS_TID_UNPLACED)
         return unplaced(w, sh, out, st);
-    if (load(w, sh, st) < 0)
+    w->out = out, w->st = st, w->c = (dup_counts_t){0};
+    if (stream(w, sh, NULL, write_read) < 0)
         return -1;
-    dup_counts_t c = {0};
-    if (dup_machine_run(w->m, w->recs, w->owned, w->n, ss_reader_path(w->rd, 0), &c, NULL) < 0)
-        return -1;
-    for (int i = 0; i < w->n; i++) {
-        bam1_t *b = w->recs[i];
-        if (!w->owned[i] || (w->o->remove_dups && (b->core.flag & BAM_FDUP)))
-            continue;
-        if (mark_other(w, b, &c) < 0)
-            return -1;
-        if (w->o->remove_dups && (b->core.flag & BAM_FDUP))
-            continue;
-        st->bases += (uint64_t)b->core.l_qseq;
-        if (ss_out_record(out, b) < 0)
-            return -1;
-    }
-    add_counts(ss_out_values(out), &c);
+    add_counts(ss_out_values(out), &w->c);
+    return 0;
+}
+
+static int skip_read(void *ctx, bam1_t *b, int owned)
+{
+    (void)ctx, (void)b, (void)owned;
     return 0;
 }
 
@@ -302,12 +291,10 @@ static int gather(void *ws, const ss_shard_t *sh, kstring_t *bytes)
 {
     dup_worker_t *w = ws;
     ss_shard_stats_t st = {0};
-    dup_counts_t c = {0};
     if (sh->tid == SS_TID_UNPLACED)
         return 0; /* nothing there is examined */
-    if (load(w, sh, &st) < 0)
-        return -1;
-    return dup_machine_run(w->m, w->recs, w->owned, w->n, ss_reader_path(w->rd, 0), &c, bytes);
+    w->out = NULL, w->st = &st, w->c = (dup_counts_t){0};
+    return stream(w, sh, bytes, skip_read);
 }
 
 static int gathered(const void *run, const char *bytes, size_t len)

@@ -128,15 +128,22 @@ typedef struct dup_machine_s dup_machine_t;
 dup_machine_t *dup_machine_init(const dup_run_t *run);
 void dup_machine_destroy(dup_machine_t *m);
 /*
- * Run the machine over recs[0..n) (one contig's records in file order, or
- * the unplaced reads), editing flags and tags in place as samtools would;
- * owned[i] says which records' events to count into c. names (-S, NULL
- * otherwise): where the names of the owned decisions go for the other
- * shards (dup_note_name). 0, or -1 after ss_error() (file names the input
- * in messages).
+ * One shard's reads through the machine, streamed: dup_machine_begin, then
+ * for each read in file order dup_machine_slot (a record to fill, reused)
+ * and dup_machine_push (owned: the shard writes it and counts its events),
+ * then dup_machine_end. Each read leaves, final, in file order, through
+ * emit (0, or -1 after ss_error()); the machine counts what is written
+ * (WRITTEN) into c before the hook sees it. names (-S, else NULL): where the
+ * owned decisions' names go for the other shards (dup_note_name). slot: NULL
+ * after ss_error(); push, end: 0, or -1 after ss_error() (file names the
+ * input in messages). The worker's thread.
  */
-int dup_machine_run(dup_machine_t *m, bam1_t **recs, const uint8_t *owned, int n, const char *file,
-                    dup_counts_t *c, kstring_t *names);
+typedef int (*dup_emit_fn)(void *ctx, bam1_t *b, int owned);
+void dup_machine_begin(dup_machine_t *m, const char *file, dup_counts_t *c, kstring_t *names,
+                       dup_emit_fn emit, void *ctx);
+bam1_t *dup_machine_slot(dup_machine_t *m);
+int dup_machine_push(dup_machine_t *m, int owned);
+int dup_machine_end(dup_machine_t *m);
 
 /* dup_opts.c */
 int dup_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts);

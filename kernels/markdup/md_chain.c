@@ -13,22 +13,22 @@
 
 int dup_in_window(const dup_machine_t *m, int i, hts_pos_t prev_coord, int prev_tid)
 {
-    return m->slots[i].pos + m->o->max_length > prev_coord && m->recs[i]->core.tid == prev_tid &&
+    return SLOT(m, i).pos + m->o->max_length > prev_coord && REC(m, i)->core.tid == prev_tid &&
            (prev_tid != -1 || prev_coord != -1);
 }
 
 /* Read i becomes an optical duplicate. */
 static int retag(dup_machine_t *m, int i, dup_counts_t *c)
 {
-    if (bam_aux_update_str(m->recs[i], "dt", 3, "SQ") < 0) {
-        ss_error("%s: out of memory tagging read %s", m->file, bam_get_qname(m->recs[i]));
+    if (bam_aux_update_str(REC(m, i), "dt", 3, "SQ") < 0) {
+        ss_error("%s: out of memory tagging read %s", m->file, bam_get_qname(REC(m, i)));
         return -1;
     }
-    if (dup_paired(m->recs[i]))
+    if (dup_paired(REC(m, i)))
         c->optical++;
     else
         c->single_optical++;
-    return dup_note_name(m, m->recs[i], 'R', 1, NULL);
+    return dup_note_name(m, REC(m, i), 'R', 1, NULL);
 }
 
 static dup_check_t *list_add(dup_machine_t *m)
@@ -48,7 +48,7 @@ static dup_check_t *list_add(dup_machine_t *m)
 /* The do tag of duplicate d names the original. */
 static int retarget(dup_machine_t *m, int d, const char *ori)
 {
-    bam1_t *b = m->recs[d];
+    bam1_t *b = REC(m, d);
     const uint8_t *t = bam_aux_get(b, "do");
     if (!t)
         return 0;
@@ -72,7 +72,7 @@ static int against_original(dup_machine_t *m, int d, const char *ori, const dup_
     dup_check_t *k = list_add(m);
     if (!k)
         return -1;
-    bam1_t *b = m->recs[d];
+    bam1_t *b = REC(m, d);
     *k = (dup_check_t){.idx = d, .at = {.x = -1, .y = -1}};
     const uint8_t *t = bam_aux_get(b, "dt");
     const char *type = t ? bam_aux2Z(t) : NULL;
@@ -97,7 +97,7 @@ static int against_original(dup_machine_t *m, int d, const char *ori, const dup_
  */
 static int walk_chain(dup_machine_t *m, int o, dup_counts_t *c)
 {
-    const char *ori = bam_get_qname(m->recs[o]);
+    const char *ori = bam_get_qname(REC(m, o));
     dup_coords_t oc = {0};
     int coord_fail = m->o->opt_dist ? dup_coords(m->run, ori, &oc) : 0;
     if (coord_fail < 0) { /* samtools stops when --read-coords matches no original */
@@ -107,8 +107,8 @@ static int walk_chain(dup_machine_t *m, int o, dup_counts_t *c)
         return -1;
     }
     m->n_list = 0;
-    for (int d = m->slots[o].dup; d >= 0; d = m->slots[d].dup) {
-        m->slots[d].dup_checked = 1;
+    for (int d = SLOT(m, o).dup; d >= 0; d = SLOT(m, d).dup) {
+        SLOT(m, d).dup_checked = 1;
         if (m->o->tag && retarget(m, d, ori) < 0)
             return -1;
         if (m->o->opt_dist && !coord_fail && against_original(m, d, ori, &oc, c) < 0)
@@ -126,7 +126,7 @@ static int by_x(const void *a, const void *b)
 /* Which of two duplicates on one tile is the optical one: 1 chk, 0 cur. */
 static int chk_is_optical(const dup_machine_t *m, const dup_check_t *cur, const dup_check_t *chk)
 {
-    const bam1_t *a = m->recs[cur->idx], *b = m->recs[chk->idx];
+    const bam1_t *a = REC(m, cur->idx), *b = REC(m, chk->idx);
     int ap = dup_paired(a), bp = dup_paired(b);
     if (ap != bp)
         return !bp;
@@ -149,12 +149,12 @@ static int among_duplicates(dup_machine_t *m, dup_counts_t *c)
     qsort(m->list, m->n_list, sizeof(*m->list), by_x);
     for (size_t i = 0; i + 1 < m->n_list; i++) {
         dup_check_t *cur = &m->list[i];
-        const char *cname = bam_get_qname(m->recs[cur->idx]);
+        const char *cname = bam_get_qname(REC(m, cur->idx));
         for (size_t j = i + 1; j < m->n_list && m->list[j].at.x - cur->at.x <= m->o->opt_dist;
              j++) {
             dup_check_t *chk = &m->list[j];
             if ((cur->opt && chk->opt) || labs(cur->at.y - chk->at.y) > m->o->opt_dist ||
-                strncmp(cname + cur->at.beg, bam_get_qname(m->recs[chk->idx]) + chk->at.beg,
+                strncmp(cname + cur->at.beg, bam_get_qname(REC(m, chk->idx)) + chk->at.beg,
                         (size_t)(cur->at.end - cur->at.beg)) != 0)
                 continue;
             dup_check_t *opt = chk_is_optical(m, cur, chk) ? chk : cur;
@@ -173,7 +173,7 @@ int dup_chains(dup_machine_t *m, int upto, hts_pos_t prev_coord, int prev_tid, i
     for (int i = m->head; i <= upto; i++) {
         if (in_range && dup_in_window(m, i, prev_coord, prev_tid))
             break;
-        if ((m->recs[i]->core.flag & BAM_FDUP) || m->slots[i].dup < 0)
+        if ((REC(m, i)->core.flag & BAM_FDUP) || SLOT(m, i).dup < 0)
             continue;
         dup_counts_t *c = dup_counts_of(m, i);
         m->now = i;
@@ -182,7 +182,7 @@ int dup_chains(dup_machine_t *m, int upto, hts_pos_t prev_coord, int prev_tid, i
             return -1;
         if (r == 0 && m->o->opt_dist && among_duplicates(m, c) < 0)
             return -1;
-        m->slots[i].dup = -1;
+        SLOT(m, i).dup = -1;
     }
     return 0;
 }

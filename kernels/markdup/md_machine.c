@@ -37,6 +37,10 @@ void dup_machine_destroy(dup_machine_t *m)
 {
     if (!m)
         return;
+    for (int i = 0; m->recs && i <= m->mask; i++)
+        if (m->recs[i])
+            bam_destroy1(m->recs[i]);
+    free(m->recs), free(m->owned);
     if (m->pairs)
         kh_destroy(dup_keys, m->pairs);
     if (m->singles)
@@ -48,7 +52,7 @@ void dup_machine_destroy(dup_machine_t *m)
 
 int dup_note_name(dup_machine_t *m, const bam1_t *b, char kind, int optical, const char *ori)
 {
-    if (!m->names || !m->owned[m->now] ||
+    if (!m->names || !OWNED(m, m->now) ||
         !(bam_aux_get(b, "SA") || (b->core.flag & BAM_FMUNMAP) || bam_aux_get(b, "XA")))
         return 0;
     const char *name = bam_get_qname(b);
@@ -64,8 +68,8 @@ int dup_note_name(dup_machine_t *m, const bam1_t *b, char kind, int optical, con
 /* Mark dup as a duplicate of ori: DUP flag, do and dt tags; optical counts into *opt. */
 static int mark(dup_machine_t *m, int ori, int dup, int64_t *opt)
 {
-    bam1_t *d = m->recs[dup];
-    const char *oname = bam_get_qname(m->recs[ori]);
+    bam1_t *d = REC(m, dup);
+    const char *oname = bam_get_qname(REC(m, ori));
     d->core.flag |= BAM_FDUP;
     if (m->o->tag && bam_aux_update_str(d, "do", (int)strlen(oname) + 1, oname) < 0)
         goto oom;
@@ -85,11 +89,11 @@ oom:
 }
 
 /* Append chain `tail` after the last read of the chain starting at `from`. */
-static void chain_append(dup_slot_t *s, int from, int tail)
+static void chain_append(dup_machine_t *m, int from, int tail)
 {
-    while (s[from].dup >= 0)
-        from = s[from].dup;
-    s[from].dup = tail;
+    while (SLOT(m, from).dup >= 0)
+        from = SLOT(m, from).dup;
+    SLOT(m, from).dup = tail;
 }
 
 static int64_t pair_score(dup_machine_t *m, const bam1_t *b, int *err)
@@ -107,9 +111,8 @@ static int64_t pair_score(dup_machine_t *m, const bam1_t *b, int *err)
 /* A pair read meets the holder h of its pair key: the better one holds it, the other is marked. */
 static int pair_compete(dup_machine_t *m, int i, int *holder)
 {
-    dup_slot_t *s = m->slots;
     int h = *holder, err = 0, chain = m->o->check_chain;
-    const bam1_t *a = m->recs[h], *b = m->recs[i];
+    const bam1_t *a = REC(m, h), *b = REC(m, i);
     int64_t old_s, new_s;
     if ((a->core.flag & BAM_FQCFAIL) != (b->core.flag & BAM_FQCFAIL)) {
         old_s = (a->core.flag & BAM_FQCFAIL) ? 0 : 1;
@@ -125,19 +128,19 @@ static int pair_compete(dup_machine_t *m, int i, int *holder)
     int dup;
     if (new_s > old_s) {
         dup = h;
-        if (chain && s[i].dup >= 0)
-            chain_append(s, s[i].dup, h);
+        if (chain && SLOT(m, i).dup >= 0)
+            chain_append(m, SLOT(m, i).dup, h);
         else if (chain)
-            s[i].dup = h;
+            SLOT(m, i).dup = h;
         *holder = i;
     } else {
-        if (chain && s[h].dup >= 0) {
-            if (s[i].dup >= 0)
-                chain_append(s, s[h].dup, s[i].dup);
-            s[i].dup = s[h].dup;
+        if (chain && SLOT(m, h).dup >= 0) {
+            if (SLOT(m, i).dup >= 0)
+                chain_append(m, SLOT(m, h).dup, SLOT(m, i).dup);
+            SLOT(m, i).dup = SLOT(m, h).dup;
         }
         if (chain)
-            s[h].dup = i;
+            SLOT(m, h).dup = i;
         dup = i;
     }
     dup_counts_of(m, i)->duplicate++;
@@ -162,8 +165,8 @@ static int key_put(dup_machine_t *m, khash_t(dup_keys) * h, dup_key_t k, int i, 
 /* A paired read (mate mapped) arrives: its single key, then its pair key. */
 static int pair_arrive(dup_machine_t *m, int i)
 {
-    dup_slot_t *s = &m->slots[i];
-    bam1_t *b = m->recs[i];
+    dup_slot_t *s = &SLOT(m, i);
+    bam1_t *b = REC(m, i);
     dup_key_t pk, sk;
     if (dup_pair_key(m->run, &pk, b) < 0) {
         ss_error("%s: read %s has no MC tag; run samtools fixmate -m on the name-collated "
@@ -179,7 +182,7 @@ static int pair_arrive(dup_machine_t *m, int i)
         return -1;
     if (r > 0) {
         s->single_key = sk, s->has_single = 1;
-    } else if (!dup_paired(m->recs[*holder])) { /* a single always loses to a pair */
+    } else if (!dup_paired(REC(m, *holder))) { /* a single always loses to a pair */
         int single = *holder;
         if (m->o->check_chain)
             s->dup = single;
@@ -200,18 +203,17 @@ static int pair_arrive(dup_machine_t *m, int i)
 /* A single read meets the holder of its key. */
 static int single_compete(dup_machine_t *m, int i, int *holder)
 {
-    dup_slot_t *s = m->slots;
     int h = *holder, chain = m->o->check_chain, dup = i;
-    if (!dup_paired(m->recs[h]) && dup_score(m->recs[i]) > dup_score(m->recs[h])) {
+    if (!dup_paired(REC(m, h)) && dup_score(REC(m, i)) > dup_score(REC(m, h))) {
         dup = h;
         if (chain)
-            s[i].dup = h;
+            SLOT(m, i).dup = h;
         *holder = i;
     } else {
-        if (chain && s[h].dup >= 0)
-            s[i].dup = s[h].dup;
+        if (chain && SLOT(m, h).dup >= 0)
+            SLOT(m, i).dup = SLOT(m, h).dup;
         if (chain)
-            s[h].dup = i;
+            SLOT(m, h).dup = i;
     }
     dup_counts_of(m, i)->single_dup++;
     return mark(m, *holder, dup, &dup_counts_of(m, i)->single_optical);
@@ -221,14 +223,14 @@ static int single_compete(dup_machine_t *m, int i, int *holder)
 static int single_arrive(dup_machine_t *m, int i)
 {
     dup_key_t sk;
-    dup_single_key(m->run, &sk, m->recs[i]);
+    dup_single_key(m->run, &sk, REC(m, i));
     dup_counts_of(m, i)->single++;
-    m->slots[i].pos = sk.this_coord;
+    SLOT(m, i).pos = sk.this_coord;
     int *holder, r = key_put(m, m->singles, sk, i, &holder);
     if (r < 0)
         return -1;
     if (r > 0) {
-        m->slots[i].single_key = sk, m->slots[i].has_single = 1;
+        SLOT(m, i).single_key = sk, SLOT(m, i).has_single = 1;
         return 0;
     }
     return single_compete(m, i, holder);
@@ -249,8 +251,8 @@ static void clear_marks(bam1_t *b)
 
 static int arrive(dup_machine_t *m, int i)
 {
-    bam1_t *b = m->recs[i];
-    m->slots[i] = (dup_slot_t){.pos = b->core.pos, .dup = -1};
+    bam1_t *b = REC(m, i);
+    SLOT(m, i) = (dup_slot_t){.pos = b->core.pos, .dup = -1};
     m->now = i;
     dup_counts_of(m, i)->reading++;
     if (m->o->clear)
@@ -263,22 +265,31 @@ static int arrive(dup_machine_t *m, int i)
     return dup_paired(b) ? pair_arrive(m, i) : single_arrive(m, i);
 }
 
-/* Read i leaves the buffer: its entries go, whoever holds them now. */
-static void leave(dup_machine_t *m, int i)
+/*
+ * Read i, the oldest, leaves the buffer: its entries go, whoever holds them
+ * now; it is final, and goes to the emit hook. 0, or the hook's -1.
+ */
+static int leave(dup_machine_t *m, int i)
 {
-    dup_slot_t *s = &m->slots[i];
+    dup_slot_t *s = &SLOT(m, i);
     khint_t k;
     if (s->has_pair && (k = kh_get(dup_keys, m->pairs, s->pair_key)) != kh_end(m->pairs))
         kh_del(dup_keys, m->pairs, k);
     if (s->has_single && (k = kh_get(dup_keys, m->singles, s->single_key)) != kh_end(m->singles))
         kh_del(dup_keys, m->singles, k);
+    bam1_t *b = REC(m, i);
+    int owned = OWNED(m, i);
+    m->head++;
+    if (owned && !(m->o->remove_dups && (b->core.flag & BAM_FDUP)))
+        m->c->writing++;
+    return m->emit(m->ctx, b, owned);
 }
 
 /* After read i arrived: the reads before it that can gain no more duplicates leave. */
 static int release(dup_machine_t *m, int i)
 {
-    hts_pos_t prev_coord = m->recs[i]->core.pos;
-    int prev_tid = m->recs[i]->core.tid, chains_done = 0;
+    hts_pos_t prev_coord = REC(m, i)->core.pos;
+    int prev_tid = REC(m, i)->core.tid, chains_done = 0;
     while (m->head <= i) {
         int h = m->head;
         if (dup_in_window(m, h, prev_coord, prev_tid))
@@ -288,45 +299,73 @@ static int release(dup_machine_t *m, int i)
                 return -1;
             chains_done = 1;
         }
-        const bam1_t *b = m->recs[h];
-        if (m->o->check_chain && (b->core.flag & BAM_FDUP) && !m->slots[h].dup_checked &&
+        const bam1_t *b = REC(m, h);
+        if (m->o->check_chain && (b->core.flag & BAM_FDUP) && !SLOT(m, h).dup_checked &&
             !(b->core.flag & m->exclude))
             break;
-        leave(m, h);
-        m->head++;
+        if (leave(m, h) < 0)
+            return -1;
     }
     return 0;
 }
 
-static int grow_slots(dup_machine_t *m, int n)
+/* Double the ring, keeping each buffered read at its sequence number. 0, or -1. */
+static int grow(dup_machine_t *m)
 {
-    if (n <= m->m_slots)
-        return 0;
-    dup_slot_t *s = realloc(m->slots, (size_t)n * sizeof(*s));
-    if (!s) {
-        ss_error("%s: out of memory marking duplicates; use a smaller --shard-size", m->file);
+    int cap = m->mask ? 2 * (m->mask + 1) : 1024, old = m->mask ? m->mask + 1 : 0;
+    bam1_t **r = calloc((size_t)cap, sizeof(*r));
+    dup_slot_t *sl = malloc((size_t)cap * sizeof(*sl));
+    uint8_t *ow = malloc((size_t)cap);
+    if (!r || !sl || !ow) {
+        free(r), free(sl), free(ow);
+        ss_error("%s: out of memory holding reads to mark; the window of -l holds too many",
+                 m->file);
         return -1;
     }
-    m->slots = s, m->m_slots = n;
+    for (int q = m->head; q < m->head + old; q++) { /* full: every old entry is buffered */
+        r[q & (cap - 1)] = m->recs[q & m->mask];
+        sl[q & (cap - 1)] = m->slots[q & m->mask];
+        ow[q & (cap - 1)] = m->owned[q & m->mask];
+    }
+    free(m->recs), free(m->slots), free(m->owned);
+    m->recs = r, m->slots = sl, m->owned = ow, m->mask = cap - 1;
     return 0;
 }
 
-int dup_machine_run(dup_machine_t *m, bam1_t **recs, const uint8_t *owned, int n, const char *file,
-                    dup_counts_t *c, kstring_t *names)
+void dup_machine_begin(dup_machine_t *m, const char *file, dup_counts_t *c, kstring_t *names,
+                       dup_emit_fn emit, void *ctx)
 {
-    m->names = names;
-    if (grow_slots(m, n) < 0)
-        return -1;
-    m->recs = recs, m->owned = owned, m->file = file, m->c = c, m->head = 0;
+    m->file = file, m->c = c, m->names = names, m->emit = emit, m->ctx = ctx;
+    m->head = m->tail = 0;
     kh_clear(dup_keys, m->pairs);
     kh_clear(dup_keys, m->singles);
-    for (int i = 0; i < n; i++)
-        if (arrive(m, i) < 0 || release(m, i) < 0)
-            return -1;
-    if ((m->o->tag || m->o->opt_dist) && dup_chains(m, n - 1, 0, 0, 0) < 0)
+}
+
+bam1_t *dup_machine_slot(dup_machine_t *m)
+{
+    if ((!m->mask || m->tail - m->head > m->mask) && grow(m) < 0)
+        return NULL;
+    bam1_t **b = &m->recs[m->tail & m->mask];
+    if (!*b && !(*b = bam_init1()))
+        ss_error("%s: out of memory holding reads to mark", m->file);
+    return *b;
+}
+
+int dup_machine_push(dup_machine_t *m, int owned)
+{
+    int i = m->tail++;
+    OWNED(m, i) = (uint8_t)owned;
+    return arrive(m, i) < 0 || release(m, i) < 0 ? -1 : 0;
+}
+
+int dup_machine_end(dup_machine_t *m)
+{
+    if ((m->o->tag || m->o->opt_dist) && m->head < m->tail &&
+        dup_chains(m, m->tail - 1, 0, 0, 0) < 0)
         return -1;
-    for (int i = 0; i < n; i++)
-        if (owned[i] && !(m->o->remove_dups && (recs[i]->core.flag & BAM_FDUP)))
-            c->writing++;
+    while (m->head < m->tail)
+        if (leave(m, m->head) < 0)
+            return -1;
     return 0;
 }
+

@@ -33,16 +33,22 @@ struct dup_machine_s {
     const dup_run_t *run;
     const dup_opts_t *o;
     khash_t(dup_keys) *pairs, *singles;
-    dup_slot_t *slots;
-    int m_slots;
     dup_check_t *list;
     size_t n_list, m_list;
-    /* the current block */
+    /*
+     * The buffer: a ring of reads by sequence number (q & mask), head the
+     * oldest still buffered, tail the next to arrive; links and hash values
+     * are sequence numbers, and always name buffered reads (samtools frees
+     * what leaves its buffer, so nothing may point there).
+     */
     bam1_t **recs;
-    const uint8_t *owned;
+    dup_slot_t *slots;
+    uint8_t *owned;
+    int mask, head, tail;
     const char *file;
     dup_counts_t *c, scratch; /* events of reads not owned are counted into scratch */
-    int head;
+    dup_emit_fn emit;
+    void *ctx;
     int now;          /* the read whose arrival (or chain check) is being decided */
     kstring_t *names; /* -S, gathering: where the owned decisions' names go, or NULL */
     uint16_t exclude;
@@ -55,10 +61,14 @@ struct dup_machine_s {
  */
 int dup_note_name(dup_machine_t *m, const bam1_t *b, char kind, int optical, const char *ori);
 
+#define REC(m, q)   ((m)->recs[(q) & (m)->mask])
+#define SLOT(m, q)  ((m)->slots[(q) & (m)->mask])
+#define OWNED(m, q) ((m)->owned[(q) & (m)->mask])
+
 /* Where the events of read i count. */
 static inline dup_counts_t *dup_counts_of(dup_machine_t *m, int i)
 {
-    return m->owned[i] ? m->c : &m->scratch;
+    return OWNED(m, i) ? m->c : &m->scratch;
 }
 
 static inline int dup_paired(const bam1_t *b)
