@@ -115,26 +115,6 @@ static void worker_destroy(void *ws)
     free(w);
 }
 
-/*
- * A read whose unclipped ends lie more than -l from its POS: samtools' window
- * and the shard's halo both assume none does. 0, or -1 after ss_error().
- */
-static int check_reach(const dup_worker_t *w, const bam1_t *b)
-{
-    if (b->core.flag & BAM_FUNMAP)
-        return 0;
-    hts_pos_t before = b->core.pos + 1 - dup_unclipped_start(b);
-    hts_pos_t after = dup_unclipped_end(b) - (b->core.pos + 1);
-    hts_pos_t reach = before > after ? before : after;
-    if (reach <= w->o->max_length)
-        return 0;
-    ss_error("%s: read %s reaches %lld bp from its POS with its clips, more than -l %d; give "
-             "-l %lld",
-             ss_reader_path(w->rd, 0), bam_get_qname(b), (long long)reach, w->o->max_length,
-             (long long)reach);
-    return -1;
-}
-
 static int read_failed(dup_worker_t *w, const ss_shard_t *sh, int r, int err)
 {
     char where[256];
@@ -152,41 +132,17 @@ static int read_failed(dup_worker_t *w, const ss_shard_t *sh, int r, int err)
 }
 
 /*
- * The shard's range and its halo, read by read through the machine; the
- * owned reads leave it final, through emit. 0, or -1 after ss_error().
+ * The shard's range and its halo through the machine; the owned reads leave
+ * it final, through emit. 0, or -1 after ss_error().
  */
 static int stream(dup_worker_t *w, const ss_shard_t *sh, kstring_t *names, dup_emit_fn emit)
 {
-    hts_pos_t halo = (hts_pos_t)DUP_HALO_READS * w->o->max_length;
     hts_pos_t len = sam_hdr_tid2len(w->h, sh->tid);
-    hts_pos_t lo = sh->beg > halo ? sh->beg - halo : 0;
-    hts_pos_t hi = sh->query_end >= len ? sh->query_end : sh->end + halo;
-    ss_source_t *src = ss_reader_source(w->rd, 0);
-    const char *file = ss_reader_path(w->rd, 0);
-    if (ss_source_query(src, sh->tid, lo, hi) < 0)
-        return -1;
-    dup_machine_begin(w->m, file, &w->c, names, emit, w);
-    bam1_t *b;
-    int r = 0;
-    hts_pos_t last = -1;
-    while ((b = dup_machine_slot(w->m)) && (errno = 0, r = ss_source_next(src, b)) >= 0) {
-        hts_pos_t pos = b->core.pos;
-        if (pos < last) {
-            ss_error("%s: not coordinate-sorted at read %s; run samtools sort", file,
-                     bam_get_qname(b));
-            return -1;
-        }
-        last = pos;
-        int owned = pos >= sh->beg && pos < sh->query_end;
-        w->st->reads += (uint64_t)owned;
-        if (check_reach(w, b) < 0 || dup_machine_push(w->m, owned) < 0)
-            return -1;
-    }
-    if (!b)
-        return -1;
-    if (r < -1)
-        return read_failed(w, sh, r, errno);
-    return dup_machine_end(w->m);
+    hts_pos_t hi = sh->query_end >= len ? sh->query_end : sh->end + dup_halo(w->o);
+    dup_span_t span = {sh->tid, sh->beg, hi, sh->beg, sh->query_end};
+    dup_stream_t st = {w->o, w->m, ss_reader_source(w->rd, 0), ss_reader_path(w->rd, 0)};
+    int err = 0, r = dup_stream(&st, &span, &w->c, names, emit, w, &w->st->reads, &err);
+    return r < -1 ? read_failed(w, sh, r, err) : r;
 }
 
 static void add_counts(int64_t *v, const dup_counts_t *c)

@@ -9,7 +9,7 @@
  * on is the reads around it: those whose keys it shares, and the moving
  * buffer of -l (max read length) that decides how long a key stays known.
  *
- * So each shard replays samtools' streaming machine (dup_machine.c) over its
+ * So each shard replays samtools' streaming machine (md_machine.c) over its
  * range and a halo either side (DUP_HALO_READS read lengths): the state the
  * machine holds at any read depends only on reads within a few -l of it,
  * so a shard started that far back holds what one run over the file held
@@ -18,9 +18,11 @@
  * POS breaks that bound (and samtools' own window): the run stops and names
  * the -l to give.
  *
- * Files: markdup.c (the kernel), dup_opts.c (options, --help), dup_key.c
- * (keys, scores, barcodes), dup_optical.c (tile coordinates, optical and
- * chain checks), dup_machine.c (the streaming machine), dup_stats.c (-s/-f).
+ * Files: markdup.c (the kernel), md_opts.c (options, --help), md_key.c
+ * (keys, scores, barcodes), md_optical.c (tile coordinates), md_machine.c
+ * and md_chain.c (the streaming machine, its chains of duplicates),
+ * md_stream.c (a range through it), md_names.c (-S's names from every
+ * shard), md_stats.c (-s/-f), md_step.c (--markdup in front of a command).
  */
 #ifndef SS_KERNEL_MARKDUP_H
 #define SS_KERNEL_MARKDUP_H
@@ -49,7 +51,7 @@ typedef struct {
     int mode;          /* -m: DUP_MODE_* */
     int include_fails; /* --include-fails */
     int no_pg;         /* --no-PG */
-    int supp;          /* -S: refused (dup_opts.c says why) */
+    int supp;          /* -S: mark the other alignments of duplicates too */
     int no_multi_dup;  /* --no-multi-dup */
     int check_chain;   /* chains of duplicates are revisited: -t or -d, without --no-multi-dup */
     char *barcode_tag; /* --barcode-tag, owned */
@@ -101,7 +103,7 @@ typedef struct {
 } dup_counts_t;
 #define DUP_NCOUNTS 12
 
-/* dup_key.c */
+/* md_key.c */
 hts_pos_t dup_unclipped_start(const bam1_t *b);
 hts_pos_t dup_unclipped_end(const bam1_t *b);
 /* 0, or -1 when the read has no MC:Z (the message is the caller's). */
@@ -113,7 +115,7 @@ int64_t dup_mate_score(const bam1_t *b);
 khint_t dup_key_hash(dup_key_t k);
 int dup_key_equal(dup_key_t a, dup_key_t b);
 
-/* dup_optical.c: where a read name puts a cluster on the tile. */
+/* md_optical.c: where a read name puts a cluster on the tile. */
 typedef struct {
     long x, y;
     int beg, end; /* the part of the name that must match (lane, tile) */
@@ -123,7 +125,7 @@ int dup_coords(const dup_run_t *r, const char *name, dup_coords_t *c);
 int dup_is_optical(const dup_run_t *r, const char *ori, const dup_coords_t *oc, const char *dup,
                   dup_coords_t *dc);
 
-/* dup_machine.c: samtools markdup's streaming machine over one block of records. */
+/* md_machine.c: samtools markdup's streaming machine. */
 typedef struct dup_machine_s dup_machine_t;
 dup_machine_t *dup_machine_init(const dup_run_t *run);
 void dup_machine_destroy(dup_machine_t *m);
@@ -145,12 +147,35 @@ bam1_t *dup_machine_slot(dup_machine_t *m);
 int dup_machine_push(dup_machine_t *m, int owned);
 int dup_machine_end(dup_machine_t *m);
 
-/* dup_opts.c */
+/* md_stream.c: a range of a file through the machine, for the kernel and the step. */
+typedef struct {
+    const dup_opts_t *o;
+    dup_machine_t *m;
+    ss_source_t *src; /* the file (or the step nearer it) */
+    const char *file; /* its name, for messages */
+} dup_stream_t;
+typedef struct {
+    int tid;
+    hts_pos_t beg, hi;           /* read [beg - dup_halo, hi) */
+    hts_pos_t own_beg, own_end;  /* reads whose POS lies here are owned */
+} dup_span_t;
+/* How far around a range the machine must start and run on (the argument above). */
+hts_pos_t dup_halo(const dup_opts_t *o);
+/*
+ * Stream sp through st's machine: dup_machine_begin(c, names, emit, ctx),
+ * every read pushed (owned ones counted into *owned_reads), dup_machine_end.
+ * 0; -1 after ss_error(); or the source's read error (< -1, unsaid; errno as it
+ * failed in *err) for the caller to explain.
+ */
+int dup_stream(const dup_stream_t *st, const dup_span_t *sp, dup_counts_t *c, kstring_t *names,
+               dup_emit_fn emit, void *ctx, uint64_t *owned_reads, int *err);
+
+/* md_opts.c */
 int dup_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts);
 void dup_opts_free(void *kopts);
 void dup_usage(FILE *fp);
 
-/* dup_stats.c: the -s text, from the counts summed over the run. */
+/* md_stats.c: the -s text, from the counts summed over the run. */
 int dup_stats_text(const dup_opts_t *o, const dup_counts_t *c, kstring_t *s);
 
 #endif

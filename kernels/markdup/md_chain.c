@@ -1,5 +1,5 @@
 /*
- * dup_chain.c -- with -t or -d, samtools markdup revisits each original's
+ * md_chain.c -- with -t or -d, samtools markdup revisits each original's
  * chain of duplicates once the original leaves its window: every duplicate's
  * do tag names the final original, a duplicate on the original's tile
  * within -d becomes optical (dt:Z:SQ), and duplicates within -d of each

@@ -1,5 +1,5 @@
 /*
- * dup_machine.c -- samtools markdup 1.16.1's streaming decisions, replayed over
+ * md_machine.c -- samtools markdup 1.16.1's streaming decisions, replayed over
  * one block of records in file order. Each read that arrives is keyed: a
  * paired read (mate mapped) by its pair key and its single key, any other
  * examined read by its single key. The first read of a key holds the entry;
