@@ -15,6 +15,7 @@ extern const ss_kernel_t ss_kernel_depth;
 extern const ss_kernel_t ss_kernel_realign;
 extern const ss_kernel_t ss_kernel_mpileup;
 extern const ss_kernel_t ss_kernel_markdup;
+extern const ss_step_t ss_step_markdup;
 extern const ss_step_t ss_step_realign;
 
 static const ss_kernel_t *const kernels[] = {
@@ -27,6 +28,7 @@ static const ss_kernel_t *const kernels[] = {
 };
 
 static const ss_step_t *const steps[] = {
+    &ss_step_markdup,
     &ss_step_realign,
 };
 

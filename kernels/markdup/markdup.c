@@ -55,14 +55,9 @@ static void run_free(void *run)
 /* Illumina's UMI: the eighth colon-separated field of the name. */
 #define DUP_UMI_RGX "[0-9A-Za-z]+:[0-9]+:[0-9]+:[0-9]+:[0-9]+:[0-9]+:[0-9]+:([!-?A-~]+)"
 
-static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_spec_t *out)
+int dup_run_init(dup_run_t *r, const dup_opts_t *o)
 {
-    const dup_opts_t *o = kopts;
-    dup_run_t *r = calloc(1, sizeof(*r));
-    if (!(*run = r)) {
-        ss_error("out of memory preparing markdup");
-        return -1;
-    }
+    memset(r, 0, sizeof(*r));
     r->o = o;
     if (o->coords_rgx && compile(&r->coords, o->coords_rgx, "--read-coords") < 0)
         return -1;
@@ -71,6 +66,19 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
         compile(&r->barcode, o->barcode_rgx ? o->barcode_rgx : DUP_UMI_RGX, "--barcode-rgx") < 0)
         return -1;
     r->has_barcode = o->barcode_name;
+    return 0;
+}
+
+static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_spec_t *out)
+{
+    const dup_opts_t *o = kopts;
+    dup_run_t *r = calloc(1, sizeof(*r));
+    if (!(*run = r)) {
+        ss_error("out of memory preparing markdup");
+        return -1;
+    }
+    if (dup_run_init(r, o) < 0)
+        return -1;
     if (o->supp && !(r->names = dup_names_init())) {
         ss_error("out of memory preparing markdup -S");
         return -1;

@@ -103,6 +103,9 @@ typedef struct {
 } dup_counts_t;
 #define DUP_NCOUNTS 12
 
+/* The run state's regexes from o (markdup.c). 0, or -1 after ss_error(). */
+int dup_run_init(dup_run_t *r, const dup_opts_t *o);
+
 /* md_key.c */
 hts_pos_t dup_unclipped_start(const bam1_t *b);
 hts_pos_t dup_unclipped_end(const bam1_t *b);
@@ -170,10 +173,17 @@ hts_pos_t dup_halo(const dup_opts_t *o);
 int dup_stream(const dup_stream_t *st, const dup_span_t *sp, dup_counts_t *c, kstring_t *names,
                dup_emit_fn emit, void *ctx, uint64_t *owned_reads, int *err);
 
-/* md_opts.c */
+/* md_opts.c: the options, by samtools' letters or the codes from DUP_OPT_INCLUDE_FAILS on. */
+#define DUP_OPT_INCLUDE_FAILS 0x100
 int dup_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts);
 void dup_opts_free(void *kopts);
 void dup_usage(FILE *fp);
+/* One option into o (co: -u's level, --reference): 0, 1 (help printed) or -1 after a message. */
+int dup_apply(dup_opts_t *o, ss_common_opts_t *co, int key, const char *arg);
+/* The options together, on command cmd: 0, or SS_EXIT_USAGE after a message. */
+int dup_check(dup_opts_t *o, const char *cmd);
+/* The step (md_step.c). */
+extern const ss_step_t ss_step_markdup;
 
 /* md_stats.c: the -s text, from the counts summed over the run. */
 int dup_stats_text(const dup_opts_t *o, const dup_counts_t *c, kstring_t *s);

@@ -8,7 +8,7 @@
 #include "markdup.h"
 
 enum {
-    OPT_INCLUDE_FAILS = 0x100,
+    OPT_INCLUDE_FAILS = DUP_OPT_INCLUDE_FAILS,
     OPT_NO_PG,
     OPT_NO_MULTI_DUP,
     OPT_READ_COORDS,
@@ -113,10 +113,8 @@ static int mode_opt(dup_opts_t *o, const char *arg)
     return 0;
 }
 
-static int apply(void *ctx, int key, const char *arg)
+int dup_apply(dup_opts_t *o, ss_common_opts_t *co, int key, const char *arg)
 {
-    dup_opts_t *o = ((parse_ctx_t *)ctx)->o;
-    ss_common_opts_t *co = ((parse_ctx_t *)ctx)->co;
     switch (key) {
     case 'r': o->remove_dups = 1; return 0;
     case 'l': o->max_length = atoi(arg) < 0 ? 300 : atoi(arg); return 0;
@@ -142,8 +140,13 @@ static int apply(void *ctx, int key, const char *arg)
     }
 }
 
+static int apply(void *ctx, int key, const char *arg)
+{
+    return dup_apply(((parse_ctx_t *)ctx)->o, ((parse_ctx_t *)ctx)->co, key, arg);
+}
+
 /* --coords-order's groups, as samtools numbers them. 0, or -1 after a message. */
-static int coords_order(dup_opts_t *o)
+static int coords_order(dup_opts_t *o, const char *cmd)
 {
     static const struct {
         const char *a, *b;
@@ -159,20 +162,19 @@ static int coords_order(dup_opts_t *o)
             o->rgx_x = orders[i].x, o->rgx_y = orders[i].y, o->rgx_t = orders[i].t;
             return 0;
         }
-    fprintf(stderr, "seqshard markdup: --coords-order %s: give txy, xyt, xty or xy\n", s);
+    fprintf(stderr, "seqshard %s: --coords-order %s: give txy, xyt, xty or xy\n", cmd, s);
     return -1;
 }
 
-/* The options together. 0, or SS_EXIT_USAGE after a message. */
-static int check(dup_opts_t *o)
+int dup_check(dup_opts_t *o, const char *cmd)
 {
     if (o->barcode_tag && o->barcode_name) {
-        fprintf(stderr, "seqshard markdup: give --barcode-tag or --barcode-name/--barcode-rgx, "
-                        "not both\n");
+        fprintf(stderr, "seqshard %s: give a barcode tag or a barcode in the name, not both\n",
+                cmd);
         return SS_EXIT_USAGE;
     }
     o->check_chain = !o->no_multi_dup && (o->tag || o->opt_dist);
-    return o->coords_rgx && coords_order(o) < 0 ? SS_EXIT_USAGE : 0;
+    return o->coords_rgx && coords_order(o, cmd) < 0 ? SS_EXIT_USAGE : 0;
 }
 
 int dup_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
@@ -195,7 +197,7 @@ int dup_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
     if (argc - optind == 2 && !co->output && strcmp(argv[optind + 1], "-") != 0 &&
         ss_opt_string(&co->output, argv[optind + 1]) < 0)
         return SS_EXIT_USAGE;
-    if ((r = check(o)) != 0)
+    if ((r = dup_check(o, "markdup")) != 0)
         return r;
     if (o->stats_file &&
         ss_common_add_write(co, o->stats_file, "the -f statistics", "-f") < 0)

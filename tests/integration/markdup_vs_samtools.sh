@@ -58,6 +58,31 @@ else
     ss_bad "CRAM output" "exit status $?"
 fi
 
+# The step: --markdup in front of view, pileup and realign reads samtools markdup's records.
+"$SAMTOOLS" markdup -d 100 -t "$IN" "$W/m.bam" 2>/dev/null && "$SAMTOOLS" index "$W/m.bam"
+for ss in 2k 100k; do
+    md_run "$W/err" view --quiet --shard-size $ss --markdup --markdup-optical 100 --markdup-tag \
+        -o "$W/v.sam" "$IN" ctgA ctgB:20000-30000 '*'
+    if cmp -s <(grep -v '^@' "$W/v.sam") <("$SAMTOOLS" view "$W/m.bam" ctgA ctgB:20000-30000 '*'); then
+        ss_ok "view --markdup, --shard-size $ss: samtools markdup's records, region by region"
+    else
+        ss_bad "view --markdup, --shard-size $ss" "records differ from samtools markdup's"
+    fi
+    md_run "$W/err" pileup --quiet --shard-size $ss -f "$TD/ref.fa" --markdup -o "$W/p.txt" "$IN"
+    if cmp -s "$W/p.txt" <("$SAMTOOLS" mpileup -f "$TD/ref.fa" "$W/m.bam" 2>/dev/null); then
+        ss_ok "pileup --markdup, --shard-size $ss: samtools markdup | samtools mpileup"
+    else
+        ss_bad "pileup --markdup, --shard-size $ss" "differs from samtools markdup | samtools mpileup"
+    fi
+done
+md_run "$W/err" realign --quiet -f "$TD/ref.fa" -o "$W/r.bam" "$W/m.bam" && "$SAMTOOLS" index "$W/r.bam"
+md_run "$W/err" pileup --quiet --shard-size 7k -f "$TD/ref.fa" --markdup --realign -o "$W/p.txt" "$IN"
+if cmp -s "$W/p.txt" <("$SAMTOOLS" mpileup -f "$TD/ref.fa" "$W/r.bam" 2>/dev/null); then
+    ss_ok "pileup --markdup --realign: markdup, then realign, then mpileup"
+else
+    ss_bad "pileup --markdup --realign" "differs from the three steps run one by one"
+fi
+
 # Refusals: one line, exit 1, no output left.
 md_run "$W/err" markdup --quiet -l 100 "$IN" "$W/no.bam"
 rc=$?
