@@ -33,9 +33,10 @@
  * then an insertion, the whole read aligned, then the leftmost end, so the
  * path is a function of the inputs alone.
  *
- * Scalar on purpose: the gapped fit runs only where an ungapped one cannot be
- * exact (rl_window.c), a few percent of the scores, and the whole of realign
- * stays within the speed budget without SIMD (docs/benchmarks.md#realign).
+ * Scalar on purpose: the search runs only where an ungapped fit may not be the
+ * best (rl_window.c), stops at the bound, and on the benchmark data all of it
+ * adds about 1% to realign's CPU time (docs/benchmarks.md#realign), so vector
+ * code would buy nothing measurable.
  *
  * Workspace: one per block (rl_block_t), grown to the longest read seen and
  * reused, so the search allocates nothing in steady state. One thread.

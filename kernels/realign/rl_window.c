@@ -14,7 +14,7 @@
  *               fit there (rl_dp.c) when that is lower; the gapped fit is only
  *               searched when it could be lower: when both the ungapped score
  *               and the read's original score pass RL_GAP_OPEN (any gapped fit
- *               costs that much), so most reads take the ungapped fast path;
+ *               costs that much); elsewhere the ungapped fit is exact;
  *               its original score is that of its own alignment, the same gap
  *               costs for each indel in it;
  *   decision    a haplotype's total is the sum over members of min(its score,
