@@ -263,7 +263,8 @@ static void test_tail_gap_dropped(void)
     char seq[QLEN + 1];
     int p = 800; /* a deletion of ref[p] that leaves two of the last three bases wrong */
     while ((ref_seq[p + 1] != ref_seq[p]) + (ref_seq[p + 2] != ref_seq[p + 1]) +
-               (ref_seq[p + 3] != ref_seq[p + 2]) != 2 ||
+                   (ref_seq[p + 3] != ref_seq[p + 2]) !=
+               2 ||
            ref_seq[p - 1] == ref_seq[p])
         p++;
     memcpy(seq, ref_seq + p - 97, 97);
@@ -311,7 +312,8 @@ static void test_indel_only_mismatches(void)
     check_mismatch_reads(b);
     CU_ASSERT_EQUAL(c.realigned, 4);
     rl_block_reset(k);
-    make_hap(306, 0, "AC"); /* an insertion after the first 9-10 bases of two reads, their start shifted */
+    make_hap(306, 0,
+             "AC"); /* an insertion after the first 9-10 bases of two reads, their start shifted */
     char seq[QLEN + 1];
     for (int i = 0; i < 2; i++) {
         memcpy(seq, hap_seq + 306 - 9 - i, QLEN);

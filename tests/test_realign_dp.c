@@ -38,7 +38,8 @@ static bam1_t *make_read(const char *seq, int q, int n_low, int low_q)
         qual[i] = (char)(i + (size_t)n_low >= n ? low_q : q);
     bam1_t *b = bam_init1();
     uint32_t cig = bam_cigar_gen((uint32_t)n, BAM_CMATCH);
-    CU_ASSERT_FATAL(b && bam_set1(b, 1, "r", 0, 0, 0, 60, 1, &cig, -1, -1, 0, n, seq, qual, 0) >= 0);
+    CU_ASSERT_FATAL(b &&
+                    bam_set1(b, 1, "r", 0, 0, 0, 60, 1, &cig, -1, -1, 0, n, seq, qual, 0) >= 0);
     return b;
 }
 
@@ -67,14 +68,14 @@ static const char *path_of(const int *map, int qlen, int *start)
     return path_buf;
 }
 
-#define CHECK_PATH(map, qlen, want_start, want_path)                                     \
-    do {                                                                                 \
-        int start_;                                                                      \
-        const char *got_ = path_of(map, qlen, &start_);                                  \
-        if (start_ != (want_start) || strcmp(got_, (want_path)))                         \
+#define CHECK_PATH(map, qlen, want_start, want_path)                                        \
+    do {                                                                                    \
+        int start_;                                                                         \
+        const char *got_ = path_of(map, qlen, &start_);                                     \
+        if (start_ != (want_start) || strcmp(got_, (want_path)))                            \
             printf("\n  got %d %s, want %d %s\n", start_, got_, (want_start), (want_path)); \
-        CU_ASSERT_EQUAL(start_, (want_start));                                           \
-        CU_ASSERT_STRING_EQUAL(got_, (want_path));                                       \
+        CU_ASSERT_EQUAL(start_, (want_start));                                              \
+        CU_ASSERT_STRING_EQUAL(got_, (want_path));                                          \
     } while (0)
 
 /* hap[a, b) then hap[c, d) (and ins between) into buf. */

@@ -47,10 +47,8 @@
 #define RL_MAX_INDEL      60  /* longest indel (bp) taken as a candidate; longer pass */
 #define RL_SPAN_MAX       600 /* reads whose clipped+aligned span is longer pass through */
 #define RL_CLIP_CAP       40  /* most a soft-clipped end adds to a read's score */
-/* A gap of L bases that the haplotype does not hold costs RL_GAP_OPEN + (L - 1) * RL_GAP_EXT,
- * in an original alignment's score and in a gapped fit alike (rl_dp.c says why these). */
-#define RL_GAP_OPEN       40
-#define RL_GAP_EXT        5
+#define RL_GAP_OPEN       40  /* a gap's first base, in any score (rl_dp.c says why) */
+#define RL_GAP_EXT        5   /* each further base of a gap */
 #define RL_BAND           8   /* diagonals each side of the best ungapped offset (rl_dp.c) */
 #define RL_MIN_READS      2   /* reads that must share an indel or clip start for a target */
 #define RL_MIN_CLIP       3   /* shortest soft clip that makes a clip target */

@@ -96,7 +96,7 @@ static inline int sub_cost(uint8_t rb, uint8_t hb, uint8_t q)
 typedef struct {
     const uint8_t *code, *qual, *hap;
     int qlen, hlen, lclip, rclip, j0; /* j0: hap index of diagonal 0 at read base 0 */
-    int H[W], E[W], F[W], M[W]; /* M: the cell's cost ending in a match or mismatch */
+    int H[W], E[W], F[W], M[W];       /* M: the cell's cost ending in a match or mismatch */
 } dp_run_t;
 
 /* Row i (read bases [0, i) used) from row i - 1 in place; its cheapest H. */
@@ -196,8 +196,14 @@ int rl_dp_align(rl_dp_t *dp, const bam1_t *b, int lclip, int rclip, const uint8_
     const uint8_t *s = bam_get_seq(b);
     for (int i = 0; i < qlen; i++)
         dp->code[i] = (uint8_t)bam_seqi(s, i);
-    dp_run_t r = {.code = dp->code, .qual = bam_get_qual(b), .hap = hap, .qlen = qlen,
-                  .hlen = hlen, .lclip = lclip, .rclip = rclip, .j0 = diag - RL_BAND};
+    dp_run_t r = {.code = dp->code,
+                  .qual = bam_get_qual(b),
+                  .hap = hap,
+                  .qlen = qlen,
+                  .hlen = hlen,
+                  .lclip = lclip,
+                  .rclip = rclip,
+                  .j0 = diag - RL_BAND};
     dp_row0(&r, dp->tb);
     int best = RL_DP_INF, bi = -1, bd = -1;
     for (int i = 1; i <= qlen; i++) {

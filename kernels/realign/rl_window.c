@@ -380,8 +380,8 @@ static int gapped_fit(rl_block_t *k, int m, int hlen, size_t at)
     k->gapped[at] = 0;
     if (bound <= RL_GAP_OPEN)
         return 0; /* no gapped fit costs less than a gap: the ungapped one is exact */
-    int s = rl_dp_align(k->dp, r->b, r->lclip, r->rclip, (const uint8_t *)k->hap, hlen,
-                        k->off[at], bound - 1, NULL);
+    int s = rl_dp_align(k->dp, r->b, r->lclip, r->rclip, (const uint8_t *)k->hap, hlen, k->off[at],
+                        bound - 1, NULL);
     if (s < 0)
         return -1;
     if (s < k->score[at])
@@ -521,11 +521,9 @@ static void ungapped_map(rl_block_t *k, const rl_read_t *r, hts_pos_t o)
 {
     int qlen = r->b->core.l_qseq;
     const uint8_t *hap = (const uint8_t *)k->hap;
-    int L = r->lclip && run_score(r->b, hap, o, 0, r->lclip, RL_CLIP_CAP) >= RL_CLIP_CAP
-                ? r->lclip
-                : 0;
-    int R = r->rclip &&
-                    run_score(r->b, hap, o, qlen - r->rclip, qlen, RL_CLIP_CAP) >= RL_CLIP_CAP
+    int L =
+        r->lclip && run_score(r->b, hap, o, 0, r->lclip, RL_CLIP_CAP) >= RL_CLIP_CAP ? r->lclip : 0;
+    int R = r->rclip && run_score(r->b, hap, o, qlen - r->rclip, qlen, RL_CLIP_CAP) >= RL_CLIP_CAP
                 ? r->rclip
                 : 0;
     for (int i = 0; i < qlen; i++)
