@@ -26,6 +26,9 @@ static void make_hap(void)
         hap_s[i] = "ACGT"[(x >> 16) & 3];
         hap_c[i] = (uint8_t)seq_nt16_table[(unsigned char)hap_s[i]];
     }
+    memcpy(hap_s + 200, "CAAAAG", 6); /* a homopolymer for the left-alignment case */
+    for (int i = 200; i < 206; i++)
+        hap_c[i] = (uint8_t)seq_nt16_table[(unsigned char)hap_s[i]];
     hap_s[HLEN] = '\0';
 }
 
@@ -157,6 +160,19 @@ static void test_clip_holding_indel(void)
     rl_dp_destroy(dp);
 }
 
+/* A read missing one A of AAAA: the gap comes out leftmost, as CIGARs are normalised. */
+static void test_gap_left_aligned(void)
+{
+    char s[256];
+    int map[256];
+    rl_dp_t *dp = rl_dp_init();
+    bam1_t *b = make_read(cut(s, 150, 203, NULL, 204, 251), 30, 0, 0);
+    CU_ASSERT_EQUAL(rl_dp_align(dp, b, 0, 0, hap_c, HLEN, 150, RL_DP_INF - 1, map), RL_GAP_OPEN);
+    CHECK_PATH(map, 100, 150, "51M1D49M");
+    bam_destroy1(b);
+    rl_dp_destroy(dp);
+}
+
 /* A read that fits ungapped: cost 0, the diagonal, whatever the band offers. */
 static void test_exact_fit(void)
 {
@@ -178,6 +194,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("realign_dp", NULL, NULL);
     if (!s || !CU_add_test(s, "exact fit", test_exact_fit) ||
         !CU_add_test(s, "a read's own second indel", test_second_indel) ||
+        !CU_add_test(s, "a gap in a homopolymer left-aligned", test_gap_left_aligned) ||
         !CU_add_test(s, "indel 2 bases from the end, by quality", test_end_indel_by_quality) ||
         !CU_add_test(s, "soft clip holding an indel", test_clip_holding_indel)) {
         CU_cleanup_registry();
