@@ -229,6 +229,55 @@ static void test_clipped_after_indel(void)
     rl_block_destroy(k);
 }
 
+/*
+ * A read that carries the window's deletion and an insertion of its own 30 bases
+ * after it, which the mapper aligned ungapped past: no ungapped offset fits both
+ * halves; the gapped fit to the haplotype holds both indels.
+ */
+static void test_second_indel_gapped(void)
+{
+    rl_block_t *k = rl_block_init();
+    make_hap(500, 2, NULL);
+    add_deletion_reads(k, 6);
+    char seq[QLEN + 1], ins = 'A';
+    while (ins == hap_seq[529] || ins == hap_seq[530]) /* an insertion nothing can shift */
+        ins = ins == 'A' ? 'C' : ins == 'C' ? 'G' : 'T';
+    memcpy(seq, hap_seq + 470, 60);
+    seq[60] = ins;
+    memcpy(seq + 61, hap_seq + 530, 39);
+    seq[QLEN] = '\0';
+    bam1_t *b = add_read(k, "own", seq, 470, "30M2D70M", 0, 60);
+    decide(k);
+    CHECK_READ(b, 470, "30M2D30M1I39M");
+    rl_block_destroy(k);
+}
+
+/*
+ * A read with a 1 bp deletion 3 bases from its end that nothing else shows, and the
+ * three bases past it of quality 15: two mismatches there (30) cost less than a gap
+ * (40), so the window is not cleaned and the read fits the reference ungapped.
+ */
+static void test_tail_gap_dropped(void)
+{
+    rl_block_t *k = rl_block_init();
+    char seq[QLEN + 1];
+    int p = 800; /* a deletion of ref[p] that leaves two of the last three bases wrong */
+    while ((ref_seq[p + 1] != ref_seq[p]) + (ref_seq[p + 2] != ref_seq[p + 1]) +
+                   (ref_seq[p + 3] != ref_seq[p + 2]) !=
+               2 ||
+           ref_seq[p - 1] == ref_seq[p])
+        p++;
+    memcpy(seq, ref_seq + p - 97, 97);
+    memcpy(seq + 97, ref_seq + p + 1, 3);
+    seq[QLEN] = '\0';
+    bam1_t *b = add_read(k, "tail", seq, p - 97, "97M1D3M", 0, 60);
+    for (int i = 97; i < QLEN; i++)
+        bam_get_qual(b)[i] = 15;
+    decide(k);
+    CHECK_READ(b, p - 97, "100M");
+    rl_block_destroy(k);
+}
+
 /* Four reads with a deletion 10-13 bases before their ends aligned ungapped, at quality q. */
 static void add_mismatch_reads(rl_block_t *k, bam1_t **b, int q)
 {
@@ -263,7 +312,8 @@ static void test_indel_only_mismatches(void)
     check_mismatch_reads(b);
     CU_ASSERT_EQUAL(c.realigned, 4);
     rl_block_reset(k);
-    make_hap(306, 0, "AC"); /* an insertion after the first 9-10 bases of two reads, their start shifted */
+    make_hap(306, 0,
+             "AC"); /* an insertion after the first 9-10 bases of two reads, their start shifted */
     char seq[QLEN + 1];
     for (int i = 0; i < 2; i++) {
         memcpy(seq, hap_seq + 306 - 9 - i, QLEN);
@@ -409,6 +459,8 @@ int main(void)
         !CU_add_test(s, "insertion soft-clipped", test_insertion_soft_clipped) ||
         !CU_add_test(s, "homopolymer deletion placed differently", test_homopolymer) ||
         !CU_add_test(s, "two nearby indels", test_two_indels) ||
+        !CU_add_test(s, "a read's own second indel, fitted with gaps", test_second_indel_gapped) ||
+        !CU_add_test(s, "a tail gap nothing supports dropped", test_tail_gap_dropped) ||
         !CU_add_test(s, "indel only mismatches show", test_indel_only_mismatches) ||
         !CU_add_test(s, "read clipped just after an indel", test_clipped_after_indel) ||
         !CU_add_test(s, "known indel with no read support", test_known_without_support) ||

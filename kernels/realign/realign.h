@@ -47,7 +47,9 @@
 #define RL_MAX_INDEL      60  /* longest indel (bp) taken as a candidate; longer pass */
 #define RL_SPAN_MAX       600 /* reads whose clipped+aligned span is longer pass through */
 #define RL_CLIP_CAP       40  /* most a soft-clipped end adds to a read's score */
-#define RL_GAP_COST       30  /* what an indel in an original alignment costs in its score */
+#define RL_GAP_OPEN       40  /* a gap's first base, in any score (rl_dp.c says why) */
+#define RL_GAP_EXT        5   /* each further base of a gap */
+#define RL_BAND           8   /* diagonals each side of the best ungapped offset (rl_dp.c) */
 #define RL_MIN_READS      2   /* reads that must share an indel or clip start for a target */
 #define RL_MIN_CLIP       3   /* shortest soft clip that makes a clip target */
 #define RL_DEFAULT_WINDOW 500
@@ -146,6 +148,8 @@ typedef struct {
     int known;
 } rl_cand_t;
 
+typedef struct rl_dp_s rl_dp_t; /* a gapped fit's workspace (rl_dp.c) */
+
 /* Counters of a block's decisions, for the report and tests. */
 typedef struct {
     uint64_t windows, skipped, cleaned, realigned, unclipped;
@@ -177,7 +181,11 @@ struct rl_block_s {
     rl_cand_t *cand; /* one window's candidates */
     int n_cand, m_cand;
     int *score, *off; /* [member][cand + 1]: best score and offset on each haplotype */
+    uint8_t *gapped;  /* [member][cand + 1]: the score is a gapped fit's (rl_dp_align) */
     size_t m_score;
+    rl_dp_t *dp; /* the gapped fit's workspace */
+    int *map;    /* one read's bases on the haplotype (rl_dp_align) */
+    int m_map;
     char *hap;          /* one haplotype's bases (upper case) */
     hts_pos_t *hap_ref; /* the reference position of each, -1 inside an insertion */
     int m_hap;
@@ -252,6 +260,21 @@ void rl_names_destroy(void *names);
 int rl_fix_mates(rl_block_t *k, int max_isize);
 /* NM and MD of b against ref, into *nm and md. 0 or -1. */
 int rl_nm_md(const bam1_t *b, const rl_ref_t *ref, int *nm, kstring_t *md);
+
+/* ---- gapped fits (rl_dp.c) ---- */
+#define RL_DP_INF (1 << 29)
+/* A workspace, reused across reads. NULL out of memory; rl_dp_destroy accepts NULL. */
+rl_dp_t *rl_dp_init(void);
+void rl_dp_destroy(rl_dp_t *dp);
+/*
+ * The cheapest alignment of all of b's bases (its first lclip and last rclip may
+ * stay clipped, for RL_CLIP_CAP each) to hap[0, hlen) (4-bit codes), within
+ * RL_BAND diagonals of read base 0 at hap[diag]. Returns its cost, RL_DP_INF when
+ * every alignment costs more than bound, -1 out of memory. map (qlen ints, may be
+ * NULL) gets each read base's hap index, -1 for an inserted base, -2 for a clipped one.
+ */
+int rl_dp_align(rl_dp_t *dp, const bam1_t *b, int lclip, int rclip, const uint8_t *hap, int hlen,
+                int diag, int bound, int *map);
 
 /* ---- known sites (rl_known.c) ---- */
 typedef struct rl_known_s rl_known_t;

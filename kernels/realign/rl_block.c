@@ -11,7 +11,9 @@
 rl_block_t *rl_block_init(void)
 {
     rl_block_t *k = ss_alloc_private(sizeof(*k)); /* written per read */
-    if (!k || !(k->scratch = ss_bam_private())) {
+    if (!k || !(k->scratch = ss_bam_private()) || !(k->dp = rl_dp_init())) {
+        if (k)
+            bam_destroy1(k->scratch);
         free(k);
         return NULL;
     }
@@ -36,6 +38,9 @@ void rl_block_destroy(rl_block_t *k)
     free(k->cand);
     free(k->score);
     free(k->off);
+    free(k->gapped);
+    free(k->map);
+    rl_dp_destroy(k->dp);
     free(k->hap);
     free(k->hap_ref);
     free(k->tmp_cig);

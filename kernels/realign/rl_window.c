@@ -1,5 +1,6 @@
 /*
- * rl_window.c -- deciding one window, as GATK3's IndelRealigner does it:
+ * rl_window.c -- deciding one window, as GATK3's IndelRealigner does it, with
+ * reads fitted to haplotypes with gaps:
  *
  *   members     the eligible reads assigned to the window (rl_targets.c);
  *   candidates  the reference, then each distinct indel (normalised) that a
@@ -9,13 +10,21 @@
  *               RL_MAX_HAPS kept: a total order, never arrival order;
  *   scores      a member's score on a haplotype is the sum of its mismatching
  *               base qualities at the best ungapped offset (soft-clipped ends
- *               add at most RL_CLIP_CAP each); its original score is that of its
- *               own alignment, RL_GAP_COST per indel;
+ *               add at most RL_CLIP_CAP each), or the cost of its best gapped
+ *               fit there (rl_dp.c) when that is lower; the gapped fit is only
+ *               searched when it could be lower: when both the ungapped score
+ *               and the read's original score pass RL_GAP_OPEN (any gapped fit
+ *               costs that much); elsewhere the ungapped fit is exact;
+ *               its original score is that of its own alignment, the same gap
+ *               costs for each indel in it;
  *   decision    a haplotype's total is the sum over members of min(its score,
  *               the original); the lowest total wins (ties: the higher rank);
  *               when (sum of originals - best total) / 10 >= RL_LOD the window is
  *               cleaned: the members scoring strictly better there take its
- *               alignment, if that moves POS at most --max-move.
+ *               alignment, if that moves POS at most --max-move. When it is not,
+ *               members scoring strictly better on the reference than on their
+ *               own alignment take that (an indel near a read's end that no
+ *               haplotype holds, where the read's mismatches cost less).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -299,7 +308,7 @@ static int best_offset(const rl_block_t *k, const rl_read_t *r, const rl_cand_t 
     return best;
 }
 
-/* The score of r's own alignment: mismatches, RL_GAP_COST per indel, capped clips. */
+/* The score of r's own alignment: mismatches, the gap costs of each indel, capped clips. */
 static int orig_score(const rl_read_t *r, const rl_ref_t *ref)
 {
     const bam1_t *b = r->b;
@@ -317,7 +326,7 @@ static int orig_score(const rl_read_t *r, const rl_ref_t *ref)
                 if (mismatch(bam_seqi(s, qp + j), ref_code(rl_ref_at(ref, rp + j))))
                     sum += q[qp + j];
         if (op == BAM_CINS || op == BAM_CDEL)
-            sum += RL_GAP_COST;
+            sum += RL_GAP_OPEN + (len - 1) * RL_GAP_EXT;
         if (op != BAM_CSOFT_CLIP && (bam_cigar_type(op) & 1))
             qp += len;
         if (bam_cigar_type(op) & 2)
@@ -336,11 +345,14 @@ static int score_room(rl_block_t *k, size_t need)
         return 0;
     int *s = realloc(k->score, need * sizeof(*s)),
         *o = s ? realloc(k->off, need * sizeof(*o)) : NULL;
+    uint8_t *g = o ? realloc(k->gapped, need) : NULL;
     if (s)
         k->score = s;
     if (o)
         k->off = o;
-    if (!s || !o)
+    if (g)
+        k->gapped = g;
+    if (!s || !o || !g)
         return -1;
     k->m_score = need;
     return 0;
@@ -360,7 +372,24 @@ static void hap_span(const rl_block_t *k, const rl_ref_t *ref, hts_pos_t *hs, ht
     *he = hi < ref->beg + ref->len ? hi : ref->beg + ref->len;
 }
 
-/* Score every member on every haplotype: k->score/off [m * (n_cand + 1) + h]. */
+/* Member m's gapped fit on the haplotype in k->hap when it may beat the ungapped one. */
+static int gapped_fit(rl_block_t *k, int m, int hlen, size_t at)
+{
+    const rl_read_t *r = &k->reads[k->members[m]];
+    int bound = k->score[at] < r->orig_score ? k->score[at] : r->orig_score;
+    k->gapped[at] = 0;
+    if (bound <= RL_GAP_OPEN)
+        return 0; /* no gapped fit costs less than a gap: the ungapped one is exact */
+    int s = rl_dp_align(k->dp, r->b, r->lclip, r->rclip, (const uint8_t *)k->hap, hlen, k->off[at],
+                        bound - 1, NULL);
+    if (s < 0)
+        return -1;
+    if (s < k->score[at])
+        k->score[at] = s, k->gapped[at] = 1;
+    return 0;
+}
+
+/* Score every member on every haplotype: k->score/off/gapped [m * (n_cand + 1) + h]. */
 static int score_all(rl_block_t *k, const rl_ref_t *ref, hts_pos_t hs, hts_pos_t he)
 {
     int H = k->n_cand + 1;
@@ -372,8 +401,15 @@ static int score_all(rl_block_t *k, const rl_ref_t *ref, hts_pos_t hs, hts_pos_t
         if (hlen < 0)
             return -1;
         for (int m = 0; m < k->n_mem; m++) {
-            int *s = &k->score[(size_t)m * H + h], *o = &k->off[(size_t)m * H + h];
-            *s = hlen ? best_offset(k, &k->reads[k->members[m]], c, hs, hlen, o) : INF_SCORE;
+            size_t at = (size_t)m * H + h;
+            k->gapped[at] = 0;
+            if (!hlen) {
+                k->score[at] = INF_SCORE;
+                continue;
+            }
+            k->score[at] = best_offset(k, &k->reads[k->members[m]], c, hs, hlen, &k->off[at]);
+            if (gapped_fit(k, m, hlen, at) < 0)
+                return -1;
         }
     }
     return 0;
@@ -401,15 +437,50 @@ static int cig_push(rl_block_t *k, int *n, int op, int len)
 }
 
 /*
- * The CIGAR of read bases [L, qlen - R) at offset o of the haplotype in k->hap
- * (soft clips around them; an insertion at either end joins the clip) into
- * k->tmp_cig. Returns its length (0: nothing aligned), -1 out of memory.
+ * An insertion next to a deletion in k->tmp_cig (a read base the haplotype lacks
+ * where it lacks a reference base: a read from the other haplotype of a
+ * heterozygous indel, fitted to this one) is a substitution: the shorter of the
+ * two becomes M, the rest stays. Returns the new length, -1 out of memory.
  */
-static int hap_cigar(rl_block_t *k, int qlen, hts_pos_t o, int L, int R, hts_pos_t *pos)
+static int merge_indel_pairs(rl_block_t *k, int n)
 {
-    while (L < qlen - R && k->hap_ref[o + L] < 0)
+    int out = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t c = k->tmp_cig[i];
+        if (out > 0) {
+            int pop = bam_cigar_op(k->tmp_cig[out - 1]), op = bam_cigar_op(c);
+            if ((pop == BAM_CINS && op == BAM_CDEL) || (pop == BAM_CDEL && op == BAM_CINS)) {
+                int a = (int)bam_cigar_oplen(k->tmp_cig[out - 1]), b = (int)bam_cigar_oplen(c);
+                int m = a < b ? a : b;
+                out--;
+                if (cig_push(k, &out, BAM_CMATCH, m) < 0 ||
+                    cig_push(k, &out, a > b ? pop : op, a > b ? a - b : b - a) < 0)
+                    return -1;
+                continue;
+            }
+        }
+        if (cig_push(k, &out, bam_cigar_op(c), (int)bam_cigar_oplen(c)) < 0)
+            return -1;
+    }
+    return out;
+}
+
+/* The reference position read base i is aligned to (map: rl_dp_align's), -1 inserted. */
+static inline hts_pos_t ref_of(const rl_block_t *k, int i)
+{
+    return k->map[i] < 0 ? -1 : k->hap_ref[k->map[i]];
+}
+
+/*
+ * The CIGAR of read bases [L, qlen - R), placed on the haplotype in k->hap by
+ * k->map (soft clips around them; an insertion at either end joins the clip),
+ * into k->tmp_cig. Returns its length (0: nothing aligned), -1 out of memory.
+ */
+static int hap_cigar(rl_block_t *k, int qlen, int L, int R, hts_pos_t *pos)
+{
+    while (L < qlen - R && ref_of(k, L) < 0)
         L++;
-    while (qlen - R > L && k->hap_ref[o + qlen - R - 1] < 0)
+    while (qlen - R > L && ref_of(k, qlen - R - 1) < 0)
         R++;
     if (L >= qlen - R)
         return 0;
@@ -418,7 +489,7 @@ static int hap_cigar(rl_block_t *k, int qlen, hts_pos_t o, int L, int R, hts_pos
     if (cig_push(k, &n, BAM_CSOFT_CLIP, L) < 0)
         return -1;
     for (int i = L; i < qlen - R; i++) {
-        hts_pos_t hr = k->hap_ref[o + i];
+        hts_pos_t hr = ref_of(k, i);
         if (hr >= 0 && prev >= 0 && hr != prev + 1 &&
             cig_push(k, &n, BAM_CDEL, (int)(hr - prev - 1)) < 0)
             return -1;
@@ -429,8 +500,34 @@ static int hap_cigar(rl_block_t *k, int qlen, hts_pos_t o, int L, int R, hts_pos
     }
     if (cig_push(k, &n, BAM_CSOFT_CLIP, R) < 0)
         return -1;
-    *pos = k->hap_ref[o + L];
-    return n;
+    *pos = ref_of(k, L);
+    return merge_indel_pairs(k, n);
+}
+
+static int map_room(rl_block_t *k, int qlen)
+{
+    if (qlen <= k->m_map)
+        return 0;
+    int *p = realloc(k->map, (size_t)(qlen + 64) * sizeof(*p));
+    if (!p)
+        return -1;
+    k->map = p, k->m_map = qlen + 64;
+    return 0;
+}
+
+/* The ungapped fit at offset o into k->map: a clipped end that matches the haplotype
+ * (costs under RL_CLIP_CAP) unclipped, as bwa mem clips near indels. */
+static void ungapped_map(rl_block_t *k, const rl_read_t *r, hts_pos_t o)
+{
+    int qlen = r->b->core.l_qseq;
+    const uint8_t *hap = (const uint8_t *)k->hap;
+    int L =
+        r->lclip && run_score(r->b, hap, o, 0, r->lclip, RL_CLIP_CAP) >= RL_CLIP_CAP ? r->lclip : 0;
+    int R = r->rclip && run_score(r->b, hap, o, qlen - r->rclip, qlen, RL_CLIP_CAP) >= RL_CLIP_CAP
+                ? r->rclip
+                : 0;
+    for (int i = 0; i < qlen; i++)
+        k->map[i] = i < L || i >= qlen - R ? -2 : (int)(o + i);
 }
 
 static int same_alignment(const bam1_t *b, hts_pos_t pos, const uint32_t *cig, int n)
@@ -456,21 +553,26 @@ static int arena_keep(rl_block_t *k, int n)
     return k->n_cig - n;
 }
 
-/* Give member i the alignment at offset o of the haplotype in k->hap; 1 if it moved. */
-static int realign_read(rl_block_t *k, int i, hts_pos_t o, const rl_opts_t *opt,
-                        const rl_ref_t *ref, rl_counts_t *counts)
+/* Give member i its fit on the haplotype in k->hap (length hlen): the ungapped one at
+ * offset o, or the gapped one from there; 1 if it moved. */
+static int realign_read(rl_block_t *k, int i, int hlen, hts_pos_t o, int gapped,
+                        const rl_opts_t *opt, const rl_ref_t *ref, rl_counts_t *counts)
 {
     rl_read_t *r = &k->reads[i];
-    int qlen = r->b->core.l_qseq;
-    const uint8_t *hap = (const uint8_t *)k->hap;
-    /* a clipped end that matches the haplotype is unclipped (bwa mem clips near indels) */
-    int L =
-        r->lclip && run_score(r->b, hap, o, 0, r->lclip, RL_CLIP_CAP) < RL_CLIP_CAP ? 0 : r->lclip;
-    int R = r->rclip && run_score(r->b, hap, o, qlen - r->rclip, qlen, RL_CLIP_CAP) < RL_CLIP_CAP
-                ? 0
-                : r->rclip;
+    int qlen = r->b->core.l_qseq, L = 0, R = 0;
+    if (map_room(k, qlen) < 0)
+        return -1;
+    if (!gapped)
+        ungapped_map(k, r, o);
+    else if (rl_dp_align(k->dp, r->b, r->lclip, r->rclip, (const uint8_t *)k->hap, hlen, (int)o,
+                         RL_DP_INF - 1, k->map) < 0)
+        return -1;
+    while (L < qlen && k->map[L] == -2)
+        L++;
+    while (R < qlen - L && k->map[qlen - 1 - R] == -2)
+        R++;
     hts_pos_t pos;
-    int n = hap_cigar(k, qlen, o, L, R, &pos);
+    int n = hap_cigar(k, qlen, L, R, &pos);
     if (n <= 0)
         return n;
     hts_pos_t d = pos > r->pos ? pos - r->pos : r->pos - pos;
@@ -502,6 +604,23 @@ static int pick_hap(const rl_block_t *k, long *best)
     return pick;
 }
 
+/* Members scoring strictly better on haplotype h than on their own alignment take it. */
+static int realign_members(rl_block_t *k, int h, const rl_opts_t *o, const rl_ref_t *ref,
+                           hts_pos_t hs, hts_pos_t he, rl_counts_t *counts)
+{
+    int H = k->n_cand + 1, hlen = build_hap(k, h ? &k->cand[h - 1] : NULL, ref, hs, he);
+    if (hlen <= 0)
+        return hlen < 0 ? -1 : 0;
+    for (int m = 0; m < k->n_mem; m++) {
+        size_t at = (size_t)m * H + h;
+        int i = k->members[m];
+        if (k->score[at] < k->reads[i].orig_score &&
+            realign_read(k, i, hlen, k->off[at], k->gapped[at], o, ref, counts) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int rl_decide_window(rl_block_t *k, int w, const rl_opts_t *o, const rl_ref_t *ref,
                      rl_counts_t *counts)
 {
@@ -516,26 +635,18 @@ int rl_decide_window(rl_block_t *k, int w, const rl_opts_t *o, const rl_ref_t *r
         return 0;
     hts_pos_t hs, he;
     hap_span(k, ref, &hs, &he);
-    if (score_all(k, ref, hs, he) < 0)
-        return -1;
     long total_orig = 0, best;
     for (int m = 0; m < k->n_mem; m++) {
         rl_read_t *r = &k->reads[k->members[m]];
         r->orig_score = orig_score(r, ref);
         total_orig += r->orig_score;
     }
-    int H = k->n_cand + 1, h = pick_hap(k, &best);
+    if (score_all(k, ref, hs, he) < 0)
+        return -1;
+    int h = pick_hap(k, &best);
     if ((total_orig - best) < 10L * RL_LOD)
-        return 0;
+        return realign_members(k, 0, o, ref, hs, he, counts); /* the reference stays */
     win->cleaned = 1;
     counts->cleaned = 1;
-    if (build_hap(k, h ? &k->cand[h - 1] : NULL, ref, hs, he) <= 0)
-        return -1;
-    for (int m = 0; m < k->n_mem; m++) {
-        int i = k->members[m];
-        if (k->score[(size_t)m * H + h] < k->reads[i].orig_score &&
-            realign_read(k, i, k->off[(size_t)m * H + h], o, ref, counts) < 0)
-            return -1;
-    }
-    return 0;
+    return realign_members(k, h, o, ref, hs, he, counts);
 }
