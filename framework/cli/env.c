@@ -45,6 +45,8 @@ static const env_var_t env_vars[] = {
      0},
     {"SEQSHARD_PROGRESS_INTERVAL", ENV_SECONDS, 0, "a number of seconds above 0 (e.g. 0.5)", 0},
     {"SEQSHARD_HTS_LOG", ENV_FLAG, 0, "1 (show htslib's log lines) or 0", 0},
+    {"SEQSHARD_STDOUT_DIRECT", ENV_FLAG, 0,
+     "1 (rank 0 writes to mpirun's standard output itself) or 0 (through mpirun)", 0},
     {"SEQSHARD_BAQ_PATH", ENV_CHOICE, 0,
      "scalar, sse2, avx2 or htslib (unset: the best this "
      "CPU runs)",
