@@ -137,7 +137,7 @@ static int parent_stdout(pid_t ppid)
 int ss_comm_stdout_direct(void)
 {
     const char *off = getenv("SEQSHARD_STDOUT_DIRECT"); /* checked by env.c: 0 or 1 */
-    if (!ss_comm_parallel() || ss_comm_rank() != 0 || (off && strcmp(off, "0") == 0) ||
+    if (ss_comm_rank() != 0 || (off && strcmp(off, "0") == 0) ||
         launcher_rewrites())
         return 0;
     pid_t ppid = getppid();

@@ -38,7 +38,7 @@ static inline int ss_comm_parallel(void)
 }
 
 /*
- * Rank 0 of several, launched by mpirun on this node: point standard output
+ * Rank 0 (of one or several), launched by mpirun on this node: point standard output
  * at the launcher's own (the same open file, or /dev/null) instead of the
  * pipe the launcher forwards, which is several times slower (launcher.c).
  * SEQSHARD_STDOUT_DIRECT=0 keeps the pipe. 1 when it did, 0 when it left

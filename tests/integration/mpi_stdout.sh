@@ -117,6 +117,7 @@ if cmp -s "$W/around.exp" "$W/around.got"; then
 else
     ss_bad "{ echo; mpirun -np 3 ...; echo; } > FILE" "differs" "$(head -2 "$W/err")"
 fi
+check "mpirun -np 1 = samtools mpileup" "$W/samtools.pileup" 1 2 2k pileup -f "$REF" "$S1"
 SEQSHARD_STDOUT_DIRECT=0 check "through mpirun (SEQSHARD_STDOUT_DIRECT=0) np=3" \
     "$W/samtools.pileup" 3 1 2k pileup -f "$REF" "$S1"
 "${MPIRUN[@]}" -np 3 "$SEQSHARD" pileup --quiet --shard-size 2k -f "$REF" "$S1" </dev/null \
