@@ -289,6 +289,11 @@ size_t ss_ordered_budget(const ss_ordered_t *ow)
     return ow->budget;
 }
 
+size_t ss_ordered_share(const ss_ordered_t *ow)
+{
+    return ow->max_live > 0 ? ow->budget / (size_t)ow->max_live : ow->budget;
+}
+
 int ss_ordered_settle(ss_ordered_t *ow, kstring_t *b)
 {
     pthread_mutex_lock(&ow->lock);

@@ -199,7 +199,14 @@ static int make_room(ss_out_t *o)
     if (!over && b->l + o->slack <= b->m)
         return 0;
     if (!over) {
+        /*
+         * Up to the buffer's share at once, then by half: every step frees the old
+         * block, which the allocator keeps, so a long chain of small steps would pin
+         * about twice the final size beside it.
+         */
         size_t least = b->l + 2 * o->slack, want = b->m + b->m / 2;
+        if (want < ss_ordered_share(o->bufs))
+            want = ss_ordered_share(o->bufs);
         int g = ss_ordered_grow(o->bufs, b, want > least ? want : least, least);
         o->charged = b->m;
         if (g < 0)

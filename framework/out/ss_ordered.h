@@ -81,6 +81,8 @@ kstring_t *ss_ordered_buffer(ss_ordered_t *ow, int group, int idx);
  */
 void ss_ordered_set_budget(ss_ordered_t *ow, size_t bytes);
 size_t ss_ordered_budget(const ss_ordered_t *ow);
+/* The budget over the buffer cap: what one buffer may take without crowding the others. */
+size_t ss_ordered_share(const ss_ordered_t *ow);
 /*
  * Grow the capacity of b (a buffer from ss_ordered_buffer that the caller
  * holds) to at most want and at least least, as the budget allows: 1 when b
