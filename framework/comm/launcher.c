@@ -53,8 +53,8 @@ static int parent_is_launcher(pid_t ppid)
     int ok = fgets(name, sizeof(name), fp) != NULL;
     fclose(fp);
     name[strcspn(name, "\n")] = '\0';
-    return ok && (!strcmp(name, "mpirun") || !strcmp(name, "mpiexec") ||
-                  !strcmp(name, "orterun") || !strcmp(name, "prterun"));
+    return ok && (!strcmp(name, "mpirun") || !strcmp(name, "mpiexec") || !strcmp(name, "orterun") ||
+                  !strcmp(name, "prterun"));
 }
 
 /* Our standard output's pipe ("pipe:[INO]") or pseudo-terminal number; 0, or -1 for neither. */
@@ -137,8 +137,7 @@ static int parent_stdout(pid_t ppid)
 int ss_comm_stdout_direct(void)
 {
     const char *off = getenv("SEQSHARD_STDOUT_DIRECT"); /* checked by env.c: 0 or 1 */
-    if (ss_comm_rank() != 0 || (off && strcmp(off, "0") == 0) ||
-        launcher_rewrites())
+    if (ss_comm_rank() != 0 || (off && strcmp(off, "0") == 0) || launcher_rewrites())
         return 0;
     pid_t ppid = getppid();
     if (!parent_is_launcher(ppid) || !parent_reads_our_stdout(ppid))
