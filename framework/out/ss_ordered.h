@@ -29,7 +29,7 @@ typedef void (*ss_ordered_tick_f)(void *ctx);
  * Buffers larger than this are freed when recycled, so one huge shard does not pin memory.
  * Above SS_SHARD_OUTPUT with room to spare: kernels reserve a quarter more than they
  * last wrote, and a shard of 48 MiB whose buffer was freed every time faulted its pages
- * (measured before text buffers spilled past SEQSHARD_SPILL_AT; CRAM and moving records
+ * (measured before text buffers spilled past a memory budget; CRAM and moving records
  * still fill whole buffers)
  * in again (a fifth of the CPU of 30 inputs at 64 MiB). Pages are touched only as far as
  * a shard wrote, so a kept buffer pins what the shards make, not what they reserved.
