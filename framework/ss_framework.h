@@ -349,7 +349,7 @@ typedef struct {
 #define SS_DEFAULT_SHARD_SIZE 262144
 /*
  * The output a shard may make, estimated (ss_out_spec_t). Not a memory bound
- * (text past SEQSHARD_SPILL_AT leaves memory): the balance between what a
+ * (text past the output buffers' memory budget leaves memory): the balance between what a
  * shard costs per input (a CRAM slice decoded per shard) and the records a
  * CRAM input's window holds, which grow with the shard's length. At 1000
  * inputs (a third CRAM, 30x) 256 MiB gives 8 shards, 87 s of CPU and 470 MB;

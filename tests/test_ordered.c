@@ -273,6 +273,38 @@ static void test_buffers_stay_in_group(void)
     ss_ordered_destroy(ow);
 }
 
+/*
+ * The budget counts capacity: growth is granted only within it (partly, down to the
+ * least asked), growth a buffer made by itself is counted when settled, and a buffer
+ * recycled while the buffers hold more than the budget is freed.
+ */
+static void test_budget(void)
+{
+    const size_t MB = (size_t)1 << 20;
+    ss_ordered_t *ow = ss_ordered_init(4, 4, 0);
+    ss_ordered_set_budget(ow, 10 * MB);
+    SS_EQ(ss_ordered_budget(ow), 10 * MB);
+    kstring_t *a = ss_ordered_buffer(ow, 0, 0), *b = ss_ordered_buffer(ow, 0, 1);
+    SS_EQ(ss_ordered_grow(ow, a, 6 * MB, 1 * MB), 1);
+    SS_EQ(a->m, 6 * MB);
+    SS_EQ(ss_ordered_grow(ow, b, 6 * MB, 5 * MB), 0); /* 4 MB left: less than the least */
+    SS_EQ(ss_ordered_grow(ow, b, 6 * MB, 2 * MB), 1); /* granted what is left */
+    SS_EQ(b->m, 4 * MB);
+    SS_EQ(ss_ordered_peak_held(ow), 10 * MB);
+    kputs("x", a);
+    CU_ASSERT_FATAL(ks_resize(a, 7 * MB) == 0);  /* growth the budget did not grant */
+    SS_EQ(ss_ordered_settle(ow, a), 1);           /* ... counted: over the budget */
+    CU_ASSERT(ss_ordered_peak_held(ow) > 10 * MB);
+    ss_ordered_release(ow, a); /* over: its memory is freed, not kept */
+    kstring_t *again = ss_ordered_buffer(ow, 0, 2);
+    CU_ASSERT_PTR_EQUAL(again, a);
+    SS_EQ(again->m, 0);
+    SS_EQ(ss_ordered_grow(ow, again, 6 * MB, 6 * MB), 1); /* its 6+ MB came back to the budget */
+    ss_ordered_release(ow, again);
+    ss_ordered_release(ow, b);
+    ss_ordered_destroy(ow);
+}
+
 static void test_empty_run(void)
 {
     ss_ordered_t *ow = ss_ordered_init(0, 8, 0);
@@ -293,7 +325,7 @@ int main(void)
         !CU_add_test(s, "lowest_waiter_first", test_lowest_waiter_first) ||
         !CU_add_test(s, "big_buffers_not_kept", test_big_buffers_not_kept) ||
         !CU_add_test(s, "buffers_stay_in_group", test_buffers_stay_in_group) ||
-        !CU_add_test(s, "empty_run", test_empty_run))
+        !CU_add_test(s, "budget", test_budget) || !CU_add_test(s, "empty_run", test_empty_run))
         return 1;
     return ss_test_run();
 }

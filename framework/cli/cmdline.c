@@ -20,7 +20,8 @@ enum { KEY_HELP = 0x1f00, KEY_MAN, KEY_OPTIONS };
 const ss_opt_t ss_opts_output_records[] = {
     {SS_OPT_OUTPUT, 'o', "output", "FILE",
      "write to FILE, created only when the run succeeds; FILE##idx##INDEX names the index "
-     "too [standard output; under mpirun rank 0 writes it, a file is faster]",
+     "too [standard output; under mpirun rank 0 writes it in order; -o FILE is the fast "
+     "path: every rank writes its own shards]",
      SS_VALUES_FILE},
     {SS_OPT_OUTPUT_FMT, 'O', "output-fmt", "FMT[,level=N]",
      "sam, bam or cram, with an optional compression level 0-9 [from -o's extension: .bam, "
@@ -37,8 +38,8 @@ const ss_opt_t ss_opts_output_records[] = {
 const ss_opt_t ss_opts_output_text[] = {
     {SS_OPT_OUTPUT, 'o', "output", "FILE",
      "write to FILE, created only when the run succeeds; FILE.gz or FILE.bgz is BGZF with "
-     "a tabix index beside it [standard output; under mpirun rank 0 writes it, a file is "
-     "faster]",
+     "a tabix index beside it [standard output; under mpirun rank 0 writes it in order; -o "
+     "FILE is the fast path: every rank writes its own shards]",
      SS_VALUES_FILE},
     {SS_OPT_FMT_OPTION, 0, "output-fmt-option", "level=N",
      "compression level 0-9 of a .gz output [htslib's default]", "level="},

@@ -41,10 +41,12 @@ static const env_var_t env_vars[] = {
      0},
     {"SEQSHARD_SPILL_AT", ENV_SIZE, 64000,
      "a size in bytes of at least 64k, with an optional "
-     "k, m or g (e.g. 8m)",
+     "k, m or g (e.g. 512m)",
      0},
     {"SEQSHARD_PROGRESS_INTERVAL", ENV_SECONDS, 0, "a number of seconds above 0 (e.g. 0.5)", 0},
     {"SEQSHARD_HTS_LOG", ENV_FLAG, 0, "1 (show htslib's log lines) or 0", 0},
+    {"SEQSHARD_STDOUT_DIRECT", ENV_FLAG, 0,
+     "1 (rank 0 writes to mpirun's standard output itself) or 0 (through mpirun)", 0},
     {"SEQSHARD_BAQ_PATH", ENV_CHOICE, 0,
      "scalar, sse2, avx2 or htslib (unset: the best this "
      "CPU runs)",
@@ -140,6 +142,18 @@ int ss_env_check(void)
         }
     }
     return 0;
+}
+
+size_t ss_env_size(const char *name, size_t dflt)
+{
+    const char *s = getenv(name);
+    for (size_t i = 0; s && *s && i < sizeof(env_vars) / sizeof(env_vars[0]); i++) {
+        hts_pos_t v;
+        if (strcmp(env_vars[i].name, name) == 0 && env_vars[i].kind == ENV_SIZE &&
+            valid(&env_vars[i], s) && ss_parse_size(s, &v) == 0)
+            return (size_t)v;
+    }
+    return dflt;
 }
 
 int ss_env_on(const char *name)

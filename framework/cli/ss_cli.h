@@ -29,6 +29,11 @@ int ss_parse_size(const char *s, hts_pos_t *out);
  * thread, before the job opens.
  */
 int ss_env_check(void);
+/*
+ * A size variable of the checked table (k/m/g), or dflt when it is unset,
+ * empty, not in the table or not valid there. Any thread.
+ */
+size_t ss_env_size(const char *name, size_t dflt);
 /* Whether variable `name` is "1". */
 int ss_env_on(const char *name);
 

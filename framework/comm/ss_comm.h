@@ -37,6 +37,16 @@ static inline int ss_comm_parallel(void)
     return ss_comm_size() > 1;
 }
 
+/*
+ * Rank 0 (of one or several), launched by mpirun on this node: point standard output
+ * at the launcher's own (the same open file, or /dev/null) instead of the
+ * pipe the launcher forwards, which is several times slower (launcher.c).
+ * SEQSHARD_STDOUT_DIRECT=0 keeps the pipe. 1 when it did, 0 when it left
+ * standard output alone. Before anything is written to standard output;
+ * main thread. No MPI call.
+ */
+int ss_comm_stdout_direct(void);
+
 /* ---- dynamic shard hand-out: a counter, a stop flag and shard sizes on rank 0 ---- */
 
 /*

@@ -18,6 +18,11 @@
  * is the run's page faults (docs/benchmarks.md#allocators); with the cap at
  * running workers + 1 (engine.c) a worker that is two shards ahead, or one of
  * more workers than cores, waits for the writer instead of touching a new buffer.
+ * Memory budget: held is the sum of every live buffer's capacity (not its
+ * length: capacity is what a buffer pins). A buffer grows through
+ * ss_ordered_grow only within the budget; growth a kernel made on its own
+ * (kputs past the end) is counted when the buffer is next settled, and a
+ * buffer recycled while held passes the budget is freed instead of kept.
  * Deadlock freedom: shards are admitted in index order by the scheduler, and
  * shard `next` is always admissible and always gets a buffer, so whoever holds
  * it can finish it.
@@ -33,8 +38,9 @@
 
 /* A buffer and the worker group whose node holds its pages. */
 typedef struct {
-    kstring_t ks; /* first: the kstring_t * handed out points here */
+    kstring_t ks;   /* first: the kstring_t * handed out points here */
     int group;
+    size_t charged; /* the capacity counted in held (under the lock) */
 } group_buf_t;
 
 struct ss_ordered_s {
@@ -50,6 +56,8 @@ struct ss_ordered_s {
     int n_free, m_free;
     int n_live, max_live;    /* buffers in existence; the cap, 0 for none */
     int peak_live;
+    size_t budget;         /* bytes of capacity all buffers may hold; 0: no limit */
+    size_t held, peak_held; /* sum of the buffers' charged capacities */
     struct waiter_s *waiters; /* workers waiting in ss_ordered_buffer() */
     const unsigned char *kept; /* [n] shards already in the output (--resume), or NULL;
                                 * set before the workers start, read-only after */
@@ -101,6 +109,25 @@ static void buf_free(kstring_t *b)
     }
 }
 
+/* Count b's capacity as it is now; 1 when held then passes the budget. Lock held. */
+static int settle_locked(ss_ordered_t *ow, kstring_t *b)
+{
+    group_buf_t *g = (group_buf_t *)b;
+    ow->held = ow->held - g->charged + b->m;
+    g->charged = b->m;
+    if (ow->held > ow->peak_held)
+        ow->peak_held = ow->held;
+    return ow->budget && ow->held > ow->budget;
+}
+
+/* Free a live buffer and its charge. Lock held. */
+static void drop_locked(ss_ordered_t *ow, kstring_t *b)
+{
+    ow->held -= ((group_buf_t *)b)->charged;
+    buf_free(b);
+    ow->n_live--;
+}
+
 void ss_ordered_destroy(ss_ordered_t *ow)
 {
     if (!ow)
@@ -141,24 +168,24 @@ int ss_ordered_admit(ss_ordered_t *ow, int idx)
 /* Keep b for reuse unless it grew past SS_ORDERED_KEEP_MAX. Called with the lock held. */
 static void recycle_locked(ss_ordered_t *ow, kstring_t *b)
 {
+    int over = settle_locked(ow, b);
     if (ow->max_live && ow->n_live > ow->max_live) {
-        buf_free(b); /* shard `next` went over the cap: do not keep the extra one */
-        ow->n_live--;
+        drop_locked(ow, b); /* shard `next` went over the cap: do not keep the extra one */
         pthread_cond_broadcast(&ow->free_cv); /* the lowest waiter must see it */
         return;
     }
-    if (b->m > SS_ORDERED_KEEP_MAX) {
+    if (b->m > SS_ORDERED_KEEP_MAX || over) {
         free(b->s);
         b->s = NULL;
         b->m = 0;
+        (void)settle_locked(ow, b);
     }
     b->l = 0;
     if (ow->n_free == ow->m_free) {
         int m = ow->m_free ? 2 * ow->m_free : 16;
         kstring_t **a = realloc(ow->free_list, (size_t)m * sizeof(*a));
         if (!a) {
-            buf_free(b); /* cannot keep it; it will be allocated again */
-            ow->n_live--;
+            drop_locked(ow, b); /* cannot keep it; it will be allocated again */
             pthread_cond_broadcast(&ow->free_cv); /* the lowest waiter must see it */
             return;
         }
@@ -210,8 +237,7 @@ static int grant_locked(ss_ordered_t *ow, int group, int idx, group_buf_t **g)
         return 1;
     if (ow->n_free > 0) {
         /* at the cap, only another node's buffers are free: trade one in */
-        buf_free(ow->free_list[--ow->n_free]);
-        ow->n_live--;
+        drop_locked(ow, ow->free_list[--ow->n_free]);
         return 1;
     }
     return 0;
@@ -246,10 +272,85 @@ kstring_t *ss_ordered_buffer(ss_ordered_t *ow, int group, int idx)
             return NULL;
         }
         g->group = group;
+        g->charged = 0;
     }
     if (g)
         g->ks.l = 0;
     return g ? &g->ks : NULL;
+}
+
+void ss_ordered_set_budget(ss_ordered_t *ow, size_t bytes)
+{
+    ow->budget = bytes;
+}
+
+size_t ss_ordered_budget(const ss_ordered_t *ow)
+{
+    return ow->budget;
+}
+
+size_t ss_ordered_share(const ss_ordered_t *ow)
+{
+    return ow->max_live > 0 ? ow->budget / (size_t)ow->max_live : ow->budget;
+}
+
+int ss_ordered_settle(ss_ordered_t *ow, kstring_t *b)
+{
+    pthread_mutex_lock(&ow->lock);
+    int over = settle_locked(ow, b);
+    pthread_mutex_unlock(&ow->lock);
+    return over;
+}
+
+/* Room for b to grow to, within the budget: at most want. Lock held. */
+static size_t room_locked(const ss_ordered_t *ow, const kstring_t *b, size_t want)
+{
+    size_t others = ow->held - ((const group_buf_t *)b)->charged;
+    if (!ow->budget)
+        return want;
+    size_t room = ow->budget > others ? ow->budget - others : 0;
+    return want < room ? want : room;
+}
+
+int ss_ordered_grow(ss_ordered_t *ow, kstring_t *b, size_t want, size_t least)
+{
+    if (b->m >= least)
+        return 1;
+    pthread_mutex_lock(&ow->lock);
+    (void)settle_locked(ow, b);
+    size_t to = room_locked(ow, b, want);
+    if (to < least) {
+        pthread_mutex_unlock(&ow->lock);
+        return 0;
+    }
+    group_buf_t *g = (group_buf_t *)b;
+    size_t old = b->m;
+    ow->held = ow->held - g->charged + to; /* counted before the pages exist */
+    g->charged = to;
+    if (ow->held > ow->peak_held)
+        ow->peak_held = ow->held;
+    pthread_mutex_unlock(&ow->lock);
+    /* nothing to keep: a fresh block instead of realloc copying the old one */
+    char *s = b->l ? realloc(b->s, to) : malloc(to);
+    if (s && !b->l)
+        free(b->s);
+    pthread_mutex_lock(&ow->lock);
+    if (s) {
+        b->s = s, b->m = to;
+    } else {
+        ow->held = ow->held - to + old;
+        g->charged = old;
+    }
+    pthread_mutex_unlock(&ow->lock);
+    return s ? 1 : -1;
+}
+
+size_t ss_ordered_peak_held(ss_ordered_t *ow)
+{
+    pthread_mutex_lock(&ow->lock);
+    size_t n = ow->peak_held;
+    pthread_mutex_unlock(&ow->lock);
+    return n;
 }
 
 void ss_ordered_put(ss_ordered_t *ow, int idx, kstring_t *buf)

@@ -16,13 +16,22 @@
 #include <htslib/bgzf.h>
 
 #include "../../alloc/ss_alloc.h"
+#include "ss_ordered.h"
 #include "ss_out.h"
 #include "ss_shard_index.h"
 #include "ss_side.h"
 #include "ss_spill.h"
 
+/* Room a buffer keeps for the lines a kernel writes between two checkpoints. */
+#define SPILL_SLACK ((size_t)1 << 20)
+/* Less than this is not worth a write to the spill file (and BGZF needs a block's worth). */
+#define SPILL_MIN ((size_t)64000)
+
 struct ss_out_s {
     const ss_out_run_t *run;
+    ss_ordered_t *bufs;     /* owns buf and counts its capacity against the budget */
+    size_t charged;         /* buf's capacity as last counted there */
+    size_t slack;           /* room a buffer keeps for the lines before the next checkpoint */
     const ss_shard_t *sh;   /* the shard being processed */
     kstring_t *buf;         /* its bytes, owned by the ordered writer */
     kstring_t line;         /* one SAM line or BAM record */
@@ -38,12 +47,16 @@ struct ss_out_s {
     ss_idx_piece_t idx; /* what the output's index needs of this shard (ss_shard_index.h) */
 };
 
-ss_out_t *ss_out_init(const ss_out_run_t *r)
+ss_out_t *ss_out_init(const ss_out_run_t *r, ss_ordered_t *bufs)
 {
     ss_out_t *o = ss_alloc_private(sizeof(*o)); /* written per record */
     if (!o)
         goto oom;
     o->run = r;
+    o->bufs = bufs;
+    /* a tiny budget (tests) keeps little room; the usual one keeps 1 MiB */
+    size_t budget = ss_ordered_budget(bufs);
+    o->slack = budget && budget / 8 < SPILL_SLACK ? budget / 8 : SPILL_SLACK;
     o->spill = SS_SPILL_NONE;
     if (ss_ks_private(&o->line, 4096) < 0)
         goto oom;
@@ -83,6 +96,7 @@ int ss_out_begin(ss_out_t *o, const ss_shard_t *sh, kstring_t *buf)
 {
     o->sh = sh;
     o->buf = buf;
+    o->charged = (size_t)-1; /* settled at the first checkpoint */
     o->pack.len = 0;
     ss_spill_close(&o->spill);
     o->spilled_raw = 0;
@@ -112,13 +126,8 @@ kstring_t *ss_out_text(ss_out_t *o)
     return o->buf;
 }
 
-/*
- * Whether buf's bytes may leave memory now: they are final (not CRAM, whose
- * containers are made at the end).
- */
-/* What a buffer may pass spill_at by before the next checkpoint: a few lines. */
-#define SPILL_SLACK ((size_t)1 << 20)
-
+/* Whether buf's bytes may leave memory now: they are final (not CRAM, whose
+ * containers are made at the end). */
 static int spillable(const ss_out_t *o)
 {
     return o->run->format != SS_FMT_CRAM;
@@ -149,8 +158,11 @@ static int spill(ss_out_t *o)
 {
     const char *dir = o->run->spill_dir;
     size_t n = o->buf->l;
-    if (o->run->bgzf) {
+    if (o->run->bgzf)
         n -= n % BGZF_BLOCK_SIZE;
+    if (n == 0)
+        return 0;
+    if (o->run->bgzf) {
         note_lines(o, n, 0);
         if (ss_bgzf_compress_ks(o->buf->s, n, &o->z, o->run->level) < 0) {
             ss_error("shard %d: BGZF compression failed (out of memory?)", o->sh->idx);
@@ -168,23 +180,66 @@ static int spill(ss_out_t *o)
     return 0;
 }
 
+static int out_of_memory(const ss_out_t *o)
+{
+    ss_error("out of memory for shard %d's output", o->sh->idx);
+    return -1;
+}
+
+/*
+ * The buffer is nearly full, or grew by itself: let it grow by half while the
+ * rank's buffers stay within their budget (ss_ordered_grow), else move its
+ * bytes to the spill file so it needs no more. 0 or -1.
+ */
+static int make_room(ss_out_t *o)
+{
+    kstring_t *b = o->buf;
+    int over = ss_ordered_settle(o->bufs, b);
+    o->charged = b->m;
+    if (!over && b->l + o->slack <= b->m)
+        return 0;
+    if (!over) {
+        /*
+         * Up to the buffer's share at once, then by half: every step frees the old
+         * block, which the allocator keeps, so a long chain of small steps would pin
+         * about twice the final size beside it.
+         */
+        size_t least = b->l + 2 * o->slack, want = b->m + b->m / 2;
+        if (want < ss_ordered_share(o->bufs))
+            want = ss_ordered_share(o->bufs);
+        int g = ss_ordered_grow(o->bufs, b, want > least ? want : least, least);
+        o->charged = b->m;
+        if (g < 0)
+            return out_of_memory(o);
+        if (g > 0)
+            return 0;
+    }
+    return b->l >= SPILL_MIN ? spill(o) : 0;
+}
+
 int ss_out_checkpoint(ss_out_t *o)
 {
-    if (o->buf->l < o->run->spill_at || !spillable(o))
+    /* the hot path (a pileup column): room left and no growth uncounted */
+    if (o->buf->l + o->slack <= o->buf->m && o->buf->m == o->charged)
         return 0;
-    return spill(o);
+    return spillable(o) ? make_room(o) : 0;
 }
 
 int ss_out_reserve(ss_out_t *o, size_t n)
 {
     if (ss_out_checkpoint(o) < 0)
         return -1;
-    if (spillable(o) && n > o->run->spill_at + SPILL_SLACK)
-        n = o->run->spill_at + SPILL_SLACK; /* the buffer never holds much more */
-    if (ss_ks_reserve(o->buf, n) == 0)
-        return 0;
-    ss_error("out of memory for shard %d's output", o->sh->idx);
-    return -1;
+    if (n > SS_RESERVE_MAX)
+        n = SS_RESERVE_MAX;
+    /* within the budget; what it has no room for spills at the checkpoints */
+    size_t least = o->buf->l + o->slack;
+    int g = ss_ordered_grow(o->bufs, o->buf, n > least ? n : least, spillable(o) ? least : n);
+    o->charged = o->buf->m;
+    if (g < 0)
+        return out_of_memory(o);
+    if (g == 0 && !spillable(o) && ss_ks_reserve(o->buf, n) < 0)
+        return out_of_memory(o); /* CRAM cannot spill: grow as before, counted when settled */
+    return 0;
 }
 
 size_t ss_out_length(const ss_out_t *o)

@@ -122,19 +122,6 @@ static int freeze_header(sam_hdr_t *h)
     return sam_hdr_nref(h) == 0 || sam_hdr_name2tid(h, sam_hdr_tid2name(h, 0)) >= 0 ? 0 : -1;
 }
 
-/*
- * SEQSHARD_SPILL_AT=<bytes> (k/m/g, at least 64k): how much of a shard's
- * output stays in memory; the output's bytes do not depend on it.
- */
-static size_t spill_at(void)
-{
-    const char *s = getenv("SEQSHARD_SPILL_AT");
-    hts_pos_t v;
-    if (s && *s && ss_parse_size(s, &v) == 0 && v >= 64000)
-        return (size_t)v;
-    return SS_OUT_SPILL_AT;
-}
-
 /* Text whose every line is a '#' meta line (tabix steps over them all). */
 static int all_meta(const char *text, size_t len)
 {
@@ -183,7 +170,6 @@ ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co)
     r->index_threads = spec->index_threads > 0 ? spec->index_threads : 1;
     r->tmp_dir = co->tmp_dir;
     r->input = co->n_inputs == 1 ? co->inputs[0] : NULL;
-    r->spill_at = spill_at();
     snprintf(r->spill_dir, sizeof(r->spill_dir), ".");
     r->no_main = spec->no_main;
     r->bgzf = r->format == SS_FMT_TEXT ? text_bgzf(spec, co->output)

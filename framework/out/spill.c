@@ -1,5 +1,5 @@
 /*
- * spill.c -- a shard's output past SS_OUT_SPILL_AT bytes, in a temporary
+ * spill.c -- a shard's output past the output memory budget, in a temporary
  * file of its own (ss_spill.h). Written by the worker making the shard, read
  * back once by the main thread that writes the shard out, then closed.
  */

@@ -29,12 +29,20 @@ typedef void (*ss_ordered_tick_f)(void *ctx);
  * Buffers larger than this are freed when recycled, so one huge shard does not pin memory.
  * Above SS_SHARD_OUTPUT with room to spare: kernels reserve a quarter more than they
  * last wrote, and a shard of 48 MiB whose buffer was freed every time faulted its pages
- * (measured before text buffers spilled past SEQSHARD_SPILL_AT; CRAM and moving records
+ * (measured before text buffers spilled past a memory budget; CRAM and moving records
  * still fill whole buffers)
  * in again (a fifth of the CPU of 30 inputs at 64 MiB). Pages are touched only as far as
  * a shard wrote, so a kept buffer pins what the shards make, not what they reserved.
  */
 #define SS_ORDERED_KEEP_MAX ((size_t)128 << 20)
+
+/*
+ * The default output memory budget of a rank: this much per buffer that may
+ * exist at once (the cap, running workers + 1, or the window if smaller), so
+ * a shard that makes less than about this stays in memory and is never
+ * spilled. SEQSHARD_SPILL_AT sets the budget itself (engine.c).
+ */
+#define SS_ORDERED_MEM_PER_BUFFER ((size_t)32 << 20)
 
 /*
  * Window of `window` shards (>= 1) over n_shards, with at most max_buffers
@@ -66,6 +74,31 @@ int ss_ordered_admit(ss_ordered_t *ow, int idx);
  * or once the run was stopped. Workers.
  */
 kstring_t *ss_ordered_buffer(ss_ordered_t *ow, int group, int idx);
+/*
+ * The memory budget: the capacity every shard buffer holds together (free,
+ * filling or waiting), in bytes; 0, the default, is no limit. Main thread,
+ * before workers start.
+ */
+void ss_ordered_set_budget(ss_ordered_t *ow, size_t bytes);
+size_t ss_ordered_budget(const ss_ordered_t *ow);
+/* The budget over the buffer cap: what one buffer may take without crowding the others. */
+size_t ss_ordered_share(const ss_ordered_t *ow);
+/*
+ * Grow the capacity of b (a buffer from ss_ordered_buffer that the caller
+ * holds) to at most want and at least least, as the budget allows: 1 when b
+ * then holds at least least bytes (it may already have), 0 when the budget
+ * has no room for that (the caller spills instead), -1 out of memory (b
+ * unchanged). Keeps b's bytes. The worker that holds b.
+ */
+int ss_ordered_grow(ss_ordered_t *ow, kstring_t *b, size_t want, size_t least);
+/*
+ * Count b's capacity as it is now (a kernel's own appends may have grown it):
+ * 1 when the buffers then hold more than the budget, else 0. The worker that
+ * holds b.
+ */
+int ss_ordered_settle(ss_ordered_t *ow, kstring_t *b);
+/* The most capacity the buffers held at once, as counted (any thread). */
+size_t ss_ordered_peak_held(ss_ordered_t *ow);
 /* Hand shard idx's bytes to the writer; the writer owns buf from now on. Workers. */
 void ss_ordered_put(ss_ordered_t *ow, int idx, kstring_t *buf);
 /* Give back a buffer that will not be put (the shard failed). Workers. */

@@ -9,6 +9,7 @@
 #ifndef SS_OUT_H
 #define SS_OUT_H
 
+#include "ss_ordered.h"
 #include "ss_output.h"
 #include "ss_shard_index.h"
 #include "ss_spill.h"
@@ -28,8 +29,7 @@ struct ss_out_run_s {
     ss_cram_frame_t cram;
     ss_cram_opts_t cram_opts; /* strings borrowed from the common options */
     const char *tmp_dir;
-    char spill_dir[4096]; /* where shards' output past spill_at goes (engine.c sets it) */
-    size_t spill_at;      /* SS_OUT_SPILL_AT, or SEQSHARD_SPILL_AT */
+    char spill_dir[4096]; /* where shard output past the memory budget goes (engine.c sets it) */
     int no_main;          /* the kernel writes side streams only: no main file */
     const char *input;    /* the run's one input, named in messages about its records, or NULL */
     const char *index_out; /* -o FILE##idx##INDEX's INDEX (borrowed), or NULL: beside FILE */
@@ -76,14 +76,16 @@ int ss_out_run_index_tabix(const ss_out_run_t *r, ss_output_t *out, const char *
 ss_idx_merge_t *ss_out_run_index_merge(const ss_out_run_t *r, uint64_t header_len, int text_csi);
 
 /*
- * A worker's output. ss_out_init: NULL after ss_error(). begin binds the
+ * A worker's output. ss_out_init: NULL after ss_error(); bufs hands out the
+ * shard buffers and holds their memory budget (ss_ordered.h): a buffer grows
+ * within it and spills its bytes past it. begin binds the
  * shard and the buffer the ordered writer gave (cleared; 0, or -1 after
  * ss_error()); end finishes the
  * shard's bytes in buf (moving records sorted and kept by ownership, the
  * last BGZF block, CRAM containers, text compressed); abort drops a failed
  * shard's state. Worker thread that owns o.
  */
-ss_out_t *ss_out_init(const ss_out_run_t *r);
+ss_out_t *ss_out_init(const ss_out_run_t *r, ss_ordered_t *bufs);
 void ss_out_destroy(ss_out_t *o);
 int ss_out_begin(ss_out_t *o, const ss_shard_t *sh, kstring_t *buf);
 int ss_out_end(ss_out_t *o);

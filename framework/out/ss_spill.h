@@ -1,10 +1,10 @@
 /*
  * ss_spill.h -- the part of one shard's output that did not stay in memory.
  *
- * A worker's shard buffer is cut at SS_OUT_SPILL_AT bytes: the leading bytes
- * (whole BGZF blocks for compressed output) go to a temporary file of the
- * shard's own, and the shard's output is then that file's bytes followed by
- * what is left in the buffer. So a shard may make far more output than fits
+ * When a shard buffer would grow past the rank's output memory budget
+ * (ss_ordered.h, out.c), its leading bytes (whole BGZF blocks for compressed
+ * output) go to a temporary file of the shard's own, and the shard's output
+ * is then that file's bytes followed by what is left in the buffer. So a shard may make far more output than fits
  * in memory, and the planner can cut shards by work (a CRAM slice decoded
  * once, not once per small shard) rather than by output.
  *
@@ -19,9 +19,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* A shard's buffer past this many bytes is moved to its spill file. */
-#define SS_OUT_SPILL_AT ((size_t)8 << 20)
 
 typedef struct {
     int fd;       /* -1: nothing spilled */

@@ -319,8 +319,10 @@ static void write_cpu(FILE *fp, const ss_report_t *r)
  */
 static void write_diagnostics(FILE *fp, const ss_report_t *r, uint64_t reads)
 {
-    fprintf(fp, "  \"diagnostics\": {\"output_buffers\": {\"cap\": %d, \"peak\": %d}, ",
-            r->buffer_cap, r->buffer_peak);
+    fprintf(fp,
+            "  \"diagnostics\": {\"output_buffers\": {\"cap\": %d, \"peak\": %d, "
+            "\"budget_bytes\": %zu, \"peak_bytes\": %zu}, ",
+            r->buffer_cap, r->buffer_peak, r->buffer_budget, r->buffer_peak_bytes);
     if (r->count_before && r->count_after) {
         char counts[256];
         ss_count_json(counts, sizeof(counts), r->count_before, r->count_after, reads);

@@ -65,6 +65,7 @@ typedef struct {
     uint64_t bytes_written;
     uint64_t est_work_total;
     int buffer_cap, buffer_peak; /* shard output buffers: the cap and the most at once */
+    size_t buffer_budget, buffer_peak_bytes; /* their memory budget and most capacity held */
     const char *bind_mode;       /* the mode in effect ("none" when not pinned) */
     const ss_placement_t *place; /* [n_workers] rank 0's workers, or NULL */
     /* Allocator calls around the workers' run (libsscount.so); NULL: not measured. */

@@ -112,6 +112,17 @@ static size_t store_mem_cap(int n_workers)
     return STORE_MEM_PER_WORKER * (size_t)(n_workers + 1);
 }
 
+/*
+ * The shard buffers' memory budget: SS_ORDERED_MEM_PER_BUFFER for each buffer
+ * that may exist at once (the cap, or the window if smaller), or
+ * SEQSHARD_SPILL_AT. Output spills to --tmp-dir only past it.
+ */
+static size_t out_budget(int window, int buffer_cap)
+{
+    int n = buffer_cap < window ? buffer_cap : window;
+    return ss_env_size("SEQSHARD_SPILL_AT", SS_ORDERED_MEM_PER_BUFFER * (size_t)(n > 0 ? n : 1));
+}
+
 static int shard_from_env(const char *name)
 {
     const char *s = getenv(name);
@@ -241,7 +252,7 @@ static void *worker_main(void *arg)
         ss_error("out of memory starting worker %d", w->id);
         goto stop;
     }
-    if (!(out = ss_out_init(e->orun)) || ss_side_attach(e->side, out, w->id) < 0)
+    if (!(out = ss_out_init(e->orun, e->ow)) || ss_side_attach(e->side, out, w->id) < 0)
         goto stop;
     w->chain = ss_chain_open(e->job, rd, ss_job_step_reach(e->job).halo, e->n_kernel_counters);
     if (!w->chain && ss_error_raised())
@@ -453,6 +464,8 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
     int running = n_slots < cores ? n_slots : cores;
     s->buffer_cap = (running > 0 ? running : 1) + 1;
     e->ow = ss_ordered_init(s->n, window, s->buffer_cap);
+    if (e->ow)
+        ss_ordered_set_budget(e->ow, out_budget(window, s->buffer_cap));
     if (ss_comm_parallel()) {
         e->sched = ss_sched_par_init(n_slots);
         char dir[4096];

@@ -24,6 +24,8 @@ static void report_fill(const engine_t *e, const setup_t *s, double t0, ss_repor
     r->bytes_written = e->bytes_written;
     r->buffer_cap = s->buffer_cap;
     r->buffer_peak = e->ow ? ss_ordered_peak_buffers(e->ow) : 0;
+    r->buffer_budget = e->ow ? ss_ordered_budget(e->ow) : 0;
+    r->buffer_peak_bytes = e->ow ? ss_ordered_peak_held(e->ow) : 0;
     /* auto means one worker per core when pinned (ss_topo_plan), else none */
     int pinned = 0;
     for (int i = 0; e->place && i < s->n_workers; i++)

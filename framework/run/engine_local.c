@@ -3,6 +3,9 @@
  * into the ordered writer (ordered.c), and the main thread writes them to
  * the output file in shard order while the workers go on.
  */
+#include <string.h>
+
+#include "../comm/ss_comm.h"
 #include "ss_engine.h"
 
 /*
@@ -16,6 +19,8 @@ static int local_open(engine_t *e, const kstring_t *header)
         return 0; /* side streams only (side_out.c) */
     const char *path = ss_job_opts(e->job)->output;
     int stream = ss_job_inputs(e->job)->stream != NULL;
+    if (!path || strcmp(path, "-") == 0)
+        (void)ss_comm_stdout_direct(); /* mpirun -np 1: past its forwarding when it can */
     if (!(e->out = stream ? ss_output_open(path) : ss_output_open_resumable(path)))
         return -1;
     if (!stream && ss_engine_resume_start(e, header) < 0)

@@ -141,6 +141,8 @@ static int par_open(engine_t *e, const kstring_t *header)
         return 0; /* side streams only: they are written at the end (side_out.c) */
     int root = ss_comm_rank() == 0, named = path && strcmp(path, "-") != 0;
     /* NULL: reported (or --resume refused); the merge then fails on every rank */
+    if (root && !named)
+        (void)ss_comm_stdout_direct(); /* past mpirun's forwarding when it can */
     if (root)
         e->out = named ? ss_output_open_resumable(path) : ss_output_open(NULL);
     /*

@@ -4,8 +4,9 @@
 # (framework/out/funnel.c). The stream must be one process's bytes for text
 # (pileup, depth, view SAM, view -c) and the same records for BAM and CRAM,
 # at 1-3 ranks, 1-2 threads and shard sizes from 2 kb to whole contigs, and to
-# -o /dev/stdout or a FIFO; a
-# failing shard on any rank stops every rank with status 1, no hang.
+# -o /dev/stdout or a FIFO; at -np 3 with 2 kb shards, pileup is samtools mpileup's bytes,
+# and view -b (BAM) and mpileup -Ou/-Ob/-Oz/-Ov (BCF, BGZF VCF) one process's bytes at the
+# same shard size; a failing shard on any rank stops every rank with status 1, no hang.
 #
 # Skipped (status 77) in a build without MPI (SS_MPI=0).
 set -u
@@ -75,6 +76,58 @@ for np in 2 3; do
     check "view -c np=$np" "$W/count.exp" "$np" 1 2k view -c "$S1"
     records "view -O cram np=$np" "$W/cram.exp" "$np" 2 7k view -O cram -T "$REF" "$S1"
 done
+
+# Every kind of output a kernel writes to standard output, at -np 3 with 2 kb shards (many
+# shards cross ranks): the bytes of one process's standard output at the same shard size,
+# and for pileup samtools mpileup's own.
+same_np1() { # NAME ARGS...: np=3 stream equals one process's stream, byte for byte
+    local name=$1
+    shift
+    "$SEQSHARD" "$@" --quiet -@ 2 --shard-size 2k </dev/null >"$W/one.bin" 2>"$W/err" ||
+        { ss_bad "$name" "one process failed" "$(head -2 "$W/err")"; return; }
+    check "$name" "$W/one.bin" 3 1 2k "$@"
+}
+"$SAMTOOLS" mpileup -f "$REF" "$S1" 2>/dev/null >"$W/samtools.pileup"
+check "pileup np=3 = samtools mpileup" "$W/samtools.pileup" 3 1 2k pileup -f "$REF" "$S1"
+same_np1 "view -b np=3: BAM bytes" view -b "$S1"
+for t in u b z v; do
+    same_np1 "mpileup -O$t np=3" mpileup --no-version -O$t -f "$REF" "$S1" "$TD/s2.bam"
+done
+# the BGZF stream (-Oz) decompresses to the plain one (-Ov)
+"${MPIRUN[@]}" -np 3 "$SEQSHARD" mpileup --no-version --quiet --shard-size 2k -Oz -f "$REF" \
+    "$S1" "$TD/s2.bam" </dev/null 2>"$W/err" | bgzip -dc >"$W/z.vcf"
+"$SEQSHARD" mpileup --no-version --quiet -Ov -f "$REF" "$S1" "$TD/s2.bam" >"$W/v.vcf" 2>>"$W/err"
+if [ -s "$W/v.vcf" ] && cmp -s "$W/z.vcf" "$W/v.vcf"; then
+    ss_ok "mpileup -Oz np=3 decompressed = -Ov"
+else
+    ss_bad "mpileup -Oz np=3 decompressed" "differs from -Ov" "$(head -2 "$W/err")"
+fi
+
+# Rank 0 writes to mpirun's own standard output (launcher.c): the same open file, so a
+# shell's redirect around it keeps its offset; and the pipe through mpirun still works.
+{
+    echo before
+    timeout "$SS_TIMEOUT" "${MPIRUN[@]}" -np 3 "$SEQSHARD" pileup --quiet --shard-size 2k \
+        -f "$REF" "$S1" </dev/null 2>"$W/err"
+    echo after
+} >"$W/around.got"
+{ echo before; cat "$W/samtools.pileup"; echo after; } >"$W/around.exp"
+if cmp -s "$W/around.exp" "$W/around.got"; then
+    ss_ok "{ echo; mpirun -np 3 ...; echo; } > FILE: in place"
+else
+    ss_bad "{ echo; mpirun -np 3 ...; echo; } > FILE" "differs" "$(head -2 "$W/err")"
+fi
+check "mpirun -np 1 = samtools mpileup" "$W/samtools.pileup" 1 2 2k pileup -f "$REF" "$S1"
+SEQSHARD_STDOUT_DIRECT=0 check "through mpirun (SEQSHARD_STDOUT_DIRECT=0) np=3" \
+    "$W/samtools.pileup" 3 1 2k pileup -f "$REF" "$S1"
+"${MPIRUN[@]}" -np 3 "$SEQSHARD" pileup --quiet --shard-size 2k -f "$REF" "$S1" </dev/null \
+    2>"$W/err" | md5sum >"$W/md5.got"
+md5sum <"$W/samtools.pileup" >"$W/md5.exp"
+if cmp -s "$W/md5.exp" "$W/md5.got"; then
+    ss_ok "mpirun -np 3 pileup | md5sum = samtools mpileup | md5sum"
+else
+    ss_bad "mpirun -np 3 pileup | md5sum" "$(cat "$W/md5.got")" "$(head -2 "$W/err")"
+fi
 
 # -o naming a stream: standard output itself, and a FIFO read by another process.
 check "-o /dev/stdout np=2" "$W/pileup.exp" 2 1 2k pileup -f "$REF" -o /dev/stdout "$S1"

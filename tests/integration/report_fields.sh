@@ -70,6 +70,7 @@ else
     (\"'kernel_counts' not in d\", 'no realign counters without --realign'),
     (\"set(d['diagnostics']) == {'output_buffers', 'alloc_counting'} and d['diagnostics']['alloc_counting'] == 'not measured'\", 'diagnostics: buffers, allocator calls not measured'),
     (\"d['diagnostics']['output_buffers']['cap'] >= d['diagnostics']['output_buffers']['peak'] >= 1\", 'diagnostics: output_buffers'),
+    (\"d['diagnostics']['output_buffers']['budget_bytes'] >= 64000 and d['diagnostics']['output_buffers']['peak_bytes'] > 0\", 'diagnostics: output buffer budget and peak'),
     (\"not {'output_buffers', 'alloc_counting', 'malloc_calls', 'free_calls', 'allocs_per_read'} & set(d)\", 'no developer fields at the top'),"
     check "report: shard records" "$W/ok.json" "$W/ok.txt" "
     (\"sorted(r['index'] for r in recs) == list(range(d['shards']))\", 'one record per shard'),

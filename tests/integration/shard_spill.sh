@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# shard_spill.sh -- a shard's output past SEQSHARD_SPILL_AT leaves memory for a
-# temporary file and comes back in place: the output's bytes (text, BGZF text
+# shard_spill.sh -- a shard's output past the output buffers' memory budget
+# (SEQSHARD_SPILL_AT) leaves memory for a temporary file and comes back in place: the output's bytes (text, BGZF text
 # with its index, SAM, BAM, depth) are the same whether shards spill or not,
 # with one process and under mpirun; a spill directory that cannot be written
 # fails the run with one line and leaves no output.
@@ -8,8 +8,8 @@ set -u
 . "$(dirname "$0")/lib.sh"
 ss_setup
 W=$SS_WORK
-SPILL=64k    # the smallest allowed: every shard of these runs spills
-NOSPILL=1g   # more than any shard here makes: none spills
+SPILL=64k    # the smallest budget allowed: every shard of these runs spills
+NOSPILL=1g   # more than all buffers here hold: none spills
 
 # same_spilled NAME OUTNAME ARGS...: the run's files with and without spilling.
 same_spilled() {
