@@ -575,6 +575,14 @@ static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
                      "end; rerun without --resume", e->k->name);
         return 1;
     }
+    /* a kept shard's output is on disk, but not what it added to the sums */
+    if (o->resume && (spec->n_values || spec->n_hists)) {
+        if (ss_comm_rank() == 0)
+            ss_error("--resume: this %s run sums figures over every shard (its statistics), "
+                     "which a resumed run cannot recover; rerun without --resume",
+                     e->k->name);
+        return 1;
+    }
     if (ss_resume_check_opts(o, ss_job_inputs(e->job)->stream != NULL) < 0)
         return 1;
     if (o->output && strcmp(o->output, "-") != 0 &&

@@ -94,8 +94,10 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
     out->format = o->format;
     out->sam_header = 1;
     out->index_threads = o->threads;
-    out->n_values = DUP_NCOUNTS;
-    out->value_ops = dup_ops;
+    if (o->do_stats) { /* only -s/-f print them; without, --resume may reuse shards */
+        out->n_values = DUP_NCOUNTS;
+        out->value_ops = dup_ops;
+    }
     return 0;
 }
 
@@ -214,7 +216,8 @@ static int unplaced(dup_worker_t *w, const ss_shard_t *sh, ss_out_t *out, ss_sha
         if (ss_out_record(out, b) < 0)
             return -1;
     }
-    add_counts(ss_out_values(out), &c);
+    if (w->o->do_stats)
+        add_counts(ss_out_values(out), &c);
     return r < -1 ? read_failed(w, sh, r, errno) : 0;
 }
 
@@ -240,7 +243,8 @@ static int process(void *ws, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats
     w->out = out, w->st = st, w->c = (dup_counts_t){0};
     if (stream(w, sh, NULL, write_read) < 0)
         return -1;
-    add_counts(ss_out_values(out), &w->c);
+    if (w->o->do_stats)
+        add_counts(ss_out_values(out), &w->c);
     return 0;
 }
 
