@@ -136,7 +136,7 @@ static void note_lines(ss_out_t *o, size_t leaving, int final)
 
 static void note_blocks(ss_out_t *o)
 {
-    if (o->idx.kind == SS_IDX_LINES)
+    if (ss_idx_kind_text(o->idx.kind))
         (void)ss_idx_piece_blocks(&o->idx, o->z.s, o->z.l);
 }
 
