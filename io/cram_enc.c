@@ -27,6 +27,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <htslib/bgzf.h>
 #include <htslib/cram.h>
 #include <htslib/hfile.h>
 
@@ -41,6 +42,7 @@ struct ss_cram_enc_s {
     const ss_cram_frame_t *frame; /* the run's, read-only */
     sam_hdr_t *hdr;     /* the worker's copy of the output header */
     int fd;             /* scratch file: one shard's complete CRAM */
+    int ifd;            /* scratch file for the shard's .crai, or -1 until needed */
     htsFile *holder;    /* owns the shared reference cache */
     htsFile *cur;       /* this shard's writer, or NULL */
     kstring_t check;    /* scratch for comparing the frame bytes */
@@ -263,6 +265,7 @@ ss_cram_enc_t *ss_cram_enc_init(const ss_cram_frame_t *frame, const ss_cram_opts
     cw->o = *o;
     cw->frame = frame;
     cw->hdr = hdr;
+    cw->ifd = -1;
     cw->fd = scratch_fd(tmp_dir);
     if (cw->fd < 0) {
         ss_error("cannot create a scratch file for CRAM output: %s; check --tmp-dir",
@@ -292,6 +295,8 @@ void ss_cram_enc_destroy(ss_cram_enc_t *cw)
         hts_close(cw->holder); /* its EOF goes to /dev/null */
     if (cw->fd >= 0)
         close(cw->fd);
+    if (cw->ifd >= 0)
+        close(cw->ifd);
     free(cw->check.s);
     free(cw);
 }
@@ -345,6 +350,29 @@ int ss_cram_enc_end(ss_cram_enc_t *cw, kstring_t *out, int shard_idx)
         return -1;
     }
     return 0;
+}
+
+int ss_cram_enc_index(ss_cram_enc_t *cw, kstring_t *out)
+{
+    char cram[64], crai[64];
+    if (cw->ifd < 0 && (cw->ifd = scratch_fd(NULL)) < 0)
+        return -1;
+    /* the scratch files by name, for htslib's index builder (samtools index's own) */
+    snprintf(cram, sizeof(cram), "/proc/self/fd/%d", cw->fd);
+    snprintf(crai, sizeof(crai), "/proc/self/fd/%d", cw->ifd);
+    if (ftruncate(cw->ifd, 0) < 0 || sam_index_build3(cram, crai, 0, 0) < 0)
+        return -1;
+    BGZF *z = bgzf_open(crai, "r");
+    if (!z)
+        return -1;
+    char buf[65536];
+    ssize_t n;
+    while ((n = bgzf_read(z, buf, sizeof(buf))) > 0)
+        if (kputsn(buf, (size_t)n, out) < 0) {
+            n = -1;
+            break;
+        }
+    return bgzf_close(z) < 0 || n < 0 ? -1 : 0;
 }
 
 void ss_cram_enc_abort(ss_cram_enc_t *cw)

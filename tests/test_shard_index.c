@@ -447,6 +447,54 @@ static void test_bcf_cut_record(void)
     ss_idx_piece_free(&p);
 }
 
+/* One shard's .crai lines as a piece: offsets count from a CRAM whose frame is head bytes. */
+static void crai_piece(const char *lines, uint64_t shard_len, uint64_t head, kstring_t *piece)
+{
+    ss_idx_piece_t p = {0};
+    ss_idx_piece_reset(&p, SS_IDX_CRAI);
+    SS_EQ(ss_idx_piece_crai(&p, lines, strlen(lines)), 0);
+    SS_EQ(ss_idx_piece_end(&p, shard_len, head), 0);
+    ss_idx_piece_take(&p, piece);
+    ss_idx_piece_free(&p);
+}
+
+/* CRAM: each shard's container offsets move to where its containers were written; the
+ * lines come out gzip-compressed in shard order; a line without its fields is refused. */
+static void test_crai_shifted(void)
+{
+    kstring_t a = KS_INITIALIZE, b = KS_INITIALIZE, c = KS_INITIALIZE, got = KS_INITIALIZE;
+    crai_piece("0\t1\t500\t1000\t200\t3000\n0\t480\t900\t4300\t210\t2500\n", 6000,
+               1000, &a);
+    crai_piece("", 0, 1000, &b); /* an empty shard */
+    crai_piece("1\t1\t70\t1000\t190\t800\n", 1100, 1000, &c);
+    ss_idx_merge_t *m = ss_idx_merge_init(SS_IDX_CRAI, 0, 0, 0, 1000);
+    CU_ASSERT_FATAL(m != NULL);
+    SS_EQ(ss_idx_merge_add(m, a.s, a.l, 1000), 0);
+    SS_EQ(ss_idx_merge_add(m, b.s, b.l, 7000), 0);
+    SS_EQ(ss_idx_merge_add(m, c.s, c.l, 7000), 0);
+    char *path = tmp_path(".crai");
+    SS_EQ(ss_idx_merge_save(m, 8100, path), 0);
+    BGZF *z = bgzf_open(path, "r");
+    CU_ASSERT_FATAL(z != NULL);
+    char buf[4096];
+    ssize_t n = bgzf_read(z, buf, sizeof(buf));
+    bgzf_close(z);
+    CU_ASSERT_FATAL(n > 0);
+    kputsn(buf, (size_t)n, &got);
+    const char *want = "0\t1\t500\t1000\t200\t3000\n0\t480\t900\t4300\t210\t2500\n"
+                       "1\t1\t70\t7000\t190\t800\n";
+    SS_EQ(strcmp(got.s, want), 0);
+    ss_idx_merge_destroy(m);
+    free(a.s), free(c.s);
+    a = (kstring_t)KS_INITIALIZE;
+    crai_piece("0\t1\t500\n", 10, 1000, &a);
+    m = ss_idx_merge_init(SS_IDX_CRAI, 0, 0, 0, 1000);
+    SS_EQ(ss_idx_merge_add(m, a.s, a.l, 1000), -1);
+    ss_idx_merge_destroy(m);
+    unlink(path);
+    free(path), free(a.s), free(b.s), free(got.s);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -460,7 +508,8 @@ int main(void)
         !CU_add_test(s, "unterminated_line", test_unterminated_line) ||
         !CU_add_test(s, "vcf_like_bcftools", test_vcf_like_bcftools) ||
         !CU_add_test(s, "bcf_like_bcftools", test_bcf_like_bcftools) ||
-        !CU_add_test(s, "bcf_cut_record", test_bcf_cut_record))
+        !CU_add_test(s, "bcf_cut_record", test_bcf_cut_record) ||
+        !CU_add_test(s, "crai_shifted", test_crai_shifted))
         return 1;
     return ss_test_run();
 }

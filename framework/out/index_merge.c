@@ -35,6 +35,7 @@ struct ss_idx_merge_s {
     char **names;
     int n_names, m_names;
     kstring_t name;
+    kstring_t crai; /* CRAI: the lines so far, offsets shifted */
 };
 
 /* The entries of one piece, read in order. */
@@ -147,6 +148,7 @@ void ss_idx_merge_destroy(ss_idx_merge_t *m)
     if (m->idx)
         hts_idx_destroy(m->idx);
     free(m->name.s);
+    free(m->crai.s);
     free(m);
 }
 
@@ -283,6 +285,33 @@ static uint64_t *block_starts(cursor_t *t, uint64_t n)
     return at;
 }
 
+/*
+ * CRAI: the shard's lines, each container offset (the fourth field) moved
+ * from the shard's own CRAM, whose containers start at head_len, to where
+ * the shard's containers start in the file. 0, or -1 (a bad line, no memory).
+ */
+static int push_crai(ss_idx_merge_t *m, const char *s, const char *end, uint64_t file_off,
+                     uint64_t head_len)
+{
+    while (s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s)), *f = s;
+        if (!nl)
+            return -1;
+        for (int tab = 0; tab < 3 && f && f < nl; tab++)
+            f = memchr(f, '\t', (size_t)(nl - f)), f = f ? f + 1 : NULL;
+        char *stop;
+        unsigned long long coff = f ? strtoull(f, &stop, 10) : 0;
+        if (!f || stop == f || *stop != '\t' || coff < head_len)
+            return -1;
+        if (kputsn(s, (size_t)(f - s), &m->crai) < 0 ||
+            kputll((long long)(coff - head_len + file_off), &m->crai) < 0 ||
+            kputsn(stop, (size_t)(nl + 1 - stop), &m->crai) < 0)
+            return -1;
+        s = nl + 1;
+    }
+    return 0;
+}
+
 int ss_idx_merge_add(ss_idx_merge_t *m, const char *piece, size_t len, uint64_t file_off)
 {
     uint64_t h[PIECE_FIELDS];
@@ -297,7 +326,9 @@ int ss_idx_merge_add(ss_idx_merge_t *m, const char *piece, size_t len, uint64_t 
     const uint8_t *base = (const uint8_t *)piece;
     cursor_t c = {base + PIECE_HEAD, base + h[5], 0, file_off, h[1], h[2]};
     int rc;
-    if (m->kind == SS_IDX_RECORDS) {
+    if (m->kind == SS_IDX_CRAI) {
+        rc = push_crai(m, piece + PIECE_HEAD, piece + h[5], file_off, h[2]);
+    } else if (m->kind == SS_IDX_RECORDS) {
         rc = push_records(m, &c, h[3]);
     } else {
         cursor_t t = {base + h[5], base + len, 0, file_off, h[1], h[2]};
@@ -332,10 +363,22 @@ static int set_meta(ss_idx_merge_t *m)
     return rc;
 }
 
+/* samtools index's .crai: the lines, gzip-compressed as htslib writes them. 0 or -1. */
+static int save_crai(const ss_idx_merge_t *m, const char *idx_path)
+{
+    BGZF *z = bgzf_open(idx_path, "wg");
+    if (!z)
+        return -1;
+    int rc = m->crai.l && bgzf_write(z, m->crai.s, m->crai.l) != (ssize_t)m->crai.l ? -1 : 0;
+    return bgzf_close(z) < 0 ? -1 : rc;
+}
+
 int ss_idx_merge_save(ss_idx_merge_t *m, uint64_t data_end, const char *idx_path)
 {
     if (data_end != m->next_off)
         return -2;
+    if (m->kind == SS_IDX_CRAI)
+        return save_crai(m, idx_path);
     if (!m->idx && !(m->idx = hts_idx_init(0, m->fmt, m->first_off, m->min_shift, m->n_lvls)))
         return -1;
     /* both readers finish at the offset where reading stopped: the EOF block's */

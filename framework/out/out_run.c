@@ -155,17 +155,19 @@ static int bcf_header(const ss_out_run_t *r)
 
 /*
  * Which outputs' indexes are built from the shards' notes: BAM (.bai, .csi),
- * BCF and VCF.gz (bcftools index: .csi, or .tbi for VCF), and tabix-indexed
- * text whose header is meta lines only (so tabix's data starts after it). The
- * others are read back once written: CRAM's .crai (htslib writes its
- * containers per shard, and its index entries need its slice layout), SAM.gz
- * (rare; it would need SAM lines noted as text), and text with data lines in
- * its header.
+ * BCF and VCF.gz (bcftools index: .csi, or .tbi for VCF), CRAM (.crai: each
+ * shard's lines from htslib's index builder run on the shard's own CRAM, which
+ * the encoder holds in memory), and tabix-indexed text whose header is meta
+ * lines only (so tabix's data starts after it). The others are read back once
+ * written: SAM.gz (rare; it would need SAM lines noted as text) and text with
+ * data lines in its header.
  */
 static ss_idx_kind_t index_kind(const ss_out_run_t *r)
 {
     if (r->format == SS_FMT_BAM && r->write_index)
         return SS_IDX_RECORDS;
+    if (r->format == SS_FMT_CRAM && r->write_index)
+        return SS_IDX_CRAI;
     if (r->vcf_index && bcf_header(r))
         return r->vcf_tbi ? SS_IDX_NONE : SS_IDX_BCF; /* no TBI for BCF: htslib says why */
     if (r->vcf_index && all_meta(r->text_header, r->text_header_len))
@@ -399,6 +401,8 @@ ss_idx_merge_t *ss_out_run_index_merge(const ss_out_run_t *r, uint64_t header_le
         max_len = ss_idx_vcf_max_len(r->text_header, r->text_header_len);
         return ss_idx_merge_init(SS_IDX_VCF, r->vcf_tbi ? HTS_FMT_TBI : HTS_FMT_CSI, 0, max_len,
                                  header_len);
+    case SS_IDX_CRAI:
+        return ss_idx_merge_init(SS_IDX_CRAI, 0, 0, 0, header_len);
     case SS_IDX_LINES:
         return ss_idx_merge_init(SS_IDX_LINES, text_csi ? HTS_FMT_CSI : HTS_FMT_TBI, 0, 0,
                                  header_len);
@@ -463,7 +467,7 @@ int ss_out_run_index(const ss_out_run_t *r, ss_output_t *out, const char *output
     const char *ext = bai ? ".bai" : min_shift ? ".csi" : ".crai";
     if (r->index_out && ss_output_name_index(out, r->index_out) < 0)
         return -1;
-    if (m && r->format == SS_FMT_BAM)
+    if (m && (r->format == SS_FMT_BAM || r->format == SS_FMT_CRAM))
         return save_merged(out, output, m, ext, data_end);
     const char *idx = ss_output_index_tmp(out, ext);
     if (!idx)

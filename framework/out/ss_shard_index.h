@@ -36,14 +36,16 @@
  * What a piece holds: BAM records (explicit offsets); tabix text lines
  * (-s1 -b2 -e2); VCF lines as tabix -p vcf reads them (end from REF's length
  * or INFO/END); BCF records (contig id, start and rlen from each record's
- * fixed fields). The last three note raw offsets of BGZF text.
+ * fixed fields). The last three note raw offsets of BGZF text. CRAI: the
+ * .crai lines htslib's index builder writes for the shard's own CRAM.
  */
 typedef enum {
     SS_IDX_NONE = 0,
     SS_IDX_RECORDS = 1,
     SS_IDX_LINES = 2,
     SS_IDX_VCF = 3,
-    SS_IDX_BCF = 4
+    SS_IDX_BCF = 4,
+    SS_IDX_CRAI = 5
 } ss_idx_kind_t;
 
 /* Whether a kind notes BGZF text by raw offsets (lines or BCF records). */
@@ -101,6 +103,12 @@ int ss_idx_piece_record(ss_idx_piece_t *p, int32_t tid, hts_pos_t beg, hts_pos_t
  */
 int ss_idx_piece_lines(ss_idx_piece_t *p, const char *text, size_t len, uint64_t text_off,
                        size_t leaving, int final);
+/*
+ * CRAI: the shard's .crai lines (ss_cram_enc_index), container offsets
+ * counted from a file whose frame header is head_len bytes. 0, or -1 out of
+ * memory. Call once, then ss_idx_piece_end(p, shard_len, head_len).
+ */
+int ss_idx_piece_crai(ss_idx_piece_t *p, const char *text, size_t len);
 /* Text kinds: the BGZF blocks z[0..len) just compressed from the shard's text, in order. 0 or -1. */
 int ss_idx_piece_blocks(ss_idx_piece_t *p, const char *z, size_t len);
 /*
@@ -121,7 +129,8 @@ typedef struct ss_idx_merge_s ss_idx_merge_t;
  * -e2) or VCF (tabix -p vcf, as bcftools index; max_len: the longest
  * ##contig length of the header, which sizes a CSI as tbx_index does), as fmt
  * (HTS_FMT_BAI, HTS_FMT_CSI or HTS_FMT_TBI), for a file whose data starts at
- * header_len. NULL out of memory.
+ * header_len; or CRAI (samtools index's .crai of a CRAM: fmt and the sizes
+ * unused). NULL out of memory.
  */
 ss_idx_merge_t *ss_idx_merge_init(ss_idx_kind_t kind, int fmt, int n_targets, hts_pos_t max_len,
                                   uint64_t header_len);

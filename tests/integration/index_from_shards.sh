@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # index_from_shards.sh -- the output's index merged from the shards' pieces, not
 # read back (framework/out/ss_shard_index.h): every index has the bytes that
-# samtools index (-c, -b), tabix -s1 -b2 -e2 (--csi) and bcftools index (-t) write
-# for the same file: BAM copied block for block and re-encoded (view, and realign's
-# moved records), text .gz from pileup and depth, BCF and VCF.gz from mpileup (gVCF
+# samtools index (-c, -b, and .crai), tabix -s1 -b2 -e2 (--csi) and bcftools index (-t)
+# write for the same file: BAM copied block for block and re-encoded (view, and realign's
+# moved records), CRAM (the .crai's gzip bytes too; from BAM, and from a CRAM whose
+# containers hold several contigs), text .gz from pileup and depth, BCF and VCF.gz from mpileup (gVCF
 # blocks, --call); at
 # 1-3 threads and shard sizes of 2 kb, 7 kb and whole contigs, over contigs with
 # no reads (empty shards), unplaced reads at the end and regions; with shard

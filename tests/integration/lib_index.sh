@@ -8,13 +8,14 @@ LAUNCH=()
 BCFTOOLS=${BCFTOOLS:-bcftools}
 
 # The tool's own index of FILE, of KIND (csi, bai: samtools index; tbi, tcsi: tabix
-# -s1 -b2 -e2 [--csi]; bcsi, btbi: bcftools index [-t]), into $SS_WORK/theirs.KIND;
+# -s1 -b2 -e2 [--csi]; bcsi, btbi: bcftools index [-t]; crai: samtools index of a CRAM), into $SS_WORK/theirs.KIND;
 # prints that path.
 idx_theirs() {
     local kind=$1 file=$2 theirs=$SS_WORK/theirs.$1
     rm -f "$theirs" "$SS_WORK/copy.gz" "$SS_WORK/copy.gz.tbi" "$SS_WORK/copy.gz.csi"
     case $kind in
     csi) "$SAMTOOLS" index -c -o "$theirs" "$file" ;;
+    crai) "$SAMTOOLS" index -o "$theirs" "$file" ;;
     bai) "$SAMTOOLS" index -b -o "$theirs" "$file" ;;
     tbi | tcsi)
         cp "$file" "$SS_WORK/copy.gz"
@@ -89,6 +90,11 @@ idx_matrix() {
                 "$TD/s1.bam"
             idx_check "depth_tbi.$c" tbi "$W/d.txt.gz" "$W/d.txt.gz.tbi" \
                 depth -a "${run[@]}" -o "$W/d.txt.gz" "$TD/s1.bam"
+            idx_check "view_cram_crai.$c" crai "$W/c.cram" "$W/c.cram.crai" \
+                view -C -T "$REF" --write-index "${run[@]}" -o "$W/c.cram" "$TD/s1.bam"
+            idx_check "view_cram_multi_crai.$c" crai "$W/m.cram" "$W/m.crai" \
+                view -C -T "$REF" --write-index "${run[@]}" -o "$W/m.cram##idx##$W/m.crai" \
+                "$TD/edge.multi.cram"
             idx_mpileup "$c" "${run[@]}"
         done
     done
