@@ -19,6 +19,7 @@ bench_init bench-index 7
 "$HERE/make-data.sh" "$DATA"
 OUT=$(mkdir -p "$OUT" && cd "$OUT" && pwd)
 BAM=$DATA/ecoli30x.bam REF=$DATA/ref.fa
+CASES=${SS_BENCH_INDEX_CASES:-view pileup mpileup} # a subset: SS_BENCH_INDEX_CASES=mpileup
 MP_REGION=${SS_BENCH_MP_REGION:-$(head -1 "$DATA/ref.fa.fai" | cut -f1):1-1000000}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ss-bench-index.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -41,22 +42,29 @@ cmd() {
     esac
 }
 
+want() { [[ " $CASES " == *" $1 "* ]]; }
 for b in "${bins[@]}"; do
-    $(cmd "$b" view indexed) && "${SAMTOOLS:-samtools}" index -c -o "$WORK/s.csi" "$WORK/v.bam" &&
-        cmp -s "$WORK/s.csi" "$WORK/v.bam.csi" || die "$b: view's .csi is not samtools index -c's"
-    $(cmd "$b" pileup indexed) && cp "$WORK/p.txt.gz" "$WORK/t.txt.gz" &&
-        tabix -s1 -b2 -e2 "$WORK/t.txt.gz" && cmp -s "$WORK/t.txt.gz.tbi" "$WORK/p.txt.gz.tbi" ||
-        die "$b: pileup's .tbi is not tabix's"
-    $(cmd "$b" mpileup indexed) && cp "$WORK/m.bcf" "$WORK/c.bcf" &&
-        "${BCFTOOLS:-bcftools}" index -f "$WORK/c.bcf" && cmp -s "$WORK/c.bcf.csi" "$WORK/m.bcf.csi" ||
-        die "$b: mpileup's .csi is not bcftools index's"
+    if want view; then
+        $(cmd "$b" view indexed) && "${SAMTOOLS:-samtools}" index -c -o "$WORK/s.csi" "$WORK/v.bam" &&
+            cmp -s "$WORK/s.csi" "$WORK/v.bam.csi" || die "$b: view's .csi is not samtools index -c's"
+    fi
+    if want pileup; then
+        $(cmd "$b" pileup indexed) && cp "$WORK/p.txt.gz" "$WORK/t.txt.gz" &&
+            tabix -s1 -b2 -e2 "$WORK/t.txt.gz" && cmp -s "$WORK/t.txt.gz.tbi" "$WORK/p.txt.gz.tbi" ||
+            die "$b: pileup's .tbi is not tabix's"
+    fi
+    if want mpileup; then
+        $(cmd "$b" mpileup indexed) && cp "$WORK/m.bcf" "$WORK/c.bcf" &&
+            "${BCFTOOLS:-bcftools}" index -f "$WORK/c.bcf" && cmp -s "$WORK/c.bcf.csi" "$WORK/m.bcf.csi" ||
+            die "$b: mpileup's .csi is not bcftools index's"
+    fi
 done
 
 TSV=$OUT/index.tsv
 printf 'round\tcase\tconfig\twall_s\tuser_s\tsys_s\n' >"$TSV"
 for ((r = 1; r <= RUNS; r++)); do
     for b in "${bins[@]}"; do
-        for c in view pileup mpileup; do
+        for c in $CASES; do
             order=(indexed plain)
             ((r % 2 == 0)) && order=(plain indexed)
             for k in "${order[@]}"; do
