@@ -42,7 +42,6 @@ struct ss_cram_enc_s {
     const ss_cram_frame_t *frame; /* the run's, read-only */
     sam_hdr_t *hdr;     /* the worker's copy of the output header */
     int fd;             /* scratch file: one shard's complete CRAM */
-    int ifd;            /* scratch file for the shard's .crai, or -1 until needed */
     htsFile *holder;    /* owns the shared reference cache */
     htsFile *cur;       /* this shard's writer, or NULL */
     kstring_t check;    /* scratch for comparing the frame bytes */
@@ -265,7 +264,6 @@ ss_cram_enc_t *ss_cram_enc_init(const ss_cram_frame_t *frame, const ss_cram_opts
     cw->o = *o;
     cw->frame = frame;
     cw->hdr = hdr;
-    cw->ifd = -1;
     cw->fd = scratch_fd(tmp_dir);
     if (cw->fd < 0) {
         ss_error("cannot create a scratch file for CRAM output: %s; check --tmp-dir",
@@ -295,8 +293,6 @@ void ss_cram_enc_destroy(ss_cram_enc_t *cw)
         hts_close(cw->holder); /* its EOF goes to /dev/null */
     if (cw->fd >= 0)
         close(cw->fd);
-    if (cw->ifd >= 0)
-        close(cw->ifd);
     free(cw->check.s);
     free(cw);
 }
@@ -352,15 +348,12 @@ int ss_cram_enc_end(ss_cram_enc_t *cw, kstring_t *out, int shard_idx)
     return 0;
 }
 
-int ss_cram_enc_index(ss_cram_enc_t *cw, kstring_t *out)
+/* The .crai that htslib's index builder writes for the CRAM named cram, into out. 0 or -1. */
+static int crai_lines(const char *cram, int ifd, kstring_t *out)
 {
-    char cram[64], crai[64];
-    if (cw->ifd < 0 && (cw->ifd = scratch_fd(NULL)) < 0)
-        return -1;
-    /* the scratch files by name, for htslib's index builder (samtools index's own) */
-    snprintf(cram, sizeof(cram), "/proc/self/fd/%d", cw->fd);
-    snprintf(crai, sizeof(crai), "/proc/self/fd/%d", cw->ifd);
-    if (ftruncate(cw->ifd, 0) < 0 || sam_index_build3(cram, crai, 0, 0) < 0)
+    char crai[64];
+    snprintf(crai, sizeof(crai), "/proc/self/fd/%d", ifd);
+    if (sam_index_build3(cram, crai, 0, 0) < 0)
         return -1;
     BGZF *z = bgzf_open(crai, "r");
     if (!z)
@@ -373,6 +366,24 @@ int ss_cram_enc_index(ss_cram_enc_t *cw, kstring_t *out)
             break;
         }
     return bgzf_close(z) < 0 || n < 0 ? -1 : 0;
+}
+
+int ss_cram_enc_index(ss_cram_enc_t *cw, kstring_t *out)
+{
+    /* three descriptors for a moment (the .crai's scratch file, and htslib's second
+     * opening of each), taken from the readers' budget: none spare, the file is read back */
+    if (!ss_io_budget_take(3))
+        return -1;
+    char cram[64];
+    int ifd = scratch_fd(NULL), rc = -1;
+    /* the scratch files by name, for htslib's index builder (samtools index's own) */
+    snprintf(cram, sizeof(cram), "/proc/self/fd/%d", cw->fd);
+    if (ifd >= 0)
+        rc = crai_lines(cram, ifd, out);
+    if (ifd >= 0)
+        close(ifd);
+    ss_io_budget_give(3);
+    return rc;
 }
 
 void ss_cram_enc_abort(ss_cram_enc_t *cw)

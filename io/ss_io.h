@@ -538,8 +538,10 @@ void ss_cram_enc_abort(ss_cram_enc_t *cw);
  * from the start of a file holding the frame's header and then the shard's
  * containers (subtract frame->head.l and add where the shard's containers
  * are written). htslib's own index builder reads the shard's CRAM in memory,
- * not the output. 0, or -1 (out of memory, no /proc: the caller reads the
- * output back instead). Worker thread that owns cw.
+ * not the output. It needs three descriptors for a moment, taken from the
+ * readers' budget (ss_io_budget_take). 0, or -1 (no descriptors to spare,
+ * out of memory, no /proc: the caller reads the output back instead).
+ * Worker thread that owns cw.
  */
 int ss_cram_enc_index(ss_cram_enc_t *cw, kstring_t *out);
 
