@@ -2,7 +2,8 @@
 # bench-index.sh -- what the output's index costs: `view -b --write-index` against
 # `view -b`, `pileup -B -o out.txt.gz` (BGZF plus its tabix index) against
 # `-o out.txt`, and `mpileup -Ob --write-index` against `mpileup -Ob` (over
-# SS_BENCH_MP_REGION [NC_002695.2:1-1000000] with -B, so the run stays short), at -@ $T [2], in paired rounds (the two configs of a case one after the
+# SS_BENCH_MP_REGION [the genome's first 1 Mbp] with -B, so the run stays short), at
+# -@ $T [2], in paired rounds (the two configs of a case one after the
 # other, their order swapped every round). With SEQSHARD_BASE set (an older build), its
 # runs are cases of their own, so before and after sit in one table. Every index is
 # checked first against samtools index -c, tabix -s1 -b2 -e2 and bcftools index of the

@@ -225,8 +225,8 @@ static void test_stretch_scans(void)
     mp_ref_t h = bind(r, 2, "h");
     SS_EQ_FATAL(h.seq != NULL, 1);
     SS_EQ(mp_ref_need(&h, 50, 150), 0);
-    SS_EQ(mp_indel_l_run(&h, 99), RUN_H);            /* rightwards to the run's end */
-    SS_EQ(mp_indel_reg(99, &h, 1, NULL), RUN_H);     /* a deleted A slides along it all */
+    SS_EQ(mp_indel_l_run(&h, 99), RUN_H);        /* rightwards to the run's end */
+    SS_EQ(mp_indel_reg(99, &h, 1, NULL), RUN_H); /* a deleted A slides along it all */
     h = bind(r, 2, "h");
     SS_EQ(mp_ref_need(&h, 100 + RUN_H - 50, 100 + RUN_H + 50), 0);
     SS_EQ(mp_indel_l_run(&h, 100 + RUN_H - 10), RUN_H); /* leftwards to its start */

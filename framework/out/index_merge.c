@@ -125,7 +125,8 @@ int64_t ss_idx_vcf_max_len(const char *text, size_t len)
             for (ptr += 6; ptr < end && (*ptr == ' ' || *ptr == '='); ptr++) {
             }
             char num[64];
-            size_t n = (size_t)(end - ptr) < sizeof(num) - 1 ? (size_t)(end - ptr) : sizeof(num) - 1;
+            size_t n =
+                (size_t)(end - ptr) < sizeof(num) - 1 ? (size_t)(end - ptr) : sizeof(num) - 1;
             memcpy(num, ptr, n);
             num[n] = '\0';
             int64_t l = strtoll(num, NULL, 10);

@@ -273,8 +273,8 @@ int mp_gap_prep(int n, int *n_plp, bam_pileup1_t **plp, int pos, mp_aux_t *bca, 
     if (!ws)
         return -1;
 
-    mp_indel_col_t col = {.n = n, .n_plp = n_plp, .plp = plp, .pos = pos, .ref = ref->seq,
-                          .rs = ref};
+    mp_indel_col_t col = {
+        .n = n, .n_plp = n_plp, .plp = plp, .pos = pos, .ref = ref->seq, .rs = ref};
     if (find_types(&col, bca, ws) < 0)
         return -1;
     if (set_window(&col, bca->indel_win_size) < 0 || mp_indel_mask_ref(&col, ws) < 0)
