@@ -18,7 +18,9 @@
  *              kernel's own (pileup's two reference caches; view's raw-copy
  *              handle or its CRAM writer's reference and scratch file);
  *   budget   = L - reserve - workers: what readers may hold across shards,
- *              lowered (never raised) by SEQSHARD_MAX_OPEN_FILES.
+ *              lowered (never raised) by SEQSHARD_MAX_OPEN_FILES; a CRAM
+ *              writer's .crai (cram_enc.c) borrows three from it for a moment
+ *              at a shard's end, or its output is indexed by reading it back.
  *
  * An input not granted is opened per use (reader.c), so a run needs only
  * reserve + workers descriptors whatever the number of inputs; below that

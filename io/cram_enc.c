@@ -27,6 +27,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <htslib/bgzf.h>
 #include <htslib/cram.h>
 #include <htslib/hfile.h>
 
@@ -345,6 +346,44 @@ int ss_cram_enc_end(ss_cram_enc_t *cw, kstring_t *out, int shard_idx)
         return -1;
     }
     return 0;
+}
+
+/* The .crai that htslib's index builder writes for the CRAM named cram, into out. 0 or -1. */
+static int crai_lines(const char *cram, int ifd, kstring_t *out)
+{
+    char crai[64];
+    snprintf(crai, sizeof(crai), "/proc/self/fd/%d", ifd);
+    if (sam_index_build3(cram, crai, 0, 0) < 0)
+        return -1;
+    BGZF *z = bgzf_open(crai, "r");
+    if (!z)
+        return -1;
+    char buf[65536];
+    ssize_t n;
+    while ((n = bgzf_read(z, buf, sizeof(buf))) > 0)
+        if (kputsn(buf, (size_t)n, out) < 0) {
+            n = -1;
+            break;
+        }
+    return bgzf_close(z) < 0 || n < 0 ? -1 : 0;
+}
+
+int ss_cram_enc_index(ss_cram_enc_t *cw, kstring_t *out)
+{
+    /* three descriptors for a moment (the .crai's scratch file, and htslib's second
+     * opening of each), taken from the readers' budget: none spare, the file is read back */
+    if (!ss_io_budget_take(3))
+        return -1;
+    char cram[64];
+    int ifd = scratch_fd(NULL), rc = -1;
+    /* the scratch files by name, for htslib's index builder (samtools index's own) */
+    snprintf(cram, sizeof(cram), "/proc/self/fd/%d", cw->fd);
+    if (ifd >= 0)
+        rc = crai_lines(cram, ifd, out);
+    if (ifd >= 0)
+        close(ifd);
+    ss_io_budget_give(3);
+    return rc;
 }
 
 void ss_cram_enc_abort(ss_cram_enc_t *cw)

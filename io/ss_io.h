@@ -532,5 +532,17 @@ int ss_cram_enc_write(ss_cram_enc_t *cw, const bam1_t *b);
 int ss_cram_enc_end(ss_cram_enc_t *cw, kstring_t *out, int shard_idx);
 /* Drop a shard's writer after a failure. */
 void ss_cram_enc_abort(ss_cram_enc_t *cw);
+/*
+ * After end: the .crai lines (uncompressed) that samtools index writes for
+ * the shard's containers, appended to out; their container offsets count
+ * from the start of a file holding the frame's header and then the shard's
+ * containers (subtract frame->head.l and add where the shard's containers
+ * are written). htslib's own index builder reads the shard's CRAM in memory,
+ * not the output. It needs three descriptors for a moment, taken from the
+ * readers' budget (ss_io_budget_take). 0, or -1 (no descriptors to spare,
+ * out of memory, no /proc: the caller reads the output back instead).
+ * Worker thread that owns cw.
+ */
+int ss_cram_enc_index(ss_cram_enc_t *cw, kstring_t *out);
 
 #endif

@@ -2,7 +2,10 @@
  * test_ref.c -- the windowed reference (io/ref.c): covered positions read as
  * the FASTA has them, windows grow and are given back, contigs switch and
  * come back, a contig missing from the FASTA answers NULL; memory that runs
- * out is an error that says so, never a contig that reads as missing.
+ * out is an error that says so, never a contig that reads as missing; and
+ * mpileup's stretch of it (mp_ref_t): loaded to the contig's ends and its
+ * NUL, and the indel code's scans of a long repeat loading on as they go,
+ * both ways, with the answers of the whole contig.
  */
 #include <htslib/faidx.h>
 #include <string.h>
@@ -10,10 +13,12 @@
 
 #include "../base/ss_base.h"
 #include "../io/ss_io.h"
+#include "../kernels/mpileup/mp_indel.h"
 #include "ss_testutil.h"
 
 #define LEN_A 3000000 /* several windows long */
 #define LEN_B 777
+#define RUN_H 300000 /* contig h: 100 C, this many A (past several loads), 100 G */
 
 static char fasta[256];
 static char *seq_a;
@@ -39,6 +44,10 @@ static int setup(void)
     fprintf(fp, "\n>b\n");
     for (hts_pos_t p = 0; p < LEN_B; p++)
         fputc("ACGT"[p % 4], fp);
+    fputc('\n', fp);
+    fprintf(fp, ">h\n");
+    for (hts_pos_t p = 0; p < RUN_H + 200; p++)
+        fputc(p < 100 ? 'C' : p < 100 + RUN_H ? 'A' : 'G', fp);
     fputc('\n', fp);
     if (fclose(fp) != 0)
         return -1;
@@ -176,6 +185,55 @@ static void test_out_of_memory(void)
     ss_ref_destroy(r);
 }
 
+/* contig tid of r as mpileup binds it: nothing loaded yet */
+static mp_ref_t bind(ss_ref_t *r, int tid, const char *name)
+{
+    hts_pos_t len = 0;
+    ss_ref_release(r);
+    const char *seq = ss_ref_get(r, tid, name, &len);
+    return (mp_ref_t){.seq = seq, .len = len, .src = r, .tid = tid};
+}
+
+static void test_stretch_ends(void)
+{
+    ss_ref_t *r = ss_ref_init(fasta);
+    SS_EQ_FATAL(r != NULL, 1);
+    mp_ref_t b = bind(r, 1, "b");
+    SS_EQ_FATAL(b.seq != NULL, 1);
+    /* before the start and past the end: clipped, and the NUL after the last base readable */
+    SS_EQ(mp_ref_need(&b, -50, 10), 0);
+    SS_EQ(b.seq[0], 'A');
+    SS_EQ(mp_ref_need(&b, LEN_B + 10, LEN_B + 20), 0);
+    SS_EQ(b.seq[LEN_B - 1], "ACGT"[(LEN_B - 1) % 4]);
+    SS_EQ(b.seq[LEN_B], 0);
+    SS_EQ(b.lo, 0);
+    SS_EQ(b.hi, LEN_B + 1);
+    /* a shard at contig a's end only: its stretch, not the contig */
+    mp_ref_t a = bind(r, 0, "a");
+    SS_EQ(mp_ref_need(&a, LEN_A - 100, LEN_A + 500), 0);
+    SS_EQ(same(a.seq, LEN_A - 100, LEN_A), 1);
+    SS_EQ(a.seq[LEN_A], 0);
+    SS_EQ(a.lo, LEN_A - 100);
+    ss_ref_destroy(r);
+}
+
+/* The homopolymer and repeat scans of the indel code run past what was loaded. */
+static void test_stretch_scans(void)
+{
+    ss_ref_t *r = ss_ref_init(fasta);
+    SS_EQ_FATAL(r != NULL, 1);
+    mp_ref_t h = bind(r, 2, "h");
+    SS_EQ_FATAL(h.seq != NULL, 1);
+    SS_EQ(mp_ref_need(&h, 50, 150), 0);
+    SS_EQ(mp_indel_l_run(&h, 99), RUN_H);        /* rightwards to the run's end */
+    SS_EQ(mp_indel_reg(99, &h, 1, NULL), RUN_H); /* a deleted A slides along it all */
+    h = bind(r, 2, "h");
+    SS_EQ(mp_ref_need(&h, 100 + RUN_H - 50, 100 + RUN_H + 50), 0);
+    SS_EQ(mp_indel_l_run(&h, 100 + RUN_H - 10), RUN_H); /* leftwards to its start */
+    SS_EQ(h.lo <= 99, 1);
+    ss_ref_destroy(r);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -184,5 +242,7 @@ int main(void)
     CU_add_test(s, "covered windows read as the FASTA", test_windows);
     CU_add_test(s, "no reference", test_no_reference);
     CU_add_test(s, "out of memory is an error", test_out_of_memory);
+    CU_add_test(s, "mpileup's stretch at contig ends", test_stretch_ends);
+    CU_add_test(s, "indel scans load on past the stretch", test_stretch_scans);
     return ss_test_run();
 }

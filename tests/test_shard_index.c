@@ -6,10 +6,12 @@
  * and of tabix's own index of the same file (text lines, .tbi and .csi),
  * across block edges, shard edges inside one contig, several contigs,
  * unplaced reads at the end, empty shards and text that left memory in
- * pieces; a shard dropped or out of order is refused.
+ * pieces; VCF.gz and BCF as bcftools index builds theirs (.csi, .tbi for
+ * VCF); a shard dropped or out of order is refused.
  */
 #include <htslib/bgzf.h>
 #include <htslib/tbx.h>
+#include <htslib/vcf.h>
 
 #include "../framework/out/ss_output.h"
 #include "../framework/out/ss_shard_index.h"
@@ -198,12 +200,12 @@ static void pileup_lines(kstring_t *s, const char *ctg, int from, int n, int wid
  * One shard's text as out.c hands it over: `cuts` spills of whole blocks
  * (a line may straddle each), then the rest; its bytes appended to file.
  */
-static void text_shard(ss_idx_piece_t *p, const kstring_t *t, int cuts, kstring_t *file,
-                       kstring_t *piece)
+static void text_shard(ss_idx_piece_t *p, ss_idx_kind_t kind, const kstring_t *t, int cuts,
+                       kstring_t *file, kstring_t *piece)
 {
     kstring_t z = KS_INITIALIZE;
     uint64_t done = 0, shard_len = 0;
-    ss_idx_piece_reset(p, SS_IDX_LINES);
+    ss_idx_piece_reset(p, kind);
     for (int c = 0; c <= cuts; c++) {
         uint64_t n = c < cuts ? (t->l - done) / 2 : t->l - done;
         if (c < cuts)
@@ -223,25 +225,41 @@ static void text_shard(ss_idx_piece_t *p, const kstring_t *t, int cuts, kstring_
     free(z.s);
 }
 
-/* The shards' text merged as pieces, against tabix -s1 -b2 -e2 [--csi] of the same file. */
-static void check_lines(const char *header, kstring_t *t, int n, int cuts, int csi)
+/* The file's index as the tool builds it: tabix -s1 -b2 -e2, or bcftools index (VCF, BCF). */
+static int their_index(ss_idx_kind_t kind, const char *path, const char *theirs, int csi)
 {
-    char *path = tmp_path(".txt.gz");
+    tbx_conf_t conf = {TBX_GENERIC, 1, 2, 2, '#', 0};
+    if (kind == SS_IDX_LINES)
+        return tbx_index_build2(path, theirs, csi ? 14 : 0, &conf);
+    return bcf_index_build3(path, theirs, csi ? 14 : 0, 0);
+}
+
+/*
+ * The shards' text (BCF: records) merged as pieces, against the tool's index
+ * of the same file (their_index). header: the file's first bytes (hlen), or
+ * NULL. BCF: n_ids contigs up to max_len bp; VCF: max_len from the header.
+ */
+static void check_text(ss_idx_kind_t kind, const char *header, size_t hlen, kstring_t *t, int n,
+                       int cuts, int csi, int n_ids, hts_pos_t max_len)
+{
+    char *path = tmp_path(kind == SS_IDX_BCF ? ".bcf" : kind == SS_IDX_VCF ? ".vcf.gz" : ".txt.gz");
     char *merged = tmp_path(csi ? ".csi" : ".tbi");
     char theirs[4200];
     snprintf(theirs, sizeof(theirs), "%s%s", path, csi ? ".csi" : ".tbi");
     kstring_t file = KS_INITIALIZE, piece = KS_INITIALIZE;
     if (header)
-        SS_EQ(ss_bgzf_compress_ks(header, strlen(header), &file, 1), 0);
+        SS_EQ(ss_bgzf_compress_ks(header, hlen, &file, 1), 0);
+    if (kind == SS_IDX_VCF)
+        max_len = ss_idx_vcf_max_len(header, hlen);
     ss_idx_merge_t *m =
-        ss_idx_merge_init(SS_IDX_LINES, csi ? HTS_FMT_CSI : HTS_FMT_TBI, 0, 0, file.l);
+        ss_idx_merge_init(kind, csi ? HTS_FMT_CSI : HTS_FMT_TBI, n_ids, max_len, file.l);
     ss_idx_piece_t p = {0};
     CU_ASSERT_FATAL(m != NULL);
     for (int k = 0; k < n; k++) {
         uint64_t off = file.l;
         free(piece.s); /* take wants an empty string */
         piece = (kstring_t)KS_INITIALIZE;
-        text_shard(&p, &t[k], cuts, &file, &piece);
+        text_shard(&p, kind, &t[k], cuts, &file, &piece);
         SS_EQ(ss_idx_merge_add(m, piece.s, piece.l, off), 0);
     }
     uint64_t data_end = file.l;
@@ -249,14 +267,18 @@ static void check_lines(const char *header, kstring_t *t, int n, int cuts, int c
     FILE *f = fopen(path, "wb");
     CU_ASSERT_FATAL(f && fwrite(file.s, 1, file.l, f) == file.l);
     fclose(f);
-    tbx_conf_t conf = {TBX_GENERIC, 1, 2, 2, '#', 0};
-    SS_EQ(tbx_index_build2(path, theirs, csi ? 14 : 0, &conf), 0);
+    SS_EQ(their_index(kind, path, theirs, csi), 0);
     SS_EQ(ss_idx_merge_save(m, data_end, merged), 0);
     same_file(theirs, merged);
     ss_idx_merge_destroy(m);
     ss_idx_piece_free(&p);
     unlink(path), unlink(merged), unlink(theirs);
     free(path), free(merged), free(file.s), free(piece.s);
+}
+
+static void check_lines(const char *header, kstring_t *t, int n, int cuts, int csi)
+{
+    check_text(SS_IDX_LINES, header, header ? strlen(header) : 0, t, n, cuts, csi, 0, 0);
 }
 
 static void test_lines_like_tabix(void)
@@ -299,6 +321,180 @@ static void test_unterminated_line(void)
     ss_idx_piece_free(&p);
 }
 
+static const char vcf_header[] =
+    "##fileformat=VCFv4.2\n"
+    "##contig=<ID=chrA,length=700000>\n"
+    "##contig=<ID=chrB,length=900>\n"
+    "##contig=<ID=chrC,length=5000>\n"
+    "##INFO=<ID=END,Number=1,Type=Integer,Description=\"End\">\n"
+    "##INFO=<ID=DP,Number=1,Type=Integer,Description=\"Depth\">\n"
+    "##FORMAT=<ID=GT,Number=1,Type=String,Description=\"Genotype\">\n"
+    "#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\n";
+
+/* VCF lines from pos on, step apart: REFs of 1-7 bases, INFO/END now and then (gVCF blocks). */
+static void vcf_lines(kstring_t *s, const char *ctg, int pos, int n, int step)
+{
+    static const char *refs[] = {"A", "ACG", "ACGTACG", "C"};
+    for (int i = 0; i < n; i++, pos += step) {
+        ksprintf(s, "%s\t%d\t.\t%s\tT\t30\t.\t", ctg, pos, refs[i % 4]);
+        if (i % 5 == 1)
+            ksprintf(s, "END=%d", pos + 40 + i % 200);
+        else if (i % 5 == 2)
+            ksprintf(s, "DP=7;END=%d", pos + 3);
+        else
+            kputs("DP=12", s);
+        kputs("\tGT\t0/1\n", s);
+    }
+}
+
+/* Four shards of VCF lines: blocks, contigs changing inside and between shards, one empty. */
+static void vcf_shards(kstring_t t[4])
+{
+    vcf_lines(&t[0], "chrA", 1, 2000, 100); /* several blocks */
+    vcf_lines(&t[1], "chrA", 200001, 10, 1000);
+    vcf_lines(&t[1], "chrB", 1, 30, 20);
+    /* t[2] empty */
+    vcf_lines(&t[3], "chrC", 10, 300, 7);
+}
+
+/* VCF.gz lines as bcftools index reads them (tbx_index, VCF preset): .csi and -t's .tbi. */
+static void test_vcf_like_bcftools(void)
+{
+    kstring_t t[4] = {KS_INITIALIZE, KS_INITIALIZE, KS_INITIALIZE, KS_INITIALIZE};
+    vcf_shards(t);
+    /* INFO/END tabix ignores (not past POS, '.', another tag's tail), a line without REF */
+    kputs("chrC\t2200\t.\tA\tT\t.\t.\tEND=2100\tGT\t0\n"
+          "chrC\t2300\t.\tA\tT\t.\t.\tEND=.;DP=1\tGT\t0\n"
+          "chrC\t2400\t.\tA\tT\t.\t.\tXEND=2900\tGT\t0\n"
+          "chrC\t2500\t.\tA\tT\t.\t.\tDP=1;END=2600\n"
+          "chrC\t2700\t.\t\tT\t.\t.\tDP=1\n"
+          "chrC\t2800\n",
+          &t[3]);
+    for (int csi = 0; csi < 2; csi++)
+        for (int cuts = 0; cuts < 3; cuts++)
+            check_text(SS_IDX_VCF, vcf_header, strlen(vcf_header), t, 4, cuts, csi, 0, 0);
+    for (int i = 0; i < 4; i++)
+        free(t[i].s);
+}
+
+/* A BCF's header bytes (magic, text length, text and its NUL) for the VCF header's text. */
+static void bcf_head_bytes(kstring_t *out)
+{
+    uint32_t n = (uint32_t)strlen(vcf_header) + 1;
+    kputsn("BCF\2\2", 5, out);
+    for (int i = 0; i < 4; i++)
+        kputc((char)(n >> (8 * i)), out);
+    kputsn(vcf_header, n, out);
+}
+
+/* VCF text lines as BCF records, as mpileup's writer lays them out (htslib parses them). */
+static void to_bcf(bcf_hdr_t *h, const kstring_t *vcf, kstring_t *out)
+{
+    bcf1_t *v = bcf_init1();
+    kstring_t line = KS_INITIALIZE;
+    for (size_t at = 0; at < vcf->l;) {
+        const char *nl = memchr(vcf->s + at, '\n', vcf->l - at);
+        line.l = 0;
+        kputsn(vcf->s + at, (size_t)(nl - (vcf->s + at)), &line);
+        at = (size_t)(nl - vcf->s) + 1;
+        SS_EQ_FATAL(vcf_parse(&line, h, v), 0);
+        uint32_t x[8] = {(uint32_t)v->shared.l + 24, (uint32_t)v->indiv.l, (uint32_t)v->rid,
+                         (uint32_t)v->pos, (uint32_t)v->rlen, 0,
+                         (uint32_t)v->n_info | (uint32_t)v->n_allele << 16,
+                         (uint32_t)v->n_fmt << 24 | v->n_sample};
+        memcpy(&x[5], &v->qual, 4);
+        for (int k = 0; k < 8; k++)
+            for (int j = 0; j < 4; j++)
+                kputc((char)(x[k] >> (8 * j)), out);
+        kputsn(v->shared.s, v->shared.l, out);
+        kputsn(v->indiv.s, v->indiv.l, out);
+    }
+    free(line.s);
+    bcf_destroy1(v);
+}
+
+/* BCF records as bcftools index reads them (bcf_index): rlen from REF or END; records across
+ * block edges and spills. */
+static void test_bcf_like_bcftools(void)
+{
+    kstring_t t[4] = {KS_INITIALIZE, KS_INITIALIZE, KS_INITIALIZE, KS_INITIALIZE};
+    kstring_t b[4] = {KS_INITIALIZE, KS_INITIALIZE, KS_INITIALIZE, KS_INITIALIZE};
+    kstring_t head = KS_INITIALIZE, text = KS_INITIALIZE;
+    vcf_shards(t);
+    bcf_hdr_t *h = bcf_hdr_init("r");
+    kputs(vcf_header, &text);
+    CU_ASSERT_FATAL(h && bcf_hdr_parse(h, text.s) == 0);
+    for (int i = 0; i < 4; i++)
+        to_bcf(h, &t[i], &b[i]);
+    bcf_head_bytes(&head);
+    for (int cuts = 0; cuts < 3; cuts++)
+        check_text(SS_IDX_BCF, head.s, head.l, b, 4, cuts, 1, 3, 700000);
+    bcf_hdr_destroy(h);
+    for (int i = 0; i < 4; i++)
+        free(t[i].s), free(b[i].s);
+    free(head.s), free(text.s);
+}
+
+/* A BCF shard whose text ends inside a record cannot be indexed from its piece. */
+static void test_bcf_cut_record(void)
+{
+    ss_idx_piece_t p = {0};
+    ss_idx_piece_reset(&p, SS_IDX_BCF);
+    uint8_t rec[40] = {24 + 4, 0, 0, 0, 4, 0, 0, 0}; /* 8 + 28 + 4 = 40 bytes */
+    SS_EQ(ss_idx_piece_lines(&p, (const char *)rec, 40, 0, 0, 0), 0);
+    SS_EQ(ss_idx_piece_lines(&p, (const char *)rec, 30, 0, 30, 1), -1);
+    SS_EQ(ss_idx_piece_end(&p, 100, 30), -1);
+    ss_idx_piece_free(&p);
+}
+
+/* One shard's .crai lines as a piece: offsets count from a CRAM whose frame is head bytes. */
+static void crai_piece(const char *lines, uint64_t shard_len, uint64_t head, kstring_t *piece)
+{
+    ss_idx_piece_t p = {0};
+    ss_idx_piece_reset(&p, SS_IDX_CRAI);
+    SS_EQ(ss_idx_piece_crai(&p, lines, strlen(lines)), 0);
+    SS_EQ(ss_idx_piece_end(&p, shard_len, head), 0);
+    ss_idx_piece_take(&p, piece);
+    ss_idx_piece_free(&p);
+}
+
+/* CRAM: each shard's container offsets move to where its containers were written; the
+ * lines come out gzip-compressed in shard order; a line without its fields is refused. */
+static void test_crai_shifted(void)
+{
+    kstring_t a = KS_INITIALIZE, b = KS_INITIALIZE, c = KS_INITIALIZE, got = KS_INITIALIZE;
+    crai_piece("0\t1\t500\t1000\t200\t3000\n0\t480\t900\t4300\t210\t2500\n", 6000,
+               1000, &a);
+    crai_piece("", 0, 1000, &b); /* an empty shard */
+    crai_piece("1\t1\t70\t1000\t190\t800\n", 1100, 1000, &c);
+    ss_idx_merge_t *m = ss_idx_merge_init(SS_IDX_CRAI, 0, 0, 0, 1000);
+    CU_ASSERT_FATAL(m != NULL);
+    SS_EQ(ss_idx_merge_add(m, a.s, a.l, 1000), 0);
+    SS_EQ(ss_idx_merge_add(m, b.s, b.l, 7000), 0);
+    SS_EQ(ss_idx_merge_add(m, c.s, c.l, 7000), 0);
+    char *path = tmp_path(".crai");
+    SS_EQ(ss_idx_merge_save(m, 8100, path), 0);
+    BGZF *z = bgzf_open(path, "r");
+    CU_ASSERT_FATAL(z != NULL);
+    char buf[4096];
+    ssize_t n = bgzf_read(z, buf, sizeof(buf));
+    bgzf_close(z);
+    CU_ASSERT_FATAL(n > 0);
+    kputsn(buf, (size_t)n, &got);
+    const char *want = "0\t1\t500\t1000\t200\t3000\n0\t480\t900\t4300\t210\t2500\n"
+                       "1\t1\t70\t7000\t190\t800\n";
+    SS_EQ(strcmp(got.s, want), 0);
+    ss_idx_merge_destroy(m);
+    free(a.s), free(c.s);
+    a = (kstring_t)KS_INITIALIZE;
+    crai_piece("0\t1\t500\n", 10, 1000, &a);
+    m = ss_idx_merge_init(SS_IDX_CRAI, 0, 0, 0, 1000);
+    SS_EQ(ss_idx_merge_add(m, a.s, a.l, 1000), -1);
+    ss_idx_merge_destroy(m);
+    unlink(path);
+    free(path), free(a.s), free(b.s), free(got.s);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -309,7 +505,11 @@ int main(void)
         !CU_add_test(s, "gap_refused", test_gap_refused) ||
         !CU_add_test(s, "lines_like_tabix", test_lines_like_tabix) ||
         !CU_add_test(s, "lines_meta_and_empty", test_lines_meta_and_empty) ||
-        !CU_add_test(s, "unterminated_line", test_unterminated_line))
+        !CU_add_test(s, "unterminated_line", test_unterminated_line) ||
+        !CU_add_test(s, "vcf_like_bcftools", test_vcf_like_bcftools) ||
+        !CU_add_test(s, "bcf_like_bcftools", test_bcf_like_bcftools) ||
+        !CU_add_test(s, "bcf_cut_record", test_bcf_cut_record) ||
+        !CU_add_test(s, "crai_shifted", test_crai_shifted))
         return 1;
     return ss_test_run();
 }

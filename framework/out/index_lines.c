@@ -1,6 +1,8 @@
 /*
  * index_lines.c -- a worker's notes for the tabix index of its shard's text
- * (`tabix -s1 -b2 -e2`, TBI or CSI): each line as tbx_index reads it.
+ * (`tabix -s1 -b2 -e2`, TBI or CSI, and VCF as `bcftools index` reads it
+ * through tbx_index): each line as tbx_index reads it. BCF records are
+ * noted in index_bcf.c, through the same entry point.
  *
  * The text is noted in the pieces the output hands over before they leave
  * memory (a spill, or the shard's end), so a line may start in one piece and
@@ -11,10 +13,23 @@
  *
  * Worker thread that owns the piece.
  */
+#define _GNU_SOURCE /* memmem */
 #include <stdlib.h>
 #include <string.h>
 
 #include "index_piece.h"
+
+/* The number strtoll (base 0) reads at s[0..n), from a copy of at most 63 bytes. */
+static int read_number(const char *s, size_t n, long long *v)
+{
+    char num[64];
+    n = n < sizeof(num) - 1 ? n : sizeof(num) - 1;
+    memcpy(num, s, n);
+    num[n] = '\0';
+    char *stop;
+    *v = strtoll(num, &stop, 0);
+    return stop == num ? -1 : 0;
+}
 
 /*
  * A line as tbx_parse1 reads it with sc = 1, bc = ec = 2, meta '#': the name
@@ -28,16 +43,8 @@ static int parse_line(const char *s, size_t len, size_t *name_len, hts_pos_t *be
     if (len && s[0] == '#')
         return 0;
     const char *tab = memchr(s, '\t', len);
-    if (!tab)
-        return -1;
-    char num[64];
-    size_t n = (size_t)(s + len - (tab + 1));
-    n = n < sizeof(num) - 1 ? n : sizeof(num) - 1;
-    memcpy(num, tab + 1, n);
-    num[n] = '\0';
-    char *stop;
-    long long v = strtoll(num, &stop, 0);
-    if (stop == num)
+    long long v;
+    if (!tab || read_number(tab + 1, (size_t)(s + len - (tab + 1)), &v) < 0)
         return -1;
     *beg = v - 1 < 0 ? 0 : v - 1;
     *end = v < 1 ? 1 : v;
@@ -45,12 +52,69 @@ static int parse_line(const char *s, size_t len, size_t *name_len, hts_pos_t *be
     return 1;
 }
 
+/*
+ * INFO's END as tbx_parse1 finds it in info[0..n): "END=" at its start, or
+ * else ";END=" anywhere; not '.'. Read by strtoll within INFO. end is kept
+ * unless the value lies past beg.
+ */
+static void vcf_info_end(const char *info, size_t n, hts_pos_t beg, hts_pos_t *end)
+{
+    const char *s = memmem(info, n, "END=", 4);
+    if (s == info)
+        s += 4;
+    else if (s && (s = memmem(info, n, ";END=", 5)))
+        s += 5;
+    if (!s || (s < info + n && *s == '.'))
+        return;
+    long long v = 0;
+    (void)read_number(s, (size_t)(info + n - s), &v); /* nothing to read: 0, as strtoll */
+    if (v > beg)
+        *end = v;
+}
+
+/*
+ * A VCF line as tbx_parse1 reads it with tabix's VCF preset (sc 1, bc 2):
+ * the start as parse_line's; the end at start + REF's length (column 4) when
+ * REF is not empty, or INFO's END (column 8). Columns part at tabs (and NULs,
+ * as tbx_parse1 parts them). 1, 0 or -1 as parse_line.
+ */
+static int parse_vcf(const char *s, size_t len, size_t *name_len, hts_pos_t *beg, hts_pos_t *end)
+{
+    if (len && s[0] == '#')
+        return 0;
+    int id = 1, have_beg = 0;
+    for (size_t i = 0, b = 0; i <= len; i++) {
+        if (i < len && s[i] != '\t' && s[i] != '\0')
+            continue;
+        long long v;
+        if (id == 1) {
+            *name_len = i;
+        } else if (id == 2) {
+            if (read_number(s + b, len - b, &v) < 0)
+                return -1;
+            *beg = v - 1 < 0 ? 0 : v - 1;
+            *end = v < 1 ? 1 : v;
+            have_beg = 1;
+        } else if (id == 4 && b < i) {
+            *end = *beg + (hts_pos_t)(i - b);
+        } else if (id == 8) {
+            vcf_info_end(s + b, i - b, *beg, end);
+        }
+        b = i + 1;
+        id++;
+    }
+    return have_beg ? 1 : -1;
+}
+
 /* One line of the shard, ending at raw offset u: its entry. 0, or -1 out of memory. */
 static int note_line(ss_idx_piece_t *p, const char *s, size_t len, uint64_t u)
 {
     size_t nlen;
-    hts_pos_t beg, end;
-    int r = parse_line(s, len, &nlen, &beg, &end);
+    hts_pos_t beg = 0, end = 0;
+    int r = p->kind == SS_IDX_VCF ? parse_vcf(s, len, &nlen, &beg, &end)
+                                  : parse_line(s, len, &nlen, &beg, &end);
+    if (r == 0 && p->kind == SS_IDX_VCF)
+        return -1; /* a '#' line in a shard would size a VCF's CSI (tbx_index): read it back */
     if (r < 0 || (r == 0 && p->seen_data))
         return 0; /* after the first data line, tbx_index only steps over these */
     int rc = 0;
@@ -95,7 +159,9 @@ static int finish_carried(ss_idx_piece_t *p, const char *text, size_t upto, uint
 int ss_idx_piece_lines(ss_idx_piece_t *p, const char *text, size_t len, uint64_t text_off,
                        size_t leaving, int final)
 {
-    if (p->kind != SS_IDX_LINES || p->failed)
+    if (p->kind == SS_IDX_BCF)
+        return ss_idx_piece_bcf(p, text, len, text_off, leaving, final);
+    if ((p->kind != SS_IDX_LINES && p->kind != SS_IDX_VCF) || p->failed)
         return p->failed ? -1 : 0;
     size_t at = 0;
     int rc = 0;

@@ -1,8 +1,10 @@
 /*
  * index_merge.c -- the output's index from the shards' pieces (index_piece.c):
  * each piece's entries, shifted by its shard's file offset, are pushed in
- * shard order into one htslib index, as sam_index (BAM: .bai, .csi) and
- * tbx_index (text: `tabix -s1 -b2 -e2`, .tbi or .csi) push what they read.
+ * shard order into one htslib index, as sam_index (BAM: .bai, .csi),
+ * tbx_index (text: `tabix -s1 -b2 -e2`, .tbi or .csi; VCF.gz as `bcftools
+ * index` builds it through tbx_index, .csi or .tbi) and bcf_index (BCF: .csi)
+ * push what they read.
  *
  * A shard's offset comes from the sink, which knows where it wrote it; the
  * piece says how long the shard is, so a shard dropped or added out of order
@@ -10,6 +12,7 @@
  *
  * Main thread of the rank that owns the output.
  */
+#define _GNU_SOURCE /* memmem */
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +27,7 @@ KHASH_MAP_INIT_STR(ss_ctg, int)
 struct ss_idx_merge_s {
     ss_idx_kind_t kind;
     int fmt, n_targets, min_shift, n_lvls;
+    int data_lvls;         /* VCF CSI: the levels once a data line came (tbx_index) */
     hts_idx_t *idx;        /* lines: made at the first data line, as tbx_index makes it */
     uint64_t first_off;    /* lines: tabix's offset before the first data line */
     uint64_t next_off;     /* where the next shard starts */
@@ -31,6 +35,7 @@ struct ss_idx_merge_s {
     char **names;
     int n_names, m_names;
     kstring_t name;
+    kstring_t crai; /* CRAI: the lines so far, offsets shifted */
 };
 
 /* The entries of one piece, read in order. */
@@ -69,6 +74,14 @@ static uint64_t get_u64(const char *at)
     return v;
 }
 
+/* CSI levels from `lvls` on until 2^(min_shift + 3 lvls) covers max_len + 256 (htslib's rule). */
+static int levels_for(int min_shift, int lvls, int64_t max_len)
+{
+    for (int64_t s = (int64_t)1 << (min_shift + 3 * lvls); max_len + 256 > s; s <<= 3)
+        lvls++;
+    return lvls;
+}
+
 ss_idx_merge_t *ss_idx_merge_init(ss_idx_kind_t kind, int fmt, int n_targets, hts_pos_t max_len,
                                   uint64_t header_len)
 {
@@ -77,23 +90,51 @@ ss_idx_merge_t *ss_idx_merge_init(ss_idx_kind_t kind, int fmt, int n_targets, ht
         return NULL;
     m->kind = kind, m->fmt = fmt, m->n_targets = n_targets;
     m->min_shift = 14;
-    /* sam_index's levels for BAM CSI (contigs up to max_len), tbx_index's for text CSI */
-    if (fmt == HTS_FMT_CSI && kind == SS_IDX_RECORDS)
-        for (hts_pos_t s = (hts_pos_t)1 << m->min_shift, l = max_len + 256; l > s; s <<= 3)
-            m->n_lvls++;
+    /* sam_index's and bcf_index's levels (contigs up to max_len), tbx_index's for text CSI,
+     * which a VCF's ##contig lengths raise once a data line comes */
+    if (fmt == HTS_FMT_CSI && (kind == SS_IDX_RECORDS || kind == SS_IDX_BCF))
+        m->n_lvls = levels_for(m->min_shift, 0, max_len);
     else
         m->n_lvls = fmt == HTS_FMT_CSI ? (TBX_MAX_SHIFT - m->min_shift + 2) / 3 : 5;
+    m->data_lvls = kind == SS_IDX_VCF && fmt == HTS_FMT_CSI
+                       ? levels_for(m->min_shift, m->n_lvls, max_len)
+                       : m->n_lvls;
     m->first_off = m->next_off = header_len;
     m->first_off <<= 16;
-    if (kind == SS_IDX_LINES && !(m->ids = kh_init(ss_ctg)))
+    if ((kind == SS_IDX_LINES || kind == SS_IDX_VCF) && !(m->ids = kh_init(ss_ctg)))
         goto fail;
-    if (kind == SS_IDX_RECORDS &&
+    if ((kind == SS_IDX_RECORDS || kind == SS_IDX_BCF) &&
         !(m->idx = hts_idx_init(n_targets, fmt, m->first_off, m->min_shift, m->n_lvls)))
         goto fail;
     return m;
 fail:
     ss_idx_merge_destroy(m);
     return NULL;
+}
+
+int64_t ss_idx_vcf_max_len(const char *text, size_t len)
+{
+    int64_t max = 0;
+    for (size_t at = 0; at < len;) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        const char *end = nl ? nl : text + len, *ptr = NULL;
+        /* tbx_index: "##contig", then "length" anywhere after, spaces and '=', a number */
+        if (end - (text + at) >= 8 && memcmp(text + at, "##contig", 8) == 0)
+            ptr = memmem(text + at + 8, (size_t)(end - (text + at + 8)), "length", 6);
+        if (ptr) {
+            for (ptr += 6; ptr < end && (*ptr == ' ' || *ptr == '='); ptr++) {
+            }
+            char num[64];
+            size_t n =
+                (size_t)(end - ptr) < sizeof(num) - 1 ? (size_t)(end - ptr) : sizeof(num) - 1;
+            memcpy(num, ptr, n);
+            num[n] = '\0';
+            int64_t l = strtoll(num, NULL, 10);
+            max = max < l ? l : max;
+        }
+        at = (size_t)(end - text) + 1;
+    }
+    return max;
 }
 
 void ss_idx_merge_destroy(ss_idx_merge_t *m)
@@ -108,6 +149,7 @@ void ss_idx_merge_destroy(ss_idx_merge_t *m)
     if (m->idx)
         hts_idx_destroy(m->idx);
     free(m->name.s);
+    free(m->crai.s);
     free(m);
 }
 
@@ -189,7 +231,10 @@ static int line_contig(ss_idx_merge_t *m, cursor_t *c, int tid)
     return tid;
 }
 
-/* Text lines: offsets through the block table. 0, or -1 (a bad piece), -2 (htslib refused). */
+/*
+ * Text lines (BCF: records): offsets through the block table. 0, or -1 (a bad
+ * piece), -2 (htslib refused).
+ */
 static int push_lines(ss_idx_merge_t *m, cursor_t *c, const uint64_t *blk_at, uint64_t n_blocks,
                       uint64_t n)
 {
@@ -200,7 +245,9 @@ static int push_lines(ss_idx_merge_t *m, cursor_t *c, const uint64_t *blk_at, ui
         int flags = (int)get_varint(c);
         hts_pos_t end = 0;
         if (!(flags & E_META)) {
-            if ((flags & E_CONTIG) && (tid = line_contig(m, c, tid)) < 0)
+            if ((flags & E_CONTIG) && m->kind == SS_IDX_BCF)
+                tid = (int)get_zigzag(c);
+            else if ((flags & E_CONTIG) && (tid = line_contig(m, c, tid)) < 0)
                 return -1;
             beg += get_zigzag(c);
             end = beg + get_zigzag(c);
@@ -214,7 +261,8 @@ static int push_lines(ss_idx_merge_t *m, cursor_t *c, const uint64_t *blk_at, ui
                 m->first_off = voff;
             continue;
         }
-        if (!m->idx && !(m->idx = hts_idx_init(0, m->fmt, m->first_off, m->min_shift, m->n_lvls)))
+        if (!m->idx &&
+            !(m->idx = hts_idx_init(0, m->fmt, m->first_off, m->min_shift, m->data_lvls)))
             return -1;
         if (hts_idx_push(m->idx, tid, beg, end, voff, 1) < 0)
             return -2;
@@ -238,6 +286,33 @@ static uint64_t *block_starts(cursor_t *t, uint64_t n)
     return at;
 }
 
+/*
+ * CRAI: the shard's lines, each container offset (the fourth field) moved
+ * from the shard's own CRAM, whose containers start at head_len, to where
+ * the shard's containers start in the file. 0, or -1 (a bad line, no memory).
+ */
+static int push_crai(ss_idx_merge_t *m, const char *s, const char *end, uint64_t file_off,
+                     uint64_t head_len)
+{
+    while (s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s)), *f = s;
+        if (!nl)
+            return -1;
+        for (int tab = 0; tab < 3 && f && f < nl; tab++)
+            f = memchr(f, '\t', (size_t)(nl - f)), f = f ? f + 1 : NULL;
+        char *stop;
+        unsigned long long coff = f ? strtoull(f, &stop, 10) : 0;
+        if (!f || stop == f || *stop != '\t' || coff < head_len)
+            return -1;
+        if (kputsn(s, (size_t)(f - s), &m->crai) < 0 ||
+            kputll((long long)(coff - head_len + file_off), &m->crai) < 0 ||
+            kputsn(stop, (size_t)(nl + 1 - stop), &m->crai) < 0)
+            return -1;
+        s = nl + 1;
+    }
+    return 0;
+}
+
 int ss_idx_merge_add(ss_idx_merge_t *m, const char *piece, size_t len, uint64_t file_off)
 {
     uint64_t h[PIECE_FIELDS];
@@ -247,12 +322,14 @@ int ss_idx_merge_add(ss_idx_merge_t *m, const char *piece, size_t len, uint64_t 
         h[i] = get_u64(piece + 8 * i);
     /* h: kind, shard_len, raw_len, n_ent, n_blocks, table_off */
     if (h[0] != (uint64_t)m->kind || file_off != m->next_off || h[5] < PIECE_HEAD || h[5] > len ||
-        (m->kind == SS_IDX_LINES && h[4] > len))
+        (m->kind != SS_IDX_RECORDS && h[4] > len))
         return -1;
     const uint8_t *base = (const uint8_t *)piece;
     cursor_t c = {base + PIECE_HEAD, base + h[5], 0, file_off, h[1], h[2]};
     int rc;
-    if (m->kind == SS_IDX_RECORDS) {
+    if (m->kind == SS_IDX_CRAI) {
+        rc = push_crai(m, piece + PIECE_HEAD, piece + h[5], file_off, h[2]);
+    } else if (m->kind == SS_IDX_RECORDS) {
         rc = push_records(m, &c, h[3]);
     } else {
         cursor_t t = {base + h[5], base + len, 0, file_off, h[1], h[2]};
@@ -265,11 +342,16 @@ int ss_idx_merge_add(ss_idx_merge_t *m, const char *piece, size_t len, uint64_t 
     return rc;
 }
 
-/* tabix's meta block: its configuration (-s1 -b2 -e2), then the names, NUL-terminated. */
+/*
+ * tabix's meta block: its configuration (-s1 -b2 -e2, or tbx_conf_vcf's),
+ * then the names, NUL-terminated.
+ */
 static int set_meta(ss_idx_merge_t *m)
 {
     kstring_t meta = KS_INITIALIZE;
     int32_t conf[7] = {TBX_GENERIC, 1, 2, 2, '#', 0, 0};
+    if (m->kind == SS_IDX_VCF)
+        conf[0] = TBX_VCF, conf[3] = 0;
     for (int i = 0; i < m->n_names; i++)
         conf[6] += (int32_t)strlen(m->names[i]) + 1;
     int rc = kputsn((const char *)conf, sizeof(conf), &meta) < 0 ? -1 : 0; /* little-endian */
@@ -282,16 +364,28 @@ static int set_meta(ss_idx_merge_t *m)
     return rc;
 }
 
+/* samtools index's .crai: the lines, gzip-compressed as htslib writes them. 0 or -1. */
+static int save_crai(const ss_idx_merge_t *m, const char *idx_path)
+{
+    BGZF *z = bgzf_open(idx_path, "wg");
+    if (!z)
+        return -1;
+    int rc = m->crai.l && bgzf_write(z, m->crai.s, m->crai.l) != (ssize_t)m->crai.l ? -1 : 0;
+    return bgzf_close(z) < 0 ? -1 : rc;
+}
+
 int ss_idx_merge_save(ss_idx_merge_t *m, uint64_t data_end, const char *idx_path)
 {
     if (data_end != m->next_off)
         return -2;
+    if (m->kind == SS_IDX_CRAI)
+        return save_crai(m, idx_path);
     if (!m->idx && !(m->idx = hts_idx_init(0, m->fmt, m->first_off, m->min_shift, m->n_lvls)))
         return -1;
     /* both readers finish at the offset where reading stopped: the EOF block's */
     if (hts_idx_finish(m->idx, data_end << 16) != 0)
         return -1;
-    if (m->kind == SS_IDX_LINES && set_meta(m) != 0)
+    if ((m->kind == SS_IDX_LINES || m->kind == SS_IDX_VCF) && set_meta(m) != 0)
         return -1;
     return hts_idx_save_as(m->idx, idx_path, idx_path, m->fmt) < 0 ? -1 : 0;
 }

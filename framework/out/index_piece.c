@@ -134,6 +134,17 @@ int ss_idx_piece_blocks(ss_idx_piece_t *p, const char *z, size_t len)
     return 0;
 }
 
+int ss_idx_piece_crai(ss_idx_piece_t *p, const char *text, size_t len)
+{
+    if (p->failed || kputsn(text, len, &p->ent) < 0) {
+        p->failed = 1;
+        return -1;
+    }
+    for (size_t i = 0; i < len; i++)
+        p->n_ent += text[i] == '\n';
+    return 0;
+}
+
 static void put_u64(char *at, uint64_t v)
 {
     for (int i = 0; i < 8; i++)

@@ -1,7 +1,7 @@
 /*
  * index_piece.h -- the layout of a shard's index piece, shared by the files
  * that write it (index_piece.c, index_lines.c) and the one that reads it
- * (index_merge.c). Private to those three.
+ * (index_merge.c); index_bcf.c writes BCF's. Private to those four.
  */
 #ifndef SS_INDEX_PIECE_H
 #define SS_INDEX_PIECE_H
@@ -14,9 +14,13 @@
 
 /* Entry flags. */
 #define E_MAPPED 1 /* BAM: the read is mapped (counts in the pseudo-bin); lines always */
-#define E_CONTIG 2 /* the contig changes: its id (records) or name (lines) follows */
+#define E_CONTIG 2 /* the contig changes: its id (records, BCF) or name (lines) follows */
 #define E_BLOCK  4 /* records: the block address moves on by the varint that follows */
 #define E_META   8 /* lines: a '#' line before any data line (moves tabix's first offset) */
+
+/* BCF: ss_idx_piece_lines for records (index_bcf.c). */
+int ss_idx_piece_bcf(ss_idx_piece_t *p, const char *text, size_t len, uint64_t text_off,
+                     size_t leaving, int final);
 
 /* Append v as a LEB128 varint. 0, or -1 out of memory. */
 int ss_idx_put_varint(kstring_t *s, uint64_t v);

@@ -145,7 +145,7 @@ static void note_lines(ss_out_t *o, size_t leaving, int final)
 
 static void note_blocks(ss_out_t *o)
 {
-    if (o->idx.kind == SS_IDX_LINES)
+    if (ss_idx_kind_text(o->idx.kind))
         (void)ss_idx_piece_blocks(&o->idx, o->z.s, o->z.l);
 }
 
@@ -353,6 +353,19 @@ kstring_t *ss_out_bgzf_blocks(ss_out_t *o)
     return NULL;
 }
 
+/*
+ * CRAM: the .crai lines of the shard's containers, from its own small CRAM
+ * (which the encoder still holds). If they cannot be had, the piece is
+ * unusable and the output is read back instead.
+ */
+static void note_crai(ss_out_t *o)
+{
+    o->line.l = 0;
+    if (ss_cram_enc_index(o->cram, &o->line) < 0 ||
+        ss_idx_piece_crai(&o->idx, o->line.s ? o->line.s : "", o->line.l) < 0)
+        o->idx.failed = 1;
+}
+
 /* BGZF text: compress the shard's bytes into whole blocks; buf leaves with them. */
 static int compress_text(ss_out_t *o)
 {
@@ -379,8 +392,11 @@ int ss_out_end(ss_out_t *o)
         o->cram_open = 0;
         if (ss_cram_enc_end(o->cram, o->buf, o->sh->idx) < 0)
             return -1;
+        if (o->idx.kind == SS_IDX_CRAI)
+            note_crai(o);
     }
-    uint64_t raw_len = o->spilled_raw + o->buf->l;
+    /* CRAI: the piece's offsets count from the shard's own CRAM, after its frame */
+    uint64_t raw_len = r->format == SS_FMT_CRAM ? r->cram.head.l : o->spilled_raw + o->buf->l;
     if (r->bgzf && o->buf->l && compress_text(o) < 0)
         return -1;
     /* a piece that cannot be finished leaves the index to be built from the file */

@@ -134,18 +134,31 @@ static int all_meta(const char *text, size_t len)
     return 1;
 }
 
+/* A BCF's header: its magic, then the text's length and the text. */
+static int bcf_header(const ss_out_run_t *r)
+{
+    return r->text_header_len >= 9 && memcmp(r->text_header, "BCF\2\2", 5) == 0;
+}
+
 /*
- * Which outputs' indexes are built from the shards' notes: BAM (.bai, .csi)
- * and tabix-indexed text whose header is meta lines only (so tabix's data
- * starts after it). The others are read back once written: CRAM's .crai
- * (htslib writes its containers per shard, and its index entries need its
- * slice layout), SAM.gz (rare; it would need SAM lines noted as text), the
- * VCF/BCF index, and text with data lines in its header.
+ * Which outputs' indexes are built from the shards' notes: BAM (.bai, .csi),
+ * BCF and VCF.gz (bcftools index: .csi, or .tbi for VCF), CRAM (.crai: each
+ * shard's lines from htslib's index builder run on the shard's own CRAM, which
+ * the encoder holds in memory), and tabix-indexed text whose header is meta
+ * lines only (so tabix's data starts after it). The others are read back once
+ * written: SAM.gz (rare; it would need SAM lines noted as text) and text with
+ * data lines in its header.
  */
 static ss_idx_kind_t index_kind(const ss_out_run_t *r)
 {
     if (r->format == SS_FMT_BAM && r->write_index)
         return SS_IDX_RECORDS;
+    if (r->format == SS_FMT_CRAM && r->write_index)
+        return SS_IDX_CRAI;
+    if (r->vcf_index && bcf_header(r))
+        return r->vcf_tbi ? SS_IDX_NONE : SS_IDX_BCF; /* no TBI for BCF: htslib says why */
+    if (r->vcf_index && all_meta(r->text_header, r->text_header_len))
+        return SS_IDX_VCF;
     if (r->tabix && all_meta(r->text_header, r->text_header_len))
         return SS_IDX_LINES;
     return SS_IDX_NONE;
@@ -286,9 +299,14 @@ int ss_out_run_trailer(const ss_out_run_t *r, kstring_t *out)
     return rc;
 }
 
+static int save_merged(ss_output_t *out, const char *output, ss_idx_merge_t *m, const char *ext,
+                       uint64_t data_end);
+
 /* bcftools index: a CSI of the finished BCF or VCF.gz, or with -t a TBI (min_shift 0 makes
- * htslib build tabix's index of a VCF.gz). 0, or -1 after ss_error(). */
-static int vcf_index(const ss_out_run_t *r, ss_output_t *out, const char *output)
+ * htslib build tabix's index of a VCF.gz); merged from the shards' pieces in m, or (m NULL)
+ * read back from the file. 0, or -1 after ss_error(). */
+static int vcf_index(const ss_out_run_t *r, ss_output_t *out, const char *output,
+                     ss_idx_merge_t *m, uint64_t data_end)
 {
     const char *tmp_path = ss_output_tmp_path(out);
     if (!tmp_path) {
@@ -298,6 +316,8 @@ static int vcf_index(const ss_out_run_t *r, ss_output_t *out, const char *output
     }
     if (r->index_out && ss_output_name_index(out, r->index_out) < 0)
         return -1;
+    if (m)
+        return save_merged(out, output, m, r->vcf_tbi ? ".tbi" : ".csi", data_end);
     const char *idx = ss_output_index_tmp(out, r->vcf_tbi ? ".tbi" : ".csi");
     if (!idx)
         return -1;
@@ -316,19 +336,65 @@ static int wants_bai(const ss_out_run_t *r)
     return r->format == SS_FMT_BAM && ends_with(r->index_out, ".bai");
 }
 
+/*
+ * bcf_index's view of a BCF header: the contigs it counts and the longest
+ * (2^31 - 1 when no contig has a length). 0, or -1 out of memory or unparsable.
+ */
+static int bcf_contigs(const ss_out_run_t *r, int *n_ids, hts_pos_t *max_len)
+{
+    size_t n = r->text_header_len - 9;
+    char *text = malloc(n + 1);
+    bcf_hdr_t *h = bcf_hdr_init("r");
+    int rc = -1;
+    if (text && h) {
+        memcpy(text, r->text_header + 9, n);
+        text[n] = '\0';
+        rc = bcf_hdr_parse(h, text) < 0 ? -1 : 0;
+    }
+    *n_ids = 0, *max_len = 0;
+    for (int i = 0; rc == 0 && i < h->n[BCF_DT_CTG]; i++) {
+        if (!h->id[BCF_DT_CTG][i].val)
+            continue;
+        hts_pos_t len = (hts_pos_t)h->id[BCF_DT_CTG][i].val->info[0];
+        if (*max_len < len)
+            *max_len = len;
+        ++*n_ids;
+    }
+    if (*max_len == 0)
+        *max_len = ((hts_pos_t)1 << 31) - 1; /* bcf_index's guess for broken contig lines */
+    if (h)
+        bcf_hdr_destroy(h);
+    free(text);
+    return rc;
+}
+
 ss_idx_merge_t *ss_out_run_index_merge(const ss_out_run_t *r, uint64_t header_len, int text_csi)
 {
-    if (r->idx_kind == SS_IDX_RECORDS) {
-        hts_pos_t max_len = 0;
+    int n_ids;
+    hts_pos_t max_len = 0;
+    switch (r->idx_kind) {
+    case SS_IDX_RECORDS:
         for (int i = 0; i < sam_hdr_nref(r->hdr); i++)
             if (max_len < sam_hdr_tid2len(r->hdr, i))
                 max_len = sam_hdr_tid2len(r->hdr, i);
         return ss_idx_merge_init(SS_IDX_RECORDS, wants_bai(r) ? HTS_FMT_BAI : HTS_FMT_CSI,
                                  sam_hdr_nref(r->hdr), max_len, header_len);
-    }
-    if (r->idx_kind == SS_IDX_LINES)
+    case SS_IDX_BCF:
+        if (bcf_contigs(r, &n_ids, &max_len) < 0)
+            return NULL;
+        return ss_idx_merge_init(SS_IDX_BCF, HTS_FMT_CSI, n_ids, max_len, header_len);
+    case SS_IDX_VCF:
+        max_len = ss_idx_vcf_max_len(r->text_header, r->text_header_len);
+        return ss_idx_merge_init(SS_IDX_VCF, r->vcf_tbi ? HTS_FMT_TBI : HTS_FMT_CSI, 0, max_len,
+                                 header_len);
+    case SS_IDX_CRAI:
+        return ss_idx_merge_init(SS_IDX_CRAI, 0, 0, 0, header_len);
+    case SS_IDX_LINES:
         return ss_idx_merge_init(SS_IDX_LINES, text_csi ? HTS_FMT_CSI : HTS_FMT_TBI, 0, 0,
                                  header_len);
+    case SS_IDX_NONE:
+        break;
+    }
     return NULL;
 }
 
@@ -371,7 +437,7 @@ int ss_out_run_index(const ss_out_run_t *r, ss_output_t *out, const char *output
                      uint64_t data_end)
 {
     if (r->vcf_index)
-        return vcf_index(r, out, output);
+        return vcf_index(r, out, output, m, data_end);
     if (!r->write_index)
         return 0;
     const char *tmp_path = ss_output_tmp_path(out);
@@ -387,7 +453,7 @@ int ss_out_run_index(const ss_out_run_t *r, ss_output_t *out, const char *output
     const char *ext = bai ? ".bai" : min_shift ? ".csi" : ".crai";
     if (r->index_out && ss_output_name_index(out, r->index_out) < 0)
         return -1;
-    if (m && r->format == SS_FMT_BAM)
+    if (m && (r->format == SS_FMT_BAM || r->format == SS_FMT_CRAM))
         return save_merged(out, output, m, ext, data_end);
     const char *idx = ss_output_index_tmp(out, ext);
     if (!idx)

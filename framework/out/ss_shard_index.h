@@ -32,8 +32,27 @@
 #include <htslib/hts.h>
 #include <htslib/kstring.h>
 
-/* What a piece holds: BAM records (explicit offsets) or tabix text lines. */
-typedef enum { SS_IDX_NONE = 0, SS_IDX_RECORDS = 1, SS_IDX_LINES = 2 } ss_idx_kind_t;
+/*
+ * What a piece holds: BAM records (explicit offsets); tabix text lines
+ * (-s1 -b2 -e2); VCF lines as tabix -p vcf reads them (end from REF's length
+ * or INFO/END); BCF records (contig id, start and rlen from each record's
+ * fixed fields). The last three note raw offsets of BGZF text. CRAI: the
+ * .crai lines htslib's index builder writes for the shard's own CRAM.
+ */
+typedef enum {
+    SS_IDX_NONE = 0,
+    SS_IDX_RECORDS = 1,
+    SS_IDX_LINES = 2,
+    SS_IDX_VCF = 3,
+    SS_IDX_BCF = 4,
+    SS_IDX_CRAI = 5
+} ss_idx_kind_t;
+
+/* Whether a kind notes BGZF text by raw offsets (lines or BCF records). */
+static inline int ss_idx_kind_text(ss_idx_kind_t k)
+{
+    return k == SS_IDX_LINES || k == SS_IDX_VCF || k == SS_IDX_BCF;
+}
 
 /* One shard's notes as a worker writes it. Plain, owned by the worker's output. */
 typedef struct {
@@ -51,10 +70,11 @@ typedef struct {
     int32_t p_tid;
     hts_pos_t p_beg, p_end;
     int p_mapped;
-    /* LINES */
+    /* LINES, VCF, BCF */
     kstring_t name;   /* the last data line's contig name */
-    kstring_t carry;  /* the head of a line whose start already left memory */
-    uint64_t scan_at; /* raw offset where the next line starts */
+    kstring_t carry;  /* the head of a line (BCF: a record's fixed fields) whose start
+                       * already left memory */
+    uint64_t scan_at; /* raw offset where the next line or record starts */
     uint64_t last_u;  /* raw offset after the last line noted */
     int seen_data;    /* a data line was noted (meta lines after it are not) */
 } ss_idx_piece_t;
@@ -75,14 +95,21 @@ int ss_idx_piece_record_at(ss_idx_piece_t *p, int32_t tid, hts_pos_t beg, hts_po
 int ss_idx_piece_record(ss_idx_piece_t *p, int32_t tid, hts_pos_t beg, hts_pos_t end, int mapped,
                         uint64_t end_voff);
 /*
- * LINES: text[0..len) is the shard's raw text from raw offset text_off on;
- * note every whole line not noted yet, and (final) the last one without a
- * newline. The first `leaving` bytes are about to leave memory: the head of
- * an unfinished line among them is kept. 0, or -1 out of memory.
+ * LINES, VCF, BCF: text[0..len) is the shard's raw text from raw offset
+ * text_off on; note every whole line (BCF: record) not noted yet. The first
+ * `leaving` bytes are about to leave memory: the head of an unfinished line
+ * among them is kept. final: the shard's text ends at len. 0, or -1 (out of
+ * memory, a last line without its newline, a BCF record cut short).
  */
 int ss_idx_piece_lines(ss_idx_piece_t *p, const char *text, size_t len, uint64_t text_off,
                        size_t leaving, int final);
-/* LINES: the BGZF blocks z[0..len) just compressed from the shard's text, in order. 0 or -1. */
+/*
+ * CRAI: the shard's .crai lines (ss_cram_enc_index), container offsets
+ * counted from a file whose frame header is head_len bytes. 0, or -1 out of
+ * memory. Call once, then ss_idx_piece_end(p, shard_len, head_len).
+ */
+int ss_idx_piece_crai(ss_idx_piece_t *p, const char *text, size_t len);
+/* Text kinds: the BGZF blocks z[0..len) just compressed from the shard's text, in order. 0 or -1. */
 int ss_idx_piece_blocks(ss_idx_piece_t *p, const char *z, size_t len);
 /*
  * The shard is done: shard_len bytes of output, raw_len of them before
@@ -97,9 +124,13 @@ void ss_idx_piece_take(ss_idx_piece_t *p, kstring_t *out);
 typedef struct ss_idx_merge_s ss_idx_merge_t;
 
 /*
- * An index of kind RECORDS (BAM: n_targets contigs of at most max_len bp) or
- * LINES (tabix -s1 -b2 -e2), as fmt (HTS_FMT_BAI, HTS_FMT_CSI or
- * HTS_FMT_TBI), for a file whose data starts at header_len. NULL out of memory.
+ * An index of kind RECORDS (BAM: n_targets contigs of at most max_len bp, as
+ * sam_index), BCF (the same, as bcf_index: CSI only), LINES (tabix -s1 -b2
+ * -e2) or VCF (tabix -p vcf, as bcftools index; max_len: the longest
+ * ##contig length of the header, which sizes a CSI as tbx_index does), as fmt
+ * (HTS_FMT_BAI, HTS_FMT_CSI or HTS_FMT_TBI), for a file whose data starts at
+ * header_len; or CRAI (samtools index's .crai of a CRAM: fmt and the sizes
+ * unused). NULL out of memory.
  */
 ss_idx_merge_t *ss_idx_merge_init(ss_idx_kind_t kind, int fmt, int n_targets, hts_pos_t max_len,
                                   uint64_t header_len);
@@ -115,6 +146,8 @@ int ss_idx_merge_add(ss_idx_merge_t *m, const char *piece, size_t len, uint64_t 
 uint64_t ss_idx_merge_next_off(const ss_idx_merge_t *m);
 /* The shard length piece[0..len) says, or -1 if it is not a piece. */
 int64_t ss_idx_piece_shard_len(const char *piece, size_t len);
+/* The longest ##contig length of a VCF header's text, read as tbx_index reads it for a CSI. */
+int64_t ss_idx_vcf_max_len(const char *text, size_t len);
 /*
  * Finish at data_end (where the BGZF EOF block starts) and write the index to
  * idx_path (a file the caller created). 0; -1 when writing failed (errno

@@ -13,7 +13,7 @@
  * wrote until then.
  *
  * The file is read back instead (ss_out_run_index, ss_out_run_index_tabix)
- * when the output's index is not built from pieces (CRAM, SAM.gz, VCF/BCF),
+ * when the output's index is not built from pieces (SAM.gz),
  * when --resume kept shards an earlier run wrote (their pieces are gone),
  * when a kernel's summary follows the shards, and when a piece could not be
  * made (out of memory, or text whose last line has no newline).
@@ -251,7 +251,9 @@ int ss_engine_index_collect(engine_t *e, int rc)
 int ss_engine_index_seal(engine_t *e, uint64_t *data_end)
 {
     uint64_t len = e->merge ? ss_merge_file_len(e->merge) : ss_output_bytes(e->out);
-    *data_end = len >= sizeof(ss_bgzf_eof) ? len - sizeof(ss_bgzf_eof) : 0;
+    /* where the trailer starts: CRAM's EOF container, or the BGZF EOF block */
+    uint64_t tail = e->orun->format == SS_FMT_CRAM ? e->orun->cram.eof.l : sizeof(ss_bgzf_eof);
+    *data_end = len >= tail ? len - tail : 0;
     if (e->summary.l)
         read_back(e); /* text after the shards, which no piece describes */
     return 0;

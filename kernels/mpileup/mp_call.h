@@ -220,12 +220,36 @@ int mp_site_to_bcf(mp_site_t *bc, bcf1_t *b, mp_smpl_t *bcr, int fmt_flag, const
 void mp_aux_clean(mp_aux_t *bca, mp_site_t *call);
 
 /*
- * Indel candidates at pos and each read's score for each (bcf_call_gap_prep):
- * n samples, their reads plp[s][0..n_plp[s]), ref the whole contig,
- * NUL-terminated. >= 0 when there is an indel record to make, < 0 when not
- * (and p->aux of the reads is set as bcftools sets it). mp_indel.c.
+ * The shard's stretch of its contig's reference, as the indel code reads it:
+ * seq holds each base at its contig position (an address range as long as
+ * the contig, NUL at len), but only a stretch is loaded (io/ref.c). [lo, hi)
+ * is known to be loaded; a read elsewhere asks mp_ref_need first, and an
+ * unloaded position is never read (its pages are not even readable).
  */
-int mp_gap_prep(int n, int *n_plp, bam_pileup1_t **plp, int pos, mp_aux_t *bca, const char *ref);
+typedef struct {
+    const char *seq;
+    hts_pos_t len;
+    hts_pos_t lo, hi;
+    struct ss_ref_s *src;
+    int tid;
+} mp_ref_t;
+/* How far a scan that runs out of the loaded stretch loads on at a time. */
+#define MP_REF_STEP ((hts_pos_t)1 << 16)
+/*
+ * Load [lo, hi) of r's contig, clipped to it (the NUL at len included when hi
+ * passes it). 0, or -1 after ss_error() with errno ENOMEM, so the column
+ * fails its shard rather than losing its indel record. Worker thread. mpileup.c.
+ */
+int mp_ref_need(mp_ref_t *r, hts_pos_t lo, hts_pos_t hi);
+
+/*
+ * Indel candidates at pos and each read's score for each (bcf_call_gap_prep):
+ * n samples, their reads plp[s][0..n_plp[s]), ref the contig (more of it
+ * loaded as the window and repeat scans need). >= 0 when there is an indel
+ * record to make, < 0 when not (and p->aux of the reads is set as bcftools
+ * sets it). mp_indel.c.
+ */
+int mp_gap_prep(int n, int *n_plp, bam_pileup1_t **plp, int pos, mp_aux_t *bca, mp_ref_t *ref);
 /* Free what mp_gap_prep keeps in bca->indel_ws. */
 void mp_indel_ws_free(mp_aux_t *bca);
 

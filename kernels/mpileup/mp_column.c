@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <htslib/faidx.h>
 
 #include "mpileup.h"
 
@@ -294,7 +293,7 @@ int mp_column_records(mp_worker_t *w, int tid, hts_pos_t pos, kstring_t *out, in
     /* bcftools drops a column its indel scoring gives up on; memory running out (only
      * allocators set ENOMEM) must fail the shard instead of dropping the record */
     errno = 0;
-    if (mp_gap_prep(w->n_smpl, w->grp_n, w->grp_plp, (int)pos, w->bca, w->ref) < 0)
+    if (mp_gap_prep(w->n_smpl, w->grp_n, w->grp_plp, (int)pos, w->bca, &w->rs) < 0)
         return errno == ENOMEM ? -1 : 0;
     for (int s = 0; s < w->n_smpl; s++)
         oom |= mp_glfgen(w->grp_n[s], w->grp_plp[s], -1, w->bca, &w->bcr[s], &w->rng) == -2;

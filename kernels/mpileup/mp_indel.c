@@ -116,10 +116,13 @@ static int gather_sizes(mp_indel_col_t *col, mp_aux_t *bca, mp_indel_ws_t *ws, i
     return support_ok;
 }
 
-/* Half or more N in the reference from pos on: an assembly gap, not an indel. */
+/* Half or more N in the reference from pos on: an assembly gap, not an indel (or the
+ * reference there could not be loaded: mp_ref_need set errno). */
 static int mostly_n(const mp_indel_col_t *col, int win)
 {
     int n_n = 0, i, end = col->pos + (2 * win < col->max_rd_len ? 2 * win : col->max_rd_len);
+    if (mp_ref_need(col->rs, col->pos, (hts_pos_t)end + 1) < 0)
+        return 1;
     for (i = col->pos; i < end && col->ref[i]; i++)
         n_n += col->ref[i] == 'N';
     return n_n * 2 > i - col->pos;
@@ -175,29 +178,36 @@ static int find_types(mp_indel_col_t *col, mp_aux_t *bca, mp_indel_ws_t *ws)
     return 0;
 }
 
-/* indel_win_size either side of pos, widened by the longest deletion, cut at the contig's end. */
-static void set_window(mp_indel_col_t *col, int win)
+/*
+ * indel_win_size either side of pos, widened by the longest deletion, cut at
+ * the contig's end; loaded. 0, or -1 when it cannot be loaded.
+ */
+static int set_window(mp_indel_col_t *col, int win)
 {
     int pos = col->pos, right = pos + win, i;
     col->left = pos > win ? pos - win : 0;
     if (col->types[0] < 0)
         right -= col->types[0];
+    if (mp_ref_need(col->rs, col->left, (hts_pos_t)right + 1) < 0)
+        return -1;
     for (i = pos; i < right; i++)
         if (col->ref[i] == 0)
             break;
     col->right = i;
     col->span = col->right - col->left + 1;
+    return 0;
 }
 
-/* How far the candidate's sequence repeats to the right of pos (bca->indelreg). */
+/* How far the candidate's sequence repeats to the right of pos (bca->indelreg); -1 when the
+ * reference there could not be loaded. */
 static int type_reg(const mp_indel_col_t *col, const mp_indel_ws_t *ws, int t)
 {
     int len = col->types[t];
     if (len == 0)
         return 0;
     if (len > 0)
-        return mp_indel_reg(col->pos, col->ref, len, &ws->ins_cons[t * col->max_ins]);
-    return mp_indel_reg(col->pos, col->ref, -len, NULL);
+        return mp_indel_reg(col->pos, col->rs, len, &ws->ins_cons[t * col->max_ins]);
+    return mp_indel_reg(col->pos, col->rs, -len, NULL);
 }
 
 static int reserve_scoring(const mp_indel_col_t *col, mp_indel_ws_t *ws, int hap_len)
@@ -236,6 +246,8 @@ static int score_reads(mp_indel_col_t *col, mp_aux_t *bca, mp_indel_ws_t *ws)
     double mq_scale = bca->nqual / 60.0;
     for (int t = 0; t < col->n_types; t++) {
         int ir = type_reg(col, ws, t);
+        if (ir < 0)
+            return -1;
         if (ir > bca->indelreg)
             bca->indelreg = ir;
         for (int s = 0, k = 0; s < col->n; s++) {
@@ -253,21 +265,22 @@ static int score_reads(mp_indel_col_t *col, mp_aux_t *bca, mp_indel_ws_t *ws)
     return 0;
 }
 
-int mp_gap_prep(int n, int *n_plp, bam_pileup1_t **plp, int pos, mp_aux_t *bca, const char *ref)
+int mp_gap_prep(int n, int *n_plp, bam_pileup1_t **plp, int pos, mp_aux_t *bca, mp_ref_t *ref)
 {
-    if (!ref || !bca || !any_indel(n, n_plp, plp))
+    if (!ref || !ref->seq || !bca || !any_indel(n, n_plp, plp))
         return -1;
     mp_indel_ws_t *ws = workspace(bca);
     if (!ws)
         return -1;
 
-    mp_indel_col_t col = {.n = n, .n_plp = n_plp, .plp = plp, .pos = pos, .ref = ref};
+    mp_indel_col_t col = {
+        .n = n, .n_plp = n_plp, .plp = plp, .pos = pos, .ref = ref->seq, .rs = ref};
     if (find_types(&col, bca, ws) < 0)
         return -1;
-    set_window(&col, bca->indel_win_size);
-    if (mp_indel_mask_ref(&col, ws) < 0)
+    if (set_window(&col, bca->indel_win_size) < 0 || mp_indel_mask_ref(&col, ws) < 0)
         return -1;
-    col.l_run = mp_indel_l_run(ref, pos);
+    if ((col.l_run = mp_indel_l_run(ref, pos)) < 0)
+        return -1;
     /* Taken before the consensus, which may turn an insertion holding N into a 0. */
     col.max_ins = col.types[col.n_types - 1];
     if (col.max_ins > 0 && mp_indel_ins_cons(&col, ws) < 0)

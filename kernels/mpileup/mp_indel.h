@@ -62,7 +62,8 @@ typedef struct {
     int *n_plp;
     bam_pileup1_t **plp;
     int pos;
-    const char *ref; /* the whole contig, NUL-terminated */
+    const char *ref; /* the contig by position (rs->seq), NUL-terminated */
+    mp_ref_t *rs;    /* which of it is loaded */
     int n_reads, max_rd_len;
     int types[MP_INDEL_MAX_TYPES]; /* candidate lengths, ascending; 0 is REF */
     int n_types, ref_type;
@@ -88,8 +89,8 @@ void *mp_indel_reserve(void *buf, size_t *cap, size_t need, size_t elem);
  */
 int mp_indel_mask_ref(const mp_indel_col_t *col, mp_indel_ws_t *ws);
 int mp_indel_ins_cons(mp_indel_col_t *col, mp_indel_ws_t *ws);
-int mp_indel_l_run(const char *ref, int pos);
-int mp_indel_reg(int pos, const char *ref, int len, const char *ins);
+int mp_indel_l_run(mp_ref_t *r, int pos);
+int mp_indel_reg(int pos, mp_ref_t *r, int len, const char *ins);
 void mp_indel_build_hap(mp_indel_col_t *col, const mp_indel_ws_t *ws, int s, int t, uint8_t *hap,
                         int hap_len);
 

@@ -194,18 +194,28 @@ int mp_indel_ins_cons(mp_indel_col_t *col, mp_indel_ws_t *ws)
  * pos); 1 when ref[pos + 1] is N or the contig's end. Tandem candidates in
  * long runs get a lower sequence quality (mp_indel_qual.c).
  */
-int mp_indel_l_run(const char *ref, int pos)
+int mp_indel_l_run(mp_ref_t *r, int pos)
 {
+    const char *ref = r->seq;
+    if (mp_ref_need(r, pos, pos + 2) < 0)
+        return -1;
     int c = seq_nt16_table[(unsigned char)ref[pos + 1]], i, right;
     if (c == 15)
         return 1;
-    for (i = pos + 2; ref[i]; i++)
-        if (seq_nt16_table[(unsigned char)ref[i]] != c)
+    /* the run may reach past the loaded stretch either way: load on as the scan goes */
+    for (i = pos + 2;; i++) {
+        if (i >= r->hi && mp_ref_need(r, i, i + MP_REF_STEP) < 0)
+            return -1;
+        if (!ref[i] || seq_nt16_table[(unsigned char)ref[i]] != c)
             break;
+    }
     right = i;
-    for (i = pos; i >= 0; i--)
+    for (i = pos; i >= 0; i--) {
+        if (i < r->lo && mp_ref_need(r, i - MP_REF_STEP, i + 1) < 0)
+            return -1;
         if (seq_nt16_table[(unsigned char)ref[i]] != c)
             break;
+    }
     return right - (i + 1);
 }
 
@@ -214,12 +224,18 @@ int mp_indel_l_run(const char *ref, int pos)
  * pos is scored against the candidate's sequence repeated (ins, codes 0-4,
  * for an insertion; NULL for a deletion of len bases, whose sequence is the
  * reference's own), +1 a match and -10 a mismatch, until the score falls
- * below 0; returns the offset of the best score (0 when none is positive).
+ * below 0; returns the offset of the best score (0 when none is positive),
+ * or -1 when more of the reference could not be loaded.
  */
-int mp_indel_reg(int pos, const char *ref, int len, const char *ins)
+int mp_indel_reg(int pos, mp_ref_t *r, int len, const char *ins)
 {
+    const char *ref = r->seq;
     int best = 0, best_i = pos, score = 0;
-    for (int i = pos + 1, j = 0; ref[i]; i++, j++) {
+    for (int i = pos + 1, j = 0;; i++, j++) {
+        if (i >= r->hi && mp_ref_need(r, i, i + MP_REF_STEP) < 0)
+            return -1; /* a repeat may run on past the loaded stretch */
+        if (!ref[i])
+            break;
         int want =
             ins ? "ACGTN"[(int)ins[j % len]] : toupper((unsigned char)ref[pos + 1 + j % len]);
         score += toupper((unsigned char)ref[i]) != want ? -10 : 1;

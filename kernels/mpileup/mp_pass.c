@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <htslib/faidx.h>
 
 #include "mpileup.h"
 
@@ -68,13 +67,14 @@ static bam_mplp_t open_pileup(mp_worker_t *w, const ss_shard_t *sh, int tid, hts
 /* Bind contig tid's reference and the worker's files. 0, or -1 after ss_error(). */
 static int bind_contig(mp_worker_t *w, int tid)
 {
-    if (mp_load_contig(w, tid) < 0)
+    if (mp_bind_ref(w, tid) < 0)
         return -1;
     for (int i = 0; i < w->n; i++) {
         mp_input_t *in = &w->in[i];
         in->src = ss_reader_source(w->rd, i);
         in->ref = w->ref;
         in->ref_len = w->ref_len;
+        in->rs = &w->rs;
         in->ctg = sam_hdr_tid2name(w->hdr, tid);
         in->read_err = 0;
     }

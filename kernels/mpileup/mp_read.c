@@ -59,6 +59,12 @@ static int keep_read(mp_input_t *in, bam1_t *b)
     int has_ref = in->ref != NULL;
     if (has_ref && in->ref_len <= b->core.pos)
         return 0; /* past the reference's end, as bcftools skips it */
+    /* the reference BAQ and -C read: the read's span and a band of up to its length on
+     * each side (the pileup kernel loads the same); its columns lie within */
+    hts_pos_t rlen = has_ref ? bam_cigar2rlen(b->core.n_cigar, bam_get_cigar(b)) : 0;
+    hts_pos_t m = b->core.l_qseq + rlen + 64;
+    if (has_ref && mp_ref_need(in->rs, b->core.pos - m, b->core.pos + rlen + m) < 0)
+        return -1;
     if (has_ref && o->baq && !bam_aux_get(b, "ZQ") && reserve_zq(b) < 0)
         return -1;
     if (has_ref && o->capQ_thres > 10) {

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <htslib/faidx.h>
 
 #include "mpileup.h"
 
@@ -195,7 +194,6 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
     w->hdr = ss_job_header(job);
     w->n = ss_job_inputs(job)->n;
     w->n_smpl = w->run->smpl.n;
-    w->ref_tid = -1;
     w->bcf = w->o->out_type == MP_OUT_BCF || w->o->out_type == MP_OUT_BCF_GZ;
     w->max_indel_depth = w->o->max_indel_depth * w->n_smpl;
     w->in = calloc((size_t)w->n, sizeof(*w->in));
@@ -211,10 +209,10 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
     w->scratch = ss_bam_private();
     w->baq = pl_baq_init(w->run->baq_path);
     const char *fasta = ss_job_opts(job)->reference;
-    if (fasta && !(w->fai = fai_load(fasta))) {
-        ss_error("%s: cannot load its .fai index; make one with samtools faidx %s", fasta,
-                 fasta);
-        return -1;
+    if (!(w->refs = ss_ref_init(fasta))) {
+        if (!fasta)
+            goto oom;
+        return -1; /* ss_ref_init said why */
     }
     if (!w->in || !w->n_plp || !w->plp || !w->grp || !w->grp_n || !w->grp_plp || !w->bcr ||
         !w->bca || !w->rec || !w->sync || !w->scratch || !w->baq)
@@ -275,33 +273,46 @@ static void worker_destroy(void *wstate)
         bcf_destroy1(w->sync);
     if (w->scratch)
         bam_destroy1(w->scratch);
-    if (w->fai)
-        fai_destroy(w->fai);
-    free(w->ref);
+    ss_ref_destroy(w->refs);
     free(w);
 }
 
-/* The shard's contig, whole and NUL-terminated, as bcftools holds it. 0 or -1. */
-int mp_load_contig(mp_worker_t *w, int tid)
+int mp_bind_ref(mp_worker_t *w, int tid)
 {
-    if (!w->fai || w->ref_tid == tid)
-        return 0;
-    free(w->ref);
+    ss_ref_release(w->refs); /* memory follows the shard, not the contig */
+    w->rs = (mp_ref_t){.src = w->refs, .tid = tid};
     w->ref = NULL;
     w->ref_len = 0;
-    w->ref_tid = tid;
-    const char *name = sam_hdr_tid2name(w->hdr, tid);
-    if (!faidx_has_seq(w->fai, name))
-        return 0; /* not in the FASTA: no reference there, as in bcftools */
     hts_pos_t len;
-    w->ref = faidx_fetch_seq64(w->fai, name, 0, HTS_POS_MAX, &len);
-    if (!w->ref) {
-        ss_error("%s: cannot read contig %s; check the FASTA and its .fai (samtools faidx)",
-                 ss_job_opts(w->job)->reference, name);
-        w->ref_tid = -1;
+    const char *seq = ss_ref_get(w->refs, tid, sam_hdr_tid2name(w->hdr, tid), &len);
+    if (len < 0)
+        return -1;
+    /* NULL: not in the FASTA, so no reference there, as in bcftools */
+    w->rs.seq = w->ref = seq;
+    w->rs.len = w->ref_len = seq ? len : 0;
+    return 0;
+}
+
+int mp_ref_need(mp_ref_t *r, hts_pos_t lo, hts_pos_t hi)
+{
+    lo = lo < 0 ? 0 : lo;
+    if (hi > r->len) { /* up to the contig's end: the NUL after it is readable too */
+        hi = r->len + 1;
+        lo = lo < r->len ? lo : r->len > 0 ? r->len - 1 : 0;
+    }
+    if (r->hi > r->lo && lo >= r->lo && hi <= r->hi)
+        return 0;
+    if (ss_ref_cover(r->src, r->tid, lo, hi < r->len ? hi : r->len) < 0) {
+        errno = ENOMEM; /* the shard fails: see mp_call.h */
         return -1;
     }
-    w->ref_len = len;
+    /* io/ref.c keeps one window per contig, gaps filled: the hull of what was asked */
+    if (r->hi > r->lo) {
+        r->lo = lo < r->lo ? lo : r->lo;
+        r->hi = hi > r->hi ? hi : r->hi;
+    } else {
+        r->lo = lo, r->hi = hi;
+    }
     return 0;
 }
 

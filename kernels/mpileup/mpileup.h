@@ -200,8 +200,9 @@ typedef struct {
     const mp_targets_t *targets; /* -t/-T, or NULL */
     regitr_t *targets_itr;    /* this input's iterator over them */
     const char *ctg;          /* the contig being read */
-    const char *ref;          /* the contig's sequence (NUL-terminated), or NULL */
+    const char *ref;          /* the contig by position (NUL-terminated), or NULL */
     hts_pos_t ref_len;
+    mp_ref_t *rs;             /* which of it is loaded: each kept read loads its reach */
     hts_pos_t skip_before;    /* drop reads starting before this (a range read twice) */
     uint64_t n_read;
     int read_err;             /* htslib's code when a read failed */
@@ -244,9 +245,9 @@ typedef struct {
     mp_site_t bc;
     bcf1_t *rec, *sync;
     mp_rng_t rng;
-    faidx_t *fai;
-    int ref_tid;
-    char *ref;                  /* the contig, NUL-terminated, or NULL */
+    ss_ref_t *refs;             /* the reference, loaded by stretches (io/ref.c) */
+    mp_ref_t rs;                /* the shard's contig in it: what is loaded */
+    const char *ref;            /* rs.seq: the contig by position, NUL-terminated, or NULL */
     hts_pos_t ref_len;
     bam1_t *scratch;
     int bcf;                    /* BCF records, else VCF text */
@@ -292,8 +293,13 @@ int mp_column_records(mp_worker_t *w, int tid, hts_pos_t pos, kstring_t *out, in
 /* Flush the worker's open gVCF block into out (none without -g). 0 or -1. */
 int mp_gvcf_close(mp_worker_t *w, kstring_t *out);
 
-/* The worker's contig tid, whole and NUL-terminated, as bcftools holds it. 0 or -1. */
-int mp_load_contig(mp_worker_t *w, int tid);
+/*
+ * Bind contig tid's reference for a pass: the last pass's stretches given
+ * back, nothing loaded yet (each kept read loads the reach BAQ and -C need,
+ * the indel code loads its windows). bcftools holds the whole contig; the
+ * bytes read are the same. 0, or -1 after ss_error().
+ */
+int mp_bind_ref(mp_worker_t *w, int tid);
 /* ss_error() for a failed shard, naming the input and cause. Always -1. */
 int mp_shard_error(mp_worker_t *w, const ss_shard_t *sh);
 /* What a pass does with each column in its range: 0 go on, 1 stop, -1 failed. */

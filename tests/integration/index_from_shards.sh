@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # index_from_shards.sh -- the output's index merged from the shards' pieces, not
 # read back (framework/out/ss_shard_index.h): every index has the bytes that
-# samtools index (-c, -b) and tabix -s1 -b2 -e2 (--csi) write for the same file:
-# BAM copied block for block and re-encoded (view, and realign's moved records),
-# text .gz from pileup and depth; at
+# samtools index (-c, -b, and .crai), tabix -s1 -b2 -e2 (--csi) and bcftools index (-t)
+# write for the same file: BAM copied block for block and re-encoded (view, and realign's
+# moved records), CRAM (the .crai's gzip bytes too; from BAM, and from a CRAM whose
+# containers hold several contigs), text .gz from pileup and depth, BCF and VCF.gz from mpileup (gVCF
+# blocks, --call); at
 # 1-3 threads and shard sizes of 2 kb, 7 kb and whole contigs, over contigs with
 # no reads (empty shards), unplaced reads at the end and regions; with shard
 # output leaving memory mid-line (SEQSHARD_SPILL_AT); and the .bai limit of
@@ -29,6 +31,12 @@ idx_check spill_pileup_tbi tbi "$W/p.txt.gz" "$W/p.txt.gz.tbi" \
     pileup -f "$REF" -@ 2 -o "$W/p.txt.gz" "$TD/s1.bam"
 idx_check spill_view_csi csi "$W/l.bam" "$W/l.bam.csi" \
     view -b --output-fmt-option level=1 -@ 2 --write-index -o "$W/l.bam" "$TD/s1.bam"
+idx_check spill_mpileup_bcf bcsi "$W/m.bcf" "$W/m.bcf.csi" \
+    mpileup -f "$REF" -@ 2 -Ob1 --write-index -o "$W/m.bcf" "$TD/s1.bam"
+idx_check spill_mpileup_bcf0 bcsi "$W/m.bcf" "$W/m.bcf.csi" \
+    mpileup -f "$REF" -@ 2 -Ob0 --write-index -o "$W/m.bcf" "$TD/s1.bam"
+idx_check spill_mpileup_vcf bcsi "$W/m.vcf.gz" "$W/m.vcf.gz.csi" \
+    mpileup -f "$REF" -@ 2 -Oz --write-index -o "$W/m.vcf.gz" "$TD/s1.bam"
 unset SEQSHARD_SPILL_AT
 
 # A read past 2^29 on a long contig: a .bai cannot hold it, as samtools index -b says.

@@ -5,14 +5,17 @@
 # LAUNCH: the words before the seqshard binary (empty, or an mpirun line).
 
 LAUNCH=()
+BCFTOOLS=${BCFTOOLS:-bcftools}
 
 # The tool's own index of FILE, of KIND (csi, bai: samtools index; tbi, tcsi: tabix
-# -s1 -b2 -e2 [--csi]), into $SS_WORK/theirs.KIND; prints that path.
+# -s1 -b2 -e2 [--csi]; bcsi, btbi: bcftools index [-t]; crai: samtools index of a CRAM), into $SS_WORK/theirs.KIND;
+# prints that path.
 idx_theirs() {
     local kind=$1 file=$2 theirs=$SS_WORK/theirs.$1
     rm -f "$theirs" "$SS_WORK/copy.gz" "$SS_WORK/copy.gz.tbi" "$SS_WORK/copy.gz.csi"
     case $kind in
     csi) "$SAMTOOLS" index -c -o "$theirs" "$file" ;;
+    crai) "$SAMTOOLS" index -o "$theirs" "$file" ;;
     bai) "$SAMTOOLS" index -b -o "$theirs" "$file" ;;
     tbi | tcsi)
         cp "$file" "$SS_WORK/copy.gz"
@@ -20,6 +23,14 @@ idx_theirs() {
             tabix --csi -s1 -b2 -e2 "$SS_WORK/copy.gz" && mv "$SS_WORK/copy.gz.csi" "$theirs"
         else
             tabix -s1 -b2 -e2 "$SS_WORK/copy.gz" && mv "$SS_WORK/copy.gz.tbi" "$theirs"
+        fi
+        ;;
+    bcsi | btbi)
+        cp "$file" "$SS_WORK/copy.gz"
+        if [ "$kind" = btbi ]; then
+            "$BCFTOOLS" index -t -o "$theirs" "$SS_WORK/copy.gz"
+        else
+            "$BCFTOOLS" index -o "$theirs" "$SS_WORK/copy.gz"
         fi
         ;;
     esac
@@ -32,7 +43,8 @@ idx_check() {
     local name=$1 kind=$2 out=$3 idx=$4
     shift 4
     rm -f "$out" "$idx"
-    timeout "$SS_TIMEOUT" "${LAUNCH[@]}" "$SEQSHARD" "$@" --quiet </dev/null >/dev/null \
+    # --quiet before the kernel's options: words after mpileup's --call are bcftools call's
+    timeout "$SS_TIMEOUT" "${LAUNCH[@]}" "$SEQSHARD" "$1" --quiet "${@:2}" </dev/null >/dev/null \
         2>"$SS_WORK/err"
     local rc=$?
     if [ $rc != 0 ] || [ ! -f "$idx" ]; then
@@ -78,8 +90,30 @@ idx_matrix() {
                 "$TD/s1.bam"
             idx_check "depth_tbi.$c" tbi "$W/d.txt.gz" "$W/d.txt.gz.tbi" \
                 depth -a "${run[@]}" -o "$W/d.txt.gz" "$TD/s1.bam"
+            idx_check "view_cram_crai.$c" crai "$W/c.cram" "$W/c.cram.crai" \
+                view -C -T "$REF" --write-index "${run[@]}" -o "$W/c.cram" "$TD/s1.bam"
+            idx_check "view_cram_multi_crai.$c" crai "$W/m.cram" "$W/m.crai" \
+                view -C -T "$REF" --write-index "${run[@]}" -o "$W/m.cram##idx##$W/m.crai" \
+                "$TD/edge.multi.cram"
+            idx_mpileup "$c" "${run[@]}"
         done
     done
+}
+
+# idx_mpileup TAG RUN...: mpileup's BCF and VCF.gz (and --call's) indexes against bcftools
+# index of the same file: .csi, and -t's .tbi for VCF; contigs with no reads (edge.bam).
+idx_mpileup() {
+    local c=$1 W=$SS_WORK
+    shift
+    idx_check "mpileup_bcf_csi.$c" bcsi "$W/m.bcf" "$W/m.bcf.csi" \
+        mpileup -f "$REF" "$@" -Ob --write-index -o "$W/m.bcf" "$TD/s1.bam"
+    idx_check "mpileup_vcf_tbi.$c" btbi "$W/m.vcf.gz" "$W/m.vcf.gz.tbi" \
+        mpileup -f "$REF" "$@" -a AD,DP -Oz --write-index=tbi -o "$W/m.vcf.gz" "$TD/edge.bam"
+    idx_check "mpileup_gvcf_csi.$c" bcsi "$W/g.vcf.gz" "$W/g.csi" \
+        mpileup -f "$REF" "$@" -g 3,10 -Oz --write-index -o "$W/g.vcf.gz##idx##$W/g.csi" \
+        "$TD/s1.bam"
+    idx_check "call_bcf_csi.$c" bcsi "$W/c.bcf" "$W/c.bcf.csi" \
+        mpileup -f "$REF" "$@" "$TD/s1.bam" --call -mv -Ob --write-index -o "$W/c.bcf"
 }
 
 # idx_big_bam PATH: a BAM (with its CSI) of one 600 Mbp contig, a read at 100 and one past

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# mpi_index_from_shards.sh -- index_from_shards.sh's cases on 1-3 ranks: each rank's
+# mpi_index_from_shards.sh -- index_from_shards.sh's cases (BAM, text .gz, CRAM .crai,
+# mpileup's BCF/VCF.gz) on 1-3 ranks: each rank's
 # pieces travel to rank 0, which merges them in shard order at the offsets the ranks
 # wrote the shards at; the index has the tools' bytes whichever rank wrote a shard.
 #
