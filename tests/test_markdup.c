@@ -39,7 +39,7 @@ static void reset_opts(void)
 static void test_unclipped_ends(void)
 {
     bam1_t *b = rec("r|99|c1|101|60|5S20M3D10M7H|=|301|0|*|*");
-    SS_EQ(dup_unclipped_start(b), 96);       /* 1-based, less the leading clip */
+    SS_EQ(dup_unclipped_start(b), 96);         /* 1-based, less the leading clip */
     SS_EQ(dup_unclipped_end(b), 100 + 33 + 7); /* past the span and trailing clips */
     bam_destroy1(b);
 }
@@ -143,9 +143,10 @@ static void test_pair_tie_by_name(void)
 static void test_single_loses_to_pair(void)
 {
     reset_opts();
-    bam1_t *r[2] = {rec("s|0|c1|101|60|50M|*|0|0|AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA|"
-                        "IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII"),
-                    rec("p|99|c1|101|60|50M|=|301|250|*|*|MC:Z:50M|ms:i:0")};
+    bam1_t *r[2] = {
+        rec("s|0|c1|101|60|50M|*|0|0|AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA|"
+            "IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII"),
+        rec("p|99|c1|101|60|50M|=|301|250|*|*|MC:Z:50M|ms:i:0")};
     dup_counts_t c = {0};
     machine(r, 2, &c);
     SS_EQ(r[0]->core.flag & BAM_FDUP, BAM_FDUP); /* despite its better qualities */
@@ -160,13 +161,12 @@ static void test_optical(void)
 {
     reset_opts();
     opts.opt_dist = 100;
-    bam1_t *r[3] = {
-        rec("M:1:F:1:1101:1000:1000|99|c1|101|60|50M|=|301|250|*|*|MC:Z:50M|ms:i:0"),
-        rec("M:1:F:1:1101:1050:1020|99|c1|101|60|50M|=|301|250|*|*|MC:Z:50M|ms:i:0"),
-        rec("M:1:F:1:1102:1050:1020|99|c1|101|60|50M|=|301|250|*|*|MC:Z:50M|ms:i:0")};
+    bam1_t *r[3] = {rec("M:1:F:1:1101:1000:1000|99|c1|101|60|50M|=|301|250|*|*|MC:Z:50M|ms:i:0"),
+                    rec("M:1:F:1:1101:1050:1020|99|c1|101|60|50M|=|301|250|*|*|MC:Z:50M|ms:i:0"),
+                    rec("M:1:F:1:1102:1050:1020|99|c1|101|60|50M|=|301|250|*|*|MC:Z:50M|ms:i:0")};
     dup_counts_t c = {0};
     machine(r, 3, &c);
-    SS_EQ(r[0]->core.flag & BAM_FDUP, 0); /* its name sorts first */
+    SS_EQ(r[0]->core.flag & BAM_FDUP, 0);                /* its name sorts first */
     SS_STR_EQ(bam_aux2Z(bam_aux_get(r[1], "dt")), "SQ"); /* same tile, within 100 */
     SS_STR_EQ(bam_aux2Z(bam_aux_get(r[2], "dt")), "LB"); /* another tile */
     SS_EQ(c.optical, 1);
@@ -185,8 +185,7 @@ static void test_key_forgotten(void)
      * samtools. (The kernel itself refuses reads reaching past -l; the machine
      * follows samtools' rules whatever it is given.)
      */
-    bam1_t *r[3] = {rec("a|0|c1|101|60|50M|*|0|0|*|*"),
-                    rec("x|0|c1|240|60|50M|*|0|0|*|*"),
+    bam1_t *r[3] = {rec("a|0|c1|101|60|50M|*|0|0|*|*"), rec("x|0|c1|240|60|50M|*|0|0|*|*"),
                     rec("b|0|c1|251|60|150S50M|*|0|0|*|*")};
     dup_counts_t c = {0};
     machine(r, 3, &c);

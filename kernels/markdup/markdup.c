@@ -17,7 +17,7 @@ typedef struct {
     ss_reader_t *rd;
     const sam_hdr_t *h;
     dup_machine_t *m;
-    bam1_t *b;         /* the unplaced reads' record */
+    bam1_t *b; /* the unplaced reads' record */
     /* the shard being written (NULL while gathering) */
     ss_out_t *out;
     ss_shard_stats_t *st;
@@ -32,8 +32,7 @@ static int compile(regex_t *re, const char *rgx, const char *opt)
     if (r != 0) {
         char msg[256];
         regerror(r, re, msg, sizeof(msg));
-        ss_error("markdup: %s '%s': %s; give a POSIX extended regular expression", opt, rgx,
-                 msg);
+        ss_error("markdup: %s '%s': %s; give a POSIX extended regular expression", opt, rgx, msg);
         return -1;
     }
     return 0;
@@ -169,8 +168,7 @@ static void add_counts(int64_t *v, const dup_counts_t *c)
 static int mark_other(const dup_worker_t *w, bam1_t *b, dup_counts_t *c)
 {
     const dup_name_t *d;
-    if (!w->o->supp ||
-        !(b->core.flag & (BAM_FSUPPLEMENTARY | BAM_FUNMAP | BAM_FSECONDARY)) ||
+    if (!w->o->supp || !(b->core.flag & (BAM_FSUPPLEMENTARY | BAM_FUNMAP | BAM_FSECONDARY)) ||
         !(d = dup_names_get(w->run->names, bam_get_qname(b))))
         return 0;
     b->core.flag |= BAM_FDUP;
@@ -289,7 +287,6 @@ static int finish(const void *kopts, const void *run, ss_finish_t *fin)
     ks_free(&s);
     return r;
 }
-
 
 const ss_kernel_t ss_kernel_markdup = {
     .name = "markdup",

@@ -34,30 +34,30 @@
 
 #include "../../framework/ss_framework.h"
 
-#define DUP_MODE_TEMPLATE 0 /* -m t */
-#define DUP_MODE_SEQUENCE 1 /* -m s */
+#define DUP_MODE_TEMPLATE 0  /* -m t */
+#define DUP_MODE_SEQUENCE 1  /* -m s */
 #define DUP_MIN_QUALITY   15 /* bases below this add nothing to a read's score */
 #define DUP_HALO_READS    8  /* read lengths (-l) a shard replays before and after its range */
 
 /* samtools markdup's options, by their letters. */
 typedef struct {
-    int remove_dups;   /* -r */
-    int max_length;    /* -l */
-    int do_stats;      /* -s (or -f) */
-    char *stats_file;  /* -f, owned */
-    int opt_dist;      /* -d: optical distance; 0 off */
-    int clear;         /* -c */
-    int tag;           /* -t: do:Z with the original's name */
-    int mode;          /* -m: DUP_MODE_* */
-    int include_fails; /* --include-fails */
-    int no_pg;         /* --no-PG */
-    int supp;          /* -S: mark the other alignments of duplicates too */
-    int no_multi_dup;  /* --no-multi-dup */
-    int check_chain;   /* chains of duplicates are revisited: -t or -d, without --no-multi-dup */
-    char *barcode_tag; /* --barcode-tag, owned */
-    int barcode_name;  /* --barcode-name or --barcode-rgx */
-    char *barcode_rgx; /* --barcode-rgx, owned */
-    char *coords_rgx;  /* --read-coords, owned */
+    int remove_dups;    /* -r */
+    int max_length;     /* -l */
+    int do_stats;       /* -s (or -f) */
+    char *stats_file;   /* -f, owned */
+    int opt_dist;       /* -d: optical distance; 0 off */
+    int clear;          /* -c */
+    int tag;            /* -t: do:Z with the original's name */
+    int mode;           /* -m: DUP_MODE_* */
+    int include_fails;  /* --include-fails */
+    int no_pg;          /* --no-PG */
+    int supp;           /* -S: mark the other alignments of duplicates too */
+    int no_multi_dup;   /* --no-multi-dup */
+    int check_chain;    /* chains of duplicates are revisited: -t or -d, without --no-multi-dup */
+    char *barcode_tag;  /* --barcode-tag, owned */
+    int barcode_name;   /* --barcode-name or --barcode-rgx */
+    char *barcode_rgx;  /* --barcode-rgx, owned */
+    char *coords_rgx;   /* --read-coords, owned */
     char *coords_order; /* --coords-order, owned; NULL: txy */
     int rgx_x, rgx_y, rgx_t; /* the groups of --read-coords, from --coords-order */
     ss_out_format_t format;
@@ -126,7 +126,7 @@ typedef struct {
 /* 0, or nonzero when the name holds no coordinates. */
 int dup_coords(const dup_run_t *r, const char *name, dup_coords_t *c);
 int dup_is_optical(const dup_run_t *r, const char *ori, const dup_coords_t *oc, const char *dup,
-                  dup_coords_t *dc);
+                   dup_coords_t *dc);
 
 /* md_machine.c: samtools markdup's streaming machine. */
 typedef struct dup_machine_s dup_machine_t;
@@ -159,8 +159,8 @@ typedef struct {
 } dup_stream_t;
 typedef struct {
     int tid;
-    hts_pos_t beg, hi;           /* read [beg - dup_halo, hi) */
-    hts_pos_t own_beg, own_end;  /* reads whose POS lies here are owned */
+    hts_pos_t beg, hi;          /* read [beg - dup_halo, hi) */
+    hts_pos_t own_beg, own_end; /* reads whose POS lies here are owned */
 } dup_span_t;
 /* How far around a range the machine must start and run on (the argument above). */
 hts_pos_t dup_halo(const dup_opts_t *o);

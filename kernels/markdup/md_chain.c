@@ -84,8 +84,8 @@ static int against_original(dup_machine_t *m, int d, const char *ori, const dup_
     }
     k->score = dup_score(b);
     if (dup_paired(b) && (k->mate_score = dup_mate_score(b)) < 0) {
-        ss_error("%s: read %s has no ms tag; run samtools fixmate -m on the input first",
-                 m->file, bam_get_qname(b));
+        ss_error("%s: read %s has no ms tag; run samtools fixmate -m on the input first", m->file,
+                 bam_get_qname(b));
         return -1;
     }
     return 0;

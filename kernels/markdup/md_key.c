@@ -183,13 +183,13 @@ int dup_pair_key(const dup_run_t *r, dup_key_t *key, const bam1_t *b)
         other_c = bam_is_mrev(b) ? oe : os;
     }
     *key = (dup_key_t){.single = 0,
-                      .this_ref = b->core.tid + 1,
-                      .this_coord = this_c,
-                      .other_ref = b->core.mtid + 1,
-                      .other_coord = other_c,
-                      .leftmost = (int8_t)(left ? R_LE : R_RI),
-                      .orientation = orient,
-                      .barcode = barcode_of(r, b)};
+                       .this_ref = b->core.tid + 1,
+                       .this_coord = this_c,
+                       .other_ref = b->core.mtid + 1,
+                       .other_coord = other_c,
+                       .leftmost = (int8_t)(left ? R_LE : R_RI),
+                       .orientation = orient,
+                       .barcode = barcode_of(r, b)};
     return 0;
 }
 
@@ -197,10 +197,10 @@ void dup_single_key(const dup_run_t *r, dup_key_t *key, const bam1_t *b)
 {
     int rev = bam_is_rev(b);
     *key = (dup_key_t){.single = 1,
-                      .this_ref = b->core.tid + 1,
-                      .this_coord = rev ? dup_unclipped_end(b) : dup_unclipped_start(b),
-                      .orientation = (int8_t)(rev ? O_RR : O_FF),
-                      .barcode = barcode_of(r, b)};
+                       .this_ref = b->core.tid + 1,
+                       .this_coord = rev ? dup_unclipped_end(b) : dup_unclipped_start(b),
+                       .orientation = (int8_t)(rev ? O_RR : O_FF),
+                       .barcode = barcode_of(r, b)};
 }
 
 int64_t dup_score(const bam1_t *b)

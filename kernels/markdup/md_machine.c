@@ -368,4 +368,3 @@ int dup_machine_end(dup_machine_t *m)
             return -1;
     return 0;
 }
-

@@ -14,8 +14,8 @@
 
 typedef struct {
     dup_key_t pair_key, single_key; /* the entries this read made, when has_* */
-    hts_pos_t pos;                 /* samtools' window position: the unclipped 5' end */
-    int dup;                       /* next read of its chain of duplicates, or -1 */
+    hts_pos_t pos;                  /* samtools' window position: the unclipped 5' end */
+    int dup;                        /* next read of its chain of duplicates, or -1 */
     uint8_t has_pair, has_single, dup_checked;
 } dup_slot_t;
 
@@ -32,7 +32,7 @@ typedef struct {
 struct dup_machine_s {
     const dup_run_t *run;
     const dup_opts_t *o;
-    khash_t(dup_keys) *pairs, *singles;
+    khash_t(dup_keys) * pairs, *singles;
     dup_check_t *list;
     size_t n_list, m_list;
     /*

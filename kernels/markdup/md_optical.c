@@ -21,12 +21,23 @@ static int coords_colons(const char *name, dup_coords_t *c)
         if (name[i] != ':')
             continue;
         switch (++sep) {
-        case 2: xpos = i + 1; break;
-        case 3: ypos = i + 1; break;
-        case 4: xpos = ypos, ypos = i + 1; break;
-        case 5: xpos = i + 1; break;
-        case 6: ypos = i + 1; break;
-        default: break;
+        case 2:
+            xpos = i + 1;
+            break;
+        case 3:
+            ypos = i + 1;
+            break;
+        case 4:
+            xpos = ypos, ypos = i + 1;
+            break;
+        case 5:
+            xpos = i + 1;
+            break;
+        case 6:
+            ypos = i + 1;
+            break;
+        default:
+            break;
         }
     }
     if (sep != 3 && sep != 4 && sep != 6 && sep != 7)
@@ -77,7 +88,7 @@ int dup_coords(const dup_run_t *r, const char *name, dup_coords_t *c)
 }
 
 int dup_is_optical(const dup_run_t *r, const char *ori, const dup_coords_t *oc, const char *dup,
-                  dup_coords_t *dc)
+                   dup_coords_t *dc)
 {
     dup_coords_t t;
     if (dup_coords(r, dup, &t))

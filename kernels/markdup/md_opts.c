@@ -22,7 +22,9 @@ enum {
 static const ss_opt_t mark_opts[] = {
     {'r', 'r', NULL, NULL, "remove duplicate reads", NULL},
     {'l', 'l', NULL, "INT", "max read length [300]; also how far a shard reads around it", NULL},
-    {'S', 'S', NULL, NULL, "mark supplementary (and secondary, and unmapped mate) alignments of duplicates too; reads the input twice",
+    {'S', 'S', NULL, NULL,
+     "mark supplementary (and secondary, and unmapped mate) alignments of duplicates too; reads "
+     "the input twice",
      NULL},
     {'s', 's', NULL, NULL, "report stats (on standard error)", NULL},
     {'f', 'f', NULL, "NAME", "write stats to NAME; implies -s", SS_VALUES_FILE},
@@ -31,8 +33,7 @@ static const ss_opt_t mark_opts[] = {
     {'d', 'd', NULL, "INT", "optical distance; if set, marks duplicates with a dt tag [0]", NULL},
     {'c', 'c', NULL, NULL, "clear previous duplicate settings and tags", NULL},
     {'m', 'm', "mode", "TYPE",
-     "duplicate decision for pairs: t by template start and end, s by sequence starts [t]",
-     "t s"},
+     "duplicate decision for pairs: t by template start and end, s by sequence starts [t]", "t s"},
     {'u', 'u', NULL, NULL, "uncompressed output", NULL},
     {OPT_INCLUDE_FAILS, 0, "include-fails", NULL, "include QC-failed reads", NULL},
     {OPT_NO_PG, 0, "no-PG", NULL, "do not add a @PG line", NULL},
@@ -116,27 +117,62 @@ static int mode_opt(dup_opts_t *o, const char *arg)
 int dup_apply(dup_opts_t *o, ss_common_opts_t *co, int key, const char *arg)
 {
     switch (key) {
-    case 'r': o->remove_dups = 1; return 0;
-    case 'l': o->max_length = atoi(arg) < 0 ? 300 : atoi(arg); return 0;
-    case 'S': o->supp = 1; return 0;
-    case 's': o->do_stats = 1; return 0;
-    case 'f': o->do_stats = 1; return ss_opt_string(&o->stats_file, arg);
-    case 'T': return 0;
-    case 'd': o->opt_dist = atoi(arg) < 0 ? 0 : atoi(arg); return 0;
-    case 'c': o->clear = 1; return 0;
-    case 'm': return mode_opt(o, arg);
-    case 'u': co->out_level = 0; return 0;
-    case 't': o->tag = 1; return 0;
-    case OPT_INCLUDE_FAILS: o->include_fails = 1; return 0;
-    case OPT_NO_PG: o->no_pg = 1; return 0;
-    case OPT_NO_MULTI_DUP: o->no_multi_dup = 1; return 0;
-    case OPT_READ_COORDS: return ss_opt_string(&o->coords_rgx, arg);
-    case OPT_COORDS_ORDER: return ss_opt_string(&o->coords_order, arg);
-    case OPT_BARCODE_TAG: return ss_opt_string(&o->barcode_tag, arg);
-    case OPT_BARCODE_NAME: o->barcode_name = 1; return 0;
-    case OPT_BARCODE_RGX: o->barcode_name = 1; return ss_opt_string(&o->barcode_rgx, arg);
-    case OPT_REFERENCE: return ss_opt_string(&co->reference, arg);
-    default: return -1;
+    case 'r':
+        o->remove_dups = 1;
+        return 0;
+    case 'l':
+        o->max_length = atoi(arg) < 0 ? 300 : atoi(arg);
+        return 0;
+    case 'S':
+        o->supp = 1;
+        return 0;
+    case 's':
+        o->do_stats = 1;
+        return 0;
+    case 'f':
+        o->do_stats = 1;
+        return ss_opt_string(&o->stats_file, arg);
+    case 'T':
+        return 0;
+    case 'd':
+        o->opt_dist = atoi(arg) < 0 ? 0 : atoi(arg);
+        return 0;
+    case 'c':
+        o->clear = 1;
+        return 0;
+    case 'm':
+        return mode_opt(o, arg);
+    case 'u':
+        co->out_level = 0;
+        return 0;
+    case 't':
+        o->tag = 1;
+        return 0;
+    case OPT_INCLUDE_FAILS:
+        o->include_fails = 1;
+        return 0;
+    case OPT_NO_PG:
+        o->no_pg = 1;
+        return 0;
+    case OPT_NO_MULTI_DUP:
+        o->no_multi_dup = 1;
+        return 0;
+    case OPT_READ_COORDS:
+        return ss_opt_string(&o->coords_rgx, arg);
+    case OPT_COORDS_ORDER:
+        return ss_opt_string(&o->coords_order, arg);
+    case OPT_BARCODE_TAG:
+        return ss_opt_string(&o->barcode_tag, arg);
+    case OPT_BARCODE_NAME:
+        o->barcode_name = 1;
+        return 0;
+    case OPT_BARCODE_RGX:
+        o->barcode_name = 1;
+        return ss_opt_string(&o->barcode_rgx, arg);
+    case OPT_REFERENCE:
+        return ss_opt_string(&co->reference, arg);
+    default:
+        return -1;
     }
 }
 
@@ -199,8 +235,7 @@ int dup_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         return SS_EXIT_USAGE;
     if ((r = dup_check(o, "markdup")) != 0)
         return r;
-    if (o->stats_file &&
-        ss_common_add_write(co, o->stats_file, "the -f statistics", "-f") < 0)
+    if (o->stats_file && ss_common_add_write(co, o->stats_file, "the -f statistics", "-f") < 0)
         return SS_EXIT_USAGE;
     if (!(o->cmdline = ss_cmd_line_kept(&dup_cmd, argc, argv)))
         return SS_EXIT_USAGE;

@@ -37,8 +37,7 @@ static const ss_opt_t st_opts[] = {
     {ST_MAX_LENGTH, 0, "markdup-max-length", "INT", "max read length (markdup -l) [300]", NULL},
     {ST_OPTICAL, 0, "markdup-optical", "INT", "optical distance, dt tags (markdup -d) [0]", NULL},
     {ST_TAG, 0, "markdup-tag", NULL, "do:Z tags with the original's name (markdup -t)", NULL},
-    {ST_CLEAR, 0, "markdup-clear", NULL, "clear earlier duplicate marks first (markdup -c)",
-     NULL},
+    {ST_CLEAR, 0, "markdup-clear", NULL, "clear earlier duplicate marks first (markdup -c)", NULL},
     {ST_MODE, 0, "markdup-mode", "TYPE", "t (template) or s (sequence), markdup -m [t]", "t s"},
     {ST_INCLUDE_FAILS, 0, "markdup-include-fails", NULL, "include QC-failed reads", NULL},
     {ST_NO_MULTI_DUP, 0, "markdup-no-multi-dup", NULL, "markdup --no-multi-dup", NULL},
@@ -50,10 +49,19 @@ static const ss_opt_t st_opts[] = {
     SS_OPT_END};
 
 /* Each step option's key in markdup's own parser (md_opts.c). */
-static const int st_keys[] = {'r', 'l', 'd', 't', 'c', 'm', DUP_OPT_INCLUDE_FAILS,
-                              DUP_OPT_INCLUDE_FAILS + 2, DUP_OPT_INCLUDE_FAILS + 5,
-                              DUP_OPT_INCLUDE_FAILS + 6, DUP_OPT_INCLUDE_FAILS + 7,
-                              DUP_OPT_INCLUDE_FAILS + 3, DUP_OPT_INCLUDE_FAILS + 4};
+static const int st_keys[] = {'r',
+                              'l',
+                              'd',
+                              't',
+                              'c',
+                              'm',
+                              DUP_OPT_INCLUDE_FAILS,
+                              DUP_OPT_INCLUDE_FAILS + 2,
+                              DUP_OPT_INCLUDE_FAILS + 5,
+                              DUP_OPT_INCLUDE_FAILS + 6,
+                              DUP_OPT_INCLUDE_FAILS + 7,
+                              DUP_OPT_INCLUDE_FAILS + 3,
+                              DUP_OPT_INCLUDE_FAILS + 4};
 
 static void *st_new(void)
 {
@@ -92,8 +100,8 @@ typedef struct {
     const sam_hdr_t *h;
     bam1_t **keep; /* the query's records, copies kept across queries */
     int n, cap, cur;
-    hts_pos_t beg, end;          /* the query's range */
-    int passthrough, deferred;   /* the unplaced reads; the inner source's read error */
+    hts_pos_t beg, end;        /* the query's range */
+    int passthrough, deferred; /* the unplaced reads; the inner source's read error */
     hts_pos_t own_beg, own_end, counted_to;
     dup_counts_t counts, scratch;
 } st_source_t;
@@ -254,8 +262,8 @@ static void st_counts(const ss_source_t *src, uint64_t *out)
 }
 
 static const char *const st_counter_names[] = {"markdup_examined", "markdup_duplicate_pairs",
-                                               "markdup_duplicate_singles",
-                                               "markdup_optical", NULL};
+                                               "markdup_duplicate_singles", "markdup_optical",
+                                               NULL};
 
 const ss_step_t ss_step_markdup = {
     .name = "markdup",

@@ -28,8 +28,7 @@ static int check_reach(const dup_opts_t *o, const char *file, const bam1_t *b)
         return 0;
     ss_error("%s: read %s reaches %lld bp from its POS with its clips, more than -l %d; give "
              "-l %lld",
-             file, bam_get_qname(b), (long long)reach, o->max_length,
-             (long long)reach);
+             file, bam_get_qname(b), (long long)reach, o->max_length, (long long)reach);
     return -1;
 }
 
