@@ -24,6 +24,7 @@
 # "SKIP: ..." with the reason and exits 77 (ctest: skipped).
 set -u
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_markdup.sh"
 
 SLURM_PKGS=(slurmctld slurmd slurm-client munge)
 # the daemons live in /usr/sbin, which a user's PATH often leaves out
@@ -199,6 +200,9 @@ TMPDIR=$SS_WORK/scratch submit j_mpirun mpirun "${shape[@]}" -J ss-mpirun \
 # mosdepth mode names its files by --mosdepth PREFIX (no -o): the script takes the prefix
 submit j_md mosdepth "${shape[@]}" -J ss-mosdepth \
     "$SLURM_DIR_SRC/seqshard.sbatch" depth --mosdepth md.srun --by 1000 "$TD/s1.bam"
+# markdup, a record kernel, on samtools fixmate -m's output: samtools markdup's records
+md_input "$SS_WORK" && submit j_dup markdup "${shape[@]}" -J ss-markdup \
+    "$SLURM_DIR_SRC/seqshard.sbatch" markdup -d 100 -o out.markdup "$SS_WORK/in.bam"
 submit j_fail failing "${shape[@]}" -J ss-fail \
     "$SLURM_DIR_SRC/seqshard.sbatch" pileup "${ARGS[@]}" -o out.fail "$SS_WORK/missing.bam"
 printf '%s\t%s\n' "$TD/s1.bam" arr.s1 "$TD/s2.bam" arr.s2 "$SS_WORK/absent.bam" arr.absent \
@@ -239,7 +243,7 @@ if [ -n "$j_req" ]; then
     ) &
 fi
 # shellcheck disable=SC2086  # the empty ones (refused) drop out
-jobs=$(printf '%s ' $j_srun $j_mpirun $j_md $j_fail $j_arr $j_sum $j_req)
+jobs=$(printf '%s ' $j_srun $j_mpirun $j_md $j_dup $j_fail $j_arr $j_sum $j_req)
 echo "slurm_jobs: submitted jobs $jobs"
 
 # ---- wait, bounded -------------------------------------------------------------------
@@ -304,6 +308,17 @@ if [ -n "$j_md" ]; then
         ss_bad "mosdepth-mode job = single-process run" "job $j_md ended as '$end';" \
             "differs or missing:${md_bad:- none}; report: $(ls md.srun.report.json 2>&1)" \
             "$(tail -n 5 "ss-mosdepth-$j_md.log" 2>/dev/null)"
+    fi
+fi
+if [ -n "${j_dup:-}" ]; then
+    "$SAMTOOLS" markdup -d 100 "$SS_WORK/in.bam" exp.markdup.bam 2>/dev/null
+    end=$(job_end "$j_dup")
+    if [ "$end" = "COMPLETED 0:0" ] &&
+        cmp -s <("$SAMTOOLS" view exp.markdup.bam) <("$SAMTOOLS" view out.markdup 2>/dev/null); then
+        ss_ok "markdup job = samtools markdup"
+    else
+        ss_bad "markdup job = samtools markdup" "job $j_dup ended as '$end', or its records differ" \
+            "$(tail -n 5 "ss-markdup-$j_dup.log" 2>/dev/null)"
     fi
 fi
 if [ -n "$j_srun" ]; then
