@@ -68,9 +68,55 @@ int dup_run_init(dup_run_t *r, const dup_opts_t *o)
     return 0;
 }
 
+/* The first paired read (mate mapped) markdup examines, into b: 1, 0 none among the first n. */
+static int first_pair(samFile *f, sam_hdr_t *h, bam1_t *b, const dup_opts_t *o, int n)
+{
+    uint16_t skip = BAM_FSECONDARY | BAM_FSUPPLEMENTARY | BAM_FUNMAP;
+    if (!o->include_fails)
+        skip |= BAM_FQCFAIL;
+    for (int i = 0; i < n && sam_read1(f, h, b) >= 0; i++)
+        if (!(b->core.flag & skip) && (b->core.flag & BAM_FPAIRED) &&
+            !(b->core.flag & BAM_FMUNMAP))
+            return 1;
+    return 0;
+}
+
+/*
+ * Before any work: the input went through samtools fixmate -m, as far as its
+ * first pairs tell (MC and ms on the first read markdup compares). A file
+ * that cannot be read here is left to the run, which says why. 0, or -1 after
+ * ss_error().
+ */
+static int check_fixmate(const char *path, const char *ref, const dup_opts_t *o)
+{
+    samFile *f = sam_open(path, "r");
+    if (!f)
+        return 0;
+    if (ref)
+        hts_set_fai_filename(f, ref);
+    sam_hdr_t *h = sam_hdr_read(f);
+    bam1_t *b = bam_init1();
+    int rc = 0;
+    if (h && b && first_pair(f, h, b, o, 100000)) {
+        const char *tag = !bam_aux_get(b, "MC") ? "MC" : !bam_aux_get(b, "ms") ? "ms" : NULL;
+        if (tag) {
+            ss_error("%s: read %s has no %s tag; run samtools fixmate -m on the "
+                     "name-collated input, then sort it",
+                     path, bam_get_qname(b), tag);
+            rc = -1;
+        }
+    }
+    bam_destroy1(b);
+    sam_hdr_destroy(h);
+    sam_close(f);
+    return rc;
+}
+
 static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_spec_t *out)
 {
     const dup_opts_t *o = kopts;
+    if (check_fixmate(ss_job_inputs(job)->paths[0], ss_job_opts(job)->reference, o) < 0)
+        return -1;
     dup_run_t *r = calloc(1, sizeof(*r));
     if (!(*run = r)) {
         ss_error("out of memory preparing markdup");
