@@ -242,14 +242,8 @@ static int unplaced(dup_worker_t *w, const ss_shard_t *sh, ss_out_t *out, ss_sha
     while ((errno = 0, r = ss_source_next(src, b)) >= 0) {
         st->reads++;
         c.reading++, c.excluded++;
-        if (w->o->clear && (b->core.flag & BAM_FDUP)) {
-            uint8_t *t;
-            b->core.flag &= ~BAM_FDUP;
-            if ((t = bam_aux_get(b, "dt")))
-                bam_aux_del(b, t);
-            if ((t = bam_aux_get(b, "do")))
-                bam_aux_del(b, t);
-        }
+        if (w->o->clear)
+            dup_clear_marks(b);
         if (w->o->remove_dups && (b->core.flag & BAM_FDUP))
             continue;
         c.writing++; /* samtools counts what its first pass writes */

@@ -149,6 +149,8 @@ void dup_machine_begin(dup_machine_t *m, const char *file, dup_counts_t *c, kstr
 bam1_t *dup_machine_slot(dup_machine_t *m);
 int dup_machine_push(dup_machine_t *m, int owned);
 int dup_machine_end(dup_machine_t *m);
+/* -c: the read forgets earlier marking (DUP flag, dt and do tags). Any thread. */
+void dup_clear_marks(bam1_t *b);
 
 /* md_stream.c: a range of a file through the machine, for the kernel and the step. */
 typedef struct {

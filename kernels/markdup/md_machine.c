@@ -237,7 +237,7 @@ static int single_arrive(dup_machine_t *m, int i)
 }
 
 /* -c: the read forgets earlier marking. */
-static void clear_marks(bam1_t *b)
+void dup_clear_marks(bam1_t *b)
 {
     uint8_t *t;
     if (!(b->core.flag & BAM_FDUP))
@@ -256,7 +256,7 @@ static int arrive(dup_machine_t *m, int i)
     m->now = i;
     dup_counts_of(m, i)->reading++;
     if (m->o->clear)
-        clear_marks(b);
+        dup_clear_marks(b);
     if (b->core.flag & m->exclude) {
         dup_counts_of(m, i)->excluded++;
         return 0;

@@ -177,14 +177,8 @@ static int passthrough(st_source_t *s, bam1_t *b)
 {
     int r;
     while ((r = ss_source_next(s->inner, b)) >= 0) {
-        if (s->o->clear && (b->core.flag & BAM_FDUP)) {
-            uint8_t *t;
-            b->core.flag &= ~BAM_FDUP;
-            if ((t = bam_aux_get(b, "dt")))
-                bam_aux_del(b, t);
-            if ((t = bam_aux_get(b, "do")))
-                bam_aux_del(b, t);
-        }
+        if (s->o->clear)
+            dup_clear_marks(b);
         if (!(s->o->remove_dups && (b->core.flag & BAM_FDUP)))
             break;
     }
