@@ -9,7 +9,10 @@
 # checked first against samtools index -c, tabix -s1 -b2 -e2 and bcftools index of the
 # same file.
 # Ratio: the indexed run's time over the plain run's in the same round; median and a 95%
-# bootstrap interval (paired_stats.py). Results: $SS_BENCH_OUT [bench/results]/index.{tsv,md}.
+# bootstrap interval (paired_stats.py). Before each timed run the outputs of the run before
+# are removed and the page cache written out (sync), untimed: otherwise a run pays for
+# freeing and flushing the last run's 125 MB file, which on this VM's disk is about a
+# tenth of a second and falls on whichever config runs after an indexed one. Results: $SS_BENCH_OUT [bench/results]/index.{tsv,md}.
 #
 #   SEQSHARD=build/seqshard SEQSHARD_BASE=/path/to/old/seqshard SS_BENCH_RUNS=7 \
 #       bench/bench-index.sh
@@ -69,6 +72,7 @@ for ((r = 1; r <= RUNS; r++)); do
             order=(indexed plain)
             ((r % 2 == 0)) && order=(plain indexed)
             for k in "${order[@]}"; do
+                rm -f "$WORK"/[vpm].* && sync
                 /usr/bin/time -f '%e %U %S' -o "$WORK/t" $(cmd "$b" "$c" "$k") || die "$b $c $k failed"
                 printf '%s\t%s (%s)\t%s\t%s\n' "$r" "$c" "$b" "$k" "$(tr ' ' '\t' <"$WORK/t")" >>"$TSV"
             done
@@ -78,6 +82,6 @@ for ((r = 1; r <= RUNS; r++)); do
 done
 python3 "$HERE/paired_stats.py" "$TSV" indexed \
     "The output's index: indexed against plain runs (-@ $T)" \
-    "bench/bench-index.sh, $RUNS paired rounds, whole benchmark BAM; view: --write-index against none; pileup: -o out.txt.gz (BGZF and .tbi) against -o out.txt; mpileup: -B -r $MP_REGION -Ob --write-index against -Ob; ratio: the indexed run's time over the plain run's in the same round" \
+    "bench/bench-index.sh, $RUNS paired rounds, whole benchmark BAM; view: --write-index against none; pileup: -o out.txt.gz (BGZF and .tbi) against -o out.txt; mpileup: -B -r $MP_REGION -Ob --write-index against -Ob; ratio: the indexed run's time over the plain run's in the same round; each run starts with the last run's outputs removed and synced" \
     >"$OUT/index.md"
 cat "$OUT/index.md"

@@ -17,6 +17,7 @@
 
 #include <htslib/bgzf.h>
 
+#include "bgzf_async.h"
 #include "ss_io.h"
 
 /* The record data (CIGAR, aux values) is copied as htslib holds it in memory,
@@ -44,9 +45,7 @@ static int append_u32(kstring_t *s, uint32_t v)
 
 int ss_bgzf_pack_init(ss_bgzf_pack_t *z, int level)
 {
-    z->len = 0;
-    z->level = level;
-    z->buf = malloc(BGZF_BLOCK_SIZE);
+    *z = (ss_bgzf_pack_t){.level = level, .buf = malloc(BGZF_BLOCK_SIZE)};
     return z->buf ? 0 : -1;
 }
 
@@ -54,12 +53,14 @@ void ss_bgzf_pack_destroy(ss_bgzf_pack_t *z)
 {
     if (!z)
         return;
+    ss_bgzf_pack_async_end(z);
     free(z->buf);
     z->buf = NULL;
     z->len = 0;
 }
 
-int ss_bgzf_pack_flush(ss_bgzf_pack_t *z, kstring_t *out)
+/* The pending bytes as one block on out, compressed here. */
+static int compress_pending(ss_bgzf_pack_t *z, kstring_t *out)
 {
     if (z->len == 0)
         return 0;
@@ -73,10 +74,23 @@ int ss_bgzf_pack_flush(ss_bgzf_pack_t *z, kstring_t *out)
     return 0;
 }
 
+int ss_bgzf_pack_flush(ss_bgzf_pack_t *z, kstring_t *out)
+{
+    if (z->q && ss_bgzf_pack_land(z, out, 1) < 0)
+        return -1;
+    return compress_pending(z, out);
+}
+
+/* A full block: to the pool when there is one, else compressed here. */
+static int block_full(ss_bgzf_pack_t *z, kstring_t *out)
+{
+    return z->q ? ss_bgzf_pack_send(z, out) : compress_pending(z, out);
+}
+
 int ss_bgzf_pack_write(ss_bgzf_pack_t *z, const void *p, size_t len, int whole_record, kstring_t *out)
 {
     const uint8_t *src = p;
-    if (whole_record && z->len + len > BGZF_BLOCK_SIZE && ss_bgzf_pack_flush(z, out) < 0)
+    if (whole_record && z->len + len > BGZF_BLOCK_SIZE && z->len > 0 && block_full(z, out) < 0)
         return -1;
     while (len > 0) {
         size_t n = BGZF_BLOCK_SIZE - z->len;
@@ -86,7 +100,7 @@ int ss_bgzf_pack_write(ss_bgzf_pack_t *z, const void *p, size_t len, int whole_r
         z->len += n;
         src += n;
         len -= n;
-        if (z->len == BGZF_BLOCK_SIZE && ss_bgzf_pack_flush(z, out) < 0)
+        if (z->len == BGZF_BLOCK_SIZE && block_full(z, out) < 0)
             return -1;
     }
     return 0;

@@ -459,15 +459,31 @@ void ss_io_est_destroy(ss_io_est_t *e);
  * Uncompressed bytes waiting for their BGZF block. Owned by one thread. Blocks
  * are cut as htslib's BGZF writer cuts them, so the bytes are samtools'.
  */
+typedef struct ss_zjob_s ss_zjob_t;
 typedef struct {
     uint8_t *buf; /* BGZF_BLOCK_SIZE bytes */
     size_t len;
     int level;    /* zlib level, -1 = htslib's default */
+    /* With a pool (ss_bgzf_pack_async): full blocks are compressed on its threads and
+     * land on out in order, at later writes or at the flush. */
+    struct hts_tpool *pool;
+    struct hts_tpool_process *q;
+    ss_zjob_t **spare; /* jobs whose block has landed, for reuse */
+    int n_spare, in_flight, max_in_flight;
+    size_t raw_in_flight; /* uncompressed bytes of the blocks in flight */
 } ss_bgzf_pack_t;
 
 /* Returns 0, or -1 when out of memory. */
 int ss_bgzf_pack_init(ss_bgzf_pack_t *z, int level);
 void ss_bgzf_pack_destroy(ss_bgzf_pack_t *z);
+/*
+ * Compress full blocks on pool's threads from now on. Worth it when the writer
+ * has other work (a lone shard's worker while other cores idle). The bytes out
+ * are the same. 0, or -1 out of memory (the pack stays synchronous).
+ */
+int ss_bgzf_pack_async(ss_bgzf_pack_t *z, struct hts_tpool *pool);
+/* Wait for the blocks in flight and drop them (a failed shard's). */
+void ss_bgzf_pack_discard(ss_bgzf_pack_t *z);
 /*
  * Add len bytes, compressing full blocks onto out. With whole_record set, a
  * block that cannot take all the bytes is closed first (htslib keeps a record
@@ -475,7 +491,8 @@ void ss_bgzf_pack_destroy(ss_bgzf_pack_t *z);
  */
 int ss_bgzf_pack_write(ss_bgzf_pack_t *z, const void *p, size_t len, int whole_record,
                        kstring_t *out);
-/* Compress what is pending into one last block on out. Returns 0 or -1. */
+/* Land the blocks in flight, then compress what is pending into one last block on
+ * out: out then holds every byte written. Returns 0 or -1. */
 int ss_bgzf_pack_flush(ss_bgzf_pack_t *z, kstring_t *out);
 
 /*

@@ -17,6 +17,12 @@ Prints one line of key=value figures:
             least 5 bases each side (a read counts once per such indel);
   holding   of those, how many hold exactly that indel in their alignment;
   share     holding / covering;
+  equiv     holding, plus the covering reads that hold an insertion of the true
+            length at most one base from it, placed so that moving it onto the true
+            position changes no aligned base's match to the reference: the same
+            alignment score, so the two differ only in the read's own inserted
+            bases (a sequencing error there), which no aligner can change;
+  share_equiv equiv / covering;
   false     indels in those reads' CIGARs that match no true indel (any genotype).
 """
 import sys
@@ -116,6 +122,42 @@ def read_indels(ref, pos, ops, seq):
     return out
 
 
+def aligned_mismatches(ref, pos, ops, seq, lo, hi):
+    """Read bases aligned to ref[lo:hi] that differ from it."""
+    rp, qp, n_mm = pos, 0, 0
+    for op, n in ops:
+        if op in 'M=X':
+            n_mm += sum(1 for k in range(n) if lo <= rp + k < hi and seq[qp + k] != ref[rp + k])
+        if op in 'MIS=X':
+            qp += n
+        if op in 'MDN=X':
+            rp += n
+    return n_mm
+
+
+def holds_equivalent(ref, pos, ops, seq, e):
+    """An insertion of e's length at most one base from e, which moved onto e's position
+    aligns every other base as well (see equiv above)."""
+    if e[1] <= 0:
+        return False
+    rp = pos
+    for i, (op, n) in enumerate(ops):
+        if op == 'I' and n == e[1] and abs(rp - e[0]) <= 1 and 0 < i < len(ops) - 1 \
+                and ops[i - 1][0] == 'M' and ops[i + 1][0] == 'M':
+            d = e[0] - rp
+            moved = list(ops)
+            moved[i - 1] = ('M', ops[i - 1][1] + d)
+            moved[i + 1] = ('M', ops[i + 1][1] - d)
+            if min(moved[i - 1][1], moved[i + 1][1]) <= 0:
+                return False
+            lo, hi = e[0] - 2 * FLANK, e[0] + 2 * FLANK
+            return aligned_mismatches(ref, pos, moved, seq, lo, hi) <= \
+                aligned_mismatches(ref, pos, ops, seq, lo, hi)
+        if op in 'MDN=X':
+            rp += n
+    return False
+
+
 SHOW = False
 
 
@@ -130,7 +172,7 @@ def main():
     hom, every = read_truth(sys.argv[2], ref)
     import bisect
     starts = {c: [e[0] for e in v] for c, v in hom.items()}
-    covering = holding = false = cov_all = hold_all = 0
+    covering = holding = false = cov_all = hold_all = equiv = 0
     for line in sys.stdin:
         if line.startswith('@'):
             continue
@@ -163,6 +205,7 @@ def main():
                     continue
                 covering += 1
                 holding += e in indels
+                equiv += e in indels or holds_equivalent(ref[ctg], pos, ops, t[9].upper(), e)
                 if SHOW and e not in indels:
                     print(f'miss {ctg}:{e} {t[0]} {t[1]} {t[3]} {t[4]} {cigar} {indels}',
                           file=sys.stderr)
@@ -171,7 +214,8 @@ def main():
     name = sys.argv[3] if len(sys.argv) > 3 else 'reads'
     share = holding / covering if covering else 0.0
     print(f'name={name} covering={covering} holding={holding} share={share:.4f} false={false} '
-          f'covering_all={cov_all} holding_all={hold_all}')
+          f'covering_all={cov_all} holding_all={hold_all} equiv={equiv} '
+          f'share_equiv={equiv / covering if covering else 0.0:.4f}')
 
 
 if __name__ == '__main__':

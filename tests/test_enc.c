@@ -16,6 +16,7 @@
 
 #include <htslib/cram.h>
 #include <htslib/kstring.h>
+#include <htslib/thread_pool.h>
 
 #include "../io/ss_io.h"
 
@@ -253,6 +254,55 @@ static void test_bgzf_big_record_and_empty_flush(void)
 }
 
 /* Two shards written by separate CRAM writers concatenate into one valid CRAM. */
+/* Pseudo-random bytes that compress a little, so blocks differ in size. */
+static void fill_bytes(uint8_t *p, size_t n, uint32_t seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        p[i] = (uint8_t)("ACGT"[(seed >> 16) & 3] + ((seed >> 20) & 1));
+    }
+}
+
+/* Records of many sizes through a pack, whole or split; the bytes it wrote. */
+static void pack_records(ss_bgzf_pack_t *z, kstring_t *file)
+{
+    static uint8_t rec[3 * BGZF_BLOCK_SIZE];
+    for (int i = 0; i < 400; i++) {
+        size_t len = (size_t)(i * 7919) % 9000 + 1;
+        if (i % 97 == 0)
+            len = sizeof(rec); /* larger than a block */
+        fill_bytes(rec, len, (uint32_t)i);
+        CU_ASSERT_FATAL(ss_bgzf_pack_write(z, rec, len, i % 3 != 0, file) == 0);
+    }
+    CU_ASSERT_FATAL(ss_bgzf_pack_flush(z, file) == 0);
+}
+
+/* Blocks compressed on a pool land in order: the bytes of compressing in the writer. */
+static void test_bgzf_async_same_bytes(void)
+{
+    kstring_t sync_out = KS_INITIALIZE, async_out = KS_INITIALIZE, dropped = KS_INITIALIZE;
+    ss_bgzf_pack_t a, b;
+    hts_tpool *pool = hts_tpool_init(3);
+    CU_ASSERT_FATAL(pool != NULL);
+    CU_ASSERT_FATAL(ss_bgzf_pack_init(&a, 6) == 0 && ss_bgzf_pack_init(&b, 6) == 0);
+    CU_ASSERT_FATAL(ss_bgzf_pack_async(&b, pool) == 0);
+    pack_records(&a, &sync_out);
+    /* a failed shard's blocks are dropped, and the next shard starts clean */
+    static uint8_t junk[5 * BGZF_BLOCK_SIZE];
+    fill_bytes(junk, sizeof(junk), 7);
+    CU_ASSERT_FATAL(ss_bgzf_pack_write(&b, junk, sizeof(junk), 0, &dropped) == 0);
+    ss_bgzf_pack_discard(&b);
+    b.len = 0;
+    pack_records(&b, &async_out);
+    CU_ASSERT_EQUAL(b.in_flight, 0);
+    CU_ASSERT_EQUAL(async_out.l, sync_out.l);
+    CU_ASSERT(async_out.l == sync_out.l && memcmp(async_out.s, sync_out.s, sync_out.l) == 0);
+    ss_bgzf_pack_destroy(&a);
+    ss_bgzf_pack_destroy(&b);
+    hts_tpool_destroy(pool);
+    free(sync_out.s), free(async_out.s), free(dropped.s);
+}
+
 static void test_cram_shards_concatenate(void)
 {
     const char *fa = tmp_path(2, "ref.fa");
@@ -352,6 +402,7 @@ int main(void)
         !CU_add_test(s, "header bytes equal bam_hdr_write", test_header_bytes_equal_htslib) ||
         !CU_add_test(s, "long CIGAR and limits", test_long_cigar_and_limits) ||
         !CU_add_test(s, "BGZF big record, empty flush", test_bgzf_big_record_and_empty_flush) ||
+        !CU_add_test(s, "BGZF blocks on a pool, same bytes", test_bgzf_async_same_bytes) ||
         !CU_add_test(s, "CRAM shards concatenate", test_cram_shards_concatenate)) {
         CU_cleanup_registry();
         return 1;

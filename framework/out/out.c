@@ -62,6 +62,8 @@ ss_out_t *ss_out_init(const ss_out_run_t *r, ss_ordered_t *bufs)
         goto oom;
     if (r->format == SS_FMT_BAM && ss_bgzf_pack_init(&o->pack, r->level) < 0)
         goto oom;
+    if (r->zpool)
+        (void)ss_bgzf_pack_async(&o->pack, r->zpool); /* else compressed here, as before */
     if (r->format == SS_FMT_CRAM) {
         if (!(o->cram_hdr = sam_hdr_dup(r->hdr)))
             goto oom;
@@ -244,7 +246,7 @@ int ss_out_reserve(ss_out_t *o, size_t n)
 
 size_t ss_out_length(const ss_out_t *o)
 {
-    return o->spilled_raw + o->buf->l + o->pack.len;
+    return o->spilled_raw + o->buf->l + o->pack.raw_in_flight + o->pack.len;
 }
 
 ss_spill_t ss_out_take_spill(ss_out_t *o)
@@ -346,7 +348,8 @@ int ss_out_index_copied(ss_out_t *o, const bam1_t *b, uint64_t end_voff)
 
 kstring_t *ss_out_bgzf_blocks(ss_out_t *o)
 {
-    if (o->run->format == SS_FMT_BAM && !o->pack.len)
+    /* the flush lands the blocks still being compressed, so buf ends where the next goes */
+    if (o->run->format == SS_FMT_BAM && !o->pack.len && ss_bgzf_pack_flush(&o->pack, o->buf) == 0)
         return o->buf;
     ss_error("internal: BGZF blocks written to a %s output or between records",
              o->run->format == SS_FMT_BAM ? "BAM" : "non-BAM");
@@ -422,6 +425,7 @@ void ss_out_abort(ss_out_t *o)
     if (!o)
         return;
     o->pack.len = 0; /* a failed shard's pending bytes must not open the next one */
+    ss_bgzf_pack_discard(&o->pack);
     ss_idx_piece_reset(&o->idx, o->run->idx_kind);
     ss_spill_close(&o->spill);
     if (o->cram_open) {

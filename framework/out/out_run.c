@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include <htslib/bgzf.h>
+#include <htslib/thread_pool.h>
 #include <htslib/vcf.h>
 
 #include "../cli/ss_cli.h"
@@ -228,7 +229,15 @@ void ss_out_run_destroy(ss_out_run_t *r)
         sam_hdr_destroy(r->hdr);
     ss_cram_frame_free(&r->cram);
     free(r->text_header);
+    if (r->zpool)
+        hts_tpool_destroy(r->zpool);
     free(r);
+}
+
+void ss_out_run_zpool(ss_out_run_t *r, int threads)
+{
+    if (r->format == SS_FMT_BAM && r->idx_kind == SS_IDX_NONE && r->level != 0 && threads > 1)
+        r->zpool = hts_tpool_init(threads);
 }
 
 /* The BAM header in its own BGZF blocks, as htslib writes it. 0 or -1. */

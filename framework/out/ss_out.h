@@ -35,6 +35,7 @@ struct ss_out_run_s {
     const char *index_out; /* -o FILE##idx##INDEX's INDEX (borrowed), or NULL: beside FILE */
     ss_idx_kind_t idx_kind; /* what workers note for an index built from the shards, or none:
                              * the index is built by reading the finished file (ss_out_run_index) */
+    struct hts_tpool *zpool; /* BAM: threads that compress the workers' blocks, or NULL */
 };
 typedef struct ss_out_run_s ss_out_run_t;
 
@@ -45,6 +46,15 @@ typedef struct ss_out_run_s ss_out_run_t;
  */
 ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co);
 void ss_out_run_destroy(ss_out_run_t *r);
+/*
+ * BAM: compress the workers' BGZF blocks on a pool of `threads` threads, so a worker
+ * running alone (one deep shard, the run's last) is not left to deflate on one core
+ * while the others idle. Not when the index is noted from the shards (its offsets
+ * need each block's size as the record is written), not for -u (level 0), not with
+ * one thread. Failing to start the pool only leaves compression in the workers.
+ * Main thread, before the workers start.
+ */
+void ss_out_run_zpool(ss_out_run_t *r, int threads);
 /* The file's first bytes (framed: BGZF blocks for BAM and .gz text). 0, or -1 after ss_error(). */
 int ss_out_run_header(const ss_out_run_t *r, kstring_t *out);
 /* The file's last bytes: the CRAM EOF container or the BGZF EOF block. 0 or -1 after ss_error(). */

@@ -486,6 +486,8 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
             e->place = s->place;
         }
     }
+    if (!failed && e->orun)
+        ss_out_run_zpool(e->orun, s->threads);
     int no_pieces = !failed && e->orun && ss_engine_index_init(e, s->n) < 0;
     if (!failed && (!e->stats || !e->recs || !e->spills || !s->w || !e->ow || !e->sched ||
                     (ss_comm_parallel() && !e->store) || no_pieces)) {
