@@ -7,7 +7,8 @@
  * across block edges, shard edges inside one contig, several contigs,
  * unplaced reads at the end, empty shards and text that left memory in
  * pieces; VCF.gz and BCF as bcftools index builds theirs (.csi, .tbi for
- * VCF); a shard dropped or out of order is refused.
+ * VCF); SAM.gz as samtools index builds its .csi and .bai; a shard dropped
+ * or out of order is refused.
  */
 #include <htslib/bgzf.h>
 #include <htslib/tbx.h>
@@ -196,6 +197,34 @@ static void pileup_lines(kstring_t *s, const char *ctg, int from, int n, int wid
     }
 }
 
+/* SAM: the header the shards' lines are read with (test_sam_like_samtools sets it). */
+static sam_hdr_t *sam_test_hdr;
+
+/* The line of t at `at` (ending in a newline) into line, without it; where the next starts. */
+static size_t next_line(const kstring_t *t, size_t at, kstring_t *line)
+{
+    const char *nl = memchr(t->s + at, '\n', t->l - at);
+    line->l = 0;
+    kputsn(t->s + at, (size_t)(nl - (t->s + at)), line);
+    return (size_t)(nl - t->s) + 1;
+}
+
+/* SAM: each line of the shard's text noted as out.c notes it, at the raw offset after it. */
+static void note_sam(ss_idx_piece_t *p, const kstring_t *t)
+{
+    bam1_t *b = bam_init1();
+    kstring_t line = KS_INITIALIZE;
+    for (size_t at = 0; at < t->l;) {
+        at = next_line(t, at, &line);
+        SS_EQ_FATAL(sam_parse1(&line, sam_test_hdr, b), 0);
+        SS_EQ(ss_idx_piece_text_record(p, b->core.tid, b->core.pos, bam_endpos(b),
+                                       !(b->core.flag & BAM_FUNMAP), at),
+              0);
+    }
+    free(line.s);
+    bam_destroy1(b);
+}
+
 /*
  * One shard's text as out.c hands it over: `cuts` spills of whole blocks
  * (a line may straddle each), then the rest; its bytes appended to file.
@@ -206,6 +235,8 @@ static void text_shard(ss_idx_piece_t *p, ss_idx_kind_t kind, const kstring_t *t
     kstring_t z = KS_INITIALIZE;
     uint64_t done = 0, shard_len = 0;
     ss_idx_piece_reset(p, kind);
+    if (kind == SS_IDX_SAM)
+        note_sam(p, t);
     for (int c = 0; c <= cuts; c++) {
         uint64_t n = c < cuts ? (t->l - done) / 2 : t->l - done;
         if (c < cuts)
@@ -225,12 +256,15 @@ static void text_shard(ss_idx_piece_t *p, ss_idx_kind_t kind, const kstring_t *t
     free(z.s);
 }
 
-/* The file's index as the tool builds it: tabix -s1 -b2 -e2, or bcftools index (VCF, BCF). */
+/* The file's index as the tool builds it: tabix -s1 -b2 -e2, samtools index (SAM), or
+ * bcftools index (VCF, BCF). */
 static int their_index(ss_idx_kind_t kind, const char *path, const char *theirs, int csi)
 {
     tbx_conf_t conf = {TBX_GENERIC, 1, 2, 2, '#', 0};
     if (kind == SS_IDX_LINES)
         return tbx_index_build2(path, theirs, csi ? 14 : 0, &conf);
+    if (kind == SS_IDX_SAM)
+        return sam_index_build3(path, theirs, csi ? 14 : 0, 0);
     return bcf_index_build3(path, theirs, csi ? 14 : 0, 0);
 }
 
@@ -242,7 +276,10 @@ static int their_index(ss_idx_kind_t kind, const char *path, const char *theirs,
 static void check_text(ss_idx_kind_t kind, const char *header, size_t hlen, kstring_t *t, int n,
                        int cuts, int csi, int n_ids, hts_pos_t max_len)
 {
-    char *path = tmp_path(kind == SS_IDX_BCF ? ".bcf" : kind == SS_IDX_VCF ? ".vcf.gz" : ".txt.gz");
+    char *path = tmp_path(kind == SS_IDX_BCF   ? ".bcf"
+                          : kind == SS_IDX_VCF ? ".vcf.gz"
+                          : kind == SS_IDX_SAM ? ".sam.gz"
+                                               : ".txt.gz");
     char *merged = tmp_path(csi ? ".csi" : ".tbi");
     char theirs[4200];
     snprintf(theirs, sizeof(theirs), "%s%s", path, csi ? ".csi" : ".tbi");
@@ -251,8 +288,8 @@ static void check_text(ss_idx_kind_t kind, const char *header, size_t hlen, kstr
         SS_EQ(ss_bgzf_compress_ks(header, hlen, &file, 1), 0);
     if (kind == SS_IDX_VCF)
         max_len = ss_idx_vcf_max_len(header, hlen);
-    ss_idx_merge_t *m =
-        ss_idx_merge_init(kind, csi ? HTS_FMT_CSI : HTS_FMT_TBI, n_ids, max_len, file.l);
+    int fmt = csi ? HTS_FMT_CSI : kind == SS_IDX_SAM ? HTS_FMT_BAI : HTS_FMT_TBI;
+    ss_idx_merge_t *m = ss_idx_merge_init(kind, fmt, n_ids, max_len, file.l);
     ss_idx_piece_t p = {0};
     CU_ASSERT_FATAL(m != NULL);
     for (int k = 0; k < n; k++) {
@@ -393,10 +430,7 @@ static void to_bcf(bcf_hdr_t *h, const kstring_t *vcf, kstring_t *out)
     bcf1_t *v = bcf_init1();
     kstring_t line = KS_INITIALIZE;
     for (size_t at = 0; at < vcf->l;) {
-        const char *nl = memchr(vcf->s + at, '\n', vcf->l - at);
-        line.l = 0;
-        kputsn(vcf->s + at, (size_t)(nl - (vcf->s + at)), &line);
-        at = (size_t)(nl - vcf->s) + 1;
+        at = next_line(vcf, at, &line);
         SS_EQ_FATAL(vcf_parse(&line, h, v), 0);
         uint32_t x[8] = {(uint32_t)v->shared.l + 24, (uint32_t)v->indiv.l, (uint32_t)v->rid,
                          (uint32_t)v->pos, (uint32_t)v->rlen, 0,
@@ -444,6 +478,66 @@ static void test_bcf_cut_record(void)
     SS_EQ(ss_idx_piece_lines(&p, (const char *)rec, 40, 0, 0, 0), 0);
     SS_EQ(ss_idx_piece_lines(&p, (const char *)rec, 30, 0, 30, 1), -1);
     SS_EQ(ss_idx_piece_end(&p, 100, 30), -1);
+    ss_idx_piece_free(&p);
+}
+
+static const char sam_header[] = "@HD\tVN:1.6\tSO:coordinate\n"
+                                 "@SQ\tSN:chrA\tLN:700000\n"
+                                 "@SQ\tSN:chrB\tLN:900\n"
+                                 "@SQ\tSN:chrC\tLN:5000\n";
+
+/*
+ * SAM lines of width bytes each (the name padded): 10 bp reads from pos on,
+ * step apart, every 7th unmapped at its place; ctg "*": unplaced reads.
+ */
+static void sam_lines(kstring_t *s, const char *ctg, int pos, int n, int step, int width)
+{
+    for (int i = 0; i < n; i++, pos += step) {
+        int placed = strcmp(ctg, "*") != 0, unmapped = !placed || i % 7 == 3;
+        char rest[256];
+        int len =
+            snprintf(rest, sizeof(rest), "\t%d\t%s\t%d\t60\t%s\t*\t0\t0\tACGTACGTAC\tIIIIIIIIII\n",
+                     unmapped ? 4 : 0, ctg, placed ? pos : 0, unmapped ? "*" : "10M");
+        size_t l0 = s->l;
+        ksprintf(s, "r%d.", i);
+        while ((int)(s->l - l0) < width - len)
+            kputc('x', s);
+        kputs(rest, s);
+    }
+}
+
+/* SAM.gz as samtools index reads it (sam_index): records across block edges and spills, a
+ * shard ending exactly at a block's end, unmapped reads placed and unplaced (n_no_coor). */
+static void test_sam_like_samtools(void)
+{
+    kstring_t t[5] = {KS_INITIALIZE, KS_INITIALIZE, KS_INITIALIZE, KS_INITIALIZE, KS_INITIALIZE};
+    sam_lines(&t[0], "chrA", 1, 3000, 100, 90);     /* several blocks */
+    sam_lines(&t[1], "chrA", 300001, 680, 300, 96); /* 65280 bytes: the last line ends the block */
+    sam_lines(&t[2], "chrA", 600000, 10, 1000, 80);
+    sam_lines(&t[2], "chrB", 1, 30, 20, 70); /* a new contig inside a shard */
+    /* t[3] empty */
+    sam_lines(&t[4], "chrC", 10, 300, 7, 85);
+    sam_lines(&t[4], "*", 0, 40, 0, 75);
+    CU_ASSERT_FATAL((sam_test_hdr = sam_hdr_parse(strlen(sam_header), sam_header)) != NULL);
+    for (int csi = 0; csi < 2; csi++)
+        for (int cuts = 0; cuts < 3; cuts++)
+            check_text(SS_IDX_SAM, sam_header, strlen(sam_header), t, 5, cuts, csi, 3, 700000);
+    sam_hdr_destroy(sam_test_hdr);
+    sam_test_hdr = NULL;
+    for (int i = 0; i < 5; i++)
+        free(t[i].s);
+}
+
+/* SAM: text no record of the shard's wrote (after its last line) makes the piece unusable. */
+static void test_sam_text_after_records(void)
+{
+    ss_idx_piece_t p = {0};
+    ss_idx_piece_reset(&p, SS_IDX_SAM);
+    SS_EQ(ss_idx_piece_text_record(&p, 0, 9, 19, 1, 60), 0);
+    SS_EQ(ss_idx_piece_end(&p, 100, 75), -1);
+    ss_idx_piece_reset(&p, SS_IDX_SAM);
+    SS_EQ(ss_idx_piece_text_record(&p, 0, 9, 19, 1, 60), 0);
+    SS_EQ(ss_idx_piece_end(&p, 100, 60), 0);
     ss_idx_piece_free(&p);
 }
 
@@ -509,6 +603,8 @@ int main(void)
         !CU_add_test(s, "vcf_like_bcftools", test_vcf_like_bcftools) ||
         !CU_add_test(s, "bcf_like_bcftools", test_bcf_like_bcftools) ||
         !CU_add_test(s, "bcf_cut_record", test_bcf_cut_record) ||
+        !CU_add_test(s, "sam_like_samtools", test_sam_like_samtools) ||
+        !CU_add_test(s, "sam_text_after_records", test_sam_text_after_records) ||
         !CU_add_test(s, "crai_shifted", test_crai_shifted))
         return 1;
     return ss_test_run();

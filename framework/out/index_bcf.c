@@ -24,11 +24,6 @@ static uint32_t le32(const uint8_t *b)
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
-static uint64_t zigzag(int64_t v)
-{
-    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-
 /* The next record's head into h, from carry and text; 0 when not all of it is here yet. */
 static int next_head(const ss_idx_piece_t *p, const char *text, size_t len, uint64_t text_off,
                      uint8_t h[HEAD])
@@ -56,19 +51,8 @@ static int note_record(ss_idx_piece_t *p, const uint8_t h[HEAD])
     uint32_t pos = le32(h + 12);
     hts_pos_t beg = pos == UINT32_MAX ? -1 : (hts_pos_t)pos; /* as bcf_read1_core reads it */
     hts_pos_t end = beg + (int32_t)le32(h + 16);
-    int same = p->n_ent && tid == p->tid;
-    ss_idx_entry_t e = {.n = 0};
-    ss_idx_entry_varint(&e, E_MAPPED | (same ? 0 : E_CONTIG));
-    if (!same)
-        ss_idx_entry_varint(&e, zigzag(tid));
-    ss_idx_entry_varint(&e, zigzag(beg - p->beg));
-    ss_idx_entry_varint(&e, zigzag(end - beg));
-    ss_idx_entry_varint(&e, p->scan_at + len - p->last_u);
-    p->tid = tid, p->beg = beg;
     p->scan_at += len;
-    p->last_u = p->scan_at;
-    p->n_ent++;
-    return kputsn((const char *)e.b, (size_t)e.n, &p->ent) < 0 ? -1 : 0;
+    return ss_idx_piece_text_record(p, tid, beg, end, 1, p->scan_at);
 }
 
 int ss_idx_piece_bcf(ss_idx_piece_t *p, const char *text, size_t len, uint64_t text_off,

@@ -1,7 +1,7 @@
 /*
  * index_merge.c -- the output's index from the shards' pieces (index_piece.c):
  * each piece's entries, shifted by its shard's file offset, are pushed in
- * shard order into one htslib index, as sam_index (BAM: .bai, .csi),
+ * shard order into one htslib index, as sam_index (BAM and SAM.gz: .bai, .csi),
  * tbx_index (text: `tabix -s1 -b2 -e2`, .tbi or .csi; VCF.gz as `bcftools
  * index` builds it through tbx_index, .csi or .tbi) and bcf_index (BCF: .csi)
  * push what they read.
@@ -74,6 +74,12 @@ static uint64_t get_u64(const char *at)
     return v;
 }
 
+/* Whether a kind's entries name contigs by id, counted from the header (sam_index, bcf_index). */
+static int kind_has_ids(ss_idx_kind_t kind)
+{
+    return kind == SS_IDX_RECORDS || kind == SS_IDX_BCF || kind == SS_IDX_SAM;
+}
+
 /* CSI levels from `lvls` on until 2^(min_shift + 3 lvls) covers max_len + 256 (htslib's rule). */
 static int levels_for(int min_shift, int lvls, int64_t max_len)
 {
@@ -92,7 +98,7 @@ ss_idx_merge_t *ss_idx_merge_init(ss_idx_kind_t kind, int fmt, int n_targets, ht
     m->min_shift = 14;
     /* sam_index's and bcf_index's levels (contigs up to max_len), tbx_index's for text CSI,
      * which a VCF's ##contig lengths raise once a data line comes */
-    if (fmt == HTS_FMT_CSI && (kind == SS_IDX_RECORDS || kind == SS_IDX_BCF))
+    if (fmt == HTS_FMT_CSI && kind_has_ids(kind))
         m->n_lvls = levels_for(m->min_shift, 0, max_len);
     else
         m->n_lvls = fmt == HTS_FMT_CSI ? (TBX_MAX_SHIFT - m->min_shift + 2) / 3 : 5;
@@ -103,7 +109,7 @@ ss_idx_merge_t *ss_idx_merge_init(ss_idx_kind_t kind, int fmt, int n_targets, ht
     m->first_off <<= 16;
     if ((kind == SS_IDX_LINES || kind == SS_IDX_VCF) && !(m->ids = kh_init(ss_ctg)))
         goto fail;
-    if ((kind == SS_IDX_RECORDS || kind == SS_IDX_BCF) &&
+    if (kind_has_ids(kind) &&
         !(m->idx = hts_idx_init(n_targets, fmt, m->first_off, m->min_shift, m->n_lvls)))
         goto fail;
     return m;
@@ -232,8 +238,8 @@ static int line_contig(ss_idx_merge_t *m, cursor_t *c, int tid)
 }
 
 /*
- * Text lines (BCF: records): offsets through the block table. 0, or -1 (a bad
- * piece), -2 (htslib refused).
+ * Text lines (BCF, SAM: records): offsets through the block table. 0, or -1
+ * (a bad piece), -2 (htslib refused).
  */
 static int push_lines(ss_idx_merge_t *m, cursor_t *c, const uint64_t *blk_at, uint64_t n_blocks,
                       uint64_t n)
@@ -245,7 +251,7 @@ static int push_lines(ss_idx_merge_t *m, cursor_t *c, const uint64_t *blk_at, ui
         int flags = (int)get_varint(c);
         hts_pos_t end = 0;
         if (!(flags & E_META)) {
-            if ((flags & E_CONTIG) && m->kind == SS_IDX_BCF)
+            if ((flags & E_CONTIG) && kind_has_ids(m->kind))
                 tid = (int)get_zigzag(c);
             else if ((flags & E_CONTIG) && (tid = line_contig(m, c, tid)) < 0)
                 return -1;
@@ -264,7 +270,7 @@ static int push_lines(ss_idx_merge_t *m, cursor_t *c, const uint64_t *blk_at, ui
         if (!m->idx &&
             !(m->idx = hts_idx_init(0, m->fmt, m->first_off, m->min_shift, m->data_lvls)))
             return -1;
-        if (hts_idx_push(m->idx, tid, beg, end, voff, 1) < 0)
+        if (hts_idx_push(m->idx, tid, beg, end, voff, flags & E_MAPPED) < 0)
             return -2;
     }
     return c->bad ? -1 : 0;

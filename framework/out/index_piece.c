@@ -4,12 +4,13 @@
  *
  * Layout of a piece: a fixed header (PIECE_HEAD bytes, little-endian u64s:
  * kind, shard length, raw length, entries, blocks, where the block table
- * starts), the entries, then for LINES the block table. An entry is varints:
- * flags (E_*), the contig when it changes (RECORDS: its id, zigzag; LINES:
- * the name's length and bytes), start minus the previous entry's start
- * (zigzag), end minus start (zigzag), then where a reader stands after it:
- * RECORDS the block address's step (with E_BLOCK) and the offset in the
- * block; LINES the raw bytes since the previous entry, which the merge maps
+ * starts), the entries, then for text kinds the block table. An entry is
+ * varints: flags (E_*), the contig when it changes (RECORDS, BCF, SAM: its id,
+ * zigzag; LINES, VCF: the name's length and bytes), start minus the previous
+ * entry's start (zigzag), end minus start (zigzag), then where a reader
+ * stands after it: RECORDS the block address's step (with E_BLOCK) and the
+ * offset in the block; text kinds the raw bytes since the previous entry
+ * (after a SAM record's newline: bgzf_tell after sam_read1), which the merge maps
  * to blocks through the table, as blocks of text hold BGZF_BLOCK_SIZE bytes
  * each (compress.c), the shard's last one the rest.
  *
@@ -70,6 +71,34 @@ static uint64_t zigzag(int64_t v)
     return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
 }
 
+/*
+ * An entry's flags (E_CONTIG added when the contig changes), contig, start and
+ * end, into e; the caller adds where a reader stands after it.
+ */
+static void entry_head(ss_idx_piece_t *p, ss_idx_entry_t *e, int flags, int32_t tid, hts_pos_t beg,
+                       hts_pos_t end)
+{
+    if (tid != p->tid || !p->n_ent)
+        flags |= E_CONTIG;
+    ss_idx_entry_varint(e, (uint64_t)flags);
+    if (flags & E_CONTIG)
+        ss_idx_entry_varint(e, zigzag(tid));
+    ss_idx_entry_varint(e, zigzag(beg - p->beg));
+    ss_idx_entry_varint(e, zigzag(end - beg));
+    p->tid = tid, p->beg = beg;
+}
+
+/* Append the finished entry. 0, or -1 out of memory (the piece is then unusable). */
+static int put_entry(ss_idx_piece_t *p, const ss_idx_entry_t *e)
+{
+    p->n_ent++;
+    if (kputsn((const char *)e->b, (size_t)e->n, &p->ent) < 0) {
+        p->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
 int ss_idx_piece_record(ss_idx_piece_t *p, int32_t tid, hts_pos_t beg, hts_pos_t end, int mapped,
                         uint64_t end_voff)
 {
@@ -80,24 +109,28 @@ int ss_idx_piece_record(ss_idx_piece_t *p, int32_t tid, hts_pos_t beg, hts_pos_t
         p->failed = 1;
         return -1;
     }
-    int flags = (mapped ? E_MAPPED : 0) | (tid != p->tid || !p->n_ent ? E_CONTIG : 0) |
-                (coff != p->coff ? E_BLOCK : 0);
+    int flags = (mapped ? E_MAPPED : 0) | (coff != p->coff ? E_BLOCK : 0);
     ss_idx_entry_t e = {.n = 0};
-    ss_idx_entry_varint(&e, (uint64_t)flags);
-    if (flags & E_CONTIG)
-        ss_idx_entry_varint(&e, zigzag(tid));
-    ss_idx_entry_varint(&e, zigzag(beg - p->beg));
-    ss_idx_entry_varint(&e, zigzag(end - beg));
+    entry_head(p, &e, flags, tid, beg, end);
     if (flags & E_BLOCK)
         ss_idx_entry_varint(&e, coff - p->coff);
     ss_idx_entry_varint(&e, end_voff & 0xffff);
-    p->tid = tid, p->beg = beg, p->coff = coff;
-    p->n_ent++;
-    if (kputsn((const char *)e.b, (size_t)e.n, &p->ent) < 0) {
+    p->coff = coff;
+    return put_entry(p, &e);
+}
+
+int ss_idx_piece_text_record(ss_idx_piece_t *p, int32_t tid, hts_pos_t beg, hts_pos_t end,
+                             int mapped, uint64_t end_u)
+{
+    if (p->failed || end_u < p->last_u) { /* file order: offsets only grow */
         p->failed = 1;
         return -1;
     }
-    return 0;
+    ss_idx_entry_t e = {.n = 0};
+    entry_head(p, &e, mapped ? E_MAPPED : 0, tid, beg, end);
+    ss_idx_entry_varint(&e, end_u - p->last_u);
+    p->last_u = end_u;
+    return put_entry(p, &e);
 }
 
 /* The pending record ends where the next begins (or the shard ends). */
@@ -157,6 +190,8 @@ int ss_idx_piece_end(ss_idx_piece_t *p, uint64_t shard_len, uint64_t raw_len)
         return 0;
     if (p->carry.l)
         p->failed = 1; /* a line's head with no end: see index_lines.c */
+    if (p->kind == SS_IDX_SAM && p->last_u != raw_len)
+        p->failed = 1; /* bytes no record of ours wrote: sam_index would read them as one */
     if (flush_pending(p, shard_len << 16) < 0 || p->failed)
         return -1;
     uint64_t table_off = p->ent.l;

@@ -305,6 +305,19 @@ static int note_record(ss_out_t *o, const bam1_t *b)
     return 0;
 }
 
+/*
+ * SAM.gz: the line just written ends at this raw offset of the shard's text,
+ * which is where sam_index's bgzf_tell stands after reading it (the merge
+ * maps it to a block through the block table). A note that fails only marks
+ * the piece unusable: the index is then built by reading the file.
+ */
+static void note_sam_line(ss_out_t *o, const bam1_t *b)
+{
+    if (o->idx.kind == SS_IDX_SAM)
+        (void)ss_idx_piece_text_record(&o->idx, b->core.tid, b->core.pos, bam_endpos(b),
+                                       !(b->core.flag & BAM_FUNMAP), o->spilled_raw + o->buf->l);
+}
+
 static int encode(ss_out_t *o, const bam1_t *b)
 {
     switch (o->run->format) {
@@ -312,6 +325,7 @@ static int encode(ss_out_t *o, const bam1_t *b)
         if (sam_format1(o->run->hdr, b, &o->line) < 0 || kputsn(o->line.s, o->line.l, o->buf) < 0 ||
             kputc('\n', o->buf) < 0)
             return encode_error(o, b);
+        note_sam_line(o, b);
         return 0;
     case SS_FMT_BAM:
         o->line.l = 0;

@@ -69,17 +69,16 @@ static int check_index_name(const ss_out_spec_t *s, const ss_common_opts_t *co, 
                  co->output, idx, idx);
         return -1;
     }
-    int ok = s->format == SS_FMT_CRAM  ? ends_with(idx, ".crai")
-             : s->format == SS_FMT_BAM ? ends_with(idx, ".bai") || ends_with(idx, ".csi")
-             : text                    ? ends_with(idx, ".tbi") || ends_with(idx, ".csi")
-                                       : ends_with(idx, ".csi");
+    /* SAM.gz as BAM: samtools view writes a .bai for either when the name says so */
+    int ok = s->format == SS_FMT_CRAM ? ends_with(idx, ".crai")
+             : text                   ? ends_with(idx, ".tbi") || ends_with(idx, ".csi")
+                                      : ends_with(idx, ".bai") || ends_with(idx, ".csi");
     if (!ok)
         ss_error("-o %s##idx##%s: a %s output's index is named %s", co->output, idx,
                  text ? "text .gz" : format_name(s->format),
-                 s->format == SS_FMT_CRAM  ? "*.crai"
-                 : s->format == SS_FMT_BAM ? "*.bai or *.csi"
-                 : text                    ? "*.tbi or *.csi"
-                                           : "*.csi");
+                 s->format == SS_FMT_CRAM ? "*.crai"
+                 : text                   ? "*.tbi or *.csi"
+                                          : "*.bai or *.csi");
     return ok ? 0 : -1;
 }
 
@@ -143,17 +142,21 @@ static int bcf_header(const ss_out_run_t *r)
 
 /*
  * Which outputs' indexes are built from the shards' notes: BAM (.bai, .csi),
- * BCF and VCF.gz (bcftools index: .csi, or .tbi for VCF), CRAM (.crai: each
- * shard's lines from htslib's index builder run on the shard's own CRAM, which
- * the encoder holds in memory), and tabix-indexed text whose header is meta
- * lines only (so tabix's data starts after it). The others are read back once
- * written: SAM.gz (rare; it would need SAM lines noted as text) and text with
- * data lines in its header.
+ * SAM.gz (.csi, .bai: each line noted as it is formatted), BCF and VCF.gz
+ * (bcftools index: .csi, or .tbi for VCF), CRAM (.crai: each shard's lines
+ * from htslib's index builder run on the shard's own CRAM, which the encoder
+ * holds in memory), and tabix-indexed text whose header is meta lines only
+ * (so tabix's data starts after it). The others are read back once written:
+ * SAM.gz without header lines (sam_index's first offset is then after the
+ * first record, which no shard knows) and text with data lines in its header.
  */
 static ss_idx_kind_t index_kind(const ss_out_run_t *r)
 {
     if (r->format == SS_FMT_BAM && r->write_index)
         return SS_IDX_RECORDS;
+    if (r->format == SS_FMT_SAM && r->write_index && r->bgzf && r->sam_header &&
+        sam_hdr_length(r->hdr) > 0)
+        return SS_IDX_SAM;
     if (r->format == SS_FMT_CRAM && r->write_index)
         return SS_IDX_CRAI;
     if (r->vcf_index && bcf_header(r))
@@ -339,10 +342,10 @@ static int vcf_index(const ss_out_run_t *r, ss_output_t *out, const char *output
     return 0;
 }
 
-/* -o FILE##idx##NAME.bai, for BAM: BAI rather than samtools view's CSI. */
+/* -o FILE##idx##NAME.bai, for BAM or SAM.gz: BAI rather than samtools view's CSI. */
 static int wants_bai(const ss_out_run_t *r)
 {
-    return r->format == SS_FMT_BAM && ends_with(r->index_out, ".bai");
+    return (r->format == SS_FMT_BAM || r->format == SS_FMT_SAM) && ends_with(r->index_out, ".bai");
 }
 
 /*
@@ -383,10 +386,11 @@ ss_idx_merge_t *ss_out_run_index_merge(const ss_out_run_t *r, uint64_t header_le
     hts_pos_t max_len = 0;
     switch (r->idx_kind) {
     case SS_IDX_RECORDS:
+    case SS_IDX_SAM:
         for (int i = 0; i < sam_hdr_nref(r->hdr); i++)
             if (max_len < sam_hdr_tid2len(r->hdr, i))
                 max_len = sam_hdr_tid2len(r->hdr, i);
-        return ss_idx_merge_init(SS_IDX_RECORDS, wants_bai(r) ? HTS_FMT_BAI : HTS_FMT_CSI,
+        return ss_idx_merge_init(r->idx_kind, wants_bai(r) ? HTS_FMT_BAI : HTS_FMT_CSI,
                                  sam_hdr_nref(r->hdr), max_len, header_len);
     case SS_IDX_BCF:
         if (bcf_contigs(r, &n_ids, &max_len) < 0)
@@ -455,14 +459,14 @@ int ss_out_run_index(const ss_out_run_t *r, ss_output_t *out, const char *output
                  output ? output : "standard output");
         return -1;
     }
-    /* samtools view --write-index: CSI for BAM and SAM.gz, CRAI for CRAM; BAI for BAM
-     * when -o FILE##idx##NAME.bai asks for it (min_shift 0 there means BAI) */
+    /* samtools view --write-index: CSI for BAM and SAM.gz, CRAI for CRAM; BAI for BAM and
+     * SAM.gz when -o FILE##idx##NAME.bai asks for it (min_shift 0 there means BAI) */
     int bai = wants_bai(r);
     int min_shift = r->format == SS_FMT_CRAM || bai ? 0 : 14;
     const char *ext = bai ? ".bai" : min_shift ? ".csi" : ".crai";
     if (r->index_out && ss_output_name_index(out, r->index_out) < 0)
         return -1;
-    if (m && (r->format == SS_FMT_BAM || r->format == SS_FMT_CRAM))
+    if (m)
         return save_merged(out, output, m, ext, data_end);
     const char *idx = ss_output_index_tmp(out, ext);
     if (!idx)

@@ -36,8 +36,10 @@
  * What a piece holds: BAM records (explicit offsets); tabix text lines
  * (-s1 -b2 -e2); VCF lines as tabix -p vcf reads them (end from REF's length
  * or INFO/END); BCF records (contig id, start and rlen from each record's
- * fixed fields). The last three note raw offsets of BGZF text. CRAI: the
- * .crai lines htslib's index builder writes for the shard's own CRAM.
+ * fixed fields); SAM records of a SAM.gz as sam_index reads them (contig id,
+ * start, bam_endpos, mapped: noted as each line is formatted). Those four
+ * note raw offsets of BGZF text. CRAI: the .crai lines htslib's index
+ * builder writes for the shard's own CRAM.
  */
 typedef enum {
     SS_IDX_NONE = 0,
@@ -45,24 +47,25 @@ typedef enum {
     SS_IDX_LINES = 2,
     SS_IDX_VCF = 3,
     SS_IDX_BCF = 4,
-    SS_IDX_CRAI = 5
+    SS_IDX_CRAI = 5,
+    SS_IDX_SAM = 6
 } ss_idx_kind_t;
 
-/* Whether a kind notes BGZF text by raw offsets (lines or BCF records). */
+/* Whether a kind notes BGZF text by raw offsets (lines, BCF or SAM records). */
 static inline int ss_idx_kind_text(ss_idx_kind_t k)
 {
-    return k == SS_IDX_LINES || k == SS_IDX_VCF || k == SS_IDX_BCF;
+    return k == SS_IDX_LINES || k == SS_IDX_VCF || k == SS_IDX_BCF || k == SS_IDX_SAM;
 }
 
 /* One shard's notes as a worker writes it. Plain, owned by the worker's output. */
 typedef struct {
     ss_idx_kind_t kind;
     kstring_t ent;    /* fixed header, then the entries (index_piece.c) */
-    kstring_t blocks; /* LINES: compressed size of each BGZF block, as varints */
+    kstring_t blocks; /* text kinds: compressed size of each BGZF block, as varints */
     uint64_t n_ent, n_blocks;
     int failed;      /* out of memory while noting: the piece is unusable */
     size_t last_len; /* the last piece taken: the next one is reserved from it */
-    /* RECORDS */
+    /* RECORDS, BCF, SAM */
     int32_t tid;   /* the last entry's contig */
     hts_pos_t beg; /* the last entry's start */
     uint64_t coff; /* the last entry's block address */
@@ -75,7 +78,7 @@ typedef struct {
     kstring_t carry;  /* the head of a line (BCF: a record's fixed fields) whose start
                        * already left memory */
     uint64_t scan_at; /* raw offset where the next line or record starts */
-    uint64_t last_u;  /* raw offset after the last line noted */
+    uint64_t last_u;  /* raw offset after the last line or record noted (SAM too) */
     int seen_data;    /* a data line was noted (meta lines after it are not) */
 } ss_idx_piece_t;
 
@@ -104,6 +107,13 @@ int ss_idx_piece_record(ss_idx_piece_t *p, int32_t tid, hts_pos_t beg, hts_pos_t
 int ss_idx_piece_lines(ss_idx_piece_t *p, const char *text, size_t len, uint64_t text_off,
                        size_t leaving, int final);
 /*
+ * SAM, as out.c formats each line (BCF: as index_bcf.c finds each record): a
+ * record of the shard's text that ends at raw offset end_u, its newline
+ * included. Records come in file order. 0, or -1 out of memory.
+ */
+int ss_idx_piece_text_record(ss_idx_piece_t *p, int32_t tid, hts_pos_t beg, hts_pos_t end,
+                             int mapped, uint64_t end_u);
+/*
  * CRAI: the shard's .crai lines (ss_cram_enc_index), container offsets
  * counted from a file whose frame header is head_len bytes. 0, or -1 out of
  * memory. Call once, then ss_idx_piece_end(p, shard_len, head_len).
@@ -113,7 +123,8 @@ int ss_idx_piece_crai(ss_idx_piece_t *p, const char *text, size_t len);
 int ss_idx_piece_blocks(ss_idx_piece_t *p, const char *z, size_t len);
 /*
  * The shard is done: shard_len bytes of output, raw_len of them before
- * compression (LINES). The piece is complete. 0, or -1 when it is unusable.
+ * compression (text kinds). The piece is complete. 0, or -1 when it is
+ * unusable (SAM: text after the last record noted, which no entry describes).
  */
 int ss_idx_piece_end(ss_idx_piece_t *p, uint64_t shard_len, uint64_t raw_len);
 /* Move the finished piece's bytes into *out (which must be empty); p starts afresh. */
@@ -124,8 +135,8 @@ void ss_idx_piece_take(ss_idx_piece_t *p, kstring_t *out);
 typedef struct ss_idx_merge_s ss_idx_merge_t;
 
 /*
- * An index of kind RECORDS (BAM: n_targets contigs of at most max_len bp, as
- * sam_index), BCF (the same, as bcf_index: CSI only), LINES (tabix -s1 -b2
+ * An index of kind RECORDS or SAM (BAM, SAM.gz: n_targets contigs of at most
+ * max_len bp, as sam_index), BCF (the same, as bcf_index: CSI only), LINES (tabix -s1 -b2
  * -e2) or VCF (tabix -p vcf, as bcftools index; max_len: the longest
  * ##contig length of the header, which sizes a CSI as tbx_index does), as fmt
  * (HTS_FMT_BAI, HTS_FMT_CSI or HTS_FMT_TBI), for a file whose data starts at

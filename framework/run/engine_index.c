@@ -13,7 +13,8 @@
  * wrote until then.
  *
  * The file is read back instead (ss_out_run_index, ss_out_run_index_tabix)
- * when the output's index is not built from pieces (SAM.gz),
+ * when the output's index is not built from pieces (a SAM.gz without header
+ * lines, text with data lines in its header),
  * when --resume kept shards an earlier run wrote (their pieces are gone),
  * when a kernel's summary follows the shards, and when a piece could not be
  * made (out of memory, or text whose last line has no newline).

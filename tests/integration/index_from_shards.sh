@@ -3,10 +3,10 @@
 # read back (framework/out/ss_shard_index.h): every index has the bytes that
 # samtools index (-c, -b, and .crai), tabix -s1 -b2 -e2 (--csi) and bcftools index (-t)
 # write for the same file: BAM copied block for block and re-encoded (view, and realign's
-# moved records), CRAM (the .crai's gzip bytes too; from BAM, and from a CRAM whose
-# containers hold several contigs), text .gz from pileup and depth, BCF and VCF.gz from mpileup (gVCF
-# blocks, --call); at
-# 1-3 threads and shard sizes of 2 kb, 7 kb and whole contigs, over contigs with
+# moved records), SAM.gz (.csi, and .bai when named so), CRAM (the .crai's gzip bytes too;
+# from BAM, and from a CRAM whose containers hold several contigs), text .gz from pileup
+# and depth, BCF and VCF.gz from mpileup (gVCF blocks, --call); at 1-3 threads
+# and shard sizes of 2 kb, 7 kb and whole contigs, over contigs with
 # no reads (empty shards), unplaced reads at the end and regions; with shard
 # output leaving memory mid-line (SEQSHARD_SPILL_AT); and the .bai limit of
 # 2^29 bp still refused with samtools' reason.
@@ -31,6 +31,10 @@ idx_check spill_pileup_tbi tbi "$W/p.txt.gz" "$W/p.txt.gz.tbi" \
     pileup -f "$REF" -@ 2 -o "$W/p.txt.gz" "$TD/s1.bam"
 idx_check spill_view_csi csi "$W/l.bam" "$W/l.bam.csi" \
     view -b --output-fmt-option level=1 -@ 2 --write-index -o "$W/l.bam" "$TD/s1.bam"
+idx_check spill_view_samgz_csi csi "$W/s.sam.gz" "$W/s.sam.gz.csi" \
+    view -@ 2 --write-index -o "$W/s.sam.gz" "$TD/s1.bam"
+idx_check spill_view_samgz_bai bai "$W/s.sam.gz" "$W/s.bai" \
+    view -@ 3 --shard-size 7000 --write-index -o "$W/s.sam.gz##idx##$W/s.bai" "$TD/s1.bam"
 idx_check spill_mpileup_bcf bcsi "$W/m.bcf" "$W/m.bcf.csi" \
     mpileup -f "$REF" -@ 2 -Ob1 --write-index -o "$W/m.bcf" "$TD/s1.bam"
 idx_check spill_mpileup_bcf0 bcsi "$W/m.bcf" "$W/m.bcf.csi" \

@@ -65,8 +65,8 @@ idx_check() {
 }
 
 # idx_matrix TAG THREADS SIZES: the index kinds over thread counts and shard sizes: BAM copied
-# block for block (csi) and re-encoded (level=1: csi, bai; a region), text .gz (tbi, csi; a
-# region), depth's text.
+# block for block (csi) and re-encoded (level=1: csi, bai; a region), SAM.gz (csi; bai of
+# regions), text .gz (tbi, csi; a region), depth's text.
 idx_matrix() {
     local tag=$1 t sz W=$SS_WORK
     for t in $2; do
@@ -82,6 +82,11 @@ idx_matrix() {
                 view -b --output-fmt-option level=1 --write-index "${run[@]}" -o "$W/l.bam##idx##$W/l.bai" "$TD/edge.bam"
             idx_check "view_region_bai.$c" bai "$W/r.bam" "$W/r.bai" \
                 view -b --write-index "${run[@]}" -o "$W/r.bam##idx##$W/r.bai" "$TD/s1.bam" \
+                ctgA:1000-30000 ctgTiny
+            idx_check "view_samgz_csi.$c" csi "$W/s.sam.gz" "$W/s.sam.gz.csi" \
+                view --write-index "${run[@]}" -o "$W/s.sam.gz" "$TD/s1.bam"
+            idx_check "view_samgz_region_bai.$c" bai "$W/t.sam.gz" "$W/t.bai" \
+                view --write-index "${run[@]}" -o "$W/t.sam.gz##idx##$W/t.bai" "$TD/edge.bam" \
                 ctgA:1000-30000 ctgTiny
             idx_check "pileup_tbi.$c" tbi "$W/p.txt.gz" "$W/p.txt.gz.tbi" \
                 pileup -f "$REF" "${run[@]}" -o "$W/p.txt.gz" "$TD/s1.bam"
