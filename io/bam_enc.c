@@ -84,7 +84,7 @@ int ss_bgzf_pack_flush(ss_bgzf_pack_t *z, kstring_t *out)
 /* A full block: to the pool when there is one, else compressed here. */
 static int block_full(ss_bgzf_pack_t *z, kstring_t *out)
 {
-    return z->q ? ss_bgzf_pack_send(z, out) : compress_pending(z, out);
+    return ss_bgzf_pack_to_pool(z) ? ss_bgzf_pack_send(z, out) : compress_pending(z, out);
 }
 
 int ss_bgzf_pack_write(ss_bgzf_pack_t *z, const void *p, size_t len, int whole_record, kstring_t *out)

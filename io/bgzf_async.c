@@ -44,7 +44,8 @@ static void job_free(ss_zjob_t *j)
     free(j);
 }
 
-int ss_bgzf_pack_async(ss_bgzf_pack_t *z, struct hts_tpool *pool)
+int ss_bgzf_pack_async(ss_bgzf_pack_t *z, struct hts_tpool *pool, const atomic_int *busy,
+                       int busy_max)
 {
     int n = hts_tpool_size(pool) * JOBS_PER_THREAD;
     z->spare = calloc((size_t)n, sizeof(*z->spare));
@@ -56,6 +57,7 @@ int ss_bgzf_pack_async(ss_bgzf_pack_t *z, struct hts_tpool *pool)
     }
     z->pool = pool;
     z->max_in_flight = n;
+    z->busy = busy, z->busy_max = busy_max;
     return 0;
 }
 
@@ -134,6 +136,13 @@ int ss_bgzf_pack_send(ss_bgzf_pack_t *z, kstring_t *out)
     z->in_flight++;
     z->raw_in_flight += j->in_len;
     return 0;
+}
+
+int ss_bgzf_pack_to_pool(const ss_bgzf_pack_t *z)
+{
+    /* blocks in flight: this one follows them, so the order holds without waiting */
+    return z->q && (z->in_flight > 0 || !z->busy ||
+                    atomic_load_explicit(z->busy, memory_order_relaxed) < z->busy_max);
 }
 
 void ss_bgzf_pack_discard(ss_bgzf_pack_t *z)

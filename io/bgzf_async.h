@@ -7,6 +7,8 @@
 
 #include "ss_io.h"
 
+/* Whether the full block goes to the pool: some core idles, or blocks are in flight. */
+int ss_bgzf_pack_to_pool(const ss_bgzf_pack_t *z);
 /* The full block in z->buf to the pool (z->buf is then a fresh one); blocks done by
  * now land on out. 0, or -1 out of memory or a compression error. */
 int ss_bgzf_pack_send(ss_bgzf_pack_t *z, kstring_t *out);

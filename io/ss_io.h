@@ -10,6 +10,7 @@
 #ifndef SS_IO_H
 #define SS_IO_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <htslib/kstring.h>
@@ -471,17 +472,22 @@ typedef struct {
     ss_zjob_t **spare; /* jobs whose block has landed, for reuse */
     int n_spare, in_flight, max_in_flight;
     size_t raw_in_flight; /* uncompressed bytes of the blocks in flight */
+    const atomic_int *busy; /* writers at work: at busy_max, compress here (no core idles) */
+    int busy_max;
 } ss_bgzf_pack_t;
 
 /* Returns 0, or -1 when out of memory. */
 int ss_bgzf_pack_init(ss_bgzf_pack_t *z, int level);
 void ss_bgzf_pack_destroy(ss_bgzf_pack_t *z);
 /*
- * Compress full blocks on pool's threads from now on. Worth it when the writer
- * has other work (a lone shard's worker while other cores idle). The bytes out
- * are the same. 0, or -1 out of memory (the pack stays synchronous).
+ * Compress full blocks on pool's threads from now on, while fewer than busy_max
+ * writers are at work (*busy): a lone shard's worker then uses the idle cores,
+ * and when every core has a writer the blocks are compressed in place, which
+ * costs less than handing them over. The bytes out are the same. 0, or -1 out of
+ * memory (the pack stays synchronous).
  */
-int ss_bgzf_pack_async(ss_bgzf_pack_t *z, struct hts_tpool *pool);
+int ss_bgzf_pack_async(ss_bgzf_pack_t *z, struct hts_tpool *pool, const atomic_int *busy,
+                       int busy_max);
 /* Wait for the blocks in flight and drop them (a failed shard's). */
 void ss_bgzf_pack_discard(ss_bgzf_pack_t *z);
 /*

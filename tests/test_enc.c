@@ -263,8 +263,9 @@ static void fill_bytes(uint8_t *p, size_t n, uint32_t seed)
     }
 }
 
-/* Records of many sizes through a pack, whole or split; the bytes it wrote. */
-static void pack_records(ss_bgzf_pack_t *z, kstring_t *file)
+/* Records of many sizes through a pack, whole or split; the bytes it wrote. With
+ * busy, the writers' gauge goes up and down, so blocks go now to the pool, now not. */
+static void pack_records(ss_bgzf_pack_t *z, kstring_t *file, atomic_int *busy)
 {
     static uint8_t rec[3 * BGZF_BLOCK_SIZE];
     for (int i = 0; i < 400; i++) {
@@ -272,6 +273,8 @@ static void pack_records(ss_bgzf_pack_t *z, kstring_t *file)
         if (i % 97 == 0)
             len = sizeof(rec); /* larger than a block */
         fill_bytes(rec, len, (uint32_t)i);
+        if (busy)
+            atomic_store(busy, (i / 37) % 2);
         CU_ASSERT_FATAL(ss_bgzf_pack_write(z, rec, len, i % 3 != 0, file) == 0);
     }
     CU_ASSERT_FATAL(ss_bgzf_pack_flush(z, file) == 0);
@@ -280,27 +283,33 @@ static void pack_records(ss_bgzf_pack_t *z, kstring_t *file)
 /* Blocks compressed on a pool land in order: the bytes of compressing in the writer. */
 static void test_bgzf_async_same_bytes(void)
 {
-    kstring_t sync_out = KS_INITIALIZE, async_out = KS_INITIALIZE, dropped = KS_INITIALIZE;
-    ss_bgzf_pack_t a, b;
+    kstring_t sync_out = KS_INITIALIZE, async_out = KS_INITIALIZE, dropped = KS_INITIALIZE,
+              mixed_out = KS_INITIALIZE;
+    ss_bgzf_pack_t a, b, c;
+    atomic_int busy = 0;
     hts_tpool *pool = hts_tpool_init(3);
     CU_ASSERT_FATAL(pool != NULL);
     CU_ASSERT_FATAL(ss_bgzf_pack_init(&a, 6) == 0 && ss_bgzf_pack_init(&b, 6) == 0);
-    CU_ASSERT_FATAL(ss_bgzf_pack_async(&b, pool) == 0);
-    pack_records(&a, &sync_out);
+    CU_ASSERT_FATAL(ss_bgzf_pack_async(&b, pool, NULL, 0) == 0);
+    CU_ASSERT_FATAL(ss_bgzf_pack_init(&c, 6) == 0 && ss_bgzf_pack_async(&c, pool, &busy, 1) == 0);
+    pack_records(&a, &sync_out, NULL);
+    pack_records(&c, &mixed_out, &busy);
+    CU_ASSERT(mixed_out.l == sync_out.l && memcmp(mixed_out.s, sync_out.s, sync_out.l) == 0);
     /* a failed shard's blocks are dropped, and the next shard starts clean */
     static uint8_t junk[5 * BGZF_BLOCK_SIZE];
     fill_bytes(junk, sizeof(junk), 7);
     CU_ASSERT_FATAL(ss_bgzf_pack_write(&b, junk, sizeof(junk), 0, &dropped) == 0);
     ss_bgzf_pack_discard(&b);
     b.len = 0;
-    pack_records(&b, &async_out);
+    pack_records(&b, &async_out, NULL);
     CU_ASSERT_EQUAL(b.in_flight, 0);
     CU_ASSERT_EQUAL(async_out.l, sync_out.l);
     CU_ASSERT(async_out.l == sync_out.l && memcmp(async_out.s, sync_out.s, sync_out.l) == 0);
     ss_bgzf_pack_destroy(&a);
     ss_bgzf_pack_destroy(&b);
+    ss_bgzf_pack_destroy(&c);
     hts_tpool_destroy(pool);
-    free(sync_out.s), free(async_out.s), free(dropped.s);
+    free(sync_out.s), free(async_out.s), free(dropped.s), free(mixed_out.s);
 }
 
 static void test_cram_shards_concatenate(void)

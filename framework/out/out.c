@@ -63,7 +63,7 @@ ss_out_t *ss_out_init(const ss_out_run_t *r, ss_ordered_t *bufs)
     if (r->format == SS_FMT_BAM && ss_bgzf_pack_init(&o->pack, r->level) < 0)
         goto oom;
     if (r->zpool)
-        (void)ss_bgzf_pack_async(&o->pack, r->zpool); /* else compressed here, as before */
+        (void)ss_bgzf_pack_async(&o->pack, r->zpool, &r->busy, r->cores); /* else here */
     if (r->format == SS_FMT_CRAM) {
         if (!(o->cram_hdr = sam_hdr_dup(r->hdr)))
             goto oom;

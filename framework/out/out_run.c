@@ -239,8 +239,14 @@ void ss_out_run_destroy(ss_out_run_t *r)
 
 void ss_out_run_zpool(ss_out_run_t *r, int threads)
 {
+    r->cores = threads;
     if (r->format == SS_FMT_BAM && r->idx_kind == SS_IDX_NONE && r->level != 0 && threads > 1)
         r->zpool = hts_tpool_init(threads);
+}
+
+void ss_out_run_busy(ss_out_run_t *r, int delta)
+{
+    atomic_fetch_add_explicit(&r->busy, delta, memory_order_relaxed);
 }
 
 /* The BAM header in its own BGZF blocks, as htslib writes it. 0 or -1. */

@@ -9,6 +9,8 @@
 #ifndef SS_OUT_H
 #define SS_OUT_H
 
+#include <stdatomic.h>
+
 #include "ss_ordered.h"
 #include "ss_output.h"
 #include "ss_shard_index.h"
@@ -36,6 +38,8 @@ struct ss_out_run_s {
     ss_idx_kind_t idx_kind; /* what workers note for an index built from the shards, or none:
                              * the index is built by reading the finished file (ss_out_run_index) */
     struct hts_tpool *zpool; /* BAM: threads that compress the workers' blocks, or NULL */
+    atomic_int busy;         /* workers inside a shard (engine.c), for the pool's use */
+    int cores;               /* -@: with that many busy, workers compress their own blocks */
 };
 typedef struct ss_out_run_s ss_out_run_t;
 
@@ -55,6 +59,8 @@ void ss_out_run_destroy(ss_out_run_t *r);
  * Main thread, before the workers start.
  */
 void ss_out_run_zpool(ss_out_run_t *r, int threads);
+/* A worker starts (+1) or ends (-1) a shard: the pool is used while cores idle. */
+void ss_out_run_busy(ss_out_run_t *r, int delta);
 /* The file's first bytes (framed: BGZF blocks for BAM and .gz text). 0, or -1 after ss_error(). */
 int ss_out_run_header(const ss_out_run_t *r, kstring_t *out);
 /* The file's last bytes: the CRAM EOF container or the BGZF EOF block. 0 or -1 after ss_error(). */

@@ -270,7 +270,10 @@ static void *worker_main(void *arg)
                 ss_error("out of memory for shard %d's output", idx);
             goto stop;
         }
-        if (process_shard(e, w, rd, out, ws, idx, buf) < 0) {
+        ss_out_run_busy(e->orun, 1);
+        int failed = process_shard(e, w, rd, out, ws, idx, buf) < 0;
+        ss_out_run_busy(e->orun, -1);
+        if (failed) {
             ss_ordered_release(e->ow, buf);
             goto stop;
         }
