@@ -335,6 +335,27 @@ static void test_lines_like_tabix(void)
         free(t[i].s);
 }
 
+/* A base per line, as pileup writes: the piece keeps two entries per 16 kb window (its first
+ * line, and the last, which carries the count of those left out), not a line each; the
+ * merged index still has tabix's bytes, pseudo-bin counts included. */
+static void test_lines_runs_are_short(void)
+{
+    kstring_t t[2] = {KS_INITIALIZE, KS_INITIALIZE}, piece = KS_INITIALIZE, file = KS_INITIALIZE;
+    pileup_lines(&t[0], "chrA", 1, 100000, 12);
+    pileup_lines(&t[1], "chrA", 100001, 30000, 12);
+    pileup_lines(&t[1], "chrB", 1, 40000, 12);
+    ss_idx_piece_t p = {0};
+    text_shard(&p, SS_IDX_LINES, &t[0], 1, &file, &piece);
+    uint64_t n_ent = 0;
+    for (int i = 7; i >= 0; i--)
+        n_ent = n_ent << 8 | (uint8_t)piece.s[24 + i]; /* header field 3: the entries */
+    CU_ASSERT(n_ent <= 2 * (100000 / 16384 + 1));
+    for (int csi = 0; csi < 2; csi++)
+        check_lines(NULL, t, 2, 1, csi);
+    ss_idx_piece_free(&p);
+    free(piece.s), free(file.s), free(t[0].s), free(t[1].s);
+}
+
 /* A meta line before any data line moves tabix's first offset; an unparsable line is
  * skipped; the merge of a shard with no lines at all is tabix's empty index. */
 static void test_lines_meta_and_empty(void)
@@ -598,6 +619,7 @@ int main(void)
         !CU_add_test(s, "records_bai", test_records_bai) ||
         !CU_add_test(s, "gap_refused", test_gap_refused) ||
         !CU_add_test(s, "lines_like_tabix", test_lines_like_tabix) ||
+        !CU_add_test(s, "lines_runs_are_short", test_lines_runs_are_short) ||
         !CU_add_test(s, "lines_meta_and_empty", test_lines_meta_and_empty) ||
         !CU_add_test(s, "unterminated_line", test_unterminated_line) ||
         !CU_add_test(s, "vcf_like_bcftools", test_vcf_like_bcftools) ||

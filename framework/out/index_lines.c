@@ -106,7 +106,43 @@ static int parse_vcf(const char *s, size_t len, size_t *name_len, hts_pos_t *beg
     return have_beg ? 1 : -1;
 }
 
-/* One line of the shard, ending at raw offset u: its entry. 0, or -1 out of memory. */
+int ss_idx_write_line(ss_idx_piece_t *p, const ss_idx_note_t *r, uint64_t run_m, uint64_t run_u)
+{
+    int rc = 0;
+    ss_idx_entry_t e = {.n = 0};
+    ss_idx_entry_varint(&e, E_MAPPED | (r->new_contig ? E_CONTIG : 0) | (run_m | run_u ? E_RUN : 0));
+    if (r->new_contig) { /* the name's bytes follow its length, outside the entry buffer */
+        ss_idx_entry_varint(&e, p->name.l);
+        rc |= kputsn((const char *)e.b, (size_t)e.n, &p->ent) < 0 ? -1 : 0;
+        rc |= kputsn(p->name.s, p->name.l, &p->ent) < 0 ? -1 : 0;
+        e.n = 0;
+    }
+    uint64_t d = r->beg >= p->beg ? (uint64_t)(r->beg - p->beg) << 1
+                                  : ((uint64_t)(p->beg - r->beg) << 1) - 1; /* zigzag */
+    ss_idx_entry_varint(&e, d);
+    ss_idx_entry_varint(&e, (uint64_t)(r->end - r->beg) << 1);
+    if (run_m | run_u)
+        ss_idx_entry_run(&e, run_m, run_u);
+    ss_idx_entry_varint(&e, r->after - p->last_u);
+    p->beg = r->beg;
+    p->last_u = r->after;
+    p->n_ent++;
+    rc |= kputsn((const char *)e.b, (size_t)e.n, &p->ent) < 0 ? -1 : 0;
+    return rc;
+}
+
+/* A '#' line before the first data line: its entry (it moves tabix's first offset). */
+static int write_meta(ss_idx_piece_t *p, uint64_t u)
+{
+    ss_idx_entry_t e = {.n = 0};
+    ss_idx_entry_varint(&e, E_META);
+    ss_idx_entry_varint(&e, u - p->last_u);
+    p->last_u = u;
+    p->n_ent++;
+    return kputsn((const char *)e.b, (size_t)e.n, &p->ent) < 0 ? -1 : 0;
+}
+
+/* One line of the shard, ending at raw offset u: noted. 0, or -1 out of memory. */
 static int note_line(ss_idx_piece_t *p, const char *s, size_t len, uint64_t u)
 {
     size_t nlen;
@@ -117,33 +153,17 @@ static int note_line(ss_idx_piece_t *p, const char *s, size_t len, uint64_t u)
         return -1; /* a '#' line in a shard would size a VCF's CSI (tbx_index): read it back */
     if (r < 0 || (r == 0 && p->seen_data))
         return 0; /* after the first data line, tbx_index only steps over these */
-    int rc = 0;
-    ss_idx_entry_t e = {.n = 0};
-    if (r == 0) {
-        ss_idx_entry_varint(&e, E_META);
-    } else {
-        int same = p->seen_data && nlen == p->name.l && memcmp(s, p->name.s, nlen) == 0;
-        ss_idx_entry_varint(&e, E_MAPPED | (same ? 0 : E_CONTIG));
-        if (!same) { /* the name's bytes follow its length, outside the entry buffer */
-            p->name.l = 0;
-            ss_idx_entry_varint(&e, nlen);
-            rc |= kputsn(s, nlen, &p->name) < 0 ? -1 : 0;
-            rc |= kputsn((const char *)e.b, (size_t)e.n, &p->ent) < 0 ? -1 : 0;
-            rc |= kputsn(s, nlen, &p->ent) < 0 ? -1 : 0;
-            e.n = 0;
-        }
-        uint64_t d = beg >= p->beg ? (uint64_t)(beg - p->beg) << 1
-                                   : ((uint64_t)(p->beg - beg) << 1) - 1; /* zigzag */
-        ss_idx_entry_varint(&e, d);
-        ss_idx_entry_varint(&e, (uint64_t)(end - beg) << 1);
-        p->beg = beg;
-        p->seen_data = 1;
+    if (r == 0)
+        return write_meta(p, u);
+    int same = p->seen_data && nlen == p->name.l && memcmp(s, p->name.s, nlen) == 0;
+    p->seen_data = 1;
+    if (!same) {
+        p->name.l = 0;
+        if (kputsn(s, nlen, &p->name) < 0)
+            return -1;
     }
-    ss_idx_entry_varint(&e, u - p->last_u);
-    p->last_u = u;
-    p->n_ent++;
-    rc |= kputsn((const char *)e.b, (size_t)e.n, &p->ent) < 0 ? -1 : 0;
-    return rc;
+    ss_idx_note_t note = {0, !same, beg, end, 1, u};
+    return ss_idx_note(p, &note);
 }
 
 /* The line whose head is in carry ends at text[upto], its newline; u is after it. 0 or -1. */

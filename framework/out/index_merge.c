@@ -36,6 +36,9 @@ struct ss_idx_merge_s {
     int n_names, m_names;
     kstring_t name;
     kstring_t crai; /* CRAI: the lines so far, offsets shifted */
+    uint64_t *runs; /* per contig: mapped and unmapped records the pieces left out (E_RUN) */
+    int m_runs;     /* contigs runs has room for */
+    int n_runs;     /* one past the last contig with a run */
 };
 
 /* The entries of one piece, read in order. */
@@ -156,6 +159,7 @@ void ss_idx_merge_destroy(ss_idx_merge_t *m)
         hts_idx_destroy(m->idx);
     free(m->name.s);
     free(m->crai.s);
+    free(m->runs);
     free(m);
 }
 
@@ -167,6 +171,26 @@ uint64_t ss_idx_merge_next_off(const ss_idx_merge_t *m)
 int64_t ss_idx_piece_shard_len(const char *piece, size_t len)
 {
     return len >= PIECE_HEAD ? (int64_t)get_u64(piece + 8) : -1;
+}
+
+/* A run's counts (E_RUN) for contig tid, added to its pseudo-bin when saved. 0, or -1. */
+static int add_run(ss_idx_merge_t *m, cursor_t *c, int tid)
+{
+    uint64_t run_m = get_varint(c), run_u = get_varint(c);
+    if (tid < 0 || c->bad)
+        return -1;
+    if (tid >= m->m_runs) {
+        int n = tid + 1 > 2 * m->m_runs ? tid + 1 : 2 * m->m_runs;
+        uint64_t *r = realloc(m->runs, (size_t)n * 2 * sizeof(*r));
+        if (!r)
+            return -1;
+        memset(r + 2 * m->m_runs, 0, (size_t)(n - m->m_runs) * 2 * sizeof(*r));
+        m->runs = r, m->m_runs = n;
+    }
+    m->runs[2 * tid] += run_m;
+    m->runs[2 * tid + 1] += run_u;
+    m->n_runs = tid + 1 > m->n_runs ? tid + 1 : m->n_runs;
+    return 0;
 }
 
 /* BAM records: the offsets are explicit. 0, or -1 (a bad piece), -2 (htslib refused). */
@@ -181,6 +205,8 @@ static int push_records(ss_idx_merge_t *m, cursor_t *c, uint64_t n)
             tid = (int32_t)get_zigzag(c);
         beg += get_zigzag(c);
         hts_pos_t end = beg + get_zigzag(c);
+        if ((flags & E_RUN) && add_run(m, c, tid) < 0)
+            return -1;
         if (flags & E_BLOCK)
             coff += get_varint(c);
         uint64_t voff = (c->file_off + coff) << 16 | (get_varint(c) & 0xffff);
@@ -257,6 +283,8 @@ static int push_lines(ss_idx_merge_t *m, cursor_t *c, const uint64_t *blk_at, ui
                 return -1;
             beg += get_zigzag(c);
             end = beg + get_zigzag(c);
+            if ((flags & E_RUN) && add_run(m, c, tid) < 0)
+                return -1;
         }
         u += get_varint(c);
         uint64_t voff = line_voff(c, blk_at, n_blocks, u);
@@ -393,5 +421,7 @@ int ss_idx_merge_save(ss_idx_merge_t *m, uint64_t data_end, const char *idx_path
         return -1;
     if ((m->kind == SS_IDX_LINES || m->kind == SS_IDX_VCF) && set_meta(m) != 0)
         return -1;
-    return hts_idx_save_as(m->idx, idx_path, idx_path, m->fmt) < 0 ? -1 : 0;
+    if (hts_idx_save_as(m->idx, idx_path, idx_path, m->fmt) < 0)
+        return -1;
+    return m->n_runs ? ss_idx_patch_counts(idx_path, m->fmt, m->runs, m->n_runs) : 0;
 }

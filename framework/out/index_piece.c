@@ -44,6 +44,8 @@ void ss_idx_piece_reset(ss_idx_piece_t *p, ss_idx_kind_t kind)
     p->pending = 0;
     p->scan_at = p->last_u = 0;
     p->seen_data = 0;
+    p->n_any = p->held = 0;
+    p->n_after = p->r_mapped = p->r_unmapped = 0;
     /* reserved from what the last shard needed, not grown by copying (pages are touched only
      * as far as the entries go) */
     size_t want = PIECE_HEAD + 4096 + p->last_len + p->last_len / 4;
@@ -99,38 +101,107 @@ static int put_entry(ss_idx_piece_t *p, const ss_idx_entry_t *e)
     return 0;
 }
 
-int ss_idx_piece_record(ss_idx_piece_t *p, int32_t tid, hts_pos_t beg, hts_pos_t end, int mapped,
-                        uint64_t end_voff)
+/* RECORDS: an entry whose position is the virtual offset after it. */
+static int write_record(ss_idx_piece_t *p, const ss_idx_note_t *r, uint64_t run_m, uint64_t run_u)
 {
-    if (p->failed)
-        return -1;
-    uint64_t coff = end_voff >> 16;
-    if (coff < p->coff) { /* records are noted in file order, so offsets only grow */
+    uint64_t coff = r->after >> 16;
+    int flags = (r->mapped ? E_MAPPED : 0) | (coff != p->coff ? E_BLOCK : 0) |
+                (run_m | run_u ? E_RUN : 0);
+    ss_idx_entry_t e = {.n = 0};
+    entry_head(p, &e, flags, r->tid, r->beg, r->end);
+    if (flags & E_RUN)
+        ss_idx_entry_run(&e, run_m, run_u);
+    if (flags & E_BLOCK)
+        ss_idx_entry_varint(&e, coff - p->coff);
+    ss_idx_entry_varint(&e, r->after & 0xffff);
+    p->coff = coff;
+    return put_entry(p, &e);
+}
+
+/* SAM and BCF: an entry whose position is the raw offset after it. */
+static int write_text_record(ss_idx_piece_t *p, const ss_idx_note_t *r, uint64_t run_m,
+                             uint64_t run_u)
+{
+    int flags = (r->mapped ? E_MAPPED : 0) | (run_m | run_u ? E_RUN : 0);
+    ss_idx_entry_t e = {.n = 0};
+    entry_head(p, &e, flags, r->tid, r->beg, r->end);
+    if (flags & E_RUN)
+        ss_idx_entry_run(&e, run_m, run_u);
+    ss_idx_entry_varint(&e, r->after - p->last_u);
+    p->last_u = r->after;
+    return put_entry(p, &e);
+}
+
+static int write_note(ss_idx_piece_t *p, const ss_idx_note_t *r, uint64_t run_m, uint64_t run_u)
+{
+    if (p->kind == SS_IDX_RECORDS)
+        return write_record(p, r, run_m, run_u);
+    if (p->kind == SS_IDX_LINES || p->kind == SS_IDX_VCF)
+        return ss_idx_write_line(p, r, run_m, run_u);
+    return write_text_record(p, r, run_m, run_u);
+}
+
+/*
+ * Whether r lies in the same windows as the record noted before it, on the
+ * same contig and not before it: then it changes neither bin nor linear
+ * index (ss_shard_index.h). Positions as hts_idx_push shoehorns them.
+ */
+static int joins_run(const ss_idx_piece_t *p, const ss_idx_note_t *r, hts_pos_t wbeg,
+                     hts_pos_t wend)
+{
+    return p->n_any && r->tid >= 0 && r->tid == p->n_tid && !r->new_contig && r->beg >= p->n_beg &&
+           wbeg == p->n_wbeg && wend == p->n_wend;
+}
+
+int ss_idx_note_flush(ss_idx_piece_t *p)
+{
+    if (!p->held)
+        return 0;
+    ss_idx_note_t h = {p->h_tid, 0, p->h_beg, p->h_end, p->h_mapped, p->h_after};
+    p->held = 0;
+    int rc = write_note(p, &h, p->r_mapped, p->r_unmapped);
+    p->r_mapped = p->r_unmapped = 0;
+    return rc;
+}
+
+int ss_idx_note(ss_idx_piece_t *p, const ss_idx_note_t *r)
+{
+    if (p->failed || r->after < p->n_after) { /* file order: offsets only grow */
         p->failed = 1;
         return -1;
     }
-    int flags = (mapped ? E_MAPPED : 0) | (coff != p->coff ? E_BLOCK : 0);
-    ss_idx_entry_t e = {.n = 0};
-    entry_head(p, &e, flags, tid, beg, end);
-    if (flags & E_BLOCK)
-        ss_idx_entry_varint(&e, coff - p->coff);
-    ss_idx_entry_varint(&e, end_voff & 0xffff);
-    p->coff = coff;
-    return put_entry(p, &e);
+    hts_pos_t beg = r->beg < 0 ? 0 : r->beg, end = r->end <= 0 ? 1 : r->end;
+    hts_pos_t wbeg = beg >> RUN_SHIFT, wend = (end - 1) >> RUN_SHIFT;
+    int joins = joins_run(p, r, wbeg, wend);
+    p->n_any = 1, p->n_tid = r->tid, p->n_beg = r->beg;
+    p->n_wbeg = wbeg, p->n_wend = wend, p->n_after = r->after;
+    if (joins) {
+        if (p->held)
+            p->h_mapped ? p->r_mapped++ : p->r_unmapped++;
+        p->held = 1;
+        p->h_tid = r->tid, p->h_beg = r->beg, p->h_end = r->end;
+        p->h_mapped = r->mapped, p->h_after = r->after;
+        return 0;
+    }
+    if (ss_idx_note_flush(p) < 0 || write_note(p, r, 0, 0) < 0) {
+        p->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+int ss_idx_piece_record(ss_idx_piece_t *p, int32_t tid, hts_pos_t beg, hts_pos_t end, int mapped,
+                        uint64_t end_voff)
+{
+    ss_idx_note_t r = {tid, 0, beg, end, mapped, end_voff};
+    return ss_idx_note(p, &r);
 }
 
 int ss_idx_piece_text_record(ss_idx_piece_t *p, int32_t tid, hts_pos_t beg, hts_pos_t end,
                              int mapped, uint64_t end_u)
 {
-    if (p->failed || end_u < p->last_u) { /* file order: offsets only grow */
-        p->failed = 1;
-        return -1;
-    }
-    ss_idx_entry_t e = {.n = 0};
-    entry_head(p, &e, mapped ? E_MAPPED : 0, tid, beg, end);
-    ss_idx_entry_varint(&e, end_u - p->last_u);
-    p->last_u = end_u;
-    return put_entry(p, &e);
+    ss_idx_note_t r = {tid, 0, beg, end, mapped, end_u};
+    return ss_idx_note(p, &r);
 }
 
 /* The pending record ends where the next begins (or the shard ends). */
@@ -190,9 +261,9 @@ int ss_idx_piece_end(ss_idx_piece_t *p, uint64_t shard_len, uint64_t raw_len)
         return 0;
     if (p->carry.l)
         p->failed = 1; /* a line's head with no end: see index_lines.c */
-    if (p->kind == SS_IDX_SAM && p->last_u != raw_len)
+    if (p->kind == SS_IDX_SAM && p->n_after != raw_len)
         p->failed = 1; /* bytes no record of ours wrote: sam_index would read them as one */
-    if (flush_pending(p, shard_len << 16) < 0 || p->failed)
+    if (flush_pending(p, shard_len << 16) < 0 || ss_idx_note_flush(p) < 0 || p->failed)
         return -1;
     uint64_t table_off = p->ent.l;
     if (p->blocks.l && kputsn(p->blocks.s, p->blocks.l, &p->ent) < 0) {

@@ -13,10 +13,20 @@
  * the index has their bytes, chunk merging, pseudo-bin and n_no_coor
  * included, because htslib's own code builds it.
  *
- * Why a stream of every record rather than per-shard bins merged afterwards:
- * the replay is exact by construction (hts_idx_finish's chunk merging across
- * a shard's edge needs no copy of its rules), and a record costs about 7
- * bytes and one hts_idx_push, against inflating and parsing it again.
+ * Why a replay rather than per-shard bins merged afterwards: the replay is
+ * exact by construction (hts_idx_finish's chunk merging across a shard's
+ * edge needs no copy of its rules).
+ *
+ * Why the replay is short: a record that lies in the same 16 kb windows as
+ * the one before it (same contig, not earlier) changes nothing in an htslib
+ * index but its offset and the contig's mapped/unmapped counts: its bin is
+ * the same, and every linear-index window it touches is already set. The
+ * worker leaves such a record out and lets the next record kept carry the
+ * count (E_RUN); it keeps the last of a run, whose offset is where the next
+ * bin's chunk starts. A pileup line per base thus costs two entries per
+ * 16 kb, not 16,384. The merge pushes what is kept and adds the counts to
+ * each contig's pseudo-bin in the saved index (index_patch.c), the one
+ * figure htslib's interface cannot be given in bulk.
  *
  * Threads: a piece is its worker's until handed over (ss_idx_piece_take);
  * a merge is the main thread's of the rank that owns the output.
@@ -78,8 +88,20 @@ typedef struct {
     kstring_t carry;  /* the head of a line (BCF: a record's fixed fields) whose start
                        * already left memory */
     uint64_t scan_at; /* raw offset where the next line or record starts */
-    uint64_t last_u;  /* raw offset after the last line or record noted (SAM too) */
+    uint64_t last_u;  /* raw offset after the last line or record written (SAM too) */
     int seen_data;    /* a data line was noted (meta lines after it are not) */
+    /* runs (index_piece.c): the last record noted, and the one held back */
+    int n_any;                /* a record was noted in this shard */
+    int32_t n_tid;            /* its contig (lines: 0, names compared instead) */
+    hts_pos_t n_beg;          /* its start */
+    hts_pos_t n_wbeg, n_wend; /* the 16 kb windows it spans */
+    uint64_t n_after;         /* where a reader stands after it */
+    int held;                 /* a record left out so far, kept unless another joins the run */
+    int32_t h_tid;
+    hts_pos_t h_beg, h_end;
+    int h_mapped;
+    uint64_t h_after;            /* where a reader stands after it (as the kind notes offsets) */
+    uint64_t r_mapped, r_unmapped; /* records left out before the held one */
 } ss_idx_piece_t;
 
 /* Forget everything and start shard notes of kind (SS_IDX_NONE: note nothing). Worker. */
