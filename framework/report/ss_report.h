@@ -62,6 +62,7 @@ typedef struct {
     int n_workers;
     const ss_worker_stats_t *workers;
     double wall_s, setup_s;
+    double index_merge_s; /* rank 0: adding the shards' index pieces (engine_index.c) */
     uint64_t bytes_written;
     uint64_t est_work_total;
     int buffer_cap, buffer_peak; /* shard output buffers: the cap and the most at once */

@@ -22,6 +22,7 @@ static void report_fill(const engine_t *e, const setup_t *s, double t0, ss_repor
     r->kernel_info = e->k->describe ? e->k->describe() : NULL;
     r->setup_s = (s->workers_at > 0 ? s->workers_at : ss_now()) - ss_log_opened();
     r->bytes_written = e->bytes_written;
+    r->index_merge_s = e->index_merge_s;
     r->buffer_cap = s->buffer_cap;
     r->buffer_peak = e->ow ? ss_ordered_peak_buffers(e->ow) : 0;
     r->buffer_budget = e->ow ? ss_ordered_budget(e->ow) : 0;

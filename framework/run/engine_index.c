@@ -69,7 +69,9 @@ static int add_piece(engine_t *e, int idx, const char *piece, size_t len, uint64
         read_back(e); /* this shard's piece could not be made */
         return 0;
     }
+    double t0 = ss_now();
     int rc = ss_idx_merge_add(e->imerge, piece, len, off);
+    e->index_merge_s += ss_now() - t0;
     if (rc == -2 && e->orun->index_out && strstr(e->orun->index_out, ".bai"))
         ss_error("%s: a .bai index cannot hold contigs of 2^29 bp or more (samtools says "
                  "the same); nothing was written: name the index .csi",

@@ -99,6 +99,7 @@ struct engine_s {
                              * the put; freed by the main thread once added */
     uint64_t *ioffs;        /* [n_shards], several ranks: where this rank wrote shard i */
     ss_idx_merge_t *imerge; /* the output owner's index, or NULL: read the file back */
+    double index_merge_s;   /* seconds the output owner spent adding pieces (a serial term) */
 };
 
 struct worker_s {

@@ -65,6 +65,7 @@ else
     (\"d['shard_size'] == 5000\", 'effective shard size'),
     (\"d['binding']['asked'] == 'auto' and d['binding']['mode'] in ('core', 'none')\", 'binding'),
     (\"0 < d['setup_s'] < d['wall_s'] + 60\", 'setup_s'),
+    (\"0 <= d['index_merge_s'] < d['wall_s']\", 'index_merge_s'),
     (\"d['cpu']['user_s'] > 0 and d['cpu']['sys_s'] >= 0\", 'cpu user/sys'),
     (\"abs(d['cpu']['efficiency'] - (d['cpu']['user_s'] + d['cpu']['sys_s']) / (d['wall_s'] * len(d['workers']))) < 0.01\", 'cpu efficiency = CPU / (wall x workers)'),
     (\"'kernel_counts' not in d\", 'no realign counters without --realign'),
