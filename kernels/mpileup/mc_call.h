@@ -92,12 +92,14 @@ typedef struct mc_opts_s {
     int ploidy_given;     /* --ploidy or --ploidy-file was given */
     int record_cmd_line;  /* 0 with --no-version (the header is always without) */
     mc_targets_t targets; /* -T (or -t) FILE */
+    int *gvcf_ranges;     /* -g INT[,...]: gVCF blocks' DP bounds (owned), or NULL */
+    int n_gvcf_ranges;
 } mc_opts_t;
 
 /*
  * Parse bcftools call's options: argv[0..argc) are the words after --call
  * (no program name). Names, meanings and defaults are bcftools 1.16's; what
- * cannot work on one record stream (-o/-O, -r/-R, -g, -C, -i, input
+ * cannot work on one record stream (-o/-O, -r/-R, -C, -i, input
  * files) is refused with a one-line reason on stderr. Files (-G, -S,
  * --ploidy-file, -T) are read here. Returns 0 with *o set (free it with
  * mc_opts_free), or -1 after a message. Main thread only (uses getopt_long;

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "mc_priv.h"
+#include "mpileup.h" /* mp_gvcf_parse: call's -g reads its bounds as mpileup's does */
 
 enum { O_PLOIDY = 1, O_PLOIDY_FILE, O_GROUP_TAG, O_REGIONS_OVERLAP, O_NO_VERSION = 8, O_THREADS };
 
@@ -77,6 +78,7 @@ void mc_opts_free(mc_opts_t *o)
         free(o->group_lines[i]);
     free(o->group_lines);
     free(o->groups_tag);
+    free(o->gvcf_ranges);
     for (int i = 0; i < o->n_sample_lines; i++)
         free(o->sample_lines[i]);
     free(o->sample_lines);
@@ -97,6 +99,8 @@ static void usage(void)
             "  -F AN,AC       -m prior allele frequencies from INFO tags\n"
             "  --ploidy NAME|--ploidy-file FILE   -s LIST|-S FILE  samples (and sexes)\n"
             "  -T FILE        call only the sites of FILE's CHROM POS lines (-t FILE alike)\n"
+            "  -g INT[,...]   -m: gVCF blocks of reference calls by minimum per-sample DP\n"
+            "                 (mpileup needs -a FORMAT/DP)\n"
             "bcftools call's meanings and defaults; see its manual.\n");
 }
 
@@ -196,10 +200,22 @@ static int refuse(int c)
         opt = "-r/-R/--regions-overlap";
         why = "bcftools call needs an indexed file for regions; give -r/-R to mpileup";
         break;
-    case 'g': opt = "-g", why = "gVCF blocks from the caller are not supported yet"; break;
     }
     fprintf(stderr, MC_PFX ": %s: %s\n", opt, why);
     return -1;
+}
+
+/* -g INT[,...]: bcftools call's gVCF blocks, read as bcftools reads the bounds. */
+static int gvcf_bounds(mc_opts_t *o, const char *arg)
+{
+    free(o->gvcf_ranges);
+    o->gvcf_ranges = NULL;
+    if (mp_gvcf_parse(arg, &o->gvcf_ranges, &o->n_gvcf_ranges) < 0) {
+        fprintf(stderr, MC_PFX ": could not parse --gvcf %s; give DP bounds such as 5,10,20\n",
+                arg);
+        return -1;
+    }
+    return 0;
 }
 
 static int constrain(const char *arg)
@@ -297,8 +313,8 @@ static int apply(mc_opts_t *o, ploidy_arg_t *pl, int *models, int c, const char 
     case 'O':
     case 'r':
     case 'R':
-    case O_REGIONS_OVERLAP:
-    case 'g': return refuse(c);
+    case O_REGIONS_OVERLAP: return refuse(c);
+    case 'g': return gvcf_bounds(o, arg);
     }
     usage();
     return -1;
@@ -324,6 +340,15 @@ static int check(const mc_opts_t *o, int models)
     }
     if (!models) {
         fprintf(stderr, MC_PFX ": expected -c or -m option\n");
+        return -1;
+    }
+    if (o->model == MC_MODEL_CONSENSUS && o->gvcf_ranges) {
+        fprintf(stderr, MC_PFX ": gvcf -g option not functional with -c calling mode yet\n");
+        return -1;
+    }
+    if (o->variants_only && o->gvcf_ranges) {
+        fprintf(stderr, MC_PFX ": the two options cannot be combined: --variants-only and "
+                               "--gvcf\n");
         return -1;
     }
     if (o->groups && o->model != MC_MODEL_MULTI) {

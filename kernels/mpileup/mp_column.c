@@ -222,42 +222,53 @@ static int put_block(void *ctx, bcf1_t *block)
     return put_record(b->w, block, b->out);
 }
 
-/*
- * The record, or what gVCF makes of it. Past the shard's end (extending) only
- * the shard's last block takes records, until it closes; the rest is the next
- * shard's. 0 or -1.
- */
-/* --call: bcftools call's record for this one, when it writes one. 0 or -1. */
-static int call_record(mp_worker_t *w, kstring_t *out)
+/* --call: bcftools call's record for this one in w->called: 1, 0 when it writes none, or -1. */
+static int call_record(mp_worker_t *w)
 {
     int r = mc_call(w->caller, w->rec, w->called);
-    if (r < 0) {
+    if (r < 0)
         ss_error("--call failed at %s:%lld (the line above says why)",
                  bcf_seqname_safe(w->run->vcf_hdr, w->rec), (long long)w->rec->pos + 1);
-        return -1;
-    }
-    return r == 1 ? put_record(w, w->called, out) : 0;
+    return r;
 }
 
+/* The header of the records written: the caller's with --call, else mpileup's. */
+static const bcf_hdr_t *written_header(const mp_worker_t *w)
+{
+    return w->caller ? w->run->out_hdr : w->run->vcf_hdr;
+}
+
+/*
+ * The record (--call: the called one), or what gVCF makes of it: blocks of
+ * mpileup's records with -g, of the called ones with --call -g, as bcftools
+ * call feeds its output to the same block writer. Past the shard's end
+ * (extending) only the shard's last block takes records, until it closes;
+ * the rest is the next shard's. 0 or -1.
+ */
 static int emit_record(mp_worker_t *w, kstring_t *out)
 {
-    if (w->caller)
-        return call_record(w, out);
+    bcf1_t *rec = w->rec;
+    if (w->caller) {
+        int r = call_record(w);
+        if (r <= 0)
+            return r;
+        rec = w->called;
+    }
     if (!w->gv)
-        return put_record(w, w->rec, out);
+        return put_record(w, rec, out);
     if (w->extending && !mp_gvcf_open(w->gv))
         return 0;
     block_out_t b = {w, out};
-    int r = mp_gvcf_write(w->gv, w->run->vcf_hdr, w->rec, put_block, &b);
+    int r = mp_gvcf_write(w->gv, written_header(w), rec, put_block, &b);
     if (r < 0)
         return -1;
-    return r == 1 && !w->extending ? put_record(w, w->rec, out) : 0;
+    return r == 1 && !w->extending ? put_record(w, rec, out) : 0;
 }
 
 int mp_gvcf_close(mp_worker_t *w, kstring_t *out)
 {
     block_out_t b = {w, out};
-    return w->gv ? mp_gvcf_write(w->gv, w->run->vcf_hdr, NULL, put_block, &b) : 0;
+    return w->gv ? mp_gvcf_write(w->gv, written_header(w), NULL, put_block, &b) : 0;
 }
 
 /*

@@ -2,8 +2,10 @@
  * mp_gvcf.c -- bcftools mpileup's gVCF blocks (-g): runs of reference-only
  * records whose smallest per-sample DP stays in one of the -g ranges become
  * one record with END and MinDP (bcftools' gvcf.c, as 1.16 writes it): the
- * first record's alleles, QS and PL, the smallest DP of each sample, and per
- * sample the PL pair that is smallest in its second value.
+ * first record's alleles, QS, GT (called records) and PL, the smallest DP of
+ * each sample, and per sample the PL pair that is smallest in its second
+ * value. mpileup's -g feeds it mpileup's records, --call -g the called ones
+ * (reference calls have one allele and no PL).
  *
  * Shards: a block belongs to the shard where it starts. That shard follows it
  * past its end until it closes; the next shard skips the records that continue
@@ -19,8 +21,8 @@ struct mp_gvcf_s {
     int n_ranges;
     int prev_range;     /* 0: no block open */
     int32_t rid, start, end, min_dp;
-    int32_t *dp, *pl, *tmp;
-    int m_dp, m_pl, m_tmp, n_pl, n_qs;
+    int32_t *dp, *pl, *tmp, *gt;
+    int m_dp, m_pl, m_tmp, n_pl, n_qs, m_gt, n_gt;
     float *qs;
     int m_qs;
     kstring_t als;
@@ -50,7 +52,7 @@ void mp_gvcf_destroy(mp_gvcf_t *g)
 {
     if (!g)
         return;
-    free(g->dp), free(g->pl), free(g->tmp), free(g->qs), free(g->als.s);
+    free(g->dp), free(g->pl), free(g->tmp), free(g->qs), free(g->gt), free(g->als.s);
     bcf_destroy1(g->line);
     free(g);
 }
@@ -59,7 +61,7 @@ void mp_gvcf_reset(mp_gvcf_t *g)
 {
     g->prev_range = 0;
     g->rid = -1;
-    g->n_pl = g->n_qs = 0;
+    g->n_pl = g->n_qs = g->n_gt = 0;
     g->skip_range = 0;
     g->following = 0;
 }
@@ -121,12 +123,14 @@ static int flush_block(mp_gvcf_t *g, const bcf_hdr_t *hdr, const bcf1_t *rec,
     bcf_update_info_int32(hdr, l, "MinDP", &g->min_dp, 1);
     if (g->n_qs > 0)
         bcf_update_info_float(hdr, l, "QS", g->qs, g->n_qs);
+    if (g->n_gt > 0) /* called records: the first one's genotypes */
+        bcf_update_genotypes(hdr, l, g->gt, g->n_gt);
     if (g->n_pl > 0)
         bcf_update_format_int32(hdr, l, "PL", g->pl, g->n_pl);
     bcf_update_format_int32(hdr, l, "DP", g->dp, bcf_hdr_nsamples(hdr));
     g->prev_range = 0;
     g->rid = -1;
-    g->n_pl = g->n_qs = 0;
+    g->n_pl = g->n_qs = g->n_gt = 0;
     return emit(ctx, l);
 }
 
@@ -143,6 +147,7 @@ static int start_block(mp_gvcf_t *g, const bcf_hdr_t *hdr, bcf1_t *rec, int32_t 
     memcpy(g->dp, g->tmp, (size_t)n * sizeof(*g->dp));
     g->n_pl = bcf_get_format_int32(hdr, rec, "PL", &g->pl, &g->m_pl);
     g->n_qs = bcf_get_info_float(hdr, rec, "QS", &g->qs, &g->m_qs);
+    g->n_gt = bcf_get_genotypes(hdr, rec, &g->gt, &g->m_gt);
     g->rid = rec->rid;
     g->start = (int32_t)rec->pos;
     g->als.l = 0;

@@ -195,10 +195,10 @@ static const ss_cmd_t mp_cmd = {
         "worker count; --threads keeps bcftools' meaning (compression threads).\n"
         "\n"
         "--call ends mpileup's options: every word after it is bcftools call's own\n"
-        "command line (-m or -c, -v, -A, -a, -G, --ploidy, -P, -p, -s/-S, -V, -M, -T ...),\n"
-        "and the output is the bytes of `bcftools mpileup -Ou ... | bcftools call ...` in\n"
-        "one pass; -o, -O and --write-index after --call name that output. Refused after\n"
-        "--call: -r/-R (give them to mpileup), -g, -C and -i.",
+        "command line (-m or -c, -v, -A, -a, -G, -g, --ploidy, -P, -p, -s/-S, -V, -M, -T\n"
+        "...), and the output is the bytes of `bcftools mpileup -Ou ... | bcftools call ...`\n"
+        "in one pass; -o, -O and --write-index after --call name that output. Refused after\n"
+        "--call: -r/-R (give them to mpileup), -C and -i.",
     .groups = mp_groups,
     .examples = "  # bcftools mpileup's BCF, on every core, into bcftools call\n"
                 "  seqshard mpileup -f ref.fa -Ou in.bam | bcftools call -mv -Oz -o calls.vcf.gz\n"
@@ -541,6 +541,26 @@ static int output_type_from_name(mp_opts_t *o, const char *output)
     return 0;
 }
 
+/*
+ * --call -g: the called records' gVCF blocks, made by the same writer as
+ * mpileup's -g, which from here on holds the bounds (the header's END and
+ * MinDP lines, the shards' block edges). bcftools call needs FORMAT/DP in
+ * its input; it does not switch it on as mpileup's -g does.
+ */
+static int call_gvcf(mp_opts_t *o)
+{
+    if (!o->call || !o->call->gvcf_ranges)
+        return 0;
+    if (!(o->fmt_flag & MP_FMT_DP)) {
+        fprintf(stderr, "seqshard mpileup: --call -g needs FORMAT/DP in mpileup's records, as "
+                        "bcftools call --gvcf does: add -a FORMAT/DP before --call\n");
+        return -1;
+    }
+    o->gvcf_ranges = o->call->gvcf_ranges, o->n_gvcf_ranges = o->call->n_gvcf_ranges;
+    o->call->gvcf_ranges = NULL;
+    return 0;
+}
+
 /* What bcftools refuses, and what follows from the options together. */
 static int check(mp_opts_t *o, ss_common_opts_t *co)
 {
@@ -580,9 +600,12 @@ static int check(mp_opts_t *o, ss_common_opts_t *co)
         return -1;
     if (o->call && o->gvcf_ranges) {
         fprintf(stderr, "seqshard mpileup: -g with --call is not supported: bcftools call reads "
-                        "mpileup's gVCF blocks, which are not fed to the caller here\n");
+                        "mpileup's gVCF blocks, which are not fed to the caller here; give -g "
+                        "after --call\n");
         return -1;
     }
+    if (call_gvcf(o) < 0)
+        return -1;
     if (o->index_tbi && o->out_type != MP_OUT_VCF_GZ) {
         fprintf(stderr, "seqshard mpileup: --write-index=tbi needs -Oz: a BCF is indexed "
                         "only with a .csi\n");

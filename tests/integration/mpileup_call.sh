@@ -11,8 +11,10 @@
 #   - -T FILE (and -t FILE) after --call, the sites to call: dwgsim's variants, every 97th
 #     position, shard edges, repeats, comments, a gzipped copy; -@1..3, shards 1k to whole
 #     contigs, and under mpirun -np 2 and 3 (when the build has MPI);
-#   - what --call refuses before any work (-g on either side, -C trio, -C alleles, -i, a
-#     targets file that cannot be opened or read), one line, exit 2.
+#   - --call -g, the caller's gVCF blocks (with GT), across shard edges;
+#   - what --call refuses before any work (mpileup's -g with --call, call's -g without
+#     FORMAT/DP or with -c or -v, -C trio, -C alleles, -i, a targets file that cannot be
+#     opened or read), one line, exit 2.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_mpileup.sh"
@@ -69,6 +71,15 @@ call_vs "--call -mv -A"             "-mv -A"         "$L" "${R[@]}" "$TD/edge.ba
 call_vs "--call -m --ploidy 1"      "-m --ploidy 1"  "$L" "${R[@]}" "$TD/s1.bam"
 call_vs "--call -mv -G -"           "-mv -G -"       "$L" -a AD,QS "${R[@]}" "$TD/s1.bam" "$TD/s2.bam"
 call_vs "--call -mv, deep contig"   "-mv"            "$L" -d 10000 -f "$AMP" "$TD/amp.bam"
+# the caller's gVCF blocks (--call -g): reference calls with their GT, blocks across shard
+# edges (1k, 1.5k, 2k), haploid and three samples, within a region and at -T's sites
+LG="1:1g 3:1k 2:2k 1:1500"
+call_vs "--call -m -g 5,10,20"      "-m -g 5,10,20"  "$LG" -a DP "${R[@]}" "$TD/s1.bam" "$TD/s2.bam"
+call_vs "--call -m -g 0,5,10 edge"  "-m -g 0,5,10"   "$LG" -a DP "${R[@]}" "$TD/edge.bam"
+call_vs "--call -m -g -A, three"    "-m -g 1,3,20,50 -A" "$LG" -a DP,AD "${R[@]}" "$TD/s1.bam" "$TD/s2.bam" "$TD/edge.bam"
+call_vs "--call -m -g --ploidy 1 -a GQ" "-m -g 3 --ploidy 1 -a GQ" "$LG" -a FORMAT/DP "${R[@]}" "$TD/s1.bam" "$TD/edge.bam"
+call_vs "--call -m -g, -r"          "-m -g 10"       "$LG" -a DP -r ctgA:1500-9000 "${R[@]}" "$TD/s1.bam"
+call_vs "--call -m -g, deep contig" "-m -g 100,1000" "1:1g 2:1k" -a DP -d 10000 -f "$AMP" "$TD/amp.bam"
 
 # ---- -T: the sites to call ------------------------------------------------------------------
 # dwgsim's variants, every 97th position, both sides of the 1k and 2k shard edges, repeats,
@@ -94,6 +105,7 @@ call_vs "--call -c -t FILE.gz"            "-c -t $TGT.gz"   "$LT" "${R[@]}" "$TD
 # a VCF names its sites the same way (CHROM, POS; its header lines are comments)
 call_vs "--call -mv -T VCF"               "-mv -T $TD/s1.bam.mutations.vcf" "2:2k" "${R[@]}" "$TD/s1.bam"
 call_vs "--call -m -V indels -T"          "-m -V indels -T $TGT" "1:1g 3:1k" "${R[@]}" "$TD/edge.bam"
+call_vs "--call -m -g 5 -T"               "-m -g 5 -T $TGT" "$LT" -a DP "${R[@]}" "$TD/s1.bam" "$TD/s2.bam"
 
 # under mpirun: every rank calls its shards' target sites
 if [ "${SS_MPI:-1}" != 0 ] && command -v mpirun >/dev/null; then
@@ -176,7 +188,10 @@ refuse() { # name expected-text args...
         ss_ok "$name"
     fi
 }
-refuse "--call -g"           "-g"     "${R[@]}" "$TD/s1.bam" --call -mv -g 5
+refuse "--call -g without FORMAT/DP" "FORMAT/DP" "${R[@]}" "$TD/s1.bam" --call -m -g 5
+refuse "--call -c -g"        "-c calling mode" -a DP "${R[@]}" "$TD/s1.bam" --call -c -g 5
+refuse "--call -v -g"        "--variants-only and --gvcf" -a DP "${R[@]}" "$TD/s1.bam" --call -mv -g 5
+refuse "--call -g 5,x"       "could not parse --gvcf" -a DP "${R[@]}" "$TD/s1.bam" --call -m -g 5,x
 refuse "-g with --call"      "-g with --call" -g 5 -a DP "${R[@]}" "$TD/s1.bam" --call -mv
 refuse "--call -C trio"      "trio"   "${R[@]}" "$TD/s1.bam" --call -mv -C trio
 refuse "--call -C alleles"   "-C alleles" "${R[@]}" "$TD/s1.bam" --call -m -C alleles -T "$TGT"
