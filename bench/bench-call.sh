@@ -119,14 +119,6 @@ note+=" bootstrap interval. The pipe's CPU and peak RSS are the sums of its two 
 python3 "$HERE/paired_stats.py" "$TSV" "bcftools pipe" \
     "mpileup --call: seqshard against bcftools mpileup | bcftools call 1.16, paired rounds" \
     "$note" >"$OUT/call.md"
-python3 - "$TSV" >>"$OUT/call.md" <<'PY'
-import csv, statistics, sys
-rss = {}
-for r in csv.DictReader(open(sys.argv[1]), delimiter='\t'):
-    rss.setdefault((r['case'], r['config']), []).append(int(r['max_rss_kb']))
-print('\n| case | config | peak RSS MB (median) |\n|---|---|---:|')
-for (case, config), v in rss.items():
-    print('| %s | %s | %.0f |' % (case, config, statistics.median(v) / 1024))
-PY
+rss_table "$TSV" >>"$OUT/call.md"
 echo "bench-call: wrote $OUT/call.md"
 cat "$OUT/call.md"

@@ -87,16 +87,7 @@ if [ -r "$COUNT_LIB" ]; then
     counted() { # input -> "malloc_calls reads"
         LD_PRELOAD=$COUNT_LIB "$SEQSHARD" markdup --quiet -@ 1 -d 100 --report "$WORK/c.json" \
             "$1" "$WORK/c.bam" || die "counted run failed"
-        python3 -c '
-import json, sys
-r = json.load(open(sys.argv[1]))
-def find(d, k):
-    if isinstance(d, dict):
-        if k in d: return d[k]
-        for v in d.values():
-            x = find(v, k)
-            if x is not None: return x
-print(find(r, "malloc_calls"), r["totals"]["reads"])' "$WORK/c.json"
+        report_allocs "$WORK/c.json"
     }
     read -r a0 r0 < <(counted "$HALF")
     read -r a1 r1 < <(counted "$IN")
@@ -109,14 +100,6 @@ note+=" median over rounds, 95% bootstrap interval. Allocator calls per read (se
 note+=" -d 100): $per_read."
 python3 "$HERE/paired_stats.py" "$TSV" samtools \
     "markdup: seqshard against samtools markdup 1.16.1, paired rounds" "$note" >"$OUT/markdup.md"
-python3 - "$TSV" >>"$OUT/markdup.md" <<'PY'
-import csv, statistics, sys
-rss = {}
-for r in csv.DictReader(open(sys.argv[1]), delimiter='\t'):
-    rss.setdefault((r['case'], r['config']), []).append(int(r['max_rss_kb']))
-print('\n| case | config | peak RSS MB (median) |\n|---|---|---:|')
-for (case, config), v in rss.items():
-    print('| %s | %s | %.0f |' % (case, config, statistics.median(v) / 1024))
-PY
+rss_table "$TSV" >>"$OUT/markdup.md"
 echo "bench-markdup: wrote $OUT/markdup.md"
 cat "$OUT/markdup.md"

@@ -113,16 +113,7 @@ if [ -r "$COUNT_LIB" ]; then
     counted() { # region -> "malloc_calls reads"
         LD_PRELOAD=$COUNT_LIB "$SEQSHARD" mpileup --quiet -@ 1 -f "$REF" -r "$CTG:$1" -Ou \
             -o /dev/null --report "$WORK/c.json" "$BAM" || die "counted run failed"
-        python3 -c '
-import json, sys
-r = json.load(open(sys.argv[1]))
-def find(d, k):
-    if isinstance(d, dict):
-        if k in d: return d[k]
-        for v in d.values():
-            x = find(v, k)
-            if x is not None: return x
-print(find(r, "malloc_calls"), r["totals"]["reads"])' "$WORK/c.json"
+        report_allocs "$WORK/c.json"
     }
     read -r a0 r0 < <(counted 1-200000)
     read -r a1 r1 < <(counted 1-1200000)
@@ -135,14 +126,6 @@ note+=" median over rounds, 95% bootstrap interval. Allocator calls per read (se
 note+=" default case): $per_read."
 python3 "$HERE/paired_stats.py" "$TSV" bcftools \
     "mpileup: seqshard against bcftools mpileup 1.16, paired rounds" "$note" >"$OUT/mpileup.md"
-python3 - "$TSV" >>"$OUT/mpileup.md" <<'PY'
-import csv, statistics, sys
-rss = {}
-for r in csv.DictReader(open(sys.argv[1]), delimiter='\t'):
-    rss.setdefault((r['case'], r['config']), []).append(int(r['max_rss_kb']))
-print('\n| case | config | peak RSS MB (median) |\n|---|---|---:|')
-for (case, config), v in rss.items():
-    print('| %s | %s | %.0f |' % (case, config, statistics.median(v) / 1024))
-PY
+rss_table "$TSV" >>"$OUT/mpileup.md"
 echo "bench-mpileup: wrote $OUT/mpileup.md"
 cat "$OUT/mpileup.md"

@@ -97,14 +97,7 @@ counted() {
     shift 2
     LD_PRELOAD=$COUNT_LIB "$bin" "$@" --report "$WORK/$name.json" >/dev/null ||
         die "$name failed under $COUNT_LIB"
-    python3 - "$WORK/$name.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-n = d["diagnostics"].get("malloc_calls")
-if not isinstance(n, int):
-    sys.exit("bench-steps: the report has no malloc_calls; is the shim loaded?")
-print(n, d["totals"]["reads"])
-PY
+    report_allocs "$WORK/$name.json"
 }
 # count CMD STEP BINARY: CMD with STEP (none, realign) on both regions, rows to ALLOC.
 count() {

@@ -16,3 +16,30 @@ bench_init() {
 }
 
 die() { echo "$BENCH_NAME: $*" >&2; exit 1; }
+
+# report_allocs REPORT.json: "malloc_calls reads" of a run under the counting shim
+# (LD_PRELOAD=build/libsscount.so): the allocator calls and the reads the kernel read.
+report_allocs() {
+    python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = d.get("diagnostics", {}).get("malloc_calls")
+if not isinstance(n, int):
+    sys.exit("%s: the report has no malloc_calls; is the counting shim loaded?" % sys.argv[1])
+print(n, d["totals"]["reads"])
+PY
+}
+
+# rss_table TSV: the median peak RSS (column max_rss_kb) of each case and config, as a
+# Markdown table.
+rss_table() {
+    python3 - "$1" <<'PY'
+import csv, statistics, sys
+rss = {}
+for r in csv.DictReader(open(sys.argv[1]), delimiter='\t'):
+    rss.setdefault((r['case'], r['config']), []).append(int(r['max_rss_kb']))
+print('\n| case | config | peak RSS MB (median) |\n|---|---|---:|')
+for (case, config), v in rss.items():
+    print('| %s | %s | %.0f |' % (case, config, statistics.median(v) / 1024))
+PY
+}

@@ -140,6 +140,24 @@ void ss_io_read_error(const char *path, samFile *fp, int ret, int shard_idx, con
              path, shard, where, cause, path, path);
 }
 
+int ss_io_input_failed(ss_reader_t *rd, int i, int ret, int err, int tid, hts_pos_t beg,
+                       hts_pos_t end, const char *reference, const char *ref_opt)
+{
+    if (ret == SS_IO_REPORTED)
+        return -1;
+    char where[256];
+    snprintf(where, sizeof(where), "%s:%lld-%lld",
+             tid >= 0 ? sam_hdr_tid2name(ss_reader_header(rd, i), tid) : "*", (long long)beg + 1,
+             (long long)end);
+    if (err == ENOMEM) /* htslib's -4 is a bad record or a failed allocation */
+        ss_error("%s: out of memory reading shard %d (%s); lower -@ or --shard-size, or give "
+                 "the run more memory",
+                 ss_reader_path(rd, i), ss_reader_shard(rd), where);
+    else
+        ss_io_input_read_error(rd, i, ret, tid, where, reference, ref_opt);
+    return -1;
+}
+
 void ss_io_input_read_error(ss_reader_t *rd, int i, int ret, int tid, const char *where,
                             const char *reference, const char *ref_opt)
 {

@@ -328,6 +328,14 @@ void ss_reader_destroy(ss_reader_t *r);
  */
 void ss_io_input_read_error(ss_reader_t *rd, int i, int ret, int tid, const char *where,
                             const char *reference, const char *ref_opt);
+/*
+ * A kernel's read of input i failed with ret (< -1; errno err as it failed) in
+ * the shard [beg, end) of contig tid (-1: the unplaced reads): nothing more
+ * when the reader already said why (SS_IO_REPORTED), out of memory as such,
+ * else ss_io_input_read_error's line. Returns -1. The reader's thread.
+ */
+int ss_io_input_failed(ss_reader_t *rd, int i, int ret, int err, int tid, hts_pos_t beg,
+                       hts_pos_t end, const char *reference, const char *ref_opt);
 
 /* ---- a whole-file run reads every record: the tally (reader_tally.c, index_check.c) ---- */
 

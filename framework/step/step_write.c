@@ -46,19 +46,8 @@ void ss_step_writer_destroy(ss_step_writer_t *w)
 /* A read that failed with code r (errno err as it failed). -1. */
 static int read_failed(ss_step_writer_t *w, const ss_shard_t *sh, int r, int err)
 {
-    char where[256];
-    snprintf(where, sizeof(where), "%s:%lld-%lld",
-             sh->tid >= 0 ? sam_hdr_tid2name(w->h, sh->tid) : "*", (long long)sh->beg + 1,
-             (long long)sh->end);
-    if (r == SS_IO_REPORTED)
-        return -1;
-    if (err == ENOMEM) /* htslib's -4 is a bad record or a failed allocation */
-        ss_error("%s: out of memory reading shard %d (%s); lower -@ or --shard-size, or give "
-                 "the run more memory",
-                 ss_reader_path(w->rd, 0), sh->idx, where);
-    else
-        ss_io_input_read_error(w->rd, 0, r, sh->tid, where, w->fasta, w->ref_option);
-    return -1;
+    return ss_io_input_failed(w->rd, 0, r, err, sh->tid, sh->beg, sh->end, w->fasta,
+                              w->ref_option);
 }
 
 /* Room for what the shard will write, from what earlier shards wrote per unit of work. */

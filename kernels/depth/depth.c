@@ -278,12 +278,9 @@ static int flush_to(dp_worker_t *w, hts_pos_t to, int zeros, kstring_t *out)
 /* Read error r (< -1) of input i in shard sh: one line naming the file, shard and cause. */
 static int read_failed(dp_worker_t *w, int i, const ss_shard_t *sh, int r)
 {
-    char where[256];
-    snprintf(where, sizeof(where), "%s:%lld-%lld", sam_hdr_tid2name(w->hdr, sh->tid),
-             (long long)sh->beg + 1, (long long)sh->end);
     const ss_common_opts_t *co = ss_job_opts(w->job);
-    ss_io_input_read_error(w->rd, i, r, sh->tid, where, co->reference, co->ref_option);
-    return -1;
+    return ss_io_input_failed(w->rd, i, r, 0, sh->tid, sh->beg, sh->end, co->reference,
+                              co->ref_option);
 }
 
 /* Input i's next read that passes the filters into b[i]. 0, or -1 after ss_error. */

@@ -172,18 +172,7 @@ static void worker_destroy(void *ws)
 
 static int read_failed(dup_worker_t *w, const ss_shard_t *sh, int r, int err)
 {
-    char where[256];
-    snprintf(where, sizeof(where), "%s:%lld-%lld",
-             sh->tid >= 0 ? sam_hdr_tid2name(w->h, sh->tid) : "*", (long long)sh->beg + 1,
-             (long long)sh->end);
-    if (r == SS_IO_REPORTED)
-        return -1;
-    if (err == ENOMEM)
-        ss_error("%s: out of memory reading shard %d (%s); lower -@ or --shard-size",
-                 ss_reader_path(w->rd, 0), sh->idx, where);
-    else
-        ss_io_input_read_error(w->rd, 0, r, sh->tid, where, NULL, "--reference");
-    return -1;
+    return ss_io_input_failed(w->rd, 0, r, err, sh->tid, sh->beg, sh->end, NULL, "--reference");
 }
 
 /*
