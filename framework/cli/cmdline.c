@@ -31,7 +31,8 @@ const ss_opt_t ss_opts_output_records[] = {
      "compression level 0-9 of BAM, CRAM or SAM.gz output [htslib's default]", "level="},
     {SS_OPT_WRITE_INDEX, 0, "write-index", NULL,
      "index the output: BAM FILE.csi, CRAM FILE.crai, SAM.gz FILE.csi (with its header); "
-     "another name (FILE.bam.bai for BAI) with -o FILE##idx##NAME",
+     "another name with -o FILE##idx##NAME, a .bai for BAM or SAM.gz "
+     "(-o out.bam##idx##out.bam.bai)",
      NULL},
     SS_OPT_END};
 
