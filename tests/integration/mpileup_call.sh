@@ -11,7 +11,7 @@
 #   - -T FILE (and -t FILE) after --call, the sites to call: dwgsim's variants, every 97th
 #     position, shard edges, repeats, comments, a gzipped copy; -@1..3, shards 1k to whole
 #     contigs, and under mpirun -np 2 and 3 (when the build has MPI);
-#   - --call -g, the caller's gVCF blocks (with GT), across shard edges;
+#   - --call -g, the caller's gVCF blocks (with GT), across shard edges and under mpirun;
 #   - what --call refuses before any work (mpileup's -g with --call, call's -g without
 #     FORMAT/DP or with -c or -v, -C trio, -C alleles, -i, a targets file that cannot be
 #     opened or read), one line, exit 2.
@@ -112,24 +112,31 @@ if [ "${SS_MPI:-1}" != 0 ] && command -v mpirun >/dev/null; then
     MPIRUN=(mpirun --oversubscribe --bind-to none)
     [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
     export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
-    exp=$W/mpi.exp
-    "$BCFTOOLS" mpileup --no-version -Ou "${R[@]}" "$TD/s1.bam" "$TD/s2.bam" 2>/dev/null |
-        "$BCFTOOLS" call --no-version -m -T "$TGT" >"$exp" 2>/dev/null
-    for np in 2 3; do
-        got=$W/mpi.got.$np
-        timeout "$SS_TIMEOUT" "${MPIRUN[@]}" -np "$np" "$SEQSHARD" mpileup --no-version --quiet \
-            -@ 1 --shard-size 2k "${R[@]}" "$TD/s1.bam" "$TD/s2.bam" -o "$got" \
-            --call -m -T "$TGT" </dev/null >/dev/null 2>"$got.err"
-        rc=$?
-        if [ $rc != 0 ]; then
-            ss_bad "--call -m -T, mpirun -np $np" "exit status $rc" "$(head -2 "$got.err")"
-        elif ! cmp -s "$exp" "$got"; then
-            ss_bad "--call -m -T, mpirun -np $np" "differs from bcftools mpileup | call"
-            ss_show_diff "$exp" "$got"
-        else
-            ss_ok "--call -m -T, mpirun -np $np ($(grep -vc '^#' "$got") records)"
-        fi
-    done
+    # mpi_call_vs NAME "MPILEUP OPTS" "CALL OPTS": ranks 2 and 3 against the pipe
+    mpi_call_vs() {
+        local name=$1 mopts=$2 copts=$3 np got rc exp=$W/mpi.exp
+        # shellcheck disable=SC2086 # the options are word lists
+        "$BCFTOOLS" mpileup --no-version -Ou $mopts "${R[@]}" "$TD/s1.bam" "$TD/s2.bam" \
+            2>/dev/null | "$BCFTOOLS" call --no-version $copts >"$exp" 2>/dev/null
+        for np in 2 3; do
+            got=$W/mpi.got.$np
+            # shellcheck disable=SC2086
+            timeout "$SS_TIMEOUT" "${MPIRUN[@]}" -np "$np" "$SEQSHARD" mpileup --no-version \
+                --quiet -@ 1 --shard-size 2k $mopts "${R[@]}" "$TD/s1.bam" "$TD/s2.bam" \
+                -o "$got" --call $copts </dev/null >/dev/null 2>"$got.err"
+            rc=$?
+            if [ $rc != 0 ]; then
+                ss_bad "$name, mpirun -np $np" "exit status $rc" "$(head -2 "$got.err")"
+            elif ! cmp -s "$exp" "$got"; then
+                ss_bad "$name, mpirun -np $np" "differs from bcftools mpileup | call"
+                ss_show_diff "$exp" "$got"
+            else
+                ss_ok "$name, mpirun -np $np ($(grep -vc '^#' "$got") records)"
+            fi
+        done
+    }
+    mpi_call_vs "--call -m -T" "" "-m -T $TGT"
+    mpi_call_vs "--call -m -g" "-a DP" "-m -g 5,10,20"
 fi
 
 # -Oz after --call names the output; --write-index gives bcftools index's .csi of it
