@@ -101,7 +101,7 @@ typedef struct mc_opts_s {
 /*
  * Parse bcftools call's options: argv[0..argc) are the words after --call
  * (no program name). Names, meanings and defaults are bcftools 1.16's; what
- * cannot work on one record stream (-o/-O, -r/-R, -C, -i, input
+ * cannot work on one record stream (-o/-O, -r/-R, -C trio, -i, input
  * files) is refused with a one-line reason on stderr. Files (-G, -S,
  * --ploidy-file, -T) are read here. Returns 0 with *o set (free it with
  * mc_opts_free), or -1 after a message. Main thread only (uses getopt_long;

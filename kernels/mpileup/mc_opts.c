@@ -99,6 +99,7 @@ static void usage(void)
             "  -F AN,AC       -m prior allele frequencies from INFO tags\n"
             "  --ploidy NAME|--ploidy-file FILE   -s LIST|-S FILE  samples (and sexes)\n"
             "  -T FILE        call only the sites of FILE's CHROM POS lines (-t FILE alike)\n"
+            "  -C alleles     -m: call the alleles of -T's third column (REF,ALT...)\n"
             "  -g INT[,...]   -m: gVCF blocks of reference calls by minimum per-sample DP\n"
             "                 (mpileup needs -a FORMAT/DP)\n"
             "bcftools call's meanings and defaults; see its manual.\n");

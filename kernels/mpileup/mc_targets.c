@@ -3,7 +3,9 @@
  * call. Each line is CHROM and a 1-based POS (read with strtod, as bcftools
  * reads it; anything after is ignored); '#' lines are comments; the first
  * empty line ends the file (htslib's line reader stops there). A record is
- * called only when a target names its contig and its exact position.
+ * called only when a target names its contig and its exact position. With
+ * -C alleles a third column gives the target's alleles (REF,ALT...), kept in
+ * the file's order among the targets of one position (mc_alleles.c).
  *
  * bcftools goes on calling every site when it cannot open or parse the file;
  * seqshard stops with the line at fault instead, so a typo never gives a
