@@ -58,7 +58,8 @@ typedef struct {
 /* -T: one contig's target positions (0-based, sorted; repeats kept). */
 typedef struct {
     char *name; /* owned */
-    hts_pos_t *pos;
+    hts_pos_t *pos;   /* sorted; targets at one position keep the file's order */
+    char ***als;      /* -C alleles: each target's alleles (NULL-terminated, owned), or NULL */
     size_t n, m;
 } mc_target_contig_t;
 
@@ -92,6 +93,7 @@ typedef struct mc_opts_s {
     int ploidy_given;     /* --ploidy or --ploidy-file was given */
     int record_cmd_line;  /* 0 with --no-version (the header is always without) */
     mc_targets_t targets; /* -T (or -t) FILE */
+    int constrain_alleles; /* -C alleles: call the alleles -T names at each site */
     int *gvcf_ranges;     /* -g INT[,...]: gVCF blocks' DP bounds (owned), or NULL */
     int n_gvcf_ranges;
 } mc_opts_t;
@@ -99,7 +101,7 @@ typedef struct mc_opts_s {
 /*
  * Parse bcftools call's options: argv[0..argc) are the words after --call
  * (no program name). Names, meanings and defaults are bcftools 1.16's; what
- * cannot work on one record stream (-o/-O, -r/-R, -C, -i, input
+ * cannot work on one record stream (-o/-O, -r/-R, -C trio, -i, input
  * files) is refused with a one-line reason on stderr. Files (-G, -S,
  * --ploidy-file, -T) are read here. Returns 0 with *o set (free it with
  * mc_opts_free), or -1 after a message. Main thread only (uses getopt_long;
@@ -147,6 +149,15 @@ void mc_destroy(mc_caller_t *c);
  * record, is put in that state with mc_caller_ploidy_seen.
  */
 int mc_call(mc_caller_t *c, bcf1_t *in, bcf1_t *out);
+
+/*
+ * -C alleles: call the records mpileup made at one position (recs[0..n), in
+ * its order) against the -T targets there, paired as bcftools pairs them
+ * (mc_alleles.c); each record written goes to emit(ctx, out) in that order.
+ * 0, or -1 after a message (bcftools stops there).
+ */
+typedef int (*mc_emit_fn)(void *ctx, bcf1_t *rec);
+int mc_call_site(mc_caller_t *c, bcf1_t **recs, int n, bcf1_t *out, mc_emit_fn emit, void *ctx);
 
 /*
  * Whether the caller's records depend on nothing before them: 0 only when a

@@ -93,6 +93,8 @@ void mc_destroy(mc_caller_t *c)
     free(c->tmp_ori);
     free(c->tmp_new);
     free(c->anno16);
+    free(c->itmp);
+    free(c->site_used);
     mc_groups_free(c);
     mc_afs_destroy(c->afs);
     free(c);
@@ -230,6 +232,13 @@ static int on_target(mc_caller_t *c, const bcf1_t *rec)
         c->targets_rid = rec->rid;
     }
     return mc_targets_has(&c->o->targets, c->targets_contig, rec->pos);
+}
+
+int mc_site_targets(mc_caller_t *c, const bcf1_t *rec, size_t *lo, size_t *hi)
+{
+    on_target(c, rec); /* caches the contig */
+    mc_targets_at(&c->o->targets, c->targets_contig, rec->pos, lo, hi);
+    return c->targets_contig;
 }
 
 /* Sites bcftools call passes over before calling: -T, -V, REF N (without -M), -v and no ALT. */

@@ -400,6 +400,8 @@ static int call_site(mc_caller_t *c, bcf1_t *rec, int nals_ori, int is_variant, 
  */
 int mc_multi_call(mc_caller_t *c, bcf1_t *rec)
 {
+    if (c->tgt_als && mc_constrain_alleles(c, rec) < 0)
+        return -1;
     int nals = rec->n_allele;
     if (read_pls(c, rec, nals) < 0)
         return -1;

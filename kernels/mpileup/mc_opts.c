@@ -99,6 +99,7 @@ static void usage(void)
             "  -F AN,AC       -m prior allele frequencies from INFO tags\n"
             "  --ploidy NAME|--ploidy-file FILE   -s LIST|-S FILE  samples (and sexes)\n"
             "  -T FILE        call only the sites of FILE's CHROM POS lines (-t FILE alike)\n"
+            "  -C alleles     -m: call the alleles of -T's third column (REF,ALT...)\n"
             "  -g INT[,...]   -m: gVCF blocks of reference calls by minimum per-sample DP\n"
             "                 (mpileup needs -a FORMAT/DP)\n"
             "bcftools call's meanings and defaults; see its manual.\n");
@@ -190,7 +191,7 @@ static int read_groups(mc_opts_t *o, const char *arg)
 /* The options a record stream cannot serve, and why. -1 after the message. */
 static int refuse(int c)
 {
-    const char *opt = "-i", *why = "it needs -C alleles, which is not supported";
+    const char *opt = "-i", *why = "inserting the targets no record reached is not supported";
     switch (c) {
     case 'o':
     case 'O': opt = "-o/-O", why = "the output is seqshard's: give -o/-O to mpileup"; break;
@@ -224,8 +225,7 @@ static int constrain(const char *arg)
         fprintf(stderr, MC_PFX ": -C trio: bcftools 1.16 disables constrained trio calling "
                                "(it stops at the first variant site)\n");
     else if (!strcasecmp(arg, "alleles"))
-        fprintf(stderr, MC_PFX ": -C alleles: calling the alleles of -T's targets is not "
-                               "supported; -T alone (which sites to call) is\n");
+        return 1;
     else
         fprintf(stderr, MC_PFX ": unknown argument to -C: \"%s\"\n", arg);
     return -1;
@@ -299,12 +299,14 @@ static int apply(mc_opts_t *o, ploidy_arg_t *pl, int *models, int c, const char 
     case 'G': return read_groups(o, arg);
     case O_GROUP_TAG: return set_string(&o->groups_tag, arg);
     case 'F': return prior_freqs(o, arg);
-    case 'C': return constrain(arg);
+    case 'C': return (o->constrain_alleles = constrain(arg)) > 0 ? 0 : -1;
     case 'V': return skip_variants(o, arg);
     case 'p': return parse_double("--pval-threshold", arg, &o->pval_threshold);
     case 'P': return parse_double("-P", arg, &o->theta);
     case 't':
-    case 'T': return mc_targets_read(o, arg);
+    case 'T': /* read once every option is known: -C alleles reads the alleles too */
+        free(o->targets.path);
+        return (o->targets.path = strdup(arg)) ? 0 : -1;
     case 'n': return check_novel_rate(arg);
     case 's':
     case 'S': return mc_samples_read(o, arg, c == 'S');
@@ -349,6 +351,14 @@ static int check(const mc_opts_t *o, int models)
     if (o->variants_only && o->gvcf_ranges) {
         fprintf(stderr, MC_PFX ": the two options cannot be combined: --variants-only and "
                                "--gvcf\n");
+        return -1;
+    }
+    if (o->constrain_alleles && !o->targets.path) {
+        fprintf(stderr, MC_PFX ": expected -t or -T with \"-C alleles\"\n");
+        return -1;
+    }
+    if (o->constrain_alleles && o->model != MC_MODEL_MULTI) {
+        fprintf(stderr, MC_PFX ": the \"-C alleles\" mode requires -m\n");
         return -1;
     }
     if (o->groups && o->model != MC_MODEL_MULTI) {
@@ -398,7 +408,7 @@ int mc_opts_parse(int argc, char **argv, mc_opts_t **out)
     ploidy_arg_t pl = {NULL, NULL};
     int models = 0;
     if (parse_words(o, argc, argv, &pl, &models) < 0 || set_ploidy(o, &pl) < 0 ||
-        check(o, models) < 0) {
+        check(o, models) < 0 || (o->targets.path && mc_targets_read(o) < 0)) {
         mc_opts_free(o);
         return -1;
     }

@@ -93,6 +93,13 @@ struct mc_caller_s {
 
     /* -c */
     mc_afs_t *afs;
+
+    /* -C alleles (mc_alleles.c) */
+    char *const *tgt_als; /* the target the record being called was paired with, or NULL */
+    int32_t *itmp;        /* rearranged PLs */
+    int mitmp;
+    uint8_t *site_used; /* per target at the site: paired already */
+    int msite_used;
 };
 
 /* log(exp(a) + exp(b)), the larger term factored out (mcall.c's logsumexp2). */
@@ -102,6 +109,11 @@ static inline double mc_log_add(double a, double b)
         return log(1 + exp(b - a)) + a;
     return log(1 + exp(a - b)) + b;
 }
+
+/* mc_alleles.c: -C alleles; the targets at rec's site ([*lo, *hi); the contig's index,
+ * or -1), mc_caller.c */
+int mc_constrain_alleles(mc_caller_t *c, bcf1_t *rec);
+int mc_site_targets(mc_caller_t *c, const bcf1_t *rec, size_t *lo, size_t *hi);
 
 /* mc_record.c */
 int mc_grow(void *p, int *m, size_t n, size_t size);
@@ -126,11 +138,13 @@ void mc_ploidy_query(const mc_ploidy_t *p, const int *rules, int n_rules, const 
                      int n_sexes, hts_pos_t pos, int *sex2ploidy);
 
 /* mc_targets.c: -T read into o->targets (0, or -1 after a message); a contig's index in
- * them (-1: none); whether a site is a target (contig: that index). */
-int mc_targets_read(mc_opts_t *o, const char *path);
+ * them (-1: none); whether a site is a target (contig: that index); the targets at a
+ * site, [*lo, *hi) of the contig's (none: lo == hi). */
+int mc_targets_read(mc_opts_t *o); /* o->targets.path, with alleles under -C alleles */
 void mc_targets_free(mc_targets_t *t);
 int mc_targets_contig(const mc_targets_t *t, const char *name);
 int mc_targets_has(const mc_targets_t *t, int contig, hts_pos_t pos);
+void mc_targets_at(const mc_targets_t *t, int contig, hts_pos_t pos, size_t *lo, size_t *hi);
 
 /* mc_samples.c */
 int mc_samples_read(mc_opts_t *o, const char *arg, int is_file);

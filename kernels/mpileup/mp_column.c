@@ -239,21 +239,14 @@ static const bcf_hdr_t *written_header(const mp_worker_t *w)
 }
 
 /*
- * The record (--call: the called one), or what gVCF makes of it: blocks of
- * mpileup's records with -g, of the called ones with --call -g, as bcftools
- * call feeds its output to the same block writer. Past the shard's end
- * (extending) only the shard's last block takes records, until it closes;
+ * A record written (--call: the called one), or what gVCF makes of it: blocks
+ * of mpileup's records with -g, of the called ones with --call -g, as
+ * bcftools call feeds its output to the same block writer. Past the shard's
+ * end (extending) only the shard's last block takes records, until it closes;
  * the rest is the next shard's. 0 or -1.
  */
-static int emit_record(mp_worker_t *w, kstring_t *out)
+static int write_record(mp_worker_t *w, bcf1_t *rec, kstring_t *out)
 {
-    bcf1_t *rec = w->rec;
-    if (w->caller) {
-        int r = call_record(w);
-        if (r <= 0)
-            return r;
-        rec = w->called;
-    }
     if (!w->gv)
         return put_record(w, rec, out);
     if (w->extending && !mp_gvcf_open(w->gv))
@@ -263,6 +256,47 @@ static int emit_record(mp_worker_t *w, kstring_t *out)
     if (r < 0)
         return -1;
     return r == 1 && !w->extending ? put_record(w, rec, out) : 0;
+}
+
+/* mc_call_site's emit: a called record of the column. */
+static int write_called(void *ctx, bcf1_t *rec)
+{
+    block_out_t *b = ctx;
+    return write_record(b->w, rec, b->out);
+}
+
+/* The column's record in w->rec: called (under -C alleles kept until the column ends), written. */
+static int emit_record(mp_worker_t *w, kstring_t *out)
+{
+    bcf1_t *rec = w->rec;
+    if (w->caller && w->o->call->constrain_alleles) {
+        if (w->n_site == 2 || !(w->site[w->n_site] || (w->site[w->n_site] = bcf_init1())))
+            return -1;
+        return bcf_copy(w->site[w->n_site++], rec) ? 0 : -1;
+    }
+    if (w->caller) {
+        int r = call_record(w);
+        if (r <= 0)
+            return r;
+        rec = w->called;
+    }
+    return write_record(w, rec, out);
+}
+
+/* -C alleles: the column's records called against the targets at its position. 0 or -1. */
+static int call_site(mp_worker_t *w, kstring_t *out)
+{
+    block_out_t b = {w, out};
+    int n = w->n_site;
+    w->n_site = 0;
+    if (mc_call_site(w->caller, w->site, n, w->called, write_called, &b) < 0) {
+        if (n)
+            ss_error("--call -C alleles failed at %s:%lld (the line above says why)",
+                     bcf_seqname_safe(w->run->vcf_hdr, w->site[0]),
+                     (long long)w->site[0]->pos + 1);
+        return -1;
+    }
+    return 0;
 }
 
 int mp_gvcf_close(mp_worker_t *w, kstring_t *out)
@@ -277,7 +311,8 @@ int mp_gvcf_close(mp_worker_t *w, kstring_t *out)
  * with an ALT are known (set here at such a site). 0, MP_NEED_CARRY when an
  * indel record needs them unknown, -1 out of memory.
  */
-int mp_column_records(mp_worker_t *w, int tid, hts_pos_t pos, kstring_t *out, int *carry_known)
+static int column_records(mp_worker_t *w, int tid, hts_pos_t pos, kstring_t *out,
+                          int *carry_known)
 {
     int total = 0, oom = 0;
     for (int i = 0; i < w->n; i++)
@@ -318,4 +353,14 @@ int mp_column_records(mp_worker_t *w, int tid, hts_pos_t pos, kstring_t *out, in
     if (mp_site_to_bcf(&w->bc, w->rec, w->bcr, w->o->fmt_flag, w->bca, w->ref) < 0)
         return -1;
     return emit_record(w, out);
+}
+
+int mp_column_records(mp_worker_t *w, int tid, hts_pos_t pos, kstring_t *out, int *carry_known)
+{
+    w->n_site = 0;
+    int r = column_records(w, tid, pos, out, carry_known);
+    if (r == 0 && w->n_site)
+        r = call_site(w, out);
+    w->n_site = 0; /* a pass that restarts (MP_NEED_CARRY) makes the column again */
+    return r;
 }

@@ -195,10 +195,10 @@ static const ss_cmd_t mp_cmd = {
         "worker count; --threads keeps bcftools' meaning (compression threads).\n"
         "\n"
         "--call ends mpileup's options: every word after it is bcftools call's own\n"
-        "command line (-m or -c, -v, -A, -a, -G, -g, --ploidy, -P, -p, -s/-S, -V, -M, -T\n"
-        "...), and the output is the bytes of `bcftools mpileup -Ou ... | bcftools call ...`\n"
-        "in one pass; -o, -O and --write-index after --call name that output. Refused after\n"
-        "--call: -r/-R (give them to mpileup), -C and -i.",
+        "command line (-m or -c, -v, -A, -a, -G, -g, --ploidy, -P, -p, -s/-S, -V, -M, -T,\n"
+        "-C alleles ...), and the output is the bytes of `bcftools mpileup -Ou ... |\n"
+        "bcftools call ...` in one pass; -o, -O and --write-index after --call name that\n"
+        "output. Refused after --call: -r/-R (give them to mpileup), -C trio and -i.",
     .groups = mp_groups,
     .examples = "  # bcftools mpileup's BCF, on every core, into bcftools call\n"
                 "  seqshard mpileup -f ref.fa -Ou in.bam | bcftools call -mv -Oz -o calls.vcf.gz\n"

@@ -267,6 +267,9 @@ static void worker_destroy(void *wstate)
     mc_destroy(w->caller);
     if (w->called)
         bcf_destroy1(w->called);
+    for (int i = 0; i < 2; i++)
+        if (w->site[i])
+            bcf_destroy1(w->site[i]);
     if (w->rec)
         bcf_destroy1(w->rec);
     if (w->sync)

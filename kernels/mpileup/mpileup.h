@@ -254,6 +254,8 @@ typedef struct {
     mp_gvcf_t *gv;              /* -g: gVCF blocks, or NULL */
     mc_caller_t *caller;        /* --call: bcftools call on each record, or NULL */
     bcf1_t *called;             /* the caller's record */
+    bcf1_t *site[2];            /* --call -C alleles: the column's records, called together */
+    int n_site;
     int extending;              /* past the shard's end, following its last block: records
                                  * feed the block only */
     int max_indel_depth;        /* -L times the samples */

@@ -12,9 +12,13 @@
 #     position, shard edges, repeats, comments, a gzipped copy; -@1..3, shards 1k to whole
 #     contigs, and under mpirun -np 2 and 3 (when the build has MPI);
 #   - --call -g, the caller's gVCF blocks (with GT), across shard edges and under mpirun;
+#   - --call -C alleles -T FILE: the targets' alleles called (dwgsim's variants, other ALTs,
+#     two ALTs, a SNP and an indel at one site, lower case), with -v, -A, -G -, -g, -a and
+#     FORMAT tags of one value per allele, at -@1..3, shards 1k to whole, under mpirun;
 #   - what --call refuses before any work (mpileup's -g with --call, call's -g without
-#     FORMAT/DP or with -c or -v, -C trio, -C alleles, -i, a targets file that cannot be
-#     opened or read), one line, exit 2.
+#     FORMAT/DP or with -c or -v, -C trio, -C alleles without -T or with -c or without an
+#     alleles column, -i, a targets file that cannot be opened or read), one line, exit 2;
+#     a target whose REF is not the reference's stops the run with exit 1, as in bcftools.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_mpileup.sh"
@@ -107,6 +111,57 @@ call_vs "--call -mv -T VCF"               "-mv -T $TD/s1.bam.mutations.vcf" "2:2
 call_vs "--call -m -V indels -T"          "-m -V indels -T $TGT" "1:1g 3:1k" "${R[@]}" "$TD/edge.bam"
 call_vs "--call -m -g 5 -T"               "-m -g 5 -T $TGT" "$LT" -a DP "${R[@]}" "$TD/s1.bam" "$TD/s2.bam"
 
+# ---- -C alleles: the targets' alleles called ------------------------------------------------
+# dwgsim's variants as CHROM POS REF,ALT, and per contig 150 random sites: another ALT, two
+# ALTs, a SNP and a deletion at one position, lower case, an insertion, a deletion
+TAL=$W/alleles.tsv
+python3 - "$REF" "$TD/s1.bam.mutations.vcf" "$TAL" <<'PY'
+import random, sys
+fa, vcf, out = sys.argv[1:4]
+ref, name = {}, None
+for line in open(fa):
+    line = line.strip()
+    if line.startswith('>'):
+        name = line[1:].split()[0]
+        ref[name] = []
+    else:
+        ref[name].append(line)
+ref = {k: ''.join(v) for k, v in ref.items()}
+rng = random.Random(7)
+sites = [(f[0], int(f[1]), f[3] + ',' + f[4])
+         for f in (l.split('\t') for l in open(vcf) if not l.startswith('#'))]
+for ctg in ('ctgA', 'ctgB'):
+    s = ref[ctg]
+    for p in rng.sample(range(10, min(len(s), 60000) - 10), 150):
+        r = s[p - 1]
+        alts = [b for b in 'ACGT' if b != r.upper()]
+        k = rng.random()
+        if k < 0.4:
+            sites.append((ctg, p, r + ',' + rng.choice(alts)))
+        elif k < 0.55:
+            sites.append((ctg, p, r + ',' + ','.join(rng.sample(alts, 2))))
+        elif k < 0.7:
+            sites += [(ctg, p, r + ',' + rng.choice(alts)), (ctg, p, s[p - 1:p + 2] + ',' + r)]
+        elif k < 0.8:
+            sites.append((ctg, p, (r + ',' + rng.choice(alts)).lower()))
+        elif k < 0.9:
+            sites.append((ctg, p, r + ',' + r + 'T'))
+        else:
+            sites.append((ctg, p, s[p - 1:p + 1] + ',' + r))
+rng.shuffle(sites)
+sites.sort(key=lambda x: (x[0], x[1]))
+with open(out, 'w') as f:
+    f.writelines('%s\t%d\t%s\n' % t for t in sites)
+PY
+A3=("$TD/s1.bam" "$TD/s2.bam" "$TD/edge.bam")
+call_vs "--call -m -C alleles"            "-m -C alleles -T $TAL"   "$LT" -a AD,DP "${R[@]}" "${A3[@]}"
+call_vs "--call -mv -C alleles"           "-mv -C alleles -T $TAL"  "$LT" "${R[@]}" "$TD/s1.bam" "$TD/s2.bam"
+call_vs "--call -m -A -C alleles"         "-m -A -C alleles -T $TAL" "$LT" -a AD "${R[@]}" "${A3[@]}"
+call_vs "--call -m -G - -C alleles"       "-m -G - -C alleles -T $TAL" "2:2k" -a AD,QS "${R[@]}" "${A3[@]}"
+call_vs "--call -m -g -C alleles"         "-m -g 5,10 -C alleles -T $TAL" "3:1k" -a DP "${R[@]}" "${A3[@]}"
+call_vs "--call -m -a GQ,GP -C alleles, Number=R tags" "-m -a GQ,GP -C alleles -T $TAL" "3:1k" \
+    -a FORMAT/AD,ADF,ADR,SP "${R[@]}" "${A3[@]}"
+
 # under mpirun: every rank calls its shards' target sites
 if [ "${SS_MPI:-1}" != 0 ] && command -v mpirun >/dev/null; then
     MPIRUN=(mpirun --oversubscribe --bind-to none)
@@ -137,6 +192,7 @@ if [ "${SS_MPI:-1}" != 0 ] && command -v mpirun >/dev/null; then
     }
     mpi_call_vs "--call -m -T" "" "-m -T $TGT"
     mpi_call_vs "--call -m -g" "-a DP" "-m -g 5,10,20"
+    mpi_call_vs "--call -m -C alleles" "-a AD" "-m -C alleles -T $TAL"
 fi
 
 # -Oz after --call names the output; --write-index gives bcftools index's .csi of it
@@ -201,8 +257,22 @@ refuse "--call -v -g"        "--variants-only and --gvcf" -a DP "${R[@]}" "$TD/s
 refuse "--call -g 5,x"       "could not parse --gvcf" -a DP "${R[@]}" "$TD/s1.bam" --call -m -g 5,x
 refuse "-g with --call"      "-g with --call" -g 5 -a DP "${R[@]}" "$TD/s1.bam" --call -mv
 refuse "--call -C trio"      "trio"   "${R[@]}" "$TD/s1.bam" --call -mv -C trio
-refuse "--call -C alleles"   "-C alleles" "${R[@]}" "$TD/s1.bam" --call -m -C alleles -T "$TGT"
-refuse "--call -i"           "-i"     "${R[@]}" "$TD/s1.bam" --call -m -i
+refuse "--call -C alleles without -T" "expected -t or -T" "${R[@]}" "$TD/s1.bam" --call -m -C alleles
+refuse "--call -c -C alleles" "requires -m" "${R[@]}" "$TD/s1.bam" --call -c -C alleles -T "$TAL"
+refuse "--call -C alleles, no alleles column" "third column" "${R[@]}" "$TD/s1.bam" \
+    --call -m -C alleles -T "$TGT"
+refuse "--call -i"           "-i"     "${R[@]}" "$TD/s1.bam" --call -m -C alleles -T "$TAL" -i
+# a target whose REF is not the reference's stops the run, as bcftools stops
+printf 'ctgA\t446\tG,T\n' >"$W/badref.tsv"
+"$SEQSHARD" mpileup --quiet "${R[@]}" "$TD/s1.bam" -o "$W/refused.vcf" \
+    --call -m -C alleles -T "$W/badref.tsv" 2>"$W/r.err"
+rc=$?
+if [ $rc = 0 ] || ! grep -q "not compatible at ctgA:446" "$W/r.err" || [ -e "$W/refused.vcf" ]; then
+    ss_bad "--call -C alleles, a wrong REF" "want exit 1 naming ctgA:446, no output (rc $rc)" \
+        "$(head -2 "$W/r.err")"
+else
+    ss_ok "--call -C alleles, a wrong REF"
+fi
 if "$SEQSHARD" mpileup "${R[@]}" "$TD/s1.bam" --call -mv -Ob -o "$W/refused.bcf" \
     --write-index=tbi 2>"$W/r.err" || ! grep -q "needs -Oz" "$W/r.err" || [ -e "$W/refused.bcf" ]; then
     ss_bad "--write-index=tbi -Ob" "want a refusal naming -Oz, no output" "$(head -2 "$W/r.err")"
