@@ -25,7 +25,6 @@ CASES="pileup view sam mpileup"
 
 bins=(this)
 [ -n "${SEQSHARD_BASE:-}" ] && bins+=(base)
-binary() { if [ "$1" = base ]; then echo "$SEQSHARD_BASE"; else echo "$SEQSHARD"; fi; }
 
 # cmd BIN CASE: the indexed run, its report in $WORK/r.json
 cmd() {
@@ -42,12 +41,10 @@ cmd() {
 # check CASE: the index written equals the tool's of the same file
 check() {
     case $1 in
-    pileup) cp "$WORK/o.txt.gz" "$WORK/c.txt.gz" && tabix -f -s1 -b2 -e2 "$WORK/c.txt.gz" &&
-        cmp -s "$WORK/c.txt.gz.tbi" "$WORK/o.txt.gz.tbi" ;;
-    view) samtools index -c -o "$WORK/c.csi" "$WORK/o.bam" && cmp -s "$WORK/c.csi" "$WORK/o.bam.csi" ;;
-    sam) samtools index -c -o "$WORK/c.csi" "$WORK/o.sam.gz" && cmp -s "$WORK/c.csi" "$WORK/o.sam.gz.csi" ;;
-    mpileup) cp "$WORK/o.bcf" "$WORK/c.bcf" && bcftools index -f "$WORK/c.bcf" &&
-        cmp -s "$WORK/c.bcf.csi" "$WORK/o.bcf.csi" ;;
+    pileup) index_is_tools tbi "$WORK/o.txt.gz" "$WORK/o.txt.gz.tbi" ;;
+    view) index_is_tools sam-csi "$WORK/o.bam" "$WORK/o.bam.csi" ;;
+    sam) index_is_tools sam-csi "$WORK/o.sam.gz" "$WORK/o.sam.gz.csi" ;;
+    mpileup) index_is_tools bcf-csi "$WORK/o.bcf" "$WORK/o.bcf.csi" ;;
     esac
 }
 

@@ -30,7 +30,6 @@ trap 'rm -rf "$WORK"' EXIT
 
 bins=(this)
 [ -n "${SEQSHARD_BASE:-}" ] && bins+=(base)
-binary() { if [ "$1" = base ]; then echo "$SEQSHARD_BASE"; else echo "$SEQSHARD"; fi; }
 
 # run BIN CASE CONFIG: one timed command
 cmd() {
@@ -49,17 +48,15 @@ cmd() {
 want() { [[ " $CASES " == *" $1 "* ]]; }
 for b in "${bins[@]}"; do
     if want view; then
-        $(cmd "$b" view indexed) && "${SAMTOOLS:-samtools}" index -c -o "$WORK/s.csi" "$WORK/v.bam" &&
-            cmp -s "$WORK/s.csi" "$WORK/v.bam.csi" || die "$b: view's .csi is not samtools index -c's"
+        $(cmd "$b" view indexed) && index_is_tools sam-csi "$WORK/v.bam" "$WORK/v.bam.csi" ||
+            die "$b: view's .csi is not samtools index -c's"
     fi
     if want pileup; then
-        $(cmd "$b" pileup indexed) && cp "$WORK/p.txt.gz" "$WORK/t.txt.gz" &&
-            tabix -s1 -b2 -e2 "$WORK/t.txt.gz" && cmp -s "$WORK/t.txt.gz.tbi" "$WORK/p.txt.gz.tbi" ||
+        $(cmd "$b" pileup indexed) && index_is_tools tbi "$WORK/p.txt.gz" "$WORK/p.txt.gz.tbi" ||
             die "$b: pileup's .tbi is not tabix's"
     fi
     if want mpileup; then
-        $(cmd "$b" mpileup indexed) && cp "$WORK/m.bcf" "$WORK/c.bcf" &&
-            "${BCFTOOLS:-bcftools}" index -f "$WORK/c.bcf" && cmp -s "$WORK/c.bcf.csi" "$WORK/m.bcf.csi" ||
+        $(cmd "$b" mpileup indexed) && index_is_tools bcf-csi "$WORK/m.bcf" "$WORK/m.bcf.csi" ||
             die "$b: mpileup's .csi is not bcftools index's"
     fi
 done

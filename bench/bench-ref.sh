@@ -22,7 +22,6 @@ REGION=${SS_BENCH_REF_REGION:-$(head -1 "$DATA/ref.fa.fai" | cut -f1):1-200000}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ss-bench-ref.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-binary() { if [ "$1" = base ]; then echo "$SEQSHARD_BASE"; else echo "$SEQSHARD"; fi; }
 cmd() { echo "$(binary "$1") mpileup --no-version -@ $T --quiet -f $REF -r $REGION --shard-size $2 -o $WORK/$1.vcf $BAM"; }
 
 for sz in 2k 16k; do

@@ -43,3 +43,21 @@ for (case, config), v in rss.items():
     print('| %s | %s | %.0f |' % (case, config, statistics.median(v) / 1024))
 PY
 }
+
+# binary BUILD: the seqshard of build "this" (SEQSHARD) or "base" (SEQSHARD_BASE).
+binary() { if [ "$1" = base ]; then echo "$SEQSHARD_BASE"; else echo "$SEQSHARD"; fi; }
+
+# index_is_tools KIND FILE INDEX: whether INDEX has the bytes the tool makes of FILE:
+# tbi (tabix -s1 -b2 -e2), sam-csi (samtools index -c, BAM or SAM.gz), bcf-csi
+# (bcftools index). The tool works on a copy beside FILE.
+index_is_tools() {
+    local kind=$1 file=$2 index=$3 copy
+    copy=$(dirname "$file")/tool.$(basename "$file")
+    cp "$file" "$copy" || return 1
+    case $kind in
+    tbi) tabix -f -s1 -b2 -e2 "$copy" && cmp -s "$copy.tbi" "$index" ;;
+    sam-csi) "${SAMTOOLS:-samtools}" index -c "$copy" && cmp -s "$copy.csi" "$index" ;;
+    bcf-csi) "${BCFTOOLS:-bcftools}" index -f "$copy" && cmp -s "$copy.csi" "$index" ;;
+    *) return 1 ;;
+    esac
+}
