@@ -36,6 +36,22 @@ mp_vs "-g 10 -r ctgA:1500-9000"       "$L" -g 10 -r ctgA:1500-9000 "${R[@]}" "$T
 mp_vs "-g 5,10 edge.bam -Ou"          "1:1g 2:2k 1:14k" -g 5,10 -Ou "${R[@]}" "$TD/edge.bam"
 
 # ---- --call against the pipe ---------------------------------------------------------------
+# verdict NAME RC EXP GOT: seqshard's run (exit status RC, output GOT, its stderr GOT.err)
+# against the pipe's EXP. 0 when they match.
+verdict() {
+    local name=$1 rc=$2 exp=$3 got=$4
+    if [ "$rc" != 0 ]; then
+        ss_bad "$name" "exit status $rc" "$(head -2 "$got.err")"
+    elif ! cmp -s "$exp" "$got"; then
+        ss_bad "$name" "differs from bcftools mpileup | call"
+        ss_show_diff "$exp" "$got"
+    else
+        ss_ok "$name ($(grep -vc '^#' "$got") records)"
+        return 0
+    fi
+    return 1
+}
+
 # call_vs NAME "CALL OPTS" LAYOUTS MPILEUP ARGS...
 call_vs() {
     local name=$1 copts=$2 layouts=$3
@@ -53,16 +69,7 @@ call_vs() {
         # shellcheck disable=SC2086
         timeout "$SS_TIMEOUT" "$SEQSHARD" mpileup --no-version --quiet -@ "${layout%%:*}" \
             --shard-size "${layout#*:}" "$@" --call $copts >"$got" 2>"$got.err" </dev/null
-        local rc=$?
-        if [ $rc != 0 ]; then
-            ss_bad "$name [-@${layout%%:*} ${layout#*:}]" "exit status $rc" "$(head -2 "$got.err")"
-        elif ! cmp -s "$exp" "$got"; then
-            ss_bad "$name [-@${layout%%:*} ${layout#*:}]" "differs from bcftools mpileup | call"
-            ss_show_diff "$exp" "$got"
-        else
-            ss_ok "$name [-@${layout%%:*} ${layout#*:}] ($(grep -vc '^#' "$got") records)"
-            rm -f "$got" "$got.err"
-        fi
+        verdict "$name [-@${layout%%:*} ${layout#*:}]" $? "$exp" "$got" && rm -f "$got" "$got.err"
     done
 }
 
@@ -115,18 +122,13 @@ call_vs "--call -m -g 5 -T"               "-m -g 5 -T $TGT" "$LT" -a DP "${R[@]}
 # dwgsim's variants as CHROM POS REF,ALT, and per contig 150 random sites: another ALT, two
 # ALTs, a SNP and a deletion at one position, lower case, an insertion, a deletion
 TAL=$W/alleles.tsv
-python3 - "$REF" "$TD/s1.bam.mutations.vcf" "$TAL" <<'PY'
-import random, sys
-fa, vcf, out = sys.argv[1:4]
-ref, name = {}, None
-for line in open(fa):
-    line = line.strip()
-    if line.startswith('>'):
-        name = line[1:].split()[0]
-        ref[name] = []
-    else:
-        ref[name].append(line)
-ref = {k: ''.join(v) for k, v in ref.items()}
+python3 - "$REF" "$TD/s1.bam.mutations.vcf" "$TAL" "$SAMTOOLS" <<'PY'
+import random, subprocess, sys
+fa, vcf, out, samtools = sys.argv[1:5]
+def contig(name):  # the contig's sequence, through samtools faidx
+    lines = subprocess.check_output([samtools, 'faidx', fa, name], text=True).split('\n')
+    return ''.join(lines[1:])
+ref = {c: contig(c) for c in ('ctgA', 'ctgB')}
 rng = random.Random(7)
 sites = [(f[0], int(f[1]), f[3] + ',' + f[4])
          for f in (l.split('\t') for l in open(vcf) if not l.startswith('#'))]
@@ -169,7 +171,7 @@ if [ "${SS_MPI:-1}" != 0 ] && command -v mpirun >/dev/null; then
     export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
     # mpi_call_vs NAME "MPILEUP OPTS" "CALL OPTS": ranks 2 and 3 against the pipe
     mpi_call_vs() {
-        local name=$1 mopts=$2 copts=$3 np got rc exp=$W/mpi.exp
+        local name=$1 mopts=$2 copts=$3 np got exp=$W/mpi.exp
         # shellcheck disable=SC2086 # the options are word lists
         "$BCFTOOLS" mpileup --no-version -Ou $mopts "${R[@]}" "$TD/s1.bam" "$TD/s2.bam" \
             2>/dev/null | "$BCFTOOLS" call --no-version $copts >"$exp" 2>/dev/null
@@ -179,15 +181,7 @@ if [ "${SS_MPI:-1}" != 0 ] && command -v mpirun >/dev/null; then
             timeout "$SS_TIMEOUT" "${MPIRUN[@]}" -np "$np" "$SEQSHARD" mpileup --no-version \
                 --quiet -@ 1 --shard-size 2k $mopts "${R[@]}" "$TD/s1.bam" "$TD/s2.bam" \
                 -o "$got" --call $copts </dev/null >/dev/null 2>"$got.err"
-            rc=$?
-            if [ $rc != 0 ]; then
-                ss_bad "$name, mpirun -np $np" "exit status $rc" "$(head -2 "$got.err")"
-            elif ! cmp -s "$exp" "$got"; then
-                ss_bad "$name, mpirun -np $np" "differs from bcftools mpileup | call"
-                ss_show_diff "$exp" "$got"
-            else
-                ss_ok "$name, mpirun -np $np ($(grep -vc '^#' "$got") records)"
-            fi
+            verdict "$name, mpirun -np $np" $? "$exp" "$got"
         done
     }
     mpi_call_vs "--call -m -T" "" "-m -T $TGT"
