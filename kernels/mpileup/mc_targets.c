@@ -38,22 +38,22 @@ static int contig_index(mc_targets_t *t, const char *name, size_t len)
     return t->n_contigs++;
 }
 
-/* A target at pos; als (owned from here) its alleles with -C alleles, else NULL. */
+/* A target at pos; als (owned from here): its alleles with -C alleles, else NULL. */
 static int add_target(mc_target_contig_t *c, hts_pos_t pos, char **als)
 {
     if (c->n == c->m) {
         size_t m = c->m ? 2 * c->m : 64;
         hts_pos_t *p = realloc(c->pos, m * sizeof(*p));
-        if (p)
-            c->pos = p;
-        char ***a = als || c->als ? realloc(c->als, m * sizeof(*a)) : NULL;
-        if (a)
-            c->als = a;
-        if (!p || ((als || c->als) && !a))
+        if (!p)
             return -1;
+        c->pos = p;
+        char ***a = als ? realloc(c->als, m * sizeof(*a)) : NULL; /* every target has them */
+        if (als && !a)
+            return -1;
+        c->als = a;
         c->m = m;
     }
-    if (c->als)
+    if (als)
         c->als[c->n] = als;
     c->pos[c->n++] = pos;
     return 0;
