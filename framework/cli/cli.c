@@ -58,6 +58,8 @@ static int agree_setup(int failed)
         return failed;
     int n = ss_comm_size(), me = ss_comm_rank();
     int lowest = ss_comm_max_int(failed ? n - me : 0);
+    if (lowest)
+        ss_signals_run_failed();
     if (lowest && n - lowest == me)
         ss_error_flush();
     ss_error_defer(0);

@@ -618,6 +618,8 @@ static int run(engine_t *e, setup_t *s, double t0)
     rc = ss_engine_summarize(e, s, rc);
     rc = ss_acct_check(e->acct, e, rc); /* before anything is renamed */
     rc = e->sink->finish(e, rc);
+    if (parallel && rc != 0)
+        ss_signals_run_failed(); /* the finish was an agreement: every rank knows */
     rc = ss_side_finish(e->side, rc);
     counted = counted && ss_count_total(&count1) == 0;
     ss_output_t *rep;
@@ -635,6 +637,8 @@ static int run(engine_t *e, setup_t *s, double t0)
          * status, and the others keep guarding the temporary name until then */
         if (ss_comm_max_int(rc < 0) != 0)
             rc = -1;
+        if (rc != 0)
+            ss_signals_run_failed();
         if (ss_comm_rank() != 0)
             ss_output_unguard();
     }
@@ -694,6 +698,8 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, const void *run_state,
     if (!failed && spec->gather && kernel->gather && kernel->gathered)
         failed = ss_gather_run(&e, s.n, s.n_workers) < 0;
     if (failed) {
+        if (parallel)
+            ss_signals_run_failed();
         ss_engine_setup_failed(&e, &s, t0);
         ss_engine_log_failed(parallel);
     }

@@ -210,6 +210,11 @@ void ss_signals_forget(int slot)
         atomic_store(&slot_armed[slot], 0);
 }
 
+void ss_signals_run_failed(void)
+{
+    atomic_store(&quiet_, 1);
+}
+
 void ss_signals_output_direct(int on)
 {
     atomic_store(&direct_, on);

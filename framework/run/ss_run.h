@@ -32,6 +32,10 @@ void ss_signals_install(int quiet);
 int ss_signals_remove_on_exit(const char *path);
 /* Stop removing slot's file (renamed into place, or already removed). -1 is a no-op. */
 void ss_signals_forget(int slot);
+/* The ranks agreed the run failed, and the failing rank said why. mpirun ends
+ * the other ranks with SIGTERM once one exits non-zero: from here on a signal
+ * removes the temporary files without a line that would blame the signal. */
+void ss_signals_run_failed(void);
 /* on: the output goes straight to its destination, so a signal says it is incomplete. */
 void ss_signals_output_direct(int on);
 /* The output can be resumed: the signal line says to rerun with --resume. Any thread. */
