@@ -580,6 +580,11 @@ static int check(mp_opts_t *o, ss_common_opts_t *co)
                         "use --no-reference to run without a fasta reference\n");
         return -1;
     }
+    if (co->n_inputs == 0 && o->call_argv) {
+        fprintf(stderr, "seqshard mpileup: no input files before --call (the words after it are "
+                        "bcftools call's): put the BAM/CRAM files before --call\n");
+        return -1;
+    }
     if (co->n_inputs == 0) {
         fprintf(stderr, "seqshard mpileup: no input files; see 'seqshard mpileup --help'\n");
         return -1;
