@@ -500,8 +500,8 @@ int ss_reader_query(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end
         return query_error(r, i, tid, beg, end);
     if (rest_from_records(r, i, f, f->fp) < 0)
         return -1;
-    if (!f->is_cram && rd_in_window(r, tid, beg, end) && rd_bam_window_ready(r, f, f->fp, f->idx))
-        rd_bam_skip_to(f->itr, f->win_off);
+    if (!f->is_cram)
+        rd_bam_start(f, f->fp, f->itr, tid, beg);
     return 0;
 }
 
@@ -515,9 +515,8 @@ static int bam_resume(ss_reader_t *r, int i, rd_file_t *f, samFile *fp)
         hts_idx_t *shared = shared_index(r, i);
         hts_idx_t *idx = shared ? shared : ss_io_load_index(&r->in, i, fp);
         f->itr = idx ? sam_itr_queryi(idx, f->q_tid, f->q_beg, f->q_end) : NULL;
-        if (f->itr && rd_in_window(r, f->q_tid, f->q_beg, f->q_end) &&
-            rd_bam_window_ready(r, f, fp, idx))
-            rd_bam_skip_to(f->itr, f->win_off);
+        if (f->itr)
+            rd_bam_start(f, fp, f->itr, f->q_tid, f->q_beg);
         if (idx && !shared)
             hts_idx_destroy(idx); /* a BAM iterator keeps its own copy of the offsets */
         if (!f->itr)
@@ -789,6 +788,7 @@ void ss_reader_destroy(ss_reader_t *r)
             sam_hdr_destroy(f->h);
         batch_free(&f->batch);
         rd_window_release(r, f);
+        rd_marks_free(f);
     }
     rd_window_free(r);
     if (r->held)

@@ -13,6 +13,7 @@ enum { RD_NEW, RD_HELD, RD_PER_SHARD, RD_STREAMED, RD_STDIN };
 enum { WIN_NONE, WIN_LOADED, WIN_FAILED }; /* a CRAM input's window this shard */
 
 typedef struct rd_block_s rd_block_t; /* part of a CRAM window (reader_window.c) */
+typedef struct rd_mark_s rd_mark_t;   /* where a BAM query may start (reader_marks.c) */
 
 typedef struct {
     bam1_t **rec;      /* records, reused across batches */
@@ -66,7 +67,8 @@ typedef struct {
     int replay_full;   /* more were read than it holds: a re-query cannot be served */
     int q_behind;      /* standard input: the query is for a contig the stream has passed */
     unsigned char *dropped; /* standard input, per contig: records skipped unreturned */
-    uint64_t win_off;  /* BAM: file offset of the window's first record (WIN_LOADED) */
+    rd_mark_t *marks;  /* BAM: places a query may start at, kept across shards */
+    int n_marks;
     /*
      * An htslib read error (< -1) met on the open handle fp, or 0: after one,
      * htslib's CRAM reader is left with NULL slices that a next read
@@ -117,12 +119,18 @@ int rd_window_query(ss_reader_t *r, int i, rd_file_t *f);
 void rd_window_release(ss_reader_t *r, rd_file_t *f);
 /* Free what r keeps for windows; every input's window released first. */
 void rd_window_free(ss_reader_t *r);
-/* BAM: whether a query through fp and idx may start at the window's first record. 1 or 0. */
-int rd_bam_window_ready(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *idx);
-/* Drop the chunks of itr that end before file offset off. */
-void rd_bam_skip_to(hts_itr_t *itr, uint64_t off);
 /* CRAM: the window's next record overlapping the query. 0, -1 at the end, -4 out of memory. */
 int rd_window_next(ss_reader_t *r, int i, rd_file_t *f, bam1_t *b);
+
+/* ---- where BAM queries may start (reader_marks.c) ---- */
+
+/*
+ * Start the new query itr (tid:beg-end through fp and idx) as late in the
+ * file as is safe: at the last record boundary before which every record
+ * ends by beg, found from the marks, reading forward from the latest one.
+ */
+void rd_bam_start(rd_file_t *f, samFile *fp, hts_itr_t *itr, int tid, hts_pos_t beg);
+void rd_marks_free(rd_file_t *f);
 
 /* ---- the owned records' tally (reader_tally.c) ---- */
 

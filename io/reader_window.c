@@ -1,9 +1,9 @@
 /*
  * reader_window.c -- the shard's window (ss_reader_window), which makes its
- * queries cheaper: a CRAM reads the window's records once, from its open
+ * CRAM queries cheaper: a CRAM reads the window's records once, from its open
  * handle or one opened for it, and answers every query inside it from them
- * (one slice decode a shard, not three); a BAM query inside it starts at the
- * window's first record. Owned by the reader's worker.
+ * (one slice decode a shard, not three). A BAM query needs no window: it
+ * starts at a mark (reader_marks.c). Owned by the reader's worker.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -195,65 +195,6 @@ static int window_ready(ss_reader_t *r, int i, rd_file_t *f)
         if (h)
             sam_hdr_destroy(h);
         rd_close_input(fp);
-    }
-    return f->win_state == WIN_LOADED;
-}
-
-/*
- * A BAM's window start: the offset of the first record, in file order, that
- * overlaps the window (or of the first record past it). Every record a query
- * inside the window returns overlaps the window too, so it lies at or after
- * this offset; queries then skip what the BAI's 16 kb linear index would
- * have them read first (8 kb of records on average, each time: three queries
- * a shard, and the pileup's time went to inflating it with 667 inputs).
- * Found by reading from the window query's first chunk. 1 if found.
- */
-static int bam_window_start(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *idx, bam1_t *b)
-{
-    hts_itr_t *itr = sam_itr_queryi(idx, r->w_tid, r->w_beg, r->w_end);
-    int found = 0;
-    BGZF *bgzf = fp->fp.bgzf;
-    if (itr && itr->off && itr->n_off > 0 && bgzf_seek(bgzf, (int64_t)itr->off[0].u, SEEK_SET) == 0)
-        for (;;) {
-            uint64_t at = (uint64_t)bgzf_tell(bgzf);
-            if (bam_read1(bgzf, b) < 0)
-                break; /* the queries meet it, and say what it is */
-            const bam1_core_t *c = &b->core;
-            if (c->tid != r->w_tid || c->pos >= r->w_end || bam_endpos(b) > r->w_beg) {
-                f->win_off = at;
-                found = 1;
-                break;
-            }
-        }
-    hts_itr_destroy(itr);
-    return found;
-}
-
-/*
- * Start a BAM query's iterator at the window's first record: chunks that end
- * before it are dropped, the first one kept starts there (hts_itr_t's chunk
- * list is public; the iterator reads it in order, seeking between chunks).
- */
-void rd_bam_skip_to(hts_itr_t *itr, uint64_t off)
-{
-    if (!itr->off || itr->multi)
-        return;
-    int k = 0;
-    while (k < itr->n_off && itr->off[k].v <= off)
-        k++;
-    memmove(itr->off, itr->off + k, (size_t)(itr->n_off - k) * sizeof(*itr->off));
-    itr->n_off -= k;
-    if (itr->n_off > 0 && itr->off[0].u < off)
-        itr->off[0].u = off;
-}
-
-/* Whether a BAM query through fp and idx may start at the window's first record. */
-int rd_bam_window_ready(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_idx_t *idx)
-{
-    if (f->win_state == WIN_NONE) {
-        bam1_t *b = bam_init1();
-        f->win_state = b && bam_window_start(r, f, fp, idx, b) ? WIN_LOADED : WIN_FAILED;
-        bam_destroy1(b);
     }
     return f->win_state == WIN_LOADED;
 }

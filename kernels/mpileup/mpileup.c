@@ -397,6 +397,19 @@ static hts_pos_t pass_end(const mp_worker_t *w, const ss_shard_t *sh)
     return sh->scope_end < len ? sh->scope_end : len;
 }
 
+/*
+ * The reader's window for the shard: every query the pass makes (the walk
+ * back to where the first column's reads began, the scope, the records) then
+ * starts at the window's first record, not at the start of the BAI's 16 kb
+ * window. Deep data puts many shards in one such window, and each query
+ * inflated it again from its start.
+ */
+static void set_window(mp_worker_t *w, const ss_shard_t *sh)
+{
+    ss_reader_window(w->rd, sh->tid, sh->beg > 4096 ? sh->beg - 4096 : 0,
+                     sh->end + MP_READ_PAST_END);
+}
+
 /* One pass over the shard's records. 0, MP_NEED_CARRY, or -1 after ss_error(). */
 static int shard_pass(mp_worker_t *w, const ss_shard_t *sh, shard_pass_t *sp)
 {
@@ -422,8 +435,7 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     mp_worker_t *w = wstate;
     if (sh->tid < 0)
         return 0;
-    ss_reader_window(w->rd, sh->tid, sh->beg > 4096 ? sh->beg - 4096 : 0,
-                     sh->end + MP_READ_PAST_END);
+    set_window(w, sh);
     int ptid = sh->tid;
     hts_pos_t plo = sh->scope_beg, phi;
     shard_pass_t sp = {so, st, sh->end, 0};
@@ -501,6 +513,7 @@ static int census(void *wstate, const ss_shard_t *sh, uint64_t *count)
     mp_gvcf_t *gv = w->gv; /* blocks change no draw */
     w->gv = NULL;
     mp_rng_seed(&w->rng, w->o->seed);
+    set_window(w, sh);
     int rc = mp_pileup_pass(w, sh, sh->tid, sh->beg, sh->end, sh->scope_beg, census_column,
                             &scratch);
     w->gv = gv;
