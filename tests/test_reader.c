@@ -494,6 +494,100 @@ static void test_cram_window(void)
     ss_common_opts_free(&o);
 }
 
+/* Input 0's records over [beg, end) of contig tid through htslib's own iterator: their count, or -1. */
+static int htslib_query(samFile *fp, hts_idx_t *idx, int tid, hts_pos_t beg, hts_pos_t end,
+                        ss_reader_t *r, bam1_t *a, bam1_t *b)
+{
+    hts_itr_t *itr = sam_itr_queryi(idx, tid, beg, end);
+    if (!itr || ss_reader_query(r, 0, tid, beg, end) < 0) {
+        hts_itr_destroy(itr);
+        return -1;
+    }
+    int n = 0, ra, rb = -1;
+    while ((ra = sam_itr_next(fp, itr, a)) >= 0) {
+        if ((rb = ss_reader_next(r, 0, b)) < 0 || !same_record(a, b))
+            break;
+        n++;
+    }
+    if (ra >= 0 || ss_reader_next(r, 0, b) != -1)
+        n = -1; /* one ended before the other, or they differ */
+    hts_itr_destroy(itr);
+    return n;
+}
+
+/*
+ * BAM queries that start at marks (reads finer than the BAI's 16 kb)
+ * return what htslib's iterator returns: a 3000x stack, long reads that
+ * span it, sparse stretches, empty queries before populated ones; queries
+ * forward, backward and at random, shard after shard, in one reader.
+ */
+static void test_bam_marks(void)
+{
+    enum { N = 12000 };
+    const char *names[] = { "m1", "m2" };
+    hts_pos_t lens[] = { 200000, 100000 };
+    ss_test_read_t *reads = malloc(N * sizeof(*reads));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(reads);
+    uint32_t x = 7;
+    for (int i = 0; i < N; i++) {
+        x = x * 1103515245u + 12345u;
+        int stack = i % 10 < 8;                  /* most in 20,000-24,000 */
+        hts_pos_t pos = stack ? 20000 + (x >> 8) % 4000 : (x >> 8) % 105000;
+        if (!stack && pos >= 15000)
+            pos += 85000;                        /* the rest in 0-15,000 and 100,000-190,000 */
+        int len = i % 97 == 0 ? 3000 : 100;      /* some long reads, spanning marks */
+        if (i % 10 == 8) /* a cluster past an empty stretch, too big for htslib to fold */
+            pos = 60000 + (x >> 8) % 50;         /* its bin into the 128 kb one */
+        if (i % 503 == 0) {                      /* after it, reads across 64 kb: in a bin */
+            pos = 65000 + (x >> 8) % 100;        /* that holds 40,000 too */
+            len = 3000;
+        }
+        reads[i] = (ss_test_read_t){ .tid = i % 13 == 0, .pos = pos, .len = len };
+    }
+    char path[256];
+    snprintf(path, sizeof(path), "%s", ss_test_path("marks", ".bam"));
+    int bad = ss_test_write_bam(path, 2, names, lens, reads, N, 0);
+    free(reads);
+    SS_EQ_FATAL(bad, 0);
+
+    char *paths[] = { path };
+    ss_io_inputs_t in = { .paths = paths, .n = 1, .reference = NULL };
+    ss_reader_t *r = ss_reader_init(&in);
+    samFile *fp = sam_open(path, "r");
+    sam_hdr_t *h = fp ? sam_hdr_read(fp) : NULL;
+    hts_idx_t *idx = h ? sam_index_load(fp, path) : NULL;
+    bam1_t *a = bam_init1(), *b = bam_init1();
+    CU_ASSERT_FATAL(r && idx && a && b);
+    hts_pos_t q[][2] = {
+        { 40000, 40100 }, { 60010, 60020 }, /* an empty query, then the cluster after it */
+        { 23000, 23100 }, { 22999, 23000 }, { 22000, 22001 }, { 21000, 23500 },
+        { 20000, 20001 }, { 23950, 24050 }, { 30000, 30010 }, { 50000, 50100 },
+        { 60010, 60020 }, { 59990, 60200 }, { 19990, 21000 }, { 0, 100 },
+    };
+    for (int shard = 0; shard < 3; shard++) {
+        SS_EQ_FATAL(ss_reader_begin(r), 0);
+        for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++)
+            SS_LE(0, htslib_query(fp, idx, 0, q[k][0] + shard, q[k][1] + shard, r, a, b));
+        for (int k = 0; k < 40; k++) { /* steps back and forth across the stack */
+            x = x * 1103515245u + 12345u;
+            hts_pos_t beg = 19500 + (x >> 8) % 5000;
+            SS_LE(0, htslib_query(fp, idx, 0, beg, beg + 1 + (x >> 4) % 300, r, a, b));
+        }
+        SS_LE(0, htslib_query(fp, idx, 1, 20000, 24000, r, a, b));
+        ss_reader_end(r);
+    }
+    bam_destroy1(a);
+    bam_destroy1(b);
+    hts_idx_destroy(idx);
+    sam_hdr_destroy(h);
+    sam_close(fp);
+    ss_reader_destroy(r);
+    char p[300];
+    snprintf(p, sizeof(p), "%s.bai", path);
+    unlink(p);
+    unlink(path);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -506,7 +600,8 @@ int main(void)
         !CU_add_test(s, "ref_cache", test_ref_cache) ||
         !CU_add_test(s, "estimate", test_estimate) ||
         !CU_add_test(s, "budget_peak", test_budget_peak) ||
-        !CU_add_test(s, "cram_window", test_cram_window))
+        !CU_add_test(s, "cram_window", test_cram_window) ||
+        !CU_add_test(s, "bam_marks", test_bam_marks))
         return 1;
     return ss_test_run();
 }
