@@ -64,8 +64,7 @@ static bam_mplp_t open_pileup(mp_worker_t *w, const ss_shard_t *sh, int tid, hts
     return it;
 }
 
-/* Bind contig tid's reference and the worker's files. 0, or -1 after ss_error(). */
-static int bind_contig(mp_worker_t *w, int tid)
+int mp_bind_contig(mp_worker_t *w, int tid)
 {
     if (mp_bind_ref(w, tid) < 0)
         return -1;
@@ -93,7 +92,7 @@ typedef int (*mp_column_fn)(mp_worker_t *w, int tid, hts_pos_t pos, void *ctx);
 int mp_pileup_pass(mp_worker_t *w, const ss_shard_t *sh, int tid, hts_pos_t lo, hts_pos_t hi,
                        hts_pos_t scope_lo, mp_column_fn fn, void *ctx)
 {
-    if (bind_contig(w, tid) < 0)
+    if (mp_bind_contig(w, tid) < 0)
         return -1;
     hts_pos_t start = mp_shard_start(w->in, w->n, tid, lo, scope_lo,
                                      w->o->max_depth > 0 ? w->o->max_depth : INT_MAX, w->scratch);

@@ -194,3 +194,72 @@ hts_pos_t mp_shard_start(mp_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_
     }
     return s > scope_beg ? s - 1 : scope_beg;
 }
+
+/*
+ * Depth events: +1 where a read starts, -1 where it ends, encoded so that
+ * sorting orders them by position, ends before starts at the same place
+ * (a read ending at p no longer covers p).
+ */
+static int add_event(uint64_t **ev, size_t *n, size_t *m, hts_pos_t pos, int start)
+{
+    if (*n == *m) {
+        size_t cap = *m ? 2 * *m : 4096;
+        if (cap > MP_DEPTH_EVENTS_MAX)
+            return 1; /* too many to sort cheaply: say "maybe" */
+        uint64_t *e = realloc(*ev, cap * sizeof(*e));
+        if (!e)
+            return 1;
+        *ev = e;
+        *m = cap;
+    }
+    (*ev)[(*n)++] = (uint64_t)pos << 1 | (uint64_t)start;
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether more than limit events' reads overlap at some position. */
+static int events_exceed(uint64_t *ev, size_t n, int limit)
+{
+    qsort(ev, n, sizeof(*ev), cmp_u64);
+    int depth = 0;
+    for (size_t k = 0; k < n; k++) {
+        depth += (ev[k] & 1) ? 1 : -1;
+        if (depth > limit)
+            return 1;
+    }
+    return 0;
+}
+
+int mp_depth_exceeds(mp_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t end, int limit,
+                     bam1_t *b)
+{
+    uint64_t *ev = NULL;
+    size_t n_ev = 0, m_ev = 0;
+    int ret = 0, maybe = 0;
+    for (int i = 0; i < n && !maybe && ret >= -1; i++) {
+        if (ss_source_query(in[i].src, tid, beg, end) < 0) {
+            free(ev);
+            return -1;
+        }
+        /* every read the pileup may hold: the filter only takes some away */
+        while (!maybe && (ret = ss_source_next(in[i].src, b)) >= 0) {
+            if (b->core.tid != tid || (b->core.flag & BAM_FUNMAP))
+                continue;
+            hts_pos_t s = b->core.pos > beg ? b->core.pos : beg, e = bam_endpos(b);
+            if (e > end)
+                e = end;
+            if (s < e)
+                maybe = add_event(&ev, &n_ev, &m_ev, s, 1) || add_event(&ev, &n_ev, &m_ev, e, 0);
+        }
+        if (ret < -1)
+            in[i].read_err = ret; /* mp_shard_error reports it */
+    }
+    int over = ret < -1 ? -1 : maybe || (n_ev > 0 && events_exceed(ev, n_ev, limit));
+    free(ev);
+    return over;
+}

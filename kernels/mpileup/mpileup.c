@@ -509,11 +509,18 @@ static int census(void *wstate, const ss_shard_t *sh, uint64_t *count)
     *count = 0;
     if (sh->tid < 0)
         return 0;
+    set_window(w, sh);
+    /* most shards of most data have no column past 255 reads: no draw, no pileup needed */
+    if (mp_bind_contig(w, sh->tid) < 0)
+        return -1;
+    int deep = mp_depth_exceeds(w->in, w->n, sh->tid, sh->beg, sh->end, MP_ERRMOD_MAX_DEPTH,
+                                w->scratch);
+    if (deep <= 0)
+        return deep < 0 ? mp_shard_error(w, sh) : 0;
     kstring_t scratch = KS_INITIALIZE;
     mp_gvcf_t *gv = w->gv; /* blocks change no draw */
     w->gv = NULL;
     mp_rng_seed(&w->rng, w->o->seed);
-    set_window(w, sh);
     int rc = mp_pileup_pass(w, sh, sh->tid, sh->beg, sh->end, sh->scope_beg, census_column,
                             &scratch);
     w->gv = gv;

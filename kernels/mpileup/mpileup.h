@@ -217,6 +217,16 @@ int mp_read_filtered(void *data, bam1_t *b);
  */
 hts_pos_t mp_shard_start(mp_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t scope_beg,
                          int max_depth, bam1_t *scratch);
+/*
+ * Whether more than limit of the inputs' reads overlap some position of
+ * tid:beg-end: an upper bound of any column's pileup there, which holds
+ * some of those reads. 1 (also when there are too many reads to tell
+ * cheaply), 0, or -1 after a read error (in the input's read_err).
+ * scratch is overwritten.
+ */
+int mp_depth_exceeds(mp_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t end, int limit,
+                     bam1_t *scratch);
+#define MP_DEPTH_EVENTS_MAX ((size_t)1 << 22) /* 32 MB of events: past it, assume deep */
 
 /* ---- a worker (mpileup.c), its columns (mp_column.c) and passes (mp_pass.c) ---- */
 
@@ -302,6 +312,8 @@ int mp_gvcf_close(mp_worker_t *w, kstring_t *out);
  * bytes read are the same. 0, or -1 after ss_error().
  */
 int mp_bind_ref(mp_worker_t *w, int tid);
+/* Bind contig tid's reference and the worker's files. 0, or -1 after ss_error(). */
+int mp_bind_contig(mp_worker_t *w, int tid);
 /* ss_error() for a failed shard, naming the input and cause. Always -1. */
 int mp_shard_error(mp_worker_t *w, const ss_shard_t *sh);
 /* What a pass does with each column in its range: 0 go on, 1 stop, -1 failed. */
