@@ -12,6 +12,7 @@
  */
 #include "ss_alloc.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,24 @@ void *ss_alloc_private(size_t size)
         return NULL;
     memset(p, 0, padded);
     return p;
+}
+
+void *ss_calloc_private(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    return ss_alloc_private(n * size);
+}
+
+void *ss_realloc_private(void *p, size_t old, size_t size)
+{
+    void *q = ss_alloc_private(size);
+    if (!q)
+        return NULL;
+    if (p)
+        memcpy(q, p, old < size ? old : size);
+    free(p);
+    return q;
 }
 
 int ss_ks_private(kstring_t *ks, size_t cap)

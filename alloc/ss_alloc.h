@@ -50,6 +50,14 @@ const char *ss_alloc_name(void);
  * Release with free(). NULL when out of memory.
  */
 void *ss_alloc_private(size_t size);
+/* n objects of size bytes, as ss_alloc_private; NULL also when n * size overflows. */
+void *ss_calloc_private(size_t n, size_t size);
+/*
+ * Grow (or shrink) p, a private block of old bytes or NULL, to a private block of size
+ * bytes: the first min(old, size) bytes kept, the rest zeroed, p freed. NULL when out of
+ * memory, with p untouched.
+ */
+void *ss_realloc_private(void *p, size_t old, size_t size);
 /*
  * Give ks (empty or not; its text is dropped) a private buffer of cap bytes. A kstring
  * that grows past cap goes back to realloc, so choose cap above the usual need.

@@ -85,10 +85,13 @@ static int reserve_baq(mp_worker_t *w, int n)
     if (n <= w->m_baq)
         return 0;
     int m = n + n / 2 + 16;
-    bam1_t **reads = realloc(w->baq_reads, (size_t)m * sizeof(*reads));
+    /* written per column: private lines (ss_alloc.h) */
+    bam1_t **reads = ss_realloc_private(w->baq_reads, (size_t)w->m_baq * sizeof(*reads),
+                                        (size_t)m * sizeof(*reads));
     if (reads)
         w->baq_reads = reads;
-    int *ret = realloc(w->baq_ret, (size_t)m * sizeof(*ret));
+    int *ret = ss_realloc_private(w->baq_ret, (size_t)w->m_baq * sizeof(*ret),
+                                  (size_t)m * sizeof(*ret));
     if (ret)
         w->baq_ret = ret;
     if (!reads || !ret)
@@ -166,7 +169,8 @@ int mp_group_by_sample(mp_worker_t *w)
             mp_group_t *g = &w->grp[MP_CD_SAMPLE(p->cd.i)];
             if (g->n == g->m) {
                 int m = g->m ? 2 * g->m : 8;
-                bam_pileup1_t *a = realloc(g->plp, (size_t)m * sizeof(*a));
+                bam_pileup1_t *a = ss_realloc_private(g->plp, (size_t)g->m * sizeof(*a),
+                                                      (size_t)m * sizeof(*a));
                 if (!a)
                     return -1;
                 g->plp = a, g->m = m;

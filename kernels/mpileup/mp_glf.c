@@ -15,6 +15,7 @@
 #include <htslib/hts.h>
 #include <htslib/sam.h>
 
+#include "../../alloc/ss_alloc.h"
 #include "mp_call.h"
 
 #define DEFAULT_THETA   0.83 /* errmod's dependency: bcftools' default when theta <= 0 */
@@ -29,7 +30,7 @@ mp_aux_t *mp_aux_init(double theta, int min_baseQ, int max_baseQ, int delta_base
 {
     if (theta <= 0.)
         theta = DEFAULT_THETA;
-    mp_aux_t *bca = calloc(1, sizeof(*bca));
+    mp_aux_t *bca = ss_alloc_private(sizeof(*bca)); /* written per read (ss_alloc.h) */
     if (!bca)
         return NULL;
     bca->capQ = 60;
@@ -49,12 +50,12 @@ mp_aux_t *mp_aux_init(double theta, int min_baseQ, int max_baseQ, int delta_base
                          &bca->ref_bq, &bca->alt_bq, &bca->fwd_mqs, &bca->rev_mqs};
     /* every bin of the histograms: pos, qual and soft-clip (ref_scl .. ialt_scl) */
     size_t n_bins = 4 * N_POS_BINS + 8 * N_QUAL_BINS + 4 * N_SOFTCLIP_BINS;
-    bca->touched = malloc(n_bins * sizeof(int *));
+    bca->touched = ss_calloc_private(n_bins, sizeof(int *));
     int ok = bca->e != NULL && bca->touched != NULL;
     for (size_t i = 0; i < sizeof(pos_bins) / sizeof(pos_bins[0]); i++)
-        ok &= (*pos_bins[i] = calloc(bca->npos, sizeof(int))) != NULL;
+        ok &= (*pos_bins[i] = ss_calloc_private(bca->npos, sizeof(int))) != NULL;
     for (size_t i = 0; i < sizeof(qual_bins) / sizeof(qual_bins[0]); i++)
-        ok &= (*qual_bins[i] = calloc(bca->nqual, sizeof(int))) != NULL;
+        ok &= (*qual_bins[i] = ss_calloc_private(bca->nqual, sizeof(int))) != NULL;
     if (!ok) {
         mp_aux_destroy(bca);
         return NULL;
@@ -184,7 +185,8 @@ static int reserve_deferred(mp_aux_t *bca, int n)
         return 0;
     int m = bca->n_deferred + n;
     kroundup32(m);
-    mp_deferred_t *d = realloc(bca->deferred, sizeof(*d) * m);
+    mp_deferred_t *d = ss_realloc_private(bca->deferred, sizeof(*d) * bca->m_deferred,
+                                          sizeof(*d) * m);
     if (!d)
         return -1;
     bca->deferred = d;
@@ -257,7 +259,8 @@ static int reserve_bases(mp_aux_t *bca, int n)
         return 0;
     int m = n;
     kroundup32(m);
-    uint16_t *bases = realloc(bca->bases, sizeof(uint16_t) * m);
+    uint16_t *bases = ss_realloc_private(bca->bases, sizeof(uint16_t) * bca->max_bases,
+                                         sizeof(uint16_t) * m);
     if (!bases)
         return -1;
     bca->bases = bases;

@@ -17,6 +17,7 @@
 
 #include <htslib/hts_log.h>
 
+#include "../../alloc/ss_alloc.h"
 #include "mp_indel.h"
 
 void *mp_indel_reserve(void *buf, size_t *cap, size_t need, size_t elem)
@@ -24,7 +25,8 @@ void *mp_indel_reserve(void *buf, size_t *cap, size_t need, size_t elem)
     if (buf && need <= *cap)
         return buf;
     size_t want = need < 64 ? 64 : need + need / 2;
-    void *grown = realloc(buf, want * elem);
+    /* the indel model's per-read arrays, written per read: private lines (ss_alloc.h) */
+    void *grown = ss_realloc_private(buf, buf ? *cap * elem : 0, want * elem);
     if (!grown)
         return NULL;
     *cap = want;
@@ -34,7 +36,7 @@ void *mp_indel_reserve(void *buf, size_t *cap, size_t need, size_t elem)
 static mp_indel_ws_t *workspace(mp_aux_t *bca)
 {
     if (!bca->indel_ws)
-        bca->indel_ws = calloc(1, sizeof(mp_indel_ws_t));
+        bca->indel_ws = ss_alloc_private(sizeof(mp_indel_ws_t));
     return bca->indel_ws;
 }
 

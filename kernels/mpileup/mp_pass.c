@@ -40,7 +40,7 @@ int mp_shard_error(mp_worker_t *w, const ss_shard_t *sh)
 
 
 /* Query every input and start a pileup over them at start. NULL after ss_error(). */
-static bam_mplp_t open_pileup(mp_worker_t *w, const ss_shard_t *sh, int tid, hts_pos_t start,
+static mp_mplp_t *open_pileup(mp_worker_t *w, const ss_shard_t *sh, int tid, hts_pos_t start,
                               hts_pos_t end)
 {
     void *data[w->n];
@@ -52,15 +52,12 @@ static bam_mplp_t open_pileup(mp_worker_t *w, const ss_shard_t *sh, int tid, hts
         }
         data[i] = &w->in[i];
     }
-    bam_mplp_t it = bam_mplp_init(w->n, mp_read_filtered, data);
+    mp_mplp_t *it = mp_mplp_init(w->n, mp_read_filtered, data);
     if (!it) {
         ss_error("out of memory starting the pileup of shard %d", sh->idx);
         return NULL;
     }
-    if (w->o->overlaps)
-        bam_mplp_init_overlaps(it);
-    bam_mplp_set_maxcnt(it, w->o->max_depth);
-    bam_mplp_constructor(it, mp_read_entered);
+    mp_mplp_setup(it, w->o->overlaps, w->o->max_depth, mp_read_entered);
     return it;
 }
 
@@ -98,13 +95,14 @@ int mp_pileup_pass(mp_worker_t *w, const ss_shard_t *sh, int tid, hts_pos_t lo, 
                                      w->o->max_depth > 0 ? w->o->max_depth : INT_MAX, w->scratch);
     if (start < 0)
         return mp_shard_error(w, sh);
-    bam_mplp_t it = open_pileup(w, sh, tid, start, hi);
+    mp_mplp_t *it = open_pileup(w, sh, tid, start, hi);
     if (!it)
         return -1;
-    int ctid, pos, ret, rc = 0;
+    int ctid, ret, rc = 0;
+    hts_pos_t pos;
     const mp_targets_t *targets = w->run->targets.idx ? &w->run->targets : NULL;
     const char *ctg = sam_hdr_tid2name(w->hdr, tid);
-    while (rc == 0 && (ret = bam_mplp_auto(it, &ctid, &pos, w->n_plp, w->plp)) > 0) {
+    while (rc == 0 && (ret = mp_mplp_auto(it, &ctid, &pos, w->n_plp, w->plp)) > 0) {
         if (ctid != tid || pos >= hi)
             break;
         /* bcftools looks at no column outside its region or targets: no BAQ there */
@@ -112,14 +110,14 @@ int mp_pileup_pass(mp_worker_t *w, const ss_shard_t *sh, int tid, hts_pos_t lo, 
             continue;
         if (w->ref && w->o->baq && mp_column_baq(w) < 0) {
             rc = -1;
-            ss_error("out of memory realigning the reads (BAQ) at %s:%d; give the job more "
-                     "memory", ctg, pos + 1);
+            ss_error("out of memory realigning the reads (BAQ) at %s:%lld; give the job more "
+                     "memory", ctg, (long long)pos + 1);
             break;
         }
         if (pos >= lo)
             rc = fn(w, ctid, pos, ctx);
     }
-    bam_mplp_destroy(it);
+    mp_mplp_destroy(it);
     if (rc < 0)
         return ss_error_raised() ? -1 : mp_shard_error(w, sh);
     if (ret < 0)

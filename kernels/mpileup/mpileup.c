@@ -132,16 +132,16 @@ static int site_init(mp_worker_t *w, int n)
     int f = w->o->fmt_flag, nnm = (f & MP_FMT_NMBZ) ? n + 1 : 1;
     bc->n = n;
     bc->bcf_hdr = w->run->vcf_hdr;
-    bc->PL = malloc(15 * (size_t)n * sizeof(*bc->PL));
-    bc->QS = malloc((size_t)n * MP_MAX_ALLELES * sizeof(*bc->QS));
-    bc->DP4 = malloc((size_t)n * 4 * sizeof(int32_t));
-    bc->fmt_arr = malloc((size_t)n * sizeof(float));
-    bc->ADR = malloc((size_t)(n + 1) * MP_MAX_ALLELES * sizeof(int32_t));
-    bc->ADF = malloc((size_t)(n + 1) * MP_MAX_ALLELES * sizeof(int32_t));
-    bc->SCR = malloc((size_t)(n + 1) * sizeof(*bc->SCR));
-    bc->ref_nm = malloc((size_t)nnm * MP_N_NM * sizeof(int32_t));
-    bc->alt_nm = malloc((size_t)nnm * MP_N_NM * sizeof(int32_t));
-    bc->mwu_nm = malloc((size_t)(n + 1) * sizeof(float));
+    bc->PL = ss_alloc_private(15 * (size_t)n * sizeof(*bc->PL));
+    bc->QS = ss_alloc_private((size_t)n * MP_MAX_ALLELES * sizeof(*bc->QS));
+    bc->DP4 = ss_alloc_private((size_t)n * 4 * sizeof(int32_t));
+    bc->fmt_arr = ss_alloc_private((size_t)n * sizeof(float));
+    bc->ADR = ss_alloc_private((size_t)(n + 1) * MP_MAX_ALLELES * sizeof(int32_t));
+    bc->ADF = ss_alloc_private((size_t)(n + 1) * MP_MAX_ALLELES * sizeof(int32_t));
+    bc->SCR = ss_alloc_private((size_t)(n + 1) * sizeof(*bc->SCR));
+    bc->ref_nm = ss_alloc_private((size_t)nnm * MP_N_NM * sizeof(int32_t));
+    bc->alt_nm = ss_alloc_private((size_t)nnm * MP_N_NM * sizeof(int32_t));
+    bc->mwu_nm = ss_alloc_private((size_t)(n + 1) * sizeof(float));
     if (!bc->PL || !bc->QS || !bc->DP4 || !bc->fmt_arr || !bc->ADR || !bc->ADF || !bc->SCR ||
         !bc->ref_nm || !bc->alt_nm || !bc->mwu_nm)
         return -1;
@@ -179,6 +179,31 @@ static void aux_settings(mp_aux_t *a, const mp_opts_t *o)
     a->indel_win_size = o->indel_win_size;
 }
 
+/*
+ * A record the worker builds sites in, as bcf_init1 makes one, with its buffers
+ * (the encoded fields, the alleles and their text) on private lines: they are
+ * written for every site, and tcmalloc would otherwise pack the two workers'
+ * small ones side by side (ss_alloc.h). They grow as htslib grows them.
+ */
+static bcf1_t *private_record(void)
+{
+    bcf1_t *rec = ss_alloc_private(sizeof(*rec));
+    if (!rec)
+        return NULL;
+    rec->d.als = ss_alloc_private(256);
+    rec->d.allele = ss_calloc_private(64, sizeof(char *));
+    rec->d.id = ss_alloc_private(64);
+    if (!rec->d.als || !rec->d.allele || !rec->d.id || ss_ks_private(&rec->shared, 4096) < 0 ||
+        ss_ks_private(&rec->indiv, 4096) < 0) {
+        bcf_destroy1(rec);
+        return NULL;
+    }
+    rec->d.m_als = 256;
+    rec->d.m_allele = 64;
+    rec->d.m_id = 64;
+    return rec;
+}
+
 static int worker_init(void **wstate, const void *kopts, const void *run, const ss_job_t *job,
                        ss_reader_t *rd, int worker_id)
 {
@@ -196,16 +221,16 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
     w->n_smpl = w->run->smpl.n;
     w->bcf = w->o->out_type == MP_OUT_BCF || w->o->out_type == MP_OUT_BCF_GZ;
     w->max_indel_depth = w->o->max_indel_depth * w->n_smpl;
-    w->in = calloc((size_t)w->n, sizeof(*w->in));
-    w->n_plp = calloc((size_t)w->n, sizeof(*w->n_plp));
-    w->plp = calloc((size_t)w->n, sizeof(*w->plp));
-    w->grp = calloc((size_t)w->n_smpl, sizeof(*w->grp));
-    w->grp_n = calloc((size_t)w->n_smpl, sizeof(*w->grp_n));
-    w->grp_plp = calloc((size_t)w->n_smpl, sizeof(*w->grp_plp));
-    w->bcr = calloc((size_t)w->n_smpl, sizeof(*w->bcr));
+    w->in = ss_calloc_private((size_t)w->n, sizeof(*w->in));
+    w->n_plp = ss_calloc_private((size_t)w->n, sizeof(*w->n_plp));
+    w->plp = ss_calloc_private((size_t)w->n, sizeof(*w->plp));
+    w->grp = ss_calloc_private((size_t)w->n_smpl, sizeof(*w->grp));
+    w->grp_n = ss_calloc_private((size_t)w->n_smpl, sizeof(*w->grp_n));
+    w->grp_plp = ss_calloc_private((size_t)w->n_smpl, sizeof(*w->grp_plp));
+    w->bcr = ss_calloc_private((size_t)w->n_smpl, sizeof(*w->bcr));
     w->bca = mp_aux_init(-1., w->o->min_baseQ, w->o->max_baseQ, w->o->delta_baseQ);
-    w->rec = bcf_init1();
-    w->sync = bcf_init1();
+    w->rec = private_record();
+    w->sync = private_record();
     w->scratch = ss_bam_private();
     w->baq = pl_baq_init(w->run->baq_path);
     const char *fasta = ss_job_opts(job)->reference;
@@ -222,7 +247,7 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
     if (w->o->gvcf_ranges && !(w->gv = mp_gvcf_init(w->o->gvcf_ranges, w->o->n_gvcf_ranges)))
         goto oom;
     if (w->o->call && (!(w->caller = mc_init(w->o->call, w->run->vcf_hdr)) ||
-                       !(w->called = bcf_init1()))) {
+                       !(w->called = private_record()))) {
         ss_error("--call: cannot start a caller (the line above says why)");
         return -1;
     }

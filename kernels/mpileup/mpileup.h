@@ -228,6 +228,18 @@ int mp_depth_exceeds(mp_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t en
                      bam1_t *scratch);
 #define MP_DEPTH_EVENTS_MAX ((size_t)1 << 22) /* 32 MB of events: past it, assume deep */
 
+/* ---- htslib's multi-input pileup on private lines (mp_mplp.c) ---- */
+
+typedef struct mp_mplp_s mp_mplp_t;
+/* bam_mplp_init's iterator over n inputs, read through func(data[i]). NULL when out of memory. */
+mp_mplp_t *mp_mplp_init(int n, bam_plp_auto_f func, void **data);
+/* For every input: mate overlaps (when overlaps), the depth cap, the read constructor. */
+void mp_mplp_setup(mp_mplp_t *m, int overlaps, int maxcnt,
+                   int (*constructor)(void *, const bam1_t *, bam_pileup_cd *));
+/* bam_mplp64_auto: the next column's reads per input; the inputs there, 0 at the end, -1 error. */
+int mp_mplp_auto(mp_mplp_t *m, int *tid, hts_pos_t *pos, int *n_plp, const bam_pileup1_t **plp);
+void mp_mplp_destroy(mp_mplp_t *m);
+
 /* ---- a worker (mpileup.c), its columns (mp_column.c) and passes (mp_pass.c) ---- */
 
 /* Per sample: its reads at the column (bcftools groups the inputs' reads by sample). */
