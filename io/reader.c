@@ -501,7 +501,7 @@ int ss_reader_query(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t end
     if (rest_from_records(r, i, f, f->fp) < 0)
         return -1;
     if (!f->is_cram)
-        rd_bam_start(f, f->fp, f->itr, tid, beg);
+        rd_bam_start(r, f, f->fp, f->itr, tid, beg);
     return 0;
 }
 
@@ -516,7 +516,7 @@ static int bam_resume(ss_reader_t *r, int i, rd_file_t *f, samFile *fp)
         hts_idx_t *idx = shared ? shared : ss_io_load_index(&r->in, i, fp);
         f->itr = idx ? sam_itr_queryi(idx, f->q_tid, f->q_beg, f->q_end) : NULL;
         if (f->itr)
-            rd_bam_start(f, fp, f->itr, f->q_tid, f->q_beg);
+            rd_bam_start(r, f, fp, f->itr, f->q_tid, f->q_beg);
         if (idx && !shared)
             hts_idx_destroy(idx); /* a BAM iterator keeps its own copy of the offsets */
         if (!f->itr)
@@ -791,6 +791,8 @@ void ss_reader_destroy(ss_reader_t *r)
         rd_marks_free(f);
     }
     rd_window_free(r);
+    if (r->mark_read)
+        bam_destroy1(r->mark_read);
     if (r->held)
         ss_io_budget_give(r->held);
     free(r->tally);

@@ -91,8 +91,8 @@ static const rd_mark_t *marks_find(const rd_file_t *f, int tid, hts_pos_t beg)
  * query's end, when the query is empty. Only a record before beg at the
  * chunk's start rules the second case out, so only then is it a mark.
  */
-static const rd_mark_t *scan_to(rd_file_t *f, BGZF *bgzf, const hts_itr_t *itr, int tid,
-                                hts_pos_t beg)
+static const rd_mark_t *scan_to(rd_file_t *f, BGZF *bgzf, bam1_t *b, const hts_itr_t *itr,
+                                int tid, hts_pos_t beg)
 {
     const rd_mark_t *m = marks_find(f, tid, beg);
     uint64_t at = itr->off[0].u;
@@ -105,11 +105,8 @@ static const rd_mark_t *scan_to(rd_file_t *f, BGZF *bgzf, const hts_itr_t *itr, 
         floor = m->pos;
         trusted = 1;
     }
-    bam1_t *b = bam_init1();
-    if (!b || bgzf_seek(bgzf, (int64_t)at, SEEK_SET) < 0) {
-        bam_destroy1(b);
+    if (bgzf_seek(bgzf, (int64_t)at, SEEK_SET) < 0)
         return NULL;
-    }
     for (;;) {
         if (trusted && (floor == marked || floor >= marked + MARK_STEP)) {
             marks_add(f, tid, floor, at);
@@ -128,7 +125,6 @@ static const rd_mark_t *scan_to(rd_file_t *f, BGZF *bgzf, const hts_itr_t *itr, 
             floor = end;
         at = (uint64_t)bgzf_tell(bgzf);
     }
-    bam_destroy1(b);
     return marks_find(f, tid, beg);
 }
 
@@ -144,12 +140,15 @@ static void skip_to(hts_itr_t *itr, uint64_t off)
         itr->off[0].u = off;
 }
 
-void rd_bam_start(rd_file_t *f, samFile *fp, hts_itr_t *itr, int tid, hts_pos_t beg)
+void rd_bam_start(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_itr_t *itr, int tid,
+                  hts_pos_t beg)
 {
     /* hts_itr_t's chunk list is public; the iterator reads it in order, seeking between chunks */
     if (tid < 0 || !itr->off || itr->n_off <= 0 || itr->multi || itr->read_rest)
         return;
-    const rd_mark_t *m = scan_to(f, fp->fp.bgzf, itr, tid, beg);
+    if (!r->mark_read && !(r->mark_read = bam_init1()))
+        return; /* marks only save time: read as htslib would */
+    const rd_mark_t *m = scan_to(f, fp->fp.bgzf, r->mark_read, itr, tid, beg);
     if (m && m->off > itr->off[0].u)
         skip_to(itr, m->off);
 }

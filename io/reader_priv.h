@@ -97,6 +97,7 @@ struct ss_reader_s {
     hts_pos_t w_beg, w_end;
     rd_block_t *win_spare; /* window blocks no input holds, kept for the next shard */
     bam1_t *win_read;  /* the record being read into a window */
+    bam1_t *mark_read; /* the record a BAM query's scan to its start reads (reader_marks.c) */
     int own_tid;       /* the shard's own records (ss_reader_own): tid, -2 when not counting */
     hts_pos_t own_beg, own_end, prev_beg;
     uint64_t *tally;   /* [ss_io_tally_len()]: what ss_reader_end added up, NULL until needed */
@@ -129,7 +130,8 @@ int rd_window_next(ss_reader_t *r, int i, rd_file_t *f, bam1_t *b);
  * file as is safe: at the last record boundary before which every record
  * ends by beg, found from the marks, reading forward from the latest one.
  */
-void rd_bam_start(rd_file_t *f, samFile *fp, hts_itr_t *itr, int tid, hts_pos_t beg);
+void rd_bam_start(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_itr_t *itr, int tid,
+                  hts_pos_t beg);
 void rd_marks_free(rd_file_t *f);
 
 /* ---- the owned records' tally (reader_tally.c) ---- */

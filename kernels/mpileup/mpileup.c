@@ -423,11 +423,10 @@ static hts_pos_t pass_end(const mp_worker_t *w, const ss_shard_t *sh)
 }
 
 /*
- * The reader's window for the shard: every query the pass makes (the walk
- * back to where the first column's reads began, the scope, the records) then
- * starts at the window's first record, not at the start of the BAI's 16 kb
- * window. Deep data puts many shards in one such window, and each query
- * inflated it again from its start.
+ * The reader's window for the shard, around every query a pass makes (the
+ * walk back to where the first column's reads began, the scope, the
+ * records): a CRAM input decodes it once and answers them all from it. (BAM
+ * queries need no window: they start at the reader's marks.)
  */
 static void set_window(mp_worker_t *w, const ss_shard_t *sh)
 {
