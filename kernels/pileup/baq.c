@@ -205,7 +205,9 @@ static int run_lanes(pl_baq_t *q, const int *ord, int n, int w, dp_fn fn)
 
 /*
  * One group of a shape, in the width of the path. A lone read goes through
- * the scalar pass: a vector step costs about what one read costs alone.
+ * the vector pass too, its copies filling the other lanes: measured on
+ * mpileup's partial BAQ, where most reads come alone, a 4-lane AVX2 step with
+ * one useful lane costs about half of the scalar pass (bench/bench-mpileup.sh).
  */
 static int run_group(pl_baq_t *q, const int *ord, int n)
 {
@@ -213,8 +215,7 @@ static int run_group(pl_baq_t *q, const int *ord, int n)
     dp_fn fn = w == 4 ? baq_dp_avx2_4 : w == 2 ? baq_dp_sse2_2 : baq_dp_scalar;
     while (n > 0) {
         int take = n < w ? n : w;
-        if (take == 1 ? run_lanes(q, ord, 1, 1, baq_dp_scalar) < 0
-                      : run_lanes(q, ord, take, w, fn) < 0)
+        if (run_lanes(q, ord, take, w, fn) < 0)
             return -1;
         ord += take, n -= take;
     }
