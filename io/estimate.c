@@ -9,10 +9,15 @@
  *
  * BAM (BAI/CSI): S(p) is the first chunk of an index query for [p, p+1),
  * which htslib has already raised to the linear index (BAI) or bin (CSI)
- * offset for p. Within a contig's reads this is monotone; past the last
- * read, BAI has no linear index and htslib falls back to offset 0, so S is
- * made monotone by a running maximum, and the end of the last cell of a
- * contig is the end of the contig's data. Whole BGZF blocks count by their
+ * offset for p. Within a contig's reads this is monotone; in a stretch
+ * without reads, and past the last read (where BAI has no linear index), the
+ * query may fall back to an earlier (or the same) offset. Where it does, or
+ * finds nothing,
+ * one record is read: if no read reaches p or beyond, S(p) is the end of the
+ * contig's data (else the last cell holding reads would look empty and its
+ * reads would weigh on the contig's last cell, far away); otherwise S keeps
+ * its running maximum. The end of the last cell of a contig is the end of
+ * the contig's data. Whole BGZF blocks count by their
  * compressed distance, partial blocks by their uncompressed distance over the
  * file's compression ratio.
  *
@@ -108,11 +113,44 @@ static int chunk_span(hts_idx_t *idx, int tid, hts_pos_t beg, hts_pos_t end, uin
     return found;
 }
 
+/*
+ * Whether some record of tid reaches [beg, len): 0 when none does, 1 when one
+ * does or the file cannot say (the caller then keeps its estimate as it was).
+ */
+static int reads_reach(ss_io_est_t *e, int tid, hts_pos_t beg, hts_pos_t len)
+{
+    if (!e->fp || e->fp->format.format != bam || beg >= len)
+        return 1;
+    hts_itr_t *it = sam_itr_queryi(e->idx, tid, beg, len);
+    bam1_t *b = bam_init1();
+    int r = it && b ? sam_itr_next(e->fp, it, b) : 0;
+    bam_destroy1(b);
+    hts_itr_destroy(it);
+    return it && b && r == -1 ? 0 : 1;
+}
+
+/* S(pos[i]) for i >= 1 (see the top of the file); *past: no read reaches pos[i] or beyond. */
+static uint64_t cell_start(ss_io_est_t *e, int tid, hts_pos_t len, hts_pos_t p, int last,
+                           uint64_t prev, uint64_t end_data, int *past)
+{
+    uint64_t s, unused;
+    if (last || *past)
+        return end_data;
+    int found = chunk_span(e->idx, tid, p, p + 1, &s, &unused);
+    if (found && s > prev)
+        return s > end_data ? end_data : s;
+    if (!reads_reach(e, tid, p, len)) {
+        *past = 1;
+        return end_data;
+    }
+    return prev; /* a stretch without reads: keep S monotone */
+}
+
 static int bam_cells(ss_io_est_t *e, int tid, hts_pos_t len, const hts_pos_t *pos, int n,
                      int64_t *work)
 {
     hts_idx_t *idx = e->idx;
-    uint64_t first, end_data, s, prev, unused;
+    uint64_t first, end_data, prev, unused;
     if (!chunk_span(idx, tid, pos[0], pos[n], &first, &end_data)) {
         for (int i = 0; i < n; i++)
             work[i] = 0; /* nothing overlaps the cells */
@@ -121,14 +159,12 @@ static int bam_cells(ss_io_est_t *e, int tid, hts_pos_t len, const hts_pos_t *po
     if (!chunk_span(idx, tid, pos[0], pos[0] + 1, &prev, &unused))
         prev = first;
     double ratio = bam_ratio(e);
+    int past = 0;
     for (int i = 1; i <= n; i++) {
-        int last = i == n && pos[n] >= len;
-        if (last || !chunk_span(idx, tid, pos[i], pos[i] + 1, &s, &unused))
-            s = last ? end_data : prev;
-        if (s > end_data)
-            s = end_data;
+        uint64_t s = cell_start(e, tid, len, pos[i], i == n && pos[n] >= len, prev, end_data,
+                                &past);
         if (s < prev)
-            s = prev; /* past the linear index: keep S monotone */
+            s = prev;
         work[i - 1] = voff_bytes(prev, s, ratio);
         prev = s;
     }
@@ -246,4 +282,28 @@ int ss_io_est_cells(ss_io_est_t *e, int tid, const hts_pos_t *pos, int n, int64_
     default:
         return -1;
     }
+}
+
+int ss_io_est_profile(ss_io_est_t *e, int tid, hts_pos_t beg, hts_pos_t end, int n_bins,
+                      double *bins)
+{
+    if (!e || !e->fp || e->fp->format.format != bam || end <= beg || n_bins < 1)
+        return 1;
+    for (int i = 0; i < n_bins; i++)
+        bins[i] = 0;
+    hts_itr_t *it = sam_itr_queryi(e->idx, tid, beg, end);
+    bam1_t *b = bam_init1();
+    int r = 0, any = 0;
+    while (it && b && (r = sam_itr_next(e->fp, it, b)) >= 0) {
+        if (b->core.pos < beg || b->core.pos >= end)
+            continue; /* started before the cell: the cell before counts it */
+        int k = (int)((b->core.pos - beg) * n_bins / (end - beg));
+        bins[k] += b->l_data;
+        any = 1;
+    }
+    bam_destroy1(b);
+    hts_itr_destroy(it);
+    if (!it || !b || r < -1)
+        return -1;
+    return any ? 0 : 1;
 }

@@ -461,6 +461,15 @@ typedef struct ss_io_est_s ss_io_est_t;
 ss_io_est_t *ss_io_est_init(hts_idx_t *idx, samFile *fp, sam_hdr_t *h);
 int ss_io_est_cells(ss_io_est_t *e, int tid, const hts_pos_t *pos, int n, int64_t *work);
 void ss_io_est_destroy(ss_io_est_t *e);
+/*
+ * How a BAM's reads fall within [beg, end) of tid, finer than the index can
+ * say: bins[0..n_bins) (each (end - beg) / n_bins bp, the last to end) get the
+ * bytes of the records that start in them. Reads the records, so use it on
+ * few cells. 0; 1 when the file is not a BAM or holds no read starting there;
+ * -1 when it cannot be read (the caller keeps its coarse estimate).
+ */
+int ss_io_est_profile(ss_io_est_t *e, int tid, hts_pos_t beg, hts_pos_t end, int n_bins,
+                      double *bins);
 
 /* ---- record encoders (bam_enc.c, cram_enc.c, file_range.c) ---- */
 

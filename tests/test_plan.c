@@ -185,6 +185,60 @@ static void test_balanced(void)
     free(s);
 }
 
+/*
+ * A deep stretch filling the first half of one 16 kb cell, worth about four
+ * shards: the index sees only the cell, so an even cut by bp would give the
+ * first quarter, and about two shards' reads, to one shard. The plan cuts
+ * where the reads are. (The cell must weigh more than the plan's floor for
+ * reading a cell: 20,000 reads.)
+ */
+static void test_deep_spot(void)
+{
+    enum { LEN = 400000, SPOT = 8 << 14, SPOT_BP = 8192, SPOT_READS = 20000, SIZE = 20000 };
+    ss_test_read_t *r = malloc((LEN / 5 + SPOT_READS) * sizeof(*r));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    int n = 0;
+    for (hts_pos_t p = 0; p < LEN - 200; p += 5)
+        r[n++] = (ss_test_read_t){ 0, p, 100 };
+    for (int i = 0; i < SPOT_READS; i++)
+        r[n++] = (ss_test_read_t){ 0, SPOT + (hts_pos_t)i * SPOT_BP / SPOT_READS, 100 };
+    char path[256];
+    snprintf(path, sizeof(path), "%s", ss_test_path("spot", ".bam"));
+    const char *names[] = { "spot" };
+    hts_pos_t lens[] = { LEN };
+    SS_EQ_FATAL(ss_test_write_bam(path, 1, names, lens, r, n, 0), 0);
+    ss_common_opts_t o;
+    ss_common_opts_init(&o);
+    ss_common_add_input(&o, path);
+    o.shard_size = SIZE;
+    ss_job_t *job = ss_job_open(&o, "test");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+    ss_shard_t *s = NULL;
+    int ns = -1;
+    SS_EQ_FATAL(ss_plan_build(job, NULL, &s, &ns), 0);
+    double target = (double)n * SIZE / LEN;
+    int max = 0, in_spot = 0;
+    for (int i = 0; i < ns; i++) {
+        if (s[i].end <= SPOT || s[i].beg >= SPOT + SPOT_BP)
+            continue; /* the background's shards: as the index estimates them */
+        int c = 0;
+        for (int k = 0; k < n; k++)
+            c += r[k].pos >= s[i].beg && r[k].pos < s[i].end;
+        max = c > max ? c : max;
+        in_spot += s[i].beg >= SPOT && s[i].end <= SPOT + SPOT_BP;
+    }
+    SS_LE(max, 1.5 * target); /* an even cut: about 2 x target */
+    CU_ASSERT(in_spot >= 2);   /* the spot itself is cut */
+    free(s);
+    free(r);
+    ss_job_close(job);
+    ss_common_opts_free(&o);
+    char bai[300];
+    snprintf(bai, sizeof(bai), "%s.bai", path);
+    unlink(path);
+    unlink(bai);
+}
+
 static void test_region(void)
 {
     ss_shard_t *s;
@@ -522,6 +576,7 @@ int main(void)
     if (!s || !CU_add_test(s, "whole_genome", test_whole_genome) ||
         !CU_add_test(s, "deterministic", test_deterministic) ||
         !CU_add_test(s, "balanced", test_balanced) ||
+        !CU_add_test(s, "deep_spot", test_deep_spot) ||
         !CU_add_test(s, "region", test_region) ||
         !CU_add_test(s, "bed", test_bed) ||
         !CU_add_test(s, "region_list", test_region_list) ||

@@ -310,15 +310,43 @@ static void check_estimate(const char *path, int bai)
     }
     SS_LE(sum, all + 7); /* rounding of partial blocks: at most 1 byte per cell */
     SS_LE(all - 7, sum);
-    SS_EQ(w[4] + w[5], 0); /* reads end before 49152; the tail's data is the last cell's */
+    SS_EQ(w[3] + w[4] + w[5] + w[6], 0); /* reads end before 49152: nothing past */
     if (bai) {
         CU_ASSERT(w[0] > 0);
         CU_ASSERT(w[1] > 0);
-        CU_ASSERT(w[6] > 0); /* a BAI says nothing past the last read's window */
+        CU_ASSERT(w[2] > 0); /* the last cell with reads keeps them, though a BAI has no
+                              * linear index past it */
     }
     SS_EQ(estimate(e, 5, 0, 10), -1);
     CU_ASSERT_PTR_NULL(ss_io_est_init(NULL, fp, h));
     SS_EQ(estimate(e, 0, 10, 10), 0);
+    ss_io_est_destroy(e);
+    hts_idx_destroy(idx);
+    sam_hdr_destroy(h);
+    sam_close(fp);
+}
+
+/* A cell's profile: bins hold bytes exactly where the setup put read starts. */
+static void test_profile(void)
+{
+    samFile *fp = sam_open(bam1, "r");
+    sam_hdr_t *h = fp ? sam_hdr_read(fp) : NULL;
+    hts_idx_t *idx = h ? sam_index_load(fp, bam1) : NULL;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(idx);
+    ss_io_est_t *e = ss_io_est_init(idx, fp, h);
+    enum { NB = 64, BEG = 16384, END = 32768 };
+    double bins[NB];
+    int starts[NB] = { 0 };
+    for (int i = 0; i < 400; i++) {
+        hts_pos_t pos = (i * 211) % 49000;
+        if (i % 4 != 0 && pos >= BEG && pos < END)
+            starts[(pos - BEG) * NB / (END - BEG)]++;
+    }
+    SS_EQ_FATAL(ss_io_est_profile(e, 0, BEG, END, NB, bins), 0);
+    for (int k = 0; k < NB; k++)
+        SS_EQ(bins[k] > 0, starts[k] > 0);
+    SS_EQ(ss_io_est_profile(e, 2, 0, 30000, NB, bins), 1); /* c3 has no reads */
+    SS_EQ(ss_io_est_profile(e, 0, 60000, 90000, NB, bins), 1); /* past c1's reads */
     ss_io_est_destroy(e);
     hts_idx_destroy(idx);
     sam_hdr_destroy(h);
@@ -599,6 +627,7 @@ int main(void)
         !CU_add_test(s, "missing_file", test_reader_missing_file) ||
         !CU_add_test(s, "ref_cache", test_ref_cache) ||
         !CU_add_test(s, "estimate", test_estimate) ||
+        !CU_add_test(s, "profile", test_profile) ||
         !CU_add_test(s, "budget_peak", test_budget_peak) ||
         !CU_add_test(s, "cram_window", test_cram_window) ||
         !CU_add_test(s, "bam_marks", test_bam_marks))

@@ -60,6 +60,18 @@
  * span's density over this much around it.
  */
 #define DENSITY_REACH ((hts_pos_t)128 << 10)
+/*
+ * A cell heavier than a shard is cut where its reads are, not evenly by bp:
+ * a deep stretch may fill a quarter of a cell and leave the rest empty, and
+ * even cuts would give one shard all of it. The reads of such cells are read
+ * (the first input's, BAM only) into this many bins, up to this much
+ * estimated work per plan; past it, cells are cut evenly. A cell of less
+ * work than PROFILE_MIN_WORK (a few thousand reads, milliseconds of any
+ * kernel) is cut evenly too: its imbalance costs less than reading it.
+ */
+#define PROFILE_BINS 64
+#define PROFILE_BUDGET ((int64_t)32 << 20)
+#define PROFILE_MIN_WORK ((int64_t)64 << 10)
 
 typedef struct {
     int tid;                         /* SS_TID_UNPLACED: the unplaced reads, no cells */
@@ -95,8 +107,16 @@ typedef struct {
     hts_pos_t min_bp;                /* MIN_SHARD_BP, or less for output-bound shards */
     int by_bp;                       /* the index could not estimate: equal-bp cuts */
     double target;                   /* work per shard */
+    ss_io_est_t *prof_est;           /* the first input, to profile heavy cells; NULL: none */
+    int64_t prof_left;               /* work of heavy cells still to profile (PROFILE_BUDGET) */
     shards_t out;
 } plan_t;
+
+/* Where a heavy cell [beg, end)'s reads start: cum[k], the share before bin k. */
+typedef struct {
+    hts_pos_t beg, end;
+    double cum[PROFILE_BINS + 1];
+} profile_t;
 
 static int span_push(spans_t *s, span_t sp)
 {
@@ -427,6 +447,59 @@ static int cut_by_bp(plan_t *p, const span_t *s, hts_pos_t size)
     return 0;
 }
 
+/* The cell's profile, when the budget allows and the file gives one. 1 when *pr is set. */
+static int profile_cell(plan_t *p, hts_pos_t cb, hts_pos_t ce, int tid, int64_t work,
+                        profile_t *pr)
+{
+    double bins[PROFILE_BINS], total = 0;
+    if (!p->prof_est || work < PROFILE_MIN_WORK || work > p->prof_left)
+        return 0;
+    p->prof_left -= work;
+    if (ss_io_est_profile(p->prof_est, tid, cb, ce, PROFILE_BINS, bins) != 0)
+        return 0;
+    for (int k = 0; k < PROFILE_BINS; k++)
+        total += bins[k];
+    pr->beg = cb, pr->end = ce, pr->cum[0] = 0;
+    for (int k = 0; k < PROFILE_BINS; k++)
+        pr->cum[k + 1] = pr->cum[k] + bins[k] / total;
+    pr->cum[PROFILE_BINS] = 1;
+    return 1;
+}
+
+/* The share of the cell's reads that start before x (linear within a bin). */
+static double profile_at(const profile_t *pr, hts_pos_t x)
+{
+    double t = (double)(x - pr->beg) * PROFILE_BINS / (double)(pr->end - pr->beg);
+    int k = (int)t;
+    if (k >= PROFILE_BINS)
+        return 1;
+    return pr->cum[k] + (pr->cum[k + 1] - pr->cum[k]) * (t - k);
+}
+
+/*
+ * Where part j of parts of the cell [cb, ce) begins, after part j-1 began at
+ * prev: the even cut, or with a profile where j/parts of the reads lie, each
+ * part at least min_bp long.
+ */
+static hts_pos_t part_beg(const profile_t *pr, hts_pos_t cb, hts_pos_t ce, hts_pos_t parts,
+                          hts_pos_t j, hts_pos_t prev, hts_pos_t min_bp)
+{
+    if (j == 0 || j == parts)
+        return j == 0 ? cb : ce;
+    if (!pr)
+        return cb + (ce - cb) * j / parts;
+    hts_pos_t lo = prev + min_bp, hi = ce - (parts - j) * min_bp;
+    double f = (double)j / (double)parts;
+    while (lo < hi) { /* the first position with that share before it */
+        hts_pos_t mid = lo + (hi - lo) / 2;
+        if (profile_at(pr, mid) >= f)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
 /*
  * Greedy packing of cells (split when heavy) into shards near the target:
  * cur weighs what the shard holds (work, or output in work units, per cell:
@@ -448,9 +521,16 @@ static int cut_by_work(plan_t *p, const span_t *s)
             parts = (ce - cb) / min_bp;
         if (parts < 1)
             parts = 1;
+        profile_t prof;
+        const profile_t *pr =
+            parts > 1 && profile_cell(p, cb, ce, s->tid, p->cell_work[s->cell0 + k], &prof)
+                ? &prof : NULL;
+        hts_pos_t ue = cb;
         for (hts_pos_t j = 0; j < parts; j++) {
-            hts_pos_t ub = cb + (ce - cb) * j / parts, ue = cb + (ce - cb) * (j + 1) / parts;
-            double uw = w / (double)parts, uwork = work / (double)parts;
+            hts_pos_t ub = ue;
+            ue = part_beg(pr, cb, ce, parts, j + 1, ub, min_bp);
+            double share = pr ? profile_at(pr, ue) - profile_at(pr, ub) : 1.0 / (double)parts;
+            double uw = w * share, uwork = work * share;
             hts_pos_t cur_bp = ub - cur_beg;
             int too_long = cur_bp + (ue - ub) > p->max_bp;
             int overshoot = cur + uw > p->target && cur + uw - p->target > p->target - cur;
@@ -500,6 +580,8 @@ static int cut(plan_t *p)
     p->target = total_bp > 0 ? (double)p->shard_size * total_work / total_bp : 1;
     if (p->cell_out)
         output_min_bp(p, total_bp);
+    p->prof_est = ss_io_est_init(ss_job_index(p->job), ss_job_file(p->job), ss_job_header(p->job));
+    p->prof_left = PROFILE_BUDGET;
     for (size_t i = 0; i < p->spans.n; i++) {
         const span_t *s = &p->spans.a[i];
         double w = 0;
@@ -580,6 +662,7 @@ int ss_plan_build(const ss_job_t *job, const ss_out_spec_t *spec, ss_shard_t **s
     }
     if (r < 0 && !ss_error_raised())
         ss_error("out of memory planning shards");
+    ss_io_est_destroy(p.prof_est);
     free(p.spans.a);
     free(p.cell_work);
     free(p.cell_out);
