@@ -1,56 +1,51 @@
 /*
- * mp_mplp.c -- htslib 1.16's multi-input pileup (bam_mplp_*), the same
- * columns in the same order, with its per-input state on the worker's own
- * cache lines.
+ * mp_mplp.c -- htslib 1.16's multi-input pileup (bam_mplp_*) as bcftools
+ * mpileup drives it: the same columns in the same order, each input's
+ * column the reads htslib would give, with mate overlaps, the depth cap and
+ * each read's client data set by the constructor.
  *
- * bam_mplp_init callocs five arrays of one entry per input and a 48-byte
- * struct, and bam_mplp64_auto writes them at every column. tcmalloc packs
- * such small objects of two workers side by side, so at two threads each
- * write took the cache line from the other core: bam_mplp64_auto's samples
- * grew sixfold and the run's CPU time by about a sixth against one thread.
- * Here they come from ss_alloc_private; the single-input pileups under them
- * are htslib's own.
+ * Each input runs on the pileup kernel's engine (../pileup/pileup_engine.c),
+ * which holds the buffered reads in one array and knows where a read is
+ * plainly inside an alignment match, instead of htslib's, which resolves
+ * every buffered read's CIGAR at every position: on deep stacks that
+ * resolution was the run's largest cost. tests/test_pileup_engine.c compares
+ * the engine with htslib's field by field, and every mpileup test compares
+ * the records with bcftools'.
+ *
+ * The state is written at every column, so it sits on the worker's own cache
+ * lines (ss_alloc_private): tcmalloc packs small objects of two workers side
+ * by side.
  */
 #include <stdlib.h>
 
 #include "../../alloc/ss_alloc.h"
 #include "mpileup.h"
 
-/*
- * libhts exports it (bam_mplp_init_overlaps calls it for each input) but
- * sam.h does not declare it.
- */
-int bam_plp_init_overlaps(bam_plp_t iter);
-
 struct mp_mplp_s {
     int n;
-    bam_plp_t *iter;
-    hts_pos_t *pos;
-    uint32_t *tid; /* htslib keeps it signed and compares it unsigned: an empty input is 0 */
-    int *n_plp;
-    const bam_pileup1_t **plp;
-    hts_pos_t min_pos;
-    uint32_t min_tid;
+    int tid;
+    pe_t **eng;
+    unsigned char *has_col; /* the input's next column is known: eng[i]->pos */
+    unsigned char *at;      /* the input had the column last returned */
 };
 
-mp_mplp_t *mp_mplp_init(int n, bam_plp_auto_f func, void **data)
+mp_mplp_t *mp_mplp_init(int n, pe_read_f read, void **data, const mp_mplp_opts_t *o)
 {
     mp_mplp_t *m = ss_alloc_private(sizeof(*m));
     if (!m)
         return NULL;
     m->n = n;
-    m->iter = ss_calloc_private((size_t)n, sizeof(*m->iter));
-    m->pos = ss_calloc_private((size_t)n, sizeof(*m->pos));
-    m->tid = ss_calloc_private((size_t)n, sizeof(*m->tid));
-    m->n_plp = ss_calloc_private((size_t)n, sizeof(*m->n_plp));
-    m->plp = ss_calloc_private((size_t)n, sizeof(*m->plp));
-    m->min_pos = HTS_POS_MAX;
-    m->min_tid = (uint32_t)-1;
-    int ok = m->iter && m->pos && m->tid && m->n_plp && m->plp;
+    m->tid = o->tid;
+    m->eng = ss_calloc_private((size_t)n, sizeof(*m->eng));
+    m->has_col = ss_calloc_private((size_t)n, 1);
+    m->at = ss_calloc_private((size_t)n, 1);
+    int ok = m->eng && m->has_col && m->at;
     for (int i = 0; ok && i < n; i++) {
-        ok = (m->iter[i] = bam_plp_init(func, data[i])) != NULL;
-        m->pos[i] = m->min_pos;
-        m->tid[i] = m->min_tid;
+        ok = (m->eng[i] = pe_init(read, data[i], o->maxcnt, o->overlaps, 0)) != NULL;
+        if (ok) {
+            m->eng[i]->construct = o->construct;
+            pe_reset(m->eng[i], o->tid); /* as a new htslib iterator, which starts at tid 0 */
+        }
     }
     if (!ok) {
         mp_mplp_destroy(m);
@@ -59,56 +54,47 @@ mp_mplp_t *mp_mplp_init(int n, bam_plp_auto_f func, void **data)
     return m;
 }
 
-void mp_mplp_setup(mp_mplp_t *m, int overlaps, int maxcnt,
-                   int (*constructor)(void *, const bam1_t *, bam_pileup_cd *))
+/* The inputs at the last column move on; each finds its next. -1 on error. */
+static int advance(mp_mplp_t *m, hts_pos_t *min)
 {
+    *min = HTS_POS_MAX;
     for (int i = 0; i < m->n; i++) {
-        if (overlaps)
-            bam_plp_init_overlaps(m->iter[i]);
-        bam_plp_set_maxcnt(m->iter[i], maxcnt);
-        bam_plp_constructor(m->iter[i], constructor);
-    }
-}
-
-/* Advance the inputs at the last column; the next column is the least of theirs. -1 on error. */
-static int advance(mp_mplp_t *m)
-{
-    hts_pos_t new_pos = HTS_POS_MAX;
-    uint32_t new_tid = (uint32_t)-1;
-    for (int i = 0; i < m->n; i++) {
-        if (m->pos[i] == m->min_pos && m->tid[i] == m->min_tid) {
-            int tid;
-            hts_pos_t pos;
-            m->plp[i] = bam_plp64_auto(m->iter[i], &tid, &pos, &m->n_plp[i]);
-            if (!m->plp[i] && m->n_plp[i] < 0)
-                return -1; /* htslib's pileup failed (its error flag; n_plp -1 says so) */
-            m->tid[i] = m->plp[i] ? (uint32_t)tid : 0;
-            m->pos[i] = m->plp[i] ? pos : 0;
+        pe_t *e = m->eng[i];
+        if (m->at[i]) {
+            pe_done_pos(e);
+            m->at[i] = m->has_col[i] = 0;
         }
-        if (m->plp[i] && (m->tid[i] < new_tid || (m->tid[i] == new_tid && m->pos[i] < new_pos))) {
-            new_tid = m->tid[i];
-            new_pos = m->pos[i];
+        if (!m->has_col[i]) {
+            int r = pe_next_pos(e);
+            if (r < 0)
+                return -1;
+            m->has_col[i] = (unsigned char)r;
         }
+        if (m->has_col[i] && e->pos < *min)
+            *min = e->pos;
     }
-    m->min_pos = new_pos;
-    m->min_tid = new_tid;
     return 0;
 }
 
 int mp_mplp_auto(mp_mplp_t *m, int *tid, hts_pos_t *pos, int *n_plp, const bam_pileup1_t **plp)
 {
-    if (advance(m) < 0)
+    hts_pos_t min;
+    if (advance(m, &min) < 0)
         return -1;
-    if (m->min_pos == HTS_POS_MAX)
+    if (min == HTS_POS_MAX)
         return 0;
-    *tid = (int)m->min_tid;
-    *pos = m->min_pos;
+    *tid = m->tid;
+    *pos = min;
     int ret = 0;
     for (int i = 0; i < m->n; i++) {
-        int here = m->pos[i] == m->min_pos && m->tid[i] == m->min_tid;
-        n_plp[i] = here ? m->n_plp[i] : 0;
-        plp[i] = here ? m->plp[i] : NULL;
-        ret += here;
+        n_plp[i] = 0;
+        plp[i] = NULL;
+        if (!m->has_col[i] || m->eng[i]->pos != min)
+            continue;
+        if (!(plp[i] = pe_column(m->eng[i], &n_plp[i])))
+            return -1; /* out of memory */
+        m->at[i] = 1;
+        ret++;
     }
     return ret;
 }
@@ -117,13 +103,10 @@ void mp_mplp_destroy(mp_mplp_t *m)
 {
     if (!m)
         return;
-    for (int i = 0; m->iter && i < m->n; i++)
-        if (m->iter[i])
-            bam_plp_destroy(m->iter[i]);
-    free(m->iter);
-    free(m->pos);
-    free(m->tid);
-    free(m->n_plp);
-    free(m->plp);
+    for (int i = 0; m->eng && i < m->n; i++)
+        pe_destroy(m->eng[i]);
+    free(m->eng);
+    free(m->has_col);
+    free(m->at);
     free(m);
 }

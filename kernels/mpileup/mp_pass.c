@@ -52,12 +52,11 @@ static mp_mplp_t *open_pileup(mp_worker_t *w, const ss_shard_t *sh, int tid, hts
         }
         data[i] = &w->in[i];
     }
-    mp_mplp_t *it = mp_mplp_init(w->n, mp_read_filtered, data);
-    if (!it) {
+    mp_mplp_opts_t po = { .tid = tid, .overlaps = w->o->overlaps, .maxcnt = w->o->max_depth,
+                          .construct = mp_read_entered };
+    mp_mplp_t *it = mp_mplp_init(w->n, mp_read_filtered, data, &po);
+    if (!it)
         ss_error("out of memory starting the pileup of shard %d", sh->idx);
-        return NULL;
-    }
-    mp_mplp_setup(it, w->o->overlaps, w->o->max_depth, mp_read_entered);
     return it;
 }
 

@@ -22,6 +22,7 @@
 
 #include "../../framework/ss_framework.h"
 #include "../pileup/baq.h"
+#include "../pileup/pileup_engine.h"
 #include "mc_call.h"
 #include "mp_call.h"
 
@@ -228,14 +229,17 @@ int mp_depth_exceeds(mp_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t en
                      bam1_t *scratch);
 #define MP_DEPTH_EVENTS_MAX ((size_t)1 << 22) /* 32 MB of events: past it, assume deep */
 
-/* ---- htslib's multi-input pileup on private lines (mp_mplp.c) ---- */
+/* ---- htslib's multi-input pileup, on the pileup kernel's engine (mp_mplp.c) ---- */
 
 typedef struct mp_mplp_s mp_mplp_t;
-/* bam_mplp_init's iterator over n inputs, read through func(data[i]). NULL when out of memory. */
-mp_mplp_t *mp_mplp_init(int n, bam_plp_auto_f func, void **data);
-/* For every input: mate overlaps (when overlaps), the depth cap, the read constructor. */
-void mp_mplp_setup(mp_mplp_t *m, int overlaps, int maxcnt,
-                   int (*constructor)(void *, const bam1_t *, bam_pileup_cd *));
+typedef struct {
+    int tid;                  /* the contig the inputs were queried on */
+    int overlaps;             /* mate overlaps, as bam_mplp_init_overlaps */
+    int maxcnt;               /* the depth cap, as bam_mplp_set_maxcnt */
+    pe_construct_f construct; /* as bam_mplp_constructor, or NULL */
+} mp_mplp_opts_t;
+/* bam_mplp_init's iterator over n inputs, read through read(data[i]). NULL when out of memory. */
+mp_mplp_t *mp_mplp_init(int n, pe_read_f read, void **data, const mp_mplp_opts_t *o);
 /* bam_mplp64_auto: the next column's reads per input; the inputs there, 0 at the end, -1 error. */
 int mp_mplp_auto(mp_mplp_t *m, int *tid, hts_pos_t *pos, int *n_plp, const bam_pileup1_t **plp);
 void mp_mplp_destroy(mp_mplp_t *m);

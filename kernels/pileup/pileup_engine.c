@@ -148,11 +148,17 @@ static int push(pe_t *e)
             e->pool[e->n_pool++] = spare;
             goto oom;
         }
+        r->cd.p = r->mods;
     }
     e->n++;
     e->next = spare;
     if (e->n == 1 || end < e->next_end)
         e->next_end = end;
+    /* htslib constructs a read before it looks for its mate's overlap */
+    if (e->construct && e->construct(e->data, b, &r->cd) < 0) {
+        e->error = PE_ERR_CONSTRUCT;
+        return -1;
+    }
     int olap = e->olap ? pe_overlap_push(e->olap, b, end) : 0;
     if (olap < 0) {
         e->error = olap == -2 ? PE_ERR_NOMEM : PE_ERR_CIGAR;
@@ -278,7 +284,7 @@ void pe_resolve(pe_read_t *r, hts_pos_t pos, bam_pileup1_t *p)
     p->is_head = pos == b->core.pos;
     p->is_tail = pos == r->end - 1;
     p->cigar_ind = k;
-    p->cd.p = r->mods;
+    p->cd = r->cd;
 }
 
 void pe_skip_column(pe_t *e)
@@ -308,7 +314,7 @@ const bam_pileup1_t *pe_column(pe_t *e, int *n_out)
             p->b = r->b;
             p->qpos = (int32_t)(pos + r->qoff);
             p->cigar_ind = r->k;
-            p->cd.p = r->mods;
+            p->cd = r->cd;
         } else {
             pe_resolve(r, pos, p);
         }

@@ -18,7 +18,9 @@
  *   - the positions that get a column, including jumps over gaps;
  *   - mate-overlap quality tweaking (pileup_overlap.c).
  * tests/test_pileup_engine.c runs this engine and htslib's side by side on
- * random reads and compares every field.
+ * random reads and compares every field. The mpileup kernel runs on it too
+ * (mp_mplp.c), with a constructor that sets each read's client data, as
+ * bam_plp_constructor does.
  */
 #ifndef SS_KERNEL_PILEUP_ENGINE_H
 #define SS_KERNEL_PILEUP_ENGINE_H
@@ -37,9 +39,12 @@ typedef struct {
     int k;                    /* CIGAR cursor: current operation, -1 before the first column */
     int rev;
     hts_base_mod_state *mods; /* -M, else NULL */
+    bam_pileup_cd cd;         /* the constructor's, else cd.p = mods */
 } pe_read_t;
 
 typedef int (*pe_read_f)(void *data, bam1_t *b);
+/* As htslib's: called with the read callback's data when a read enters; < 0 fails. */
+typedef int (*pe_construct_f)(void *data, const bam1_t *b, bam_pileup_cd *cd);
 
 typedef struct pe_s {
     pe_read_t *r;             /* buffered reads, oldest first */
@@ -57,12 +62,13 @@ typedef struct pe_s {
     void *olap;               /* mate-overlap table, NULL with -x */
     pe_read_f read;
     void *data;
+    pe_construct_f construct; /* NULL: none */
     bam_pileup1_t *plp;       /* one column, for the general formatter */
     int m_plp;
 } pe_t;
 
 /* e->error after pe_next_pos() returned -1, besides htslib's read error codes (< -1). */
-enum { PE_ERR_UNSORTED = 1, PE_ERR_NOMEM = 2, PE_ERR_CIGAR = 3 };
+enum { PE_ERR_UNSORTED = 1, PE_ERR_NOMEM = 2, PE_ERR_CIGAR = 3, PE_ERR_CONSTRUCT = 4 };
 
 /* NULL on allocation failure. */
 pe_t *pe_init(pe_read_f read, void *data, int maxcnt, int overlaps, int mods);
