@@ -108,6 +108,22 @@ static void free_case(feed_t *f)
     f->n = 0;
 }
 
+/*
+ * Client data from the read as it enters, qualities included: htslib
+ * constructs a read before mate overlaps lower its qualities, so an engine
+ * that constructed after would differ on overlapping pairs.
+ */
+static int construct(void *data, const bam1_t *b, bam_pileup_cd *cd)
+{
+    (void)data;
+    uint64_t h = (uint64_t)b->core.pos;
+    const uint8_t *q = bam_get_qual(b);
+    for (int i = 0; i < b->core.l_qseq; i++)
+        h = h * 31 + q[i];
+    cd->i = (int64_t)h;
+    return 0;
+}
+
 /* One pileup entry, from either engine. */
 static int same_entry(const bam_pileup1_t *h, const bam_pileup1_t *o)
 {
@@ -118,7 +134,7 @@ static int same_entry(const bam_pileup1_t *h, const bam_pileup1_t *o)
            hb->core.flag == ob->core.flag && h->qpos == o->qpos && h->indel == o->indel &&
            h->is_del == o->is_del && h->is_refskip == o->is_refskip &&
            h->is_head == o->is_head && h->is_tail == o->is_tail &&
-           h->cigar_ind == o->cigar_ind && hq == oq;
+           h->cigar_ind == o->cigar_ind && hq == oq && h->cd.i == o->cd.i;
 }
 
 /* Run both engines over one case; returns the number of columns compared, or -1. */
@@ -135,6 +151,8 @@ static int compare(feed_t *f, int tid, int maxcnt, int overlaps)
     bam_mplp_set_maxcnt(hp, maxcnt);
     if (overlaps)
         bam_mplp_init_overlaps(hp);
+    bam_mplp_constructor(hp, construct);
+    e->construct = construct;
     pe_reset(e, tid);
     int columns = 0, bad = 0, h_tid, n_h, n_o;
     hts_pos_t h_pos;
