@@ -12,12 +12,11 @@
  * offset for p. Within a contig's reads this is monotone; in a stretch
  * without reads, and past the last read (where BAI has no linear index), the
  * query may fall back to an earlier (or the same) offset. Where it does, or
- * finds nothing,
- * one record is read: if no read reaches p or beyond, S(p) is the end of the
- * contig's data (else the last cell holding reads would look empty and its
- * reads would weigh on the contig's last cell, far away); otherwise S keeps
- * its running maximum. The end of the last cell of a contig is the end of
- * the contig's data. Whole BGZF blocks count by their
+ * finds nothing, one record is read: if no read reaches p or beyond, S(p) is
+ * the end of the contig's data (else the last cell holding reads would look
+ * empty and its reads would weigh on the contig's last cell, far away);
+ * otherwise S keeps its running maximum. The end of the last cell of a
+ * contig is the end of the contig's data. Whole BGZF blocks count by their
  * compressed distance, partial blocks by their uncompressed distance over the
  * file's compression ratio.
  *
@@ -43,7 +42,16 @@ struct ss_io_est_s {
     sam_hdr_t *h;
     double ratio;   /* uncompressed / compressed bytes of the file's first data block */
     int has_ratio;
+    bam1_t *rec;    /* for the few reads of records (reads_reach, profiles); NULL until then */
 };
+
+/* A query's iterator over [beg, end) of tid, with e->rec to read it into; NULL on failure. */
+static hts_itr_t *query(ss_io_est_t *e, int tid, hts_pos_t beg, hts_pos_t end)
+{
+    if (!e->rec && !(e->rec = bam_init1()))
+        return NULL;
+    return sam_itr_queryi(e->idx, tid, beg, end);
+}
 
 /* First and last virtual offsets of the chunks for [beg, end). Returns 0 if there are none. */
 static int chunk_span(hts_idx_t *idx, int tid, hts_pos_t beg, hts_pos_t end, uint64_t *first,
@@ -121,12 +129,10 @@ static int reads_reach(ss_io_est_t *e, int tid, hts_pos_t beg, hts_pos_t len)
 {
     if (!e->fp || e->fp->format.format != bam || beg >= len)
         return 1;
-    hts_itr_t *it = sam_itr_queryi(e->idx, tid, beg, len);
-    bam1_t *b = bam_init1();
-    int r = it && b ? sam_itr_next(e->fp, it, b) : 0;
-    bam_destroy1(b);
+    hts_itr_t *it = query(e, tid, beg, len);
+    int r = it ? sam_itr_next(e->fp, it, e->rec) : 0;
     hts_itr_destroy(it);
-    return it && b && r == -1 ? 0 : 1;
+    return it && r == -1 ? 0 : 1;
 }
 
 /* S(pos[i]) for i >= 1 (see the top of the file); *past: no read reaches pos[i] or beyond. */
@@ -263,6 +269,8 @@ ss_io_est_t *ss_io_est_init(hts_idx_t *idx, samFile *fp, sam_hdr_t *h)
 
 void ss_io_est_destroy(ss_io_est_t *e)
 {
+    if (e && e->rec)
+        bam_destroy1(e->rec);
     free(e);
 }
 
@@ -291,19 +299,18 @@ int ss_io_est_profile(ss_io_est_t *e, int tid, hts_pos_t beg, hts_pos_t end, int
         return 1;
     for (int i = 0; i < n_bins; i++)
         bins[i] = 0;
-    hts_itr_t *it = sam_itr_queryi(e->idx, tid, beg, end);
-    bam1_t *b = bam_init1();
+    hts_itr_t *it = query(e, tid, beg, end);
+    const bam1_t *b = e->rec;
     int r = 0, any = 0;
-    while (it && b && (r = sam_itr_next(e->fp, it, b)) >= 0) {
+    while (it && (r = sam_itr_next(e->fp, it, e->rec)) >= 0) {
         if (b->core.pos < beg || b->core.pos >= end)
             continue; /* started before the cell: the cell before counts it */
         int k = (int)((b->core.pos - beg) * n_bins / (end - beg));
         bins[k] += b->l_data;
         any = 1;
     }
-    bam_destroy1(b);
     hts_itr_destroy(it);
-    if (!it || !b || r < -1)
+    if (!it || r < -1)
         return -1;
     return any ? 0 : 1;
 }

@@ -14,7 +14,8 @@
  *
  * The state is written at every column, so it sits on the worker's own cache
  * lines (ss_alloc_private): tcmalloc packs small objects of two workers side
- * by side.
+ * by side. A worker keeps one for all its passes (mp_mplp_reset), so the
+ * engines' records are reused rather than allocated again for every pass.
  */
 #include <stdlib.h>
 
@@ -35,23 +36,29 @@ mp_mplp_t *mp_mplp_init(int n, pe_read_f read, void **data, const mp_mplp_opts_t
     if (!m)
         return NULL;
     m->n = n;
-    m->tid = o->tid;
     m->eng = ss_calloc_private((size_t)n, sizeof(*m->eng));
     m->has_col = ss_calloc_private((size_t)n, 1);
     m->at = ss_calloc_private((size_t)n, 1);
     int ok = m->eng && m->has_col && m->at;
     for (int i = 0; ok && i < n; i++) {
         ok = (m->eng[i] = pe_init(read, data[i], o->maxcnt, o->overlaps, 0)) != NULL;
-        if (ok) {
+        if (ok)
             m->eng[i]->construct = o->construct;
-            pe_reset(m->eng[i], o->tid); /* as a new htslib iterator, which starts at tid 0 */
-        }
     }
     if (!ok) {
         mp_mplp_destroy(m);
         return NULL;
     }
     return m;
+}
+
+void mp_mplp_reset(mp_mplp_t *m, int tid)
+{
+    m->tid = tid;
+    for (int i = 0; i < m->n; i++) {
+        pe_reset(m->eng[i], tid); /* as a new htslib iterator, which starts at tid 0 */
+        m->has_col[i] = m->at[i] = 0;
+    }
 }
 
 /* The inputs at the last column move on; each finds its next. -1 on error. */

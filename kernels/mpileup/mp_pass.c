@@ -39,7 +39,7 @@ int mp_shard_error(mp_worker_t *w, const ss_shard_t *sh)
 }
 
 
-/* Query every input and start a pileup over them at start. NULL after ss_error(). */
+/* Query every input and start the worker's pileup over them at start. NULL after ss_error(). */
 static mp_mplp_t *open_pileup(mp_worker_t *w, const ss_shard_t *sh, int tid, hts_pos_t start,
                               hts_pos_t end)
 {
@@ -52,12 +52,16 @@ static mp_mplp_t *open_pileup(mp_worker_t *w, const ss_shard_t *sh, int tid, hts
         }
         data[i] = &w->in[i];
     }
-    mp_mplp_opts_t po = { .tid = tid, .overlaps = w->o->overlaps, .maxcnt = w->o->max_depth,
-                          .construct = mp_read_entered };
-    mp_mplp_t *it = mp_mplp_init(w->n, mp_read_filtered, data, &po);
-    if (!it)
-        ss_error("out of memory starting the pileup of shard %d", sh->idx);
-    return it;
+    if (!w->mplp) {
+        mp_mplp_opts_t po = { .overlaps = w->o->overlaps, .maxcnt = w->o->max_depth,
+                              .construct = mp_read_entered };
+        if (!(w->mplp = mp_mplp_init(w->n, mp_read_filtered, data, &po))) {
+            ss_error("out of memory starting the pileup of shard %d", sh->idx);
+            return NULL;
+        }
+    }
+    mp_mplp_reset(w->mplp, tid);
+    return w->mplp;
 }
 
 int mp_bind_contig(mp_worker_t *w, int tid)
@@ -116,7 +120,6 @@ int mp_pileup_pass(mp_worker_t *w, const ss_shard_t *sh, int tid, hts_pos_t lo, 
         if (pos >= lo)
             rc = fn(w, ctid, pos, ctx);
     }
-    mp_mplp_destroy(it);
     if (rc < 0)
         return ss_error_raised() ? -1 : mp_shard_error(w, sh);
     if (ret < 0)

@@ -282,6 +282,7 @@ static void worker_destroy(void *wstate)
     free(w->in), free(w->n_plp), free(w->plp), free(w->grp), free(w->grp_n);
     free(w->grp_plp), free(w->bcr);
     pl_baq_destroy(w->baq);
+    mp_mplp_destroy(w->mplp);
     free(w->baq_reads), free(w->baq_ret);
     if (w->bca) {
         mp_indel_ws_free(w->bca);

@@ -233,13 +233,14 @@ int mp_depth_exceeds(mp_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t en
 
 typedef struct mp_mplp_s mp_mplp_t;
 typedef struct {
-    int tid;                  /* the contig the inputs were queried on */
     int overlaps;             /* mate overlaps, as bam_mplp_init_overlaps */
     int maxcnt;               /* the depth cap, as bam_mplp_set_maxcnt */
     pe_construct_f construct; /* as bam_mplp_constructor, or NULL */
 } mp_mplp_opts_t;
 /* bam_mplp_init's iterator over n inputs, read through read(data[i]). NULL when out of memory. */
 mp_mplp_t *mp_mplp_init(int n, pe_read_f read, void **data, const mp_mplp_opts_t *o);
+/* Before a pass over contig tid, once its inputs are queried: as a new iterator. */
+void mp_mplp_reset(mp_mplp_t *m, int tid);
 /* bam_mplp64_auto: the next column's reads per input; the inputs there, 0 at the end, -1 error. */
 int mp_mplp_auto(mp_mplp_t *m, int *tid, hts_pos_t *pos, int *n_plp, const bam_pileup1_t **plp);
 void mp_mplp_destroy(mp_mplp_t *m);
@@ -276,6 +277,7 @@ typedef struct {
     const char *ref;            /* rs.seq: the contig by position, NUL-terminated, or NULL */
     hts_pos_t ref_len;
     bam1_t *scratch;
+    mp_mplp_t *mplp;          /* the pileup of every pass, reset for each (mp_pass.c) */
     int bcf;                    /* BCF records, else VCF text */
     mp_gvcf_t *gv;              /* -g: gVCF blocks, or NULL */
     mc_caller_t *caller;        /* --call: bcftools call on each record, or NULL */
