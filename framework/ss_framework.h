@@ -498,10 +498,12 @@ typedef struct ss_kernel_s {
      * the framework sums those over every shard and rank, and calls this
      * once, on the main thread of the rank that owns the output, after every
      * shard was written; the text it appends to *text ends the output (before
-     * any trailer, compressed like the rest). Not called when the run failed.
-     * 0, or -1 after ss_error().
+     * any trailer, compressed like the rest). It may also write what the run
+     * state holds from gathered (mpileup --call -i: the targets bcftools
+     * writes last). Not called when the run failed. 0, or -1 after ss_error().
      */
-    int (*run_summary)(const void *kopts, const uint64_t sums[SS_SUMMARY_N], kstring_t *text);
+    int (*run_summary)(const void *kopts, const void *run, const uint64_t sums[SS_SUMMARY_N],
+                       kstring_t *text);
 
     /*
      * Optional: after every shard was written, on one rank (the output's

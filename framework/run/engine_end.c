@@ -151,7 +151,7 @@ int ss_engine_summarize(engine_t *e, const setup_t *s, int rc)
     if (rc != 0 || ss_comm_rank() != 0)
         return rc;
     kstring_t text = KS_INITIALIZE;
-    int r = e->k->run_summary(e->kopts, sums, &text);
+    int r = e->k->run_summary(e->kopts, e->run, sums, &text);
     if (r == 0 && text.l && ss_out_run_text(e->orun, text.s, text.l, &e->summary) < 0) {
         ss_error("out of memory writing the %s summary", e->k->name);
         r = -1;

@@ -263,6 +263,7 @@ int mc_call_site(mc_caller_t *c, bcf1_t **recs, int n, bcf1_t *out, mc_emit_fn e
         if (best_t == SIZE_MAX)
             continue; /* every target here is taken: bcftools does not call it */
         c->site_used[best_t - lo] = 1;
+        mc_missed_taken(c, best_t);
         c->tgt_als = als[best_t];
         int r = mc_call(c, recs[i], out);
         c->tgt_als = NULL;

@@ -21,6 +21,7 @@
 #define SS_MC_CALL_H
 
 #include <htslib/hts.h>
+#include <htslib/kstring.h>
 #include <htslib/vcf.h>
 
 /* -a bits (bcftools' CALL_FMT_* values). */
@@ -94,6 +95,7 @@ typedef struct mc_opts_s {
     int record_cmd_line;  /* 0 with --no-version (the header is always without) */
     mc_targets_t targets; /* -T (or -t) FILE */
     int constrain_alleles; /* -C alleles: call the alleles -T names at each site */
+    int insert_missed;     /* -i: a line for every target no record took (mc_missed.c) */
     int *gvcf_ranges;     /* -g INT[,...]: gVCF blocks' DP bounds (owned), or NULL */
     int n_gvcf_ranges;
 } mc_opts_t;
@@ -158,6 +160,38 @@ int mc_call(mc_caller_t *c, bcf1_t *in, bcf1_t *out);
  */
 typedef int (*mc_emit_fn)(void *ctx, bcf1_t *rec);
 int mc_call_site(mc_caller_t *c, bcf1_t **recs, int n, bcf1_t *out, mc_emit_fn emit, void *ctx);
+
+/*
+ * -i (mc_missed.c, mc_missed_plan.c). A shard's part: the targets it owns,
+ * [own_beg, own_end); keep_tail: its contig has a passing record, so the
+ * untaken targets after its last one are written at its end, except those at
+ * defer_pos (-1: none), which end the output.
+ */
+typedef struct {
+    hts_pos_t own_beg, own_end;
+    int keep_tail;
+    hts_pos_t defer_pos;
+} mc_missed_shard_t;
+
+/* Start a shard on contig (its part from the plan; before the run, its own range): the lines
+ * go to emit(ctx, line), before the passing records of mc_call_site. 0 or -1. */
+int mc_missed_begin(mc_caller_t *c, const char *contig, const mc_missed_shard_t *part,
+                    mc_emit_fn emit, void *ctx);
+/* The shard's end: its untaken targets after its last passing record. 0 or -1. */
+int mc_missed_end(mc_caller_t *c);
+/* Before the run, after a shard's pass: what it leaves, appended to bytes. 0 or -1. */
+int mc_missed_summary(mc_caller_t *c, int idx, int tid, hts_pos_t beg, hts_pos_t end,
+                      kstring_t *bytes);
+
+/* The plan from every shard's summary, joined in plan order. NULL after a message. */
+typedef struct mc_missed_plan_s mc_missed_plan_t;
+mc_missed_plan_t *mc_missed_plan(const mc_opts_t *o, const char *bytes, size_t len);
+void mc_missed_plan_free(mc_missed_plan_t *p);
+/* Shard idx's part (an empty part when the plan has none). */
+const mc_missed_shard_t *mc_missed_plan_part(const mc_missed_plan_t *p, int idx);
+/* The lines that end the output, through emit, with the output header hdr. 0 or -1. */
+int mc_missed_plan_end(const mc_missed_plan_t *p, const mc_opts_t *o, bcf_hdr_t *hdr,
+                       mc_emit_fn emit, void *ctx);
 
 /*
  * Whether the caller's records depend on nothing before them: 0 only when a

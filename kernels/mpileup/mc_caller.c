@@ -95,6 +95,9 @@ void mc_destroy(mc_caller_t *c)
     free(c->anno16);
     free(c->itmp);
     free(c->site_used);
+    free(c->missed.used);
+    if (c->missed.line)
+        bcf_destroy(c->missed.line);
     mc_groups_free(c);
     mc_afs_destroy(c->afs);
     free(c);
@@ -268,6 +271,8 @@ int mc_call(mc_caller_t *c, bcf1_t *in, bcf1_t *out)
     }
     if (skipped(c, out))
         return 0;
+    if (c->o->insert_missed && mc_missed_pass(c, out) < 0)
+        return -1;
     if (bcf_unpack(out, BCF_UN_ALL) < 0 || (c->n_sexes && update_ploidy(c, out) < 0))
         return -1;
     int ret = c->o->model == MC_MODEL_MULTI ? mc_multi_call(c, out) : mc_consensus_call(c, out);

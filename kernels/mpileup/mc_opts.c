@@ -191,7 +191,7 @@ static int read_groups(mc_opts_t *o, const char *arg)
 /* The options a record stream cannot serve, and why. -1 after the message. */
 static int refuse(int c)
 {
-    const char *opt = "-i", *why = "inserting the targets no record reached is not supported";
+    const char *opt = "-o/-O", *why = "the output is seqshard's: give -o/-O to mpileup";
     switch (c) {
     case 'o':
     case 'O': opt = "-o/-O", why = "the output is seqshard's: give -o/-O to mpileup"; break;
@@ -277,7 +277,7 @@ static int apply_flag(mc_opts_t *o, ploidy_arg_t *pl, int *models, int c)
         o->model = c == 'c' ? MC_MODEL_CONSENSUS : MC_MODEL_MULTI;
         return 0;
     case O_NO_VERSION: o->record_cmd_line = 0; return 0;
-    case 'i': return refuse(c);
+    case 'i': o->insert_missed = 1; return 0;
     }
     return 1;
 }
@@ -359,6 +359,15 @@ static int check(const mc_opts_t *o, int models)
     }
     if (o->constrain_alleles && o->model != MC_MODEL_MULTI) {
         fprintf(stderr, MC_PFX ": the \"-C alleles\" mode requires -m\n");
+        return -1;
+    }
+    if (o->insert_missed && !o->constrain_alleles) {
+        fprintf(stderr, MC_PFX ": the -i option requires -C alleles\n");
+        return -1;
+    }
+    if (o->insert_missed && o->gvcf_ranges) {
+        fprintf(stderr, MC_PFX ": -i with -g: bcftools call 1.16 writes -i's lines ahead of "
+                               "the gVCF block open at them, out of order; drop one of them\n");
         return -1;
     }
     if (o->groups && o->model != MC_MODEL_MULTI) {

@@ -42,6 +42,20 @@ typedef struct {
 
 typedef struct mc_afs_s mc_afs_t;
 
+/* -i: the shard's targets [lo, hi) of the contig's (index contig, -1: none) and which were
+ * taken; cursor: the first not yet written or passed */
+typedef struct {
+    int active, contig;
+    mc_missed_shard_t part;
+    size_t lo, hi, cursor;
+    uint8_t *used;
+    int m_used;
+    hts_pos_t last_pass; /* the shard's last passing record, or -1 */
+    mc_emit_fn emit;
+    void *ctx;
+    bcf1_t *line;
+} mc_missed_t;
+
 struct mc_caller_s {
     const mc_opts_t *o;
     bcf_hdr_t *hdr; /* the output header (owned); records are edited through it */
@@ -100,6 +114,7 @@ struct mc_caller_s {
     int mitmp;
     uint8_t *site_used; /* per target at the site: paired already */
     int msite_used;
+    mc_missed_t missed; /* -i */
 };
 
 /* log(exp(a) + exp(b)), the larger term factored out (mcall.c's logsumexp2). */
@@ -114,6 +129,13 @@ static inline double mc_log_add(double a, double b)
  * or -1), mc_caller.c */
 int mc_constrain_alleles(mc_caller_t *c, bcf1_t *rec);
 int mc_site_targets(mc_caller_t *c, const bcf1_t *rec, size_t *lo, size_t *hi);
+
+/* mc_missed.c: -i; the first target of c at pos or after; a target taken; a passing record;
+ * the line of target t of contig tc */
+size_t mc_targets_lower(const mc_target_contig_t *c, hts_pos_t pos);
+void mc_missed_taken(mc_caller_t *c, size_t t);
+int mc_missed_pass(mc_caller_t *c, const bcf1_t *rec);
+int mc_missed_line(const mc_opts_t *o, bcf_hdr_t *hdr, int tc, size_t t, bcf1_t *line);
 
 /* mc_record.c */
 int mc_grow(void *p, int *m, size_t n, size_t size);

@@ -190,12 +190,12 @@ int mp_group_by_sample(mp_worker_t *w)
     return 0;
 }
 
-/* The record, appended to the shard's output as VCF text or BCF bytes. 0 or -1. */
-static int put_record(mp_worker_t *w, bcf1_t *v, kstring_t *out)
+/* The record, appended as VCF text, or as BCF bytes (sync: a scratch record). 0 or -1. */
+int mp_record_bytes(const bcf_hdr_t *hdr, bcf1_t *sync, bcf1_t *v, kstring_t *out)
 {
-    if (!w->bcf)
-        return vcf_format(w->run->out_hdr, v, out) < 0 ? -1 : 0;
-    bcf_copy(w->sync, v); /* serialises v's edited fields into its shared and indiv blocks */
+    if (!sync)
+        return vcf_format(hdr, v, out) < 0 ? -1 : 0;
+    bcf_copy(sync, v); /* serialises v's edited fields into its shared and indiv blocks */
     uint32_t x[8];
     x[0] = (uint32_t)v->shared.l + 24;
     x[1] = (uint32_t)v->indiv.l;
@@ -215,6 +215,12 @@ static int put_record(mp_worker_t *w, bcf1_t *v, kstring_t *out)
     return 0;
 }
 
+/* The record, appended to the shard's output as VCF text or BCF bytes. 0 or -1. */
+int mp_put_record(mp_worker_t *w, bcf1_t *v, kstring_t *out)
+{
+    return mp_record_bytes(w->run->out_hdr, w->bcf ? w->sync : NULL, v, out);
+}
+
 typedef struct {
     mp_worker_t *w;
     kstring_t *out;
@@ -223,7 +229,7 @@ typedef struct {
 static int put_block(void *ctx, bcf1_t *block)
 {
     block_out_t *b = ctx;
-    return put_record(b->w, block, b->out);
+    return mp_put_record(b->w, block, b->out);
 }
 
 /* --call: bcftools call's record for this one in w->called: 1, 0 when it writes none, or -1. */
@@ -252,14 +258,14 @@ static const bcf_hdr_t *written_header(const mp_worker_t *w)
 static int write_record(mp_worker_t *w, bcf1_t *rec, kstring_t *out)
 {
     if (!w->gv)
-        return put_record(w, rec, out);
+        return mp_put_record(w, rec, out);
     if (w->extending && !mp_gvcf_open(w->gv))
         return 0;
     block_out_t b = {w, out};
     int r = mp_gvcf_write(w->gv, written_header(w), rec, put_block, &b);
     if (r < 0)
         return -1;
-    return r == 1 && !w->extending ? put_record(w, rec, out) : 0;
+    return r == 1 && !w->extending ? mp_put_record(w, rec, out) : 0;
 }
 
 /* mc_call_site's emit: a called record of the column. */

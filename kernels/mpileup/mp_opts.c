@@ -198,7 +198,8 @@ static const ss_cmd_t mp_cmd = {
         "command line (-m or -c, -v, -A, -a, -G, -g, --ploidy, -P, -p, -s/-S, -V, -M, -T,\n"
         "-C alleles ...), and the output is the bytes of `bcftools mpileup -Ou ... |\n"
         "bcftools call ...` in one pass; -o, -O and --write-index after --call name that\n"
-        "output. Refused after --call: -r/-R (give them to mpileup), -C trio and -i.",
+        "output. Refused after --call: -r/-R (give them to mpileup) and -C trio; -i (with -C\n"
+        "alleles) is refused with --write-index and -g.",
     .groups = mp_groups,
     .examples = "  # bcftools mpileup's BCF, on every core, into bcftools call\n"
                 "  seqshard mpileup -f ref.fa -Ou in.bam | bcftools call -mv -Oz -o calls.vcf.gz\n"

@@ -35,6 +35,9 @@ static void run_free(void *run)
     if (r->vcf_hdr)
         bcf_hdr_destroy(r->vcf_hdr);
     free(r->head.s);
+    if (r->missed)
+        mc_missed_plan_free(*r->missed);
+    free(r->missed);
     free(r);
 }
 
@@ -90,6 +93,36 @@ static int call_header(mp_run_t *r, const mp_opts_t *o)
     return 0;
 }
 
+/* --call -i: what seqshard refuses before any work, and the plan's slot. 0, or -1. */
+static int missed_check(mp_run_t *r, const mp_opts_t *o, const ss_job_t *job)
+{
+    if (o->gvcf_ranges) {
+        ss_error("--call -i with mpileup's -g: bcftools call 1.16 writes -i's lines among the "
+                 "blocks out of order; drop one of them");
+        return -1;
+    }
+    if (ss_job_opts(job)->write_index) {
+        ss_error("--call -i with --write-index: bcftools call 1.16 -i ends the file with the "
+                 "targets of contigs without a call, out of order, so it cannot be indexed; "
+                 "drop --write-index");
+        return -1;
+    }
+    const mc_targets_t *t = &o->call->targets;
+    for (int i = 0; i < t->n_contigs; i++)
+        if (bcf_hdr_name2id(r->out_hdr, t->contigs[i].name) < 0) {
+            ss_error("--call -i: the targets file %s names contig %s, which the input's header "
+                     "lacks (bcftools call 1.16 fails writing it); leave it out of the targets",
+                     t->path, t->contigs[i].name);
+            return -1;
+        }
+    r->call = o->call;
+    if (!(r->missed = calloc(1, sizeof(*r->missed)))) {
+        ss_error("out of memory preparing mpileup");
+        return -1;
+    }
+    return 0;
+}
+
 static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_spec_t *out)
 {
     const mp_opts_t *o = kopts;
@@ -120,6 +153,11 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
                                                      : SS_TEXT_INDEX_VCF;
     out->level = o->level;
     out->census = mp_samples_can_draw(&r->smpl, o->max_depth);
+    if (o->call && o->call->insert_missed) {
+        if (missed_check(r, o, job) < 0)
+            return -1;
+        out->gather = 1; /* where each shard's untaken targets go: see mc_missed.c */
+    }
     /* about 250 bytes of VCF per covered position and sample at 30x: ~1.5 per byte of BAM */
     out->out_per_work = 1.5 * (r->smpl.n > 0 ? r->smpl.n : 1);
     return 0;
@@ -347,11 +385,18 @@ int mp_ref_need(mp_ref_t *r, hts_pos_t lo, hts_pos_t hi)
 
 /* A shard's pass: its records, and whether its indel records needed the carried values. */
 typedef struct {
-    ss_out_t *so;
+    ss_out_t *so;       /* NULL before the run (-i's summary): the records go to scratch */
+    kstring_t *scratch;
     ss_shard_stats_t *st;
     hts_pos_t end; /* the shard's end: past it, only its last gVCF block is followed */
     int carry_known;
+    mp_worker_t *w;
 } shard_pass_t;
+
+static kstring_t *pass_out(const shard_pass_t *sp)
+{
+    return sp->so ? ss_out_text(sp->so) : sp->scratch;
+}
 
 /* record_column: the shard's last gVCF block is closed past its end; the pass is done. */
 #define PASS_DONE 2
@@ -367,11 +412,15 @@ static int record_column(mp_worker_t *w, int tid, hts_pos_t pos, void *ctx)
     } else {
         sp->st->bases++;
     }
-    int r = mp_column_records(w, tid, pos, ss_out_text(sp->so), &sp->carry_known);
+    int r = mp_column_records(w, tid, pos, pass_out(sp), &sp->carry_known);
     if (r != 0)
         return r;
     if (w->extending && !mp_gvcf_open(w->gv))
         return PASS_DONE;
+    if (!sp->so) {
+        sp->scratch->l = 0; /* before the run only -i's summary is kept */
+        return 0;
+    }
     /* output leaves memory only once it is final: a pass may restart with the carry */
     return sp->carry_known && ss_out_checkpoint(sp->so) < 0 ? -1 : 0;
 }
@@ -435,6 +484,23 @@ static void set_window(mp_worker_t *w, const ss_shard_t *sh)
                      sh->end + MP_READ_PAST_END);
 }
 
+/* -i's lines, written where the records go. */
+static int emit_missed(void *ctx, bcf1_t *line)
+{
+    shard_pass_t *sp = ctx;
+    return mp_put_record(sp->w, line, pass_out(sp));
+}
+
+/* -i: the shard's part of the targets; before the run (no plan yet), its own range. */
+static int missed_begin(mp_worker_t *w, const ss_shard_t *sh, shard_pass_t *sp)
+{
+    if (!w->run->missed)
+        return 0;
+    mc_missed_shard_t own = {sh->beg, sh->end, 0, -1};
+    const mc_missed_shard_t *part = sp->so ? mc_missed_plan_part(*w->run->missed, sh->idx) : &own;
+    return mc_missed_begin(w->caller, sam_hdr_tid2name(w->hdr, sh->tid), part, emit_missed, sp);
+}
+
 /* One pass over the shard's records. 0, MP_NEED_CARRY, or -1 after ss_error(). */
 static int shard_pass(mp_worker_t *w, const ss_shard_t *sh, shard_pass_t *sp)
 {
@@ -444,13 +510,21 @@ static int shard_pass(mp_worker_t *w, const ss_shard_t *sh, shard_pass_t *sp)
     w->extending = 0;
     if (w->gv && gvcf_continuation(w, sh) < 0)
         return -1;
+    if (missed_begin(w, sh, sp) < 0) {
+        ss_error("--call -i: out of memory");
+        return -1;
+    }
     int rc = mp_pileup_pass(w, sh, sh->tid, sh->beg, pass_end(w, sh), sh->scope_beg,
                             record_column, sp);
     if (rc == PASS_DONE)
         rc = 0;
     /* a block still open at the end of the contig or region closes there */
-    if (rc == 0 && mp_gvcf_close(w, ss_out_text(sp->so)) < 0)
+    if (rc == 0 && mp_gvcf_close(w, pass_out(sp)) < 0)
         rc = -1;
+    if (rc == 0 && w->run->missed && sp->so && mc_missed_end(w->caller) < 0) {
+        ss_error("--call -i: cannot write the missed targets of shard %d", sh->idx);
+        rc = -1;
+    }
     w->extending = 0;
     return rc;
 }
@@ -463,7 +537,7 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     set_window(w, sh);
     int ptid = sh->tid;
     hts_pos_t plo = sh->scope_beg, phi;
-    shard_pass_t sp = {so, st, sh->end, 0};
+    shard_pass_t sp = {so, NULL, st, sh->end, 0, w};
     /* the run's first columns start from bcftools' zeroed values */
     sp.carry_known = !(w->o->fmt_flag & MP_INFO_ZSCORE) ||
                      (sh->beg <= sh->scope_beg && !mp_prev_scope(w, &ptid, &plo, &phi));
@@ -554,6 +628,68 @@ static int census(void *wstate, const ss_shard_t *sh, uint64_t *count)
     return rc < 0 ? -1 : 0;
 }
 
+/* --call -i, before the run: the shard called as in the run, its records thrown away, and
+ * what it leaves of the targets summed up (mc_missed_summary). */
+static int gather(void *wstate, const ss_shard_t *sh, kstring_t *bytes)
+{
+    mp_worker_t *w = wstate;
+    if (sh->tid < 0)
+        return 0;
+    set_window(w, sh);
+    kstring_t scratch = KS_INITIALIZE;
+    ss_shard_stats_t st = {0};
+    /* the values indel records carry change no allele, and so no passing record */
+    shard_pass_t sp = {NULL, &scratch, &st, sh->end, 1, w};
+    w->bc.mwu_bq = w->bc.mwu_mqs = 0;
+    int rc = shard_pass(w, sh, &sp);
+    free(scratch.s);
+    if (rc == 0 && mc_missed_summary(w->caller, sh->idx, sh->tid, sh->beg, sh->end, bytes) < 0) {
+        ss_error("--call -i: out of memory summing up shard %d", sh->idx);
+        rc = -1;
+    }
+    return rc < 0 ? -1 : 0;
+}
+
+static int gathered(const void *run, const char *bytes, size_t len)
+{
+    const mp_run_t *r = run;
+    if (!(*r->missed = mc_missed_plan(r->call, bytes, len))) {
+        ss_error("--call -i: cannot place the missed targets (the line above says why)");
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct {
+    const bcf_hdr_t *hdr;
+    bcf1_t *sync; /* BCF output: a scratch record; VCF: NULL */
+    kstring_t *out;
+} end_out_t;
+
+static int emit_end(void *ctx, bcf1_t *line)
+{
+    end_out_t *e = ctx;
+    return mp_record_bytes(e->hdr, e->sync, line, e->out);
+}
+
+/* --call -i: the targets bcftools writes at the very end (mc_missed.c). */
+static int run_summary(const void *kopts, const void *run, const uint64_t sums[SS_SUMMARY_N],
+                       kstring_t *text)
+{
+    const mp_opts_t *o = kopts;
+    const mp_run_t *r = run;
+    (void)sums;
+    if (!r->missed)
+        return 0;
+    int bcf = o->out_type == MP_OUT_BCF || o->out_type == MP_OUT_BCF_GZ;
+    end_out_t e = {r->out_hdr, bcf ? bcf_init1() : NULL, text};
+    int rc = bcf && !e.sync ? -1 : mc_missed_plan_end(*r->missed, o->call, r->out_hdr, emit_end, &e);
+    if (e.sync)
+        bcf_destroy1(e.sync);
+    if (rc < 0)
+        ss_error("--call -i: cannot write the missed targets that end the output");
+    return rc;
+}
 
 static const char *const counter_names[] = {NULL};
 
@@ -570,4 +706,7 @@ const ss_kernel_t ss_kernel_mpileup = {
     .worker_destroy = worker_destroy,
     .counter_names = counter_names,
     .census = census,
+    .gather = gather,
+    .gathered = gathered,
+    .run_summary = run_summary,
 };

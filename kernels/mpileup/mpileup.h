@@ -181,6 +181,8 @@ typedef struct {
     bcf_hdr_t *out_hdr;  /* the output's: bcftools call's with --call, else vcf_hdr */
     kstring_t head;   /* the header's bytes, as the output opens */
     pl_baq_path_t baq_path; /* the BAQ code this machine runs (pileup's, bit for bit htslib's) */
+    mc_missed_plan_t **missed; /* --call -i: the plan, set once every shard was summed up */
+    const mc_opts_t *call;     /* --call's options (the kernel's), or NULL */
 } mp_run_t;
 
 /*
@@ -322,6 +324,10 @@ int mp_column_records(mp_worker_t *w, int tid, hts_pos_t pos, kstring_t *out, in
 
 /* Flush the worker's open gVCF block into out (none without -g). 0 or -1. */
 int mp_gvcf_close(mp_worker_t *w, kstring_t *out);
+/* A record's bytes as the output holds it: VCF text (sync NULL) or BCF (sync: a scratch
+ * record); as the worker writes them (mp_put_record). 0 or -1. */
+int mp_record_bytes(const bcf_hdr_t *hdr, bcf1_t *sync, bcf1_t *v, kstring_t *out);
+int mp_put_record(mp_worker_t *w, bcf1_t *v, kstring_t *out);
 
 /*
  * Bind contig tid's reference for a pass: the last pass's stretches given

@@ -451,8 +451,10 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *out, ss_shard_s
 }
 
 /* -c: the one number samtools view -c prints, over every shard and rank. */
-static int run_summary(const void *kopts, const uint64_t sums[SS_SUMMARY_N], kstring_t *text)
+static int run_summary(const void *kopts, const void *run, const uint64_t sums[SS_SUMMARY_N],
+                       kstring_t *text)
 {
+    (void)run;
     const vw_opts_t *o = kopts;
     if (!o->count)
         return 0;

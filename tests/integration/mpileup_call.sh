@@ -17,7 +17,11 @@
 #     FORMAT tags of one value per allele, at -@1..3, shards 1k to whole, under mpirun;
 #   - what --call refuses before any work (mpileup's -g with --call, call's -g without
 #     FORMAT/DP or with -c or -v, -C trio, -C alleles without -T or with -c or without an
-#     alleles column, -i, a targets file that cannot be opened or read), one line, exit 2;
+#     alleles column, -i without -C alleles or with -g, a targets file that cannot be opened
+#     or read), one line, exit 2; -i with --write-index, with a targets contig the header
+#     lacks, or with a call at POS 1, one line, exit 1;
+#   - --call -C alleles -i: the missed targets where bcftools writes them, at -@1..3, shards
+#     1k to whole, within regions, as BCF, under mpirun;
 #     a target whose REF is not the reference's stops the run with exit 1, as in bcftools.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -161,6 +165,17 @@ call_vs "--call -mv -C alleles"           "-mv -C alleles -T $TAL"  "$LT" "${R[@
 call_vs "--call -m -A -C alleles"         "-m -A -C alleles -T $TAL" "$LT" -a AD "${R[@]}" "${A3[@]}"
 call_vs "--call -m -G - -C alleles"       "-m -G - -C alleles -T $TAL" "2:2k" -a AD,QS "${R[@]}" "${A3[@]}"
 call_vs "--call -m -g -C alleles"         "-m -g 5,10 -C alleles -T $TAL" "3:1k" -a DP "${R[@]}" "${A3[@]}"
+# -i: a line for every target no record took, where bcftools writes it: before the next call,
+# at the end of a contig, and at the very end those of contigs without a call (ctgEmpty, after
+# ctgTiny: in the targets file's order) and those left at a contig's last call
+TAI=$W/alleles_i.tsv
+{ cat "$TAL"; printf 'ctgEmpty\t100\tA,C\n'; } >"$TAI"
+call_vs "--call -m -C alleles -i"         "-m -C alleles -T $TAI -i" "$LT 2:1000" -a AD "${R[@]}" "${A3[@]}"
+call_vs "--call -m -V indels -C alleles -i" "-m -V indels -C alleles -T $TAI -i" "1:1g 3:1k" \
+    "${R[@]}" "$TD/s1.bam"
+call_vs "--call -mv -C alleles -i -Ou"    "-mv -C alleles -T $TAI -i -Ou" "1:1g 2:2k" "${R[@]}" "$TD/s1.bam"
+call_vs "--call -m -C alleles -i, regions" "-m -C alleles -T $TAI -i" "1:1g 2:1000" \
+    -r ctgA:1500-9000,ctgB:100-3000 "${R[@]}" "$TD/s1.bam"
 call_vs "--call -m -a GQ,GP -C alleles, Number=R tags" "-m -a GQ,GP -C alleles -T $TAL" "3:1k" \
     -a FORMAT/AD,ADF,ADR,SP "${R[@]}" "${A3[@]}"
 
@@ -187,6 +202,7 @@ if [ "${SS_MPI:-1}" != 0 ] && command -v mpirun >/dev/null; then
     mpi_call_vs "--call -m -T" "" "-m -T $TGT"
     mpi_call_vs "--call -m -g" "-a DP" "-m -g 5,10,20"
     mpi_call_vs "--call -m -C alleles" "-a AD" "-m -C alleles -T $TAL"
+    mpi_call_vs "--call -m -C alleles -i" "-a AD" "-m -C alleles -T $TAI -i"
 fi
 
 # -Oz after --call names the output; --write-index gives bcftools index's .csi of it
@@ -255,7 +271,44 @@ refuse "--call -C alleles without -T" "expected -t or -T" "${R[@]}" "$TD/s1.bam"
 refuse "--call -c -C alleles" "requires -m" "${R[@]}" "$TD/s1.bam" --call -c -C alleles -T "$TAL"
 refuse "--call -C alleles, no alleles column" "third column" "${R[@]}" "$TD/s1.bam" \
     --call -m -C alleles -T "$TGT"
-refuse "--call -i"           "-i"     "${R[@]}" "$TD/s1.bam" --call -m -C alleles -T "$TAL" -i
+refuse "--call -i without -C alleles" "requires -C alleles" "${R[@]}" "$TD/s1.bam" --call -m -T "$TAL" -i
+refuse "--call -i -g"        "-i with -g" -a DP "${R[@]}" "$TD/s1.bam" --call -m -C alleles -T "$TAL" -i -g 5
+# -i refused once the inputs are known: --write-index (the end is out of order), a targets
+# contig the header lacks (bcftools fails writing it), a call at POS 1 (bcftools' window
+# before it wraps around); one line, a non-zero exit, no output
+at1_sam() { # three reads of ctgA from POS 1, one with a C at POS 1
+    local seq
+    seq=$("$SAMTOOLS" faidx "$REF" ctgA:1-50 | tail -n +2 | tr -d '\n')
+    "$SAMTOOLS" view -H "$TD/s1.bam"
+    for i in 1 2 3; do
+        printf 'r%d\t0\tctgA\t1\t60\t50M\t*\t0\t0\t%s\t%s\n' "$i" \
+            "$([ $i = 1 ] && echo "C${seq:1}" || echo "$seq")" "$(printf 'I%.0s' $(seq 50))"
+    done
+}
+at1_sam | "$SAMTOOLS" sort -o "$W/at1.bam" - 2>/dev/null && "$SAMTOOLS" index "$W/at1.bam"
+printf 'ctgA\t1\t%s,C\n' "$("$SAMTOOLS" faidx "$REF" ctgA:1-1 | tail -1)" >"$W/at1.tsv"
+printf 'ctgA\t500\tT,G\nctgNone\t5\tA,C\n' >"$W/none.tsv"
+# refuse_late NAME WANT LINES ARGS...: seqshard mpileup ARGS fails naming WANT in LINES lines
+# (a caller's stop: its line and the run's, as for a wrong REF), leaving no output
+refuse_late() {
+    local name=$1 want=$2 lines=$3
+    shift 3
+    rm -f "$W/refused.vcf.gz" "$W/refused.vcf.gz.csi"
+    "$SEQSHARD" mpileup --quiet "${R[@]}" -o "$W/refused.vcf.gz" "$@" 2>"$W/r.err"
+    local rc=$?
+    if [ $rc = 0 ] || ! grep -q -- "$want" "$W/r.err" || [ "$(grep -vc '^Note:' "$W/r.err")" != "$lines" ] ||
+        [ -e "$W/refused.vcf.gz" ]; then
+        ss_bad "$name" "want a non-zero exit, $lines line(s) naming '$want', no output (rc $rc)" \
+            "$(head -3 "$W/r.err")"
+    else
+        ss_ok "$name"
+    fi
+}
+refuse_late "--call -i --write-index" "--write-index" 1 --write-index "$TD/s1.bam" \
+    --call -m -C alleles -T "$TAL" -i -Oz
+refuse_late "--call -i, a contig not in the header" "ctgNone" 1 "$TD/s1.bam" \
+    --call -m -C alleles -T "$W/none.tsv" -i
+refuse_late "--call -i, a call at POS 1" "POS 1" 2 "$W/at1.bam" --call -m -C alleles -T "$W/at1.tsv" -i
 # a target whose REF is not the reference's stops the run, as bcftools stops
 printf 'ctgA\t446\tG,T\n' >"$W/badref.tsv"
 "$SEQSHARD" mpileup --quiet "${R[@]}" "$TD/s1.bam" -o "$W/refused.vcf" \
