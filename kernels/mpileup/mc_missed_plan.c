@@ -137,37 +137,62 @@ static void mark_runs(uint8_t *left, size_t n, const summary_t *s)
 /*
  * The lines of contig tc that end the output: without a passing record, every
  * target no record took; else, unless it is the last contig with one, those
- * left at its last passing position. 0 or -1.
+ * left at its last passing position. sel[0..n_sel): the contig's summaries,
+ * in plan order. 0 or -1.
  */
 static int plan_contig_end(mc_missed_plan_t *p, const mc_opts_t *o, int tc, const summary_t *s,
-                           size_t n, int64_t last_tid)
+                           const size_t *sel, size_t n_sel, int64_t last_tid)
 {
     const mc_target_contig_t *c = &o->targets.contigs[tc];
-    size_t last = SIZE_MAX; /* the contig's last shard with a passing record */
-    for (size_t k = 0; k < n; k++)
-        if (s[k].tc == tc && s[k].last_pass >= 0)
-            last = k;
-    if (last != SIZE_MAX && s[last].tid == last_tid)
+    const summary_t *last = NULL; /* the contig's last shard with a passing record */
+    for (size_t k = 0; k < n_sel; k++)
+        if (s[sel[k]].last_pass >= 0)
+            last = &s[sel[k]];
+    if (last && last->tid == last_tid)
         return 0;
     uint8_t *left = malloc(c->n ? c->n : 1);
     if (!left)
         return -1;
-    memset(left, last == SIZE_MAX, c->n);
-    if (last != SIZE_MAX)
-        mark_runs(left, c->n, &s[last]);
-    for (size_t k = 0; last == SIZE_MAX && k < n; k++) {
-        if (s[k].tc != tc)
-            continue;
+    memset(left, !last, c->n);
+    if (last)
+        mark_runs(left, c->n, last);
+    for (size_t k = 0; !last && k < n_sel; k++) {
         /* within a shard a target is taken unless the shard says otherwise */
-        size_t from = mc_targets_lower(c, s[k].beg), to = mc_targets_lower(c, s[k].end);
+        const summary_t *sk = &s[sel[k]];
+        size_t from = mc_targets_lower(c, sk->beg), to = mc_targets_lower(c, sk->end);
         memset(left + from, 0, to - from);
-        mark_runs(left, c->n, &s[k]);
+        mark_runs(left, c->n, sk);
     }
     int rc = 0;
     for (size_t t = 0; rc == 0 && t < c->n; t++)
         if (left[t])
             rc = push_end(p, tc, t);
     free(left);
+    return rc;
+}
+
+/* The end's lines, contig by contig in the targets file's order. 0 or -1. */
+static int plan_end(mc_missed_plan_t *p, const mc_opts_t *o, const summary_t *s, size_t n,
+                    int64_t last_tid)
+{
+    int nc = o->targets.n_contigs;
+    size_t *start = calloc((size_t)nc + 1, sizeof(*start));
+    size_t *sel = malloc((n ? n : 1) * sizeof(*sel));
+    int rc = start && sel ? 0 : -1;
+    for (size_t k = 0; rc == 0 && k < n; k++) /* each contig's summaries, in plan order */
+        if (s[k].tc >= 0 && s[k].tc < nc)
+            start[s[k].tc + 1]++;
+    for (int tc = 0; rc == 0 && tc < nc; tc++)
+        start[tc + 1] += start[tc];
+    for (size_t k = 0; rc == 0 && k < n; k++)
+        if (s[k].tc >= 0 && s[k].tc < nc)
+            sel[start[s[k].tc]++] = k;
+    /* filling moved each start to the next contig's: each contig's run ends at start[tc] */
+    for (int tc = 0; rc == 0 && tc < nc; tc++) {
+        size_t beg = tc ? start[tc - 1] : 0;
+        rc = plan_contig_end(p, o, tc, s, sel + beg, start[tc] - beg, last_tid);
+    }
+    free(start), free(sel);
     return rc;
 }
 
@@ -185,8 +210,10 @@ mc_missed_plan_t *mc_missed_plan(const mc_opts_t *o, const char *bytes, size_t l
             last_tid = s[k].tid;
     if (rc == 0)
         rc = plan_parts(p, s, n, last_tid);
-    for (int tc = 0; rc == 0 && tc < o->targets.n_contigs; tc++)
-        rc = plan_contig_end(p, o, tc, s, n, last_tid);
+    if (rc == 0 && plan_end(p, o, s, n, last_tid) < 0) {
+        fprintf(stderr, MC_PFX ": -i: out of memory placing the missed targets\n");
+        rc = -1;
+    }
     free(s);
     if (rc < 0) {
         mc_missed_plan_free(p);
