@@ -183,6 +183,9 @@ int mc_missed_end(mc_caller_t *c);
 int mc_missed_summary(mc_caller_t *c, int idx, int tid, hts_pos_t beg, hts_pos_t end,
                       kstring_t *bytes);
 
+/* Whether the targets have one on contig within [beg, end). */
+int mc_targets_within(const mc_opts_t *o, const char *contig, hts_pos_t beg, hts_pos_t end);
+
 /* The plan from every shard's summary, joined in plan order. NULL after a message. */
 typedef struct mc_missed_plan_s mc_missed_plan_t;
 mc_missed_plan_t *mc_missed_plan(const mc_opts_t *o, const char *bytes, size_t len);

@@ -150,6 +150,16 @@ int mc_missed_end(mc_caller_t *c)
 
 /* ---- before the run: what each shard leaves ---- */
 
+int mc_targets_within(const mc_opts_t *o, const char *contig, hts_pos_t beg, hts_pos_t end)
+{
+    int i = mc_targets_contig(&o->targets, contig);
+    if (i < 0)
+        return 0;
+    const mc_target_contig_t *c = &o->targets.contigs[i];
+    size_t t = mc_targets_lower(c, beg);
+    return t < c->n && c->pos[t] < end;
+}
+
 static int put_i64(kstring_t *s, int64_t v)
 {
     return kputsn((const char *)&v, sizeof(v), s) < 0 ? -1 : 0;

@@ -635,6 +635,8 @@ static int gather(void *wstate, const ss_shard_t *sh, kstring_t *bytes)
     mp_worker_t *w = wstate;
     if (sh->tid < 0)
         return 0;
+    if (!mc_targets_within(w->run->call, sam_hdr_tid2name(w->hdr, sh->tid), sh->beg, sh->end))
+        return 0; /* no target: nothing passes or is left; the plan spans it (mc_missed_plan.c) */
     set_window(w, sh);
     kstring_t scratch = KS_INITIALIZE;
     ss_shard_stats_t st = {0};
