@@ -177,6 +177,8 @@ typedef struct {
  * go to emit(ctx, line), before the passing records of mc_call_site. 0 or -1. */
 int mc_missed_begin(mc_caller_t *c, const char *contig, const mc_missed_shard_t *part,
                     mc_emit_fn emit, void *ctx);
+/* Whether the shard has a target at pos (positions asked in order). */
+int mc_missed_wants(mc_caller_t *c, hts_pos_t pos);
 /* The shard's end: its untaken targets after its last passing record. 0 or -1. */
 int mc_missed_end(mc_caller_t *c);
 /* Before the run, after a shard's pass: what it leaves, appended to bytes. 0 or -1. */

@@ -98,16 +98,27 @@ int mc_missed_begin(mc_caller_t *c, const char *contig, const mc_missed_shard_t 
     m->part = *part;
     m->emit = emit, m->ctx = ctx;
     m->last_pass = -1;
-    m->lo = m->hi = m->cursor = 0;
+    m->lo = m->hi = m->cursor = m->probe = 0;
     const mc_target_contig_t *tc = missed_contig(c);
     if (!tc)
         return 0;
-    m->lo = m->cursor = mc_targets_lower(tc, part->own_beg);
+    m->lo = m->cursor = m->probe = mc_targets_lower(tc, part->own_beg);
     m->hi = mc_targets_lower(tc, part->own_end);
     if (mc_grow(&m->used, &m->m_used, m->hi - m->lo + 1, 1) < 0)
         return -1;
     memset(m->used, 0, m->hi - m->lo);
     return 0;
+}
+
+int mc_missed_wants(mc_caller_t *c, hts_pos_t pos)
+{
+    mc_missed_t *m = &c->missed;
+    const mc_target_contig_t *tc = missed_contig(c);
+    if (!tc)
+        return 0;
+    while (m->probe < m->hi && tc->pos[m->probe] < pos) /* columns come in order */
+        m->probe++;
+    return m->probe < m->hi && tc->pos[m->probe] == pos;
 }
 
 void mc_missed_taken(mc_caller_t *c, size_t t)

@@ -47,7 +47,7 @@ typedef struct mc_afs_s mc_afs_t;
 typedef struct {
     int active, contig;
     mc_missed_shard_t part;
-    size_t lo, hi, cursor;
+    size_t lo, hi, cursor, probe; /* probe: mc_missed_wants' place */
     uint8_t *used;
     int m_used;
     hts_pos_t last_pass; /* the shard's last passing record, or -1 */

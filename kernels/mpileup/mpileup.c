@@ -412,6 +412,10 @@ static int record_column(mp_worker_t *w, int tid, hts_pos_t pos, void *ctx)
     } else {
         sp->st->bases++;
     }
+    /* before the run, -i needs the records only where they may take a target: BAQ, the
+     * one thing a column leaves to the next that changes alleles, ran for every column */
+    if (!sp->so && !mc_missed_wants(w->caller, pos))
+        return 0;
     int r = mp_column_records(w, tid, pos, pass_out(sp), &sp->carry_known);
     if (r != 0)
         return r;
