@@ -61,8 +61,12 @@ fi
 
 # ---- chains against the references -----------------------------------------------------------
 
-# The chains, each with the reference it must equal.
-CHAINS=("--realign:R" "--shift:S" "--realign --shift:RS" "--shift --realign:RS")
+# The chains, each with the reference it must equal, run at every scale. The same two steps
+# given the other way round (--shift --realign) are put in the same order when the options
+# are read, before any shard exists: that order runs at the scale with the most shard edges.
+CHAINS=("--realign:R" "--shift:S" "--realign --shift:RS")
+REVERSED="--shift --realign:RS"
+REVERSED_SCALE="3:2k"
 # Threads:shard size of the single-process runs ("-" is the default size).
 SCALES=("1:-" "2:7k" "3:2k")
 
@@ -186,8 +190,10 @@ V_DEPTH_R="depth -a -r ctgB:25000-35000 --reference $REF"
 for n in s1 edge; do
     vars=("$V_VIEW" "$V_PILEUP_B" "$V_PILEUP" "$V_DEPTH")
     [ $n = s1 ] && vars+=("$V_PILEUP_R" "$V_PILEUP_L" "$V_DEPTH_R")
-    for c in "${CHAINS[@]}"; do
-        for scale in "${SCALES[@]}"; do
+    for c in "${CHAINS[@]}" "$REVERSED"; do
+        scales=("${SCALES[@]}")
+        [ "$c" = "$REVERSED" ] && scales=("$REVERSED_SCALE")
+        for scale in "${scales[@]}"; do
             for v in "${vars[@]}"; do
                 chain "$n" "$TD/$n.bam" "$v" "${c%%:*}" "${c#*:}" "$scale"
             done
