@@ -39,7 +39,7 @@ LAYOUTS=("100bp 1 1000" "103bp 30 1000" "1k - 1000" "1.5k - 1500" "contig - 1g")
 # holds the shards on either side of an edge while records move across it: the 100 bp
 # floor and 1 kb shards, with the most edges, run at 1-3; 103 bp (the same edges moved
 # off round positions) and whole contigs (no edge: several contigs at once) at 1 and 3;
-# 1.5 kb (one edge per contig) at 2.
+# 1.5 kb (the fewest edges of the cut layouts) at 2.
 LAYOUT_THREADS=("1 2 3" "1 3" "1 2 3" "2" "1 3")
 
 # ---- the inputs: hand-made SAM, sorted and indexed; r.bam as the two-step makes it ----
