@@ -20,8 +20,9 @@ run() {
     cohort_check "$name" "$W/got.txt" "$W/err"
 }
 
+# The default cut makes one shard of the 500 bp region (under the 1 kb minimum) at any -@:
+# -@2 would run what -@1 runs; more threads meet the cohort in the output-cut runs.
 run "$COHORT_N inputs -@1" 4096 "" -@ 1
-run "$COHORT_N inputs -@2" 4096 "" -@ 2
 run "$COHORT_N inputs -@2, shards of 4 MB of output" 4096 SEQSHARD_SHARD_OUTPUT=4m -@ 2
 run "$COHORT_N inputs -@2 at ulimit -n 64" 64 SEQSHARD_SHARD_OUTPUT=4m -@ 2
 run "$COHORT_N inputs -@1 at ulimit -n 64" 64 "" -@ 1

@@ -16,7 +16,7 @@ ss_setup
 W=$SS_WORK
 MOSDEPTH=${MOSDEPTH:-mosdepth}
 command -v "$MOSDEPTH" >/dev/null || { echo "SKIP: no mosdepth"; exit 77; }
-COMBOS=${MOSDEPTH_COMBOS:-"1:1g 1:2k 2:7k 3:2k 3:1g"}
+COMBOS=${MOSDEPTH_COMBOS:-"1:1g 1:2k 2:7k 3:2k"}
 FILES="per-base.bed.gz regions.bed.gz thresholds.bed.gz quantized.bed.gz
 mosdepth.global.dist.txt mosdepth.region.dist.txt mosdepth.summary.txt"
 

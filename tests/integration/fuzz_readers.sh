@@ -15,13 +15,25 @@
 # the same runs with its .bai damaged (`index_patch.py bai fuzz small.bam.bai
 # x.bai SEED`; FUZZ_INDEX_SEEDS="a b c" for others): fewer records with exit
 # 0 is a failure there too.
+#
+# The seeds are 1-200 for the blocks and 1-40 for the index. `make test` runs this
+# script twice, in the normal build and under ASan, so ctest gives each pass half of them
+# (SS_FUZZ_HALF, tests/CMakeLists.txt): 1 runs seeds 1-100 and index seeds 1-20, 2 runs
+# 101-200 and 21-40. Every seed still runs once per `make test`; unset, all run.
+# FUZZ_SEEDS and FUZZ_INDEX_SEEDS win over SS_FUZZ_HALF.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_inputs.sh"
 ss_setup
 W=$SS_WORK
 FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-60}
-SEEDS=${FUZZ_SEEDS:-$(seq 1 200)}
+case ${SS_FUZZ_HALF:-} in
+1) DEF_SEEDS=$(seq 1 100) DEF_INDEX_SEEDS=$(seq 1 20) ;;
+2) DEF_SEEDS=$(seq 101 200) DEF_INDEX_SEEDS=$(seq 21 40) ;;
+'') DEF_SEEDS=$(seq 1 200) DEF_INDEX_SEEDS=$(seq 1 40) ;;
+*) echo "FAIL setup: SS_FUZZ_HALF=$SS_FUZZ_HALF, want 1, 2 or nothing"; exit 1 ;;
+esac
+SEEDS=${FUZZ_SEEDS:-$DEF_SEEDS}
 
 "$SAMTOOLS" view -u -s 11.05 -o "$W/small.bam" "$TD/s1.bam" && "$SAMTOOLS" index "$W/small.bam" ||
     { echo "FAIL setup: cannot make small.bam"; exit 1; }
@@ -110,7 +122,7 @@ done
 # ---- damaged indexes of a sound file: small.bam with a .bai fuzzed by index_patch.py
 # (a bit flipped in a chunk, bin, linear-index entry or pseudo-bin count); samtools reads
 # the whole file without the index, so its output is the one to give, or exit 1 and one line
-INDEX_SEEDS=${FUZZ_INDEX_SEEDS:-$(seq 1 40)}
+INDEX_SEEDS=${FUZZ_INDEX_SEEDS:-$DEF_INDEX_SEEDS}
 cp "$W/small.bam" "$W/m.bam"
 "$SAMTOOLS" mpileup "$W/m.bam" >"$W/e.pileup" 2>"$W/e.pileup.err"
 e_pileup=$?

@@ -81,12 +81,14 @@ expect_all() {
     done < <(kernels "$1")
 }
 
-# check_damaged KIND FILE WHAT: every kernel on FILE (whose index WHAT damaged) gives the
-# sound index's output, or exit 1 with one line and nothing left behind.
+# check_damaged KIND FILE WHAT [ONLY]: every kernel on FILE (whose index WHAT damaged), or
+# those whose names match the regex ONLY, gives the sound index's output, or exit 1 with one
+# line and nothing left behind.
 n_refused=0
 check_damaged() {
-    local kind=$1 file=$2 what=$3 name args d=$W/d
+    local kind=$1 file=$2 what=$3 only=${4:-.*} name args d=$W/d
     while IFS='|' read -r name args; do
+        [[ $name =~ ^($only)$ ]] || continue
         # shellcheck disable=SC2086
         run_kernel "$d" "$name" $args "$file"
         local case="$what: $name" left
@@ -131,13 +133,18 @@ damage() {
     python3 "$PATCH" "$1" "$2" "$4" "$5" "$3" >/dev/null || { echo "FAIL setup: $*"; exit 1; }
 }
 SEEDS=${INDEX_SEEDS:-1 2 3 4}
+# Every kernel meets each kind of damage at the first seed. The other seeds damage other
+# entries of the same kind; they go through view -c (counts, the run that once came up
+# short), view (prints every record) and pileup (piles them, as depth, --mosdepth and
+# realign do with the records the same reader gives them).
+later_seeds() { [ "$1" = "${SEEDS%% *}" ] && echo '.*' || echo 'view-c|view|pileup'; }
 cp "$W/b.bam" "$W/bd.bam"
 damage bai chunk-end 0 "$W/b.bam.bai" "$W/bd.bam.bai"
 check_damaged bam "$W/bd.bam" "bai chunk-end"
 for kind in chunk bin linear pseudo; do
     for s in $SEEDS; do
         damage bai $kind "$s" "$W/b.bam.bai" "$W/bd.bam.bai"
-        check_damaged bam "$W/bd.bam" "bai $kind $s"
+        check_damaged bam "$W/bd.bam" "bai $kind $s" "$(later_seeds "$s")"
     done
 done
 cp "$W/c.bam" "$W/cd.bam"
@@ -153,7 +160,7 @@ check_damaged cram "$W/rd.cram" "crai drop-unplaced"
 for kind in drop field; do
     for s in $SEEDS; do
         damage crai $kind "$s" "$W/r.cram.crai" "$W/rd.cram.crai"
-        check_damaged cram "$W/rd.cram" "crai $kind $s"
+        check_damaged cram "$W/rd.cram" "crai $kind $s" "$(later_seeds "$s")"
     done
 done
 # the lost records are named: contig, what was read, what the index counts

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# mpi_depth.sh -- seqshard depth under mpirun: samtools depth's bytes for
-# every number of ranks (1-3), threads and shard size, with -a, -aa, -s and
-# several inputs; .gz output and its index the same whatever the ranks.
+# mpi_depth.sh -- seqshard depth under mpirun: samtools depth's bytes at 1-3 ranks,
+# 1-2 threads and shard sizes 2k, 7k and whole contigs, with -a, -aa, -s and several
+# inputs; .gz output and its index the same whatever the ranks.
+#
+# Each option set runs the full threads x shard-size matrix at two ranks; at three ranks
+# (a middle rank) the small shards at both thread counts and whole contigs; at one rank
+# one cell, the launch itself (one rank runs its shards as one process does, and
+# depth_vs_samtools.sh runs that matrix).
 #
 # Skipped (status 77) in a build without MPI (SS_MPI=0).
 set -u
@@ -30,14 +35,12 @@ check() { # NAME EXPECTED NP ARGS...
 for opts in "" "-a" "-aa -s" "-a -J -q 20 -Q 10"; do
     # shellcheck disable=SC2086  # options split on purpose
     "$SAMTOOLS" depth $opts "$S1" "$S2" "$TD/edge.bam" >"$W/exp.txt"
-    for np in 1 2 3; do
-        for t in 1 2; do
-            for s in 2k 7k 1g; do
-                # shellcheck disable=SC2086
-                check "np=$np -@$t $s [$opts]" "$W/exp.txt" "$np" -@ "$t" --shard-size "$s" \
-                    $opts "$S1" "$S2" "$TD/edge.bam"
-            done
-        done
+    for run in "1 2 7k" "2 1 2k" "2 1 7k" "2 1 1g" "2 2 2k" "2 2 7k" "2 2 1g" \
+        "3 1 2k" "3 2 2k" "3 1 1g"; do
+        read -r np t s <<<"$run"
+        # shellcheck disable=SC2086
+        check "np=$np -@$t $s [$opts]" "$W/exp.txt" "$np" -@ "$t" --shard-size "$s" \
+            $opts "$S1" "$S2" "$TD/edge.bam"
     done
 done
 "$SAMTOOLS" depth -a -r ctgB:20000-40000 -b "$TD/regions.bed" "$S1" >"$W/exp.txt"

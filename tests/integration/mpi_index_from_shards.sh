@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # mpi_index_from_shards.sh -- index_from_shards.sh's cases (BAM, SAM.gz, text .gz, CRAM
-# .crai, mpileup's BCF/VCF.gz) on 1-3 ranks, SAM.gz also spilled: each rank's
+# .crai, mpileup's BCF/VCF.gz) on 2 and 3 ranks, SAM.gz also spilled: each rank's
 # pieces travel to rank 0, which merges them in shard order at the offsets the ranks
 # wrote the shards at; the index has the tools' bytes whichever rank wrote a shard.
+# One rank merges its own pieces as one process does: index_from_shards.sh covers that.
 #
 # Skipped (status 77) in a build without MPI (SS_MPI=0).
 set -u
@@ -10,10 +11,14 @@ set -u
 . "$(dirname "$0")/lib_index.sh"
 ss_mpi_setup
 
-for np in 1 2 3; do
-    LAUNCH=("${MPIRUN[@]}" -np "$np")
-    idx_matrix "np$np" "1 2" "2000 1m"
-done
+# Two ranks: every kind at 1-2 threads, 2 kb shards and whole contigs.
+LAUNCH=("${MPIRUN[@]}" -np 2)
+idx_matrix np2 "1 2" "2000 1m"
+# Three ranks put a middle rank between the first and the last; 2 kb shards cross ranks
+# most often, so that is where a hand-off could slip. Threads and whole contigs change
+# nothing in how the pieces travel: the two-rank matrix has them.
+LAUNCH=("${MPIRUN[@]}" -np 3)
+idx_matrix np3 "2" "2000"
 
 # SAM.gz shards that leave memory mid-line on each rank before their pieces travel.
 W=$SS_WORK

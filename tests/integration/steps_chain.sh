@@ -61,8 +61,19 @@ fi
 
 # ---- chains against the references -----------------------------------------------------------
 
-# The chains, each with the reference it must equal.
+# The chains, each with the reference it must equal, and the scales each runs at. Both steps
+# run at every scale; each step alone at one shard per contig and at the scale with the most
+# shard edges (the middle scale runs the same steps in the chain of two). The two steps given
+# the other way round (--shift --realign) are put in the same order when the options are
+# read, before any shard exists: that order runs at the scale with the most edges.
 CHAINS=("--realign:R" "--shift:S" "--realign --shift:RS" "--shift --realign:RS")
+chain_scales() {
+    case $1 in
+    "--realign --shift:RS") echo "${SCALES[@]}" ;;
+    "--shift --realign:RS") echo "3:2k" ;;
+    *) echo "1:- 3:2k" ;;
+    esac
+}
 # Threads:shard size of the single-process runs ("-" is the default size).
 SCALES=("1:-" "2:7k" "3:2k")
 
@@ -187,7 +198,7 @@ for n in s1 edge; do
     vars=("$V_VIEW" "$V_PILEUP_B" "$V_PILEUP" "$V_DEPTH")
     [ $n = s1 ] && vars+=("$V_PILEUP_R" "$V_PILEUP_L" "$V_DEPTH_R")
     for c in "${CHAINS[@]}"; do
-        for scale in "${SCALES[@]}"; do
+        for scale in $(chain_scales "$c"); do
             for v in "${vars[@]}"; do
                 chain "$n" "$TD/$n.bam" "$v" "${c%%:*}" "${c#*:}" "$scale"
             done

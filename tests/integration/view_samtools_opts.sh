@@ -8,7 +8,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 ss_setup
 
-COMBOS="1:1m 2:2k 3:7k 2:50k"
+COMBOS="1:1m 2:2k 3:7k"
 S1=$TD/s1.bam
 W=$SS_WORK
 
