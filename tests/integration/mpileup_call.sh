@@ -170,17 +170,17 @@ call_vs "--call -m -g -C alleles"         "-m -g 5,10 -C alleles -T $TAL" "3:1k"
 # ctgTiny: in the targets file's order) and those left at a contig's last call
 TAI=$W/alleles_i.tsv
 { cat "$TAL"; printf 'ctgEmpty\t100\tA,C\n'; } >"$TAI"
-call_vs "--call -m -C alleles -i"         "-m -C alleles -T $TAI -i" "$LT 2:1000" -a AD "${R[@]}" "${A3[@]}"
-call_vs "--call -m -V indels -C alleles -i" "-m -V indels -C alleles -T $TAI -i" "1:1g 3:1k" \
+call_vs "--call -m -C alleles -i"         "-m -C alleles -T $TAI -i" "1:1g 3:1k 2:1000" -a AD "${R[@]}" "${A3[@]}"
+call_vs "--call -m -V indels -C alleles -i" "-m -V indels -C alleles -T $TAI -i" "3:1k" \
     "${R[@]}" "$TD/s1.bam"
-call_vs "--call -mv -C alleles -i -Ou"    "-mv -C alleles -T $TAI -i -Ou" "1:1g 2:2k" "${R[@]}" "$TD/s1.bam"
+call_vs "--call -mv -C alleles -i -Ou"    "-mv -C alleles -T $TAI -i -Ou" "2:2k" "${R[@]}" "$TD/s1.bam"
 # the deep contig (past 255 reads, shard edges inside its stacks): every 53rd position
 AMPT=$W/amp_targets.tsv
 amp_seq=$("$SAMTOOLS" faidx "$AMP" ctgAmp | tail -n +2 | tr -d '\n')
 for p in $(seq 7 53 2990); do printf 'ctgAmp\t%d\t%s,T\n' "$p" "${amp_seq:$((p - 1)):1}"; done >"$AMPT"
-call_vs "--call -m -C alleles -i, deep contig" "-m -C alleles -T $AMPT -i" "1:1g 3:1k 2:1000" \
+call_vs "--call -m -C alleles -i, deep contig" "-m -C alleles -T $AMPT -i" "1:1g 3:1k" \
     -d 10000 -f "$AMP" "$TD/amp.bam"
-call_vs "--call -m -C alleles -i, regions" "-m -C alleles -T $TAI -i" "1:1g 2:1000" \
+call_vs "--call -m -C alleles -i, regions" "-m -C alleles -T $TAI -i" "2:1000" \
     -r ctgA:1500-9000,ctgB:100-3000 "${R[@]}" "$TD/s1.bam"
 call_vs "--call -m -a GQ,GP -C alleles, Number=R tags" "-m -a GQ,GP -C alleles -T $TAL" "3:1k" \
     -a FORMAT/AD,ADF,ADR,SP "${R[@]}" "${A3[@]}"
