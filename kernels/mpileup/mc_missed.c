@@ -32,19 +32,6 @@
 
 #include "mc_priv.h"
 
-size_t mc_targets_lower(const mc_target_contig_t *c, hts_pos_t pos)
-{
-    size_t a = 0, b = c->n;
-    while (a < b) {
-        size_t mid = a + (b - a) / 2;
-        if (c->pos[mid] < pos)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    return a;
-}
-
 static const mc_target_contig_t *missed_contig(const mc_caller_t *c)
 {
     return c->missed.contig >= 0 ? &c->o->targets.contigs[c->missed.contig] : NULL;
@@ -160,16 +147,6 @@ int mc_missed_end(mc_caller_t *c)
 }
 
 /* ---- before the run: what each shard leaves ---- */
-
-int mc_targets_within(const mc_opts_t *o, const char *contig, hts_pos_t beg, hts_pos_t end)
-{
-    int i = mc_targets_contig(&o->targets, contig);
-    if (i < 0)
-        return 0;
-    const mc_target_contig_t *c = &o->targets.contigs[i];
-    size_t t = mc_targets_lower(c, beg);
-    return t < c->n && c->pos[t] < end;
-}
 
 static int put_i64(kstring_t *s, int64_t v)
 {

@@ -130,9 +130,7 @@ static inline double mc_log_add(double a, double b)
 int mc_constrain_alleles(mc_caller_t *c, bcf1_t *rec);
 int mc_site_targets(mc_caller_t *c, const bcf1_t *rec, size_t *lo, size_t *hi);
 
-/* mc_missed.c: -i; the first target of c at pos or after; a target taken; a passing record;
- * the line of target t of contig tc */
-size_t mc_targets_lower(const mc_target_contig_t *c, hts_pos_t pos);
+/* mc_missed.c: -i; a target taken; a passing record; the line of target t of contig tc */
 void mc_missed_taken(mc_caller_t *c, size_t t);
 int mc_missed_pass(mc_caller_t *c, const bcf1_t *rec);
 int mc_missed_line(const mc_opts_t *o, bcf_hdr_t *hdr, int tc, size_t t, bcf1_t *line);
@@ -167,6 +165,8 @@ void mc_targets_free(mc_targets_t *t);
 int mc_targets_contig(const mc_targets_t *t, const char *name);
 int mc_targets_has(const mc_targets_t *t, int contig, hts_pos_t pos);
 void mc_targets_at(const mc_targets_t *t, int contig, hts_pos_t pos, size_t *lo, size_t *hi);
+/* The first target of c at pos or after (c->n when none). */
+size_t mc_targets_lower(const mc_target_contig_t *c, hts_pos_t pos);
 
 /* mc_samples.c */
 int mc_samples_read(mc_opts_t *o, const char *arg, int is_file);

@@ -245,21 +245,36 @@ int mc_targets_has(const mc_targets_t *t, int contig, hts_pos_t pos)
     return bsearch(&pos, c->pos, c->n, sizeof(*c->pos), cmp_pos) != NULL;
 }
 
-void mc_targets_at(const mc_targets_t *t, int contig, hts_pos_t pos, size_t *lo, size_t *hi)
+size_t mc_targets_lower(const mc_target_contig_t *c, hts_pos_t pos)
 {
-    *lo = *hi = 0;
-    if (contig < 0)
-        return;
-    const mc_target_contig_t *c = &t->contigs[contig];
     size_t a = 0, b = c->n;
-    while (a < b) { /* the first target at pos or after */
+    while (a < b) {
         size_t mid = a + (b - a) / 2;
         if (c->pos[mid] < pos)
             a = mid + 1;
         else
             b = mid;
     }
-    *lo = *hi = a;
+    return a;
+}
+
+void mc_targets_at(const mc_targets_t *t, int contig, hts_pos_t pos, size_t *lo, size_t *hi)
+{
+    *lo = *hi = 0;
+    if (contig < 0)
+        return;
+    const mc_target_contig_t *c = &t->contigs[contig];
+    *lo = *hi = mc_targets_lower(c, pos);
     while (*hi < c->n && c->pos[*hi] == pos)
         (*hi)++;
+}
+
+int mc_targets_within(const mc_opts_t *o, const char *contig, hts_pos_t beg, hts_pos_t end)
+{
+    int i = mc_targets_contig(&o->targets, contig);
+    if (i < 0)
+        return 0;
+    const mc_target_contig_t *c = &o->targets.contigs[i];
+    size_t t = mc_targets_lower(c, beg);
+    return t < c->n && c->pos[t] < end;
 }
