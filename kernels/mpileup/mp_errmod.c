@@ -107,78 +107,83 @@ const double *mp_errmod_beta_row(mp_errmod_t *em, int n, int q)
     return beta_at(em, n, q);
 }
 
-/*
- * How many of each key (em->count) and which keys are present (em->present,
- * a bitmap); *words gets a bit per word of present that is not zero, so the
- * walk skips empty stretches. -1 when a key is out of range, with the
- * scratch cleared again.
- */
-_Static_assert(MP_ERRMOD_N_KEYS / 64 <= 32, "a bit per word of present in a uint32_t");
+/* A base's slot in the scratch: quality << 1 | strand (the key's bits above the base). */
+static inline int slot_of(unsigned key)
+{
+    return (int)(key >> 4);
+}
 
-static int count_keys(mp_errmod_t *em, int n, const uint16_t *bases, uint32_t *words)
+/*
+ * How many of each key (em->count, by base then slot) and which slots are
+ * present (em->present, a bitmap per base); *bases gets a bit per base seen.
+ * -1 when a key is out of range, with the scratch cleared again.
+ */
+static int count_keys(mp_errmod_t *em, int n, const uint16_t *bases, uint32_t *seen)
 {
     uint32_t used = 0;
     for (int i = 0; i < n; i++) {
         unsigned key = bases[i];
         if (key >= MP_ERRMOD_N_KEYS) {
             for (int j = 0; j < i; j++) {
-                em->count[bases[j]] = 0;
-                em->present[bases[j] >> 6] = 0;
+                em->count[bases[j] & 0xf][slot_of(bases[j])] = 0;
+                memset(em->present[bases[j] & 0xf], 0, sizeof(em->present[0]));
             }
             return -1;
         }
-        em->count[key]++;
-        em->present[key >> 6] |= (uint64_t)1 << (key & 63);
-        used |= (uint32_t)1 << (key >> 6);
+        int base = key & 0xf, slot = slot_of(key);
+        em->count[base][slot]++;
+        em->present[base][slot >> 6] |= (uint64_t)1 << (slot & 63);
+        used |= (uint32_t)1 << base;
     }
-    *words = used;
+    *seen = used;
     return 0;
 }
 
-/* Per base: the sum of its error terms and its count; per base and strand, the count. */
+/* Per base: the sum of its error terms and its count. */
 typedef struct {
     double bsum[N_BASE];
     int c[N_BASE];
-    int w[2 * N_BASE];
 } tally_t;
 
 /*
- * cnt bases equal to key, the next in descending order. Each one's term is
- * weighted by how many of its base and strand came before (fk), and reads
- * the error term for how many of its base came before (beta).
+ * One base's terms, its slots from the largest down (htslib's loop from the
+ * end of the sorted array, seen through one base). Each term is weighted by
+ * how many of its base and strand came before (fk), and reads the error term
+ * for how many of its base came before (beta). Clears the base's scratch.
  */
-static void add_run(const mp_errmod_t *em, int n, int key, int cnt, tally_t *t)
+static void tally_base(mp_errmod_t *em, int n, int base, tally_t *t)
 {
-    int q = key >> 5 < MP_ERRMOD_MIN_QUAL ? MP_ERRMOD_MIN_QUAL : key >> 5;
-    int base = key & 0xf, base_strand = key & 0x1f;
-    const double *beta = beta_at(em, n, q);
-    double bsum = t->bsum[base];
-    int w = t->w[base_strand], c = t->c[base];
-    for (int r = 0; r < cnt; r++)
-        bsum += em->fk[w++] * beta[c++];
-    t->bsum[base] = bsum;
-    t->w[base_strand] = w;
-    t->c[base] = c;
-}
-
-/*
- * The keys present, largest first: htslib's loop from the end of the sorted
- * array. Clears the scratch as it goes.
- */
-static void tally_keys(mp_errmod_t *em, int n, uint32_t words, tally_t *t)
-{
-    while (words) {
-        int wi = 31 - __builtin_clz(words);
-        words &= ~((uint32_t)1 << wi);
-        uint64_t word = em->present[wi];
-        em->present[wi] = 0;
+    const double *depth = beta_at(em, n, 0);
+    uint8_t *count = em->count[base];
+    double bsum = 0.0;
+    int w[2] = {0, 0}, c = 0;
+    for (int wi = 1; wi >= 0; wi--) {
+        uint64_t word = em->present[base][wi];
+        em->present[base][wi] = 0;
         while (word) {
             int bit = 63 - __builtin_clzll(word);
             word &= ~((uint64_t)1 << bit);
-            int key = wi << 6 | bit;
-            add_run(em, n, key, em->count[key], t);
-            em->count[key] = 0;
+            int slot = wi << 6 | bit, cnt = count[slot];
+            count[slot] = 0;
+            int q = slot >> 1 < MP_ERRMOD_MIN_QUAL ? MP_ERRMOD_MIN_QUAL : slot >> 1;
+            const double *beta = depth + (size_t)q * n;
+            int strand = slot & 1, ws = w[strand];
+            for (int r = 0; r < cnt; r++)
+                bsum += em->fk[ws++] * beta[c++];
+            w[strand] = ws;
         }
+    }
+    t->bsum[base] = bsum;
+    t->c[base] = c;
+}
+
+/* Every base seen, each on its own (the sums never mix bases). */
+static void tally_keys(mp_errmod_t *em, int n, uint32_t seen, tally_t *t)
+{
+    while (seen) {
+        int base = __builtin_ctz(seen);
+        seen &= seen - 1;
+        tally_base(em, n, base, t);
     }
 }
 
@@ -258,14 +263,14 @@ int mp_errmod_cal(mp_errmod_t *em, int n, int m, const uint16_t *bases, float *q
         return -1;
     if (n == 0)
         return 0;
-    uint32_t words;
-    if (count_keys(em, n, bases, &words) < 0)
+    uint32_t seen;
+    if (count_keys(em, n, bases, &seen) < 0)
         return -1;
     if (!em->beta_ready[n])
         fill_depth(em, n);
     tally_t t;
     memset(&t, 0, sizeof(t));
-    tally_keys(em, n, words, &t);
+    tally_keys(em, n, seen, &t);
     likelihoods(em, &t, m, q);
     return 0;
 }

@@ -5,8 +5,10 @@
  *
  * - htslib sorts the bases before its pass over them; here a count per 11-bit
  *   base (quality, strand, base) replaces the sort. Equal bases add equal
- *   terms, so only the order of distinct values matters, and the pass walks
- *   them from the largest down as htslib's loop over the sorted array does.
+ *   terms, so only the order of distinct values matters. Each base's sum
+ *   only takes that base's terms, so the pass walks one base at a time, its
+ *   (quality, strand) pairs from the largest down: the order htslib's loop
+ *   over the sorted array gives that base, with the sum in a register.
  * - The beta table (the error terms for k of n bases at quality q) is stored
  *   by depth n first and filled for a depth on first use: a site touches one
  *   compact block, and a run at 30x never computes the rows for 200x.
@@ -34,9 +36,10 @@ typedef struct {
     double *lhet;                       /* ln C(n, k) - n ln 2 at [n << 8 | k] */
     double *beta;                       /* rows by depth, then quality; see beta_row */
     uint8_t beta_ready[MP_ERRMOD_MAX_DEPTH + 1]; /* depth n's rows are filled */
-    /* mp_errmod_cal's scratch, all zero between calls: bases per key, keys present */
-    uint8_t count[MP_ERRMOD_N_KEYS];
-    uint64_t present[MP_ERRMOD_N_KEYS / 64];
+    /* mp_errmod_cal's scratch, all zero between calls: per 4-bit base, how many of
+     * each quality << 1 | strand, and which of those are present */
+    uint8_t count[16][2 * MP_ERRMOD_N_QUAL];
+    uint64_t present[16][2 * MP_ERRMOD_N_QUAL / 64];
 } mp_errmod_t;
 
 /*
