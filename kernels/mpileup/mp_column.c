@@ -190,12 +190,24 @@ int mp_group_by_sample(mp_worker_t *w)
     return 0;
 }
 
+/*
+ * Whether v's shared and indiv blocks already hold its bytes: a record as
+ * mp_site_to_bcf writes it, or as htslib reads one, not edited since (the
+ * cases in which htslib's sync would leave both blocks as they are).
+ */
+static int record_in_sync(const bcf1_t *v)
+{
+    return v->shared.l && !v->d.shared_dirty && !v->d.indiv_dirty && (v->indiv.l || !v->n_fmt);
+}
+
 /* The record, appended as VCF text, or as BCF bytes (sync: a scratch record). 0 or -1. */
 int mp_record_bytes(const bcf_hdr_t *hdr, bcf1_t *sync, bcf1_t *v, kstring_t *out)
 {
     if (!sync)
         return vcf_format(hdr, v, out) < 0 ? -1 : 0;
-    bcf_copy(sync, v); /* serialises v's edited fields into its shared and indiv blocks */
+    /* an edited record (bcftools call's) is serialised into its blocks by the copy */
+    if (!record_in_sync(v))
+        bcf_copy(sync, v);
     uint32_t x[8];
     x[0] = (uint32_t)v->shared.l + 24;
     x[1] = (uint32_t)v->indiv.l;

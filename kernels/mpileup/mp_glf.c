@@ -156,26 +156,62 @@ static int indel_obs(const bam_pileup1_t *p, int n_reads, const mp_aux_t *bca, i
 
 /*
  * I16: counts by strand, then sums and sums of squares of baseQ, mapQ and
- * end distance (qpos in a read of len bases). bcftools adds these up in
+ * end distance, for REF and non-REF reads. bcftools adds these up in
  * doubles; every term is an integer and no sum comes near 2^53, so integer
- * sums converted at the end (as mp_glfgen does) are the same doubles.
+ * sums converted at the end (as mp_glfgen does) are the same doubles. The
+ * pass sums over all reads and, apart, over the non-REF ones (few): REF's
+ * sums are the difference, and the sums stay in registers, not in an array
+ * indexed by the read's allele.
  */
-static inline void add_i16(int64_t *anno, int is_diff, int rev, int baseQ, int mapQ, int qpos,
-                           int len)
+typedef struct {
+    int64_t n, n_rev, bq, bq2, mq, mq2, dist, dist2;
+} i16_part_t;
+
+typedef struct {
+    i16_part_t all, alt;
+} i16_sums_t;
+
+/* The read's distance to its nearer end (qpos in a read of len bases), capped for I16. */
+static inline int end_distance(int qpos, int len)
 {
     int min_dist = len - 1 - qpos;
     if (min_dist > qpos)
         min_dist = qpos;
-    if (min_dist > DIST_CAP)
-        min_dist = DIST_CAP;
-    int64_t *a = anno + (is_diff << 1);
-    a[0 << 2 | rev]++;
-    a[1 << 2 | 0] += baseQ;
-    a[1 << 2 | 1] += baseQ * baseQ;
-    a[2 << 2 | 0] += mapQ;
-    a[2 << 2 | 1] += mapQ * mapQ;
-    a[3 << 2 | 0] += min_dist;
-    a[3 << 2 | 1] += min_dist * min_dist;
+    return min_dist > DIST_CAP ? DIST_CAP : min_dist;
+}
+
+static inline void i16_part_add(i16_part_t *s, int rev, int baseQ, int mapQ, int dist)
+{
+    s->n++;
+    s->n_rev += rev;
+    s->bq += baseQ;
+    s->bq2 += baseQ * baseQ;
+    s->mq += mapQ;
+    s->mq2 += mapQ * mapQ;
+    s->dist += dist;
+    s->dist2 += dist * dist;
+}
+
+static inline void i16_add(i16_sums_t *s, int is_diff, int rev, int baseQ, int mapQ, int qpos,
+                           int len)
+{
+    int dist = end_distance(qpos, len);
+    i16_part_add(&s->all, rev, baseQ, mapQ, dist);
+    if (is_diff)
+        i16_part_add(&s->alt, rev, baseQ, mapQ, dist);
+}
+
+/* bcftools' I16 order: REF fwd, REF rev, ALT fwd, ALT rev, then sum and square per value. */
+static void i16_store(const i16_sums_t *s, double *anno)
+{
+    const i16_part_t *a = &s->all, *d = &s->alt;
+    int64_t v[16] = {(a->n - a->n_rev) - (d->n - d->n_rev), a->n_rev - d->n_rev,
+                     d->n - d->n_rev, d->n_rev,
+                     a->bq - d->bq, a->bq2 - d->bq2, d->bq, d->bq2,
+                     a->mq - d->mq, a->mq2 - d->mq2, d->mq, d->mq2,
+                     a->dist - d->dist, a->dist2 - d->dist2, d->dist, d->dist2};
+    for (int k = 0; k < 16; k++)
+        anno[k] = (double)v[k];
 }
 
 /* Room for n more deferred reads, grown to a power of two. 0, or -1 when out of memory. */
@@ -340,7 +376,7 @@ int mp_glf_snp_kept(int n_reads, const bam_pileup1_t *pl, const mp_aux_t *bca)
  * loop: it runs for every read at every column. Returns the bases kept.
  */
 static int snp_reads(int n_reads, const bam_pileup1_t *pl, int ref_base, mp_aux_t *bca,
-                     mp_smpl_t *r, int64_t *anno)
+                     mp_smpl_t *r, i16_sums_t *i16)
 {
     const int ref4 = seq_nt16_int[ref_base], delta = bca->delta_baseQ;
     const int min_bq = bca->min_baseQ, max_bq = bca->max_baseQ, capQ = bca->capQ;
@@ -351,6 +387,7 @@ static int snp_reads(int n_reads, const bam_pileup1_t *pl, int ref_base, mp_aux_
     int32_t qs[MP_MAX_ALLELES] = {0};
     unsigned int mq0 = 0;
     int n = 0, depth = 0, clipped = 0;
+    i16_sums_t sums = *i16;
     for (int i = 0; i < n_reads; ++i) {
         const bam_pileup1_t *p = pl + i;
         const bam1_t *b = p->b;
@@ -376,9 +413,10 @@ static int snp_reads(int n_reads, const bam_pileup1_t *pl, int ref_base, mp_aux_
             if (ad[0])
                 ad[rev][base]++;
         }
-        add_i16(anno, is_diff, rev, q, mapQ, qpos, len);
+        i16_add(&sums, is_diff, rev, q, mapQ, qpos, len);
         defer_bias(bca, r, p, q, mapQ, is_diff);
     }
+    *i16 = sums;
     for (int k = 0; k < 4; k++)
         r->QS[k] += qs[k];
     r->SCR += clipped;
@@ -392,7 +430,7 @@ static int snp_reads(int n_reads, const bam_pileup1_t *pl, int ref_base, mp_aux_
  * them in p->aux (indel_obs). Returns the bases kept.
  */
 static int indel_reads(int n_reads, const bam_pileup1_t *pl, mp_aux_t *bca, mp_smpl_t *r,
-                       int64_t *anno)
+                       i16_sums_t *i16)
 {
     const int count_clips = (bca->fmt_flag & (MP_INFO_SCR | MP_FMT_SCR)) != 0;
     int missed[2][4] = {{0}}; /* [reverse][allele] */
@@ -415,7 +453,7 @@ static int indel_reads(int n_reads, const bam_pileup1_t *pl, mp_aux_t *bca, mp_s
             if (r->ADF)
                 (rev ? r->ADR : r->ADF)[o.b]++;
         }
-        add_i16(anno, o.is_diff, rev, o.baseQ, mapQ, p->qpos, p->b->core.l_qseq);
+        i16_add(i16, o.is_diff, rev, o.baseQ, mapQ, p->qpos, p->b->core.l_qseq);
         defer_bias(bca, r, p, o.baseQ, mapQ, o.is_diff);
     }
     add_missed(bca, r, missed);
@@ -434,11 +472,11 @@ int mp_glfgen(int n_reads, const bam_pileup1_t *pl, int ref_base, mp_aux_t *bca,
         return -1;
     if (reserve_bases(bca, n_reads) < 0 || reserve_deferred(bca, n_reads) < 0)
         return -2;
-    int64_t anno[16] = {0};
-    int n = ref_base < 0 ? indel_reads(n_reads, pl, bca, r, anno)
-                         : snp_reads(n_reads, pl, ref_base, bca, r, anno);
-    for (int k = 0; k < 16; k++)
-        r->anno[k] = (double)anno[k];
+    i16_sums_t i16;
+    memset(&i16, 0, sizeof(i16));
+    int n = ref_base < 0 ? indel_reads(n_reads, pl, bca, r, &i16)
+                         : snp_reads(n_reads, pl, ref_base, bca, r, &i16);
+    i16_store(&i16, r->anno);
     likelihoods(bca, n, r, rng);
     return n;
 }
