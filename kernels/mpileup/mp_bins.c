@@ -153,11 +153,12 @@ static void add_bias(mp_aux_t *bca, const mp_deferred_t *d)
                 sc_len = 99;
         }
     }
-    mp_hist_add(bca, &(bam_is_rev(p->b) ? bca->rev_mqs : bca->fwd_mqs)[d->mapQ]);
+    int baseQ = d->baseQ > 59 ? 59 : d->baseQ, mapQ = d->mapQ > 59 ? 59 : d->mapQ;
+    mp_hist_add(bca, &(d->rev ? bca->rev_mqs : bca->fwd_mqs)[mapQ]);
     int alt = d->is_diff;
     mp_hist_add(bca, &(alt ? bca->alt_pos : bca->ref_pos)[epos]);
-    mp_hist_add(bca, &(alt ? bca->alt_bq : bca->ref_bq)[d->baseQ]);
-    mp_hist_add(bca, &(alt ? bca->alt_mq : bca->ref_mq)[d->mapQ]);
+    mp_hist_add(bca, &(alt ? bca->alt_bq : bca->ref_bq)[baseQ]);
+    mp_hist_add(bca, &(alt ? bca->alt_mq : bca->ref_mq)[mapQ]);
     mp_hist_add(bca, &(alt ? bca->alt_scl : bca->ref_scl)[sc_len]);
     int inm = mismatch_bin(p->cd.i, !alt);
     if (inm >= 0) {

@@ -131,12 +131,14 @@ typedef struct {
     struct pl_baq_s *baq; /* the worker's alignment workspace (kernels/pileup/baq.h) */
 } mp_aux_t;
 
-/* What the bias histograms need of a read, kept by mp_glfgen for mp_bias_bins. */
+/* A read mp_glfgen kept: what its sums and, later, the bias histograms (mp_bias_bins) need. */
 typedef struct mp_deferred {
     const bam_pileup1_t *p;
     struct mp_smpl *r; /* its sample, for the per-sample mismatch bins */
-    uint8_t baseQ;     /* capped at 59, as the histogram is */
-    uint8_t mapQ;      /* after capQ, capped at 59 */
+    uint8_t baseQ;     /* as I16 sums it (the histogram caps it at 59) */
+    uint8_t mapQ;      /* after capQ (the histogram caps it at 59) */
+    uint8_t dist;      /* to the read's nearer end, capped as I16 has it */
+    uint8_t rev;       /* on the reverse strand */
     uint8_t is_diff;   /* not the reference allele */
 } mp_deferred_t;
 
@@ -212,7 +214,9 @@ int mp_combine(int n, const mp_smpl_t *calls, mp_aux_t *bca, int ref_base, mp_si
  * The site as a record; as bcf_call2bcf (ref: the contig, for indel alleles;
  * NULL for SNPs). b must be fresh from bcf_clear1. It comes out packed, as if
  * read from a BCF file (its shared and indiv blocks are the bytes bcftools
- * writes), with its alleles unpacked; htslib unpacks the rest on demand.
+ * writes). htslib's accessors unpack what they read; code that reads
+ * b->d.allele itself calls bcf_unpack(b, BCF_UN_STR) first (most records
+ * are only written, and unpacking them would cost 2% of the run).
  */
 int mp_site_to_bcf(mp_site_t *bc, bcf1_t *b, mp_smpl_t *bcr, int fmt_flag, const mp_aux_t *bca,
                    const char *ref);

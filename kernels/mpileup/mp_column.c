@@ -291,6 +291,9 @@ static int write_called(void *ctx, bcf1_t *rec)
 static int emit_record(mp_worker_t *w, kstring_t *out)
 {
     bcf1_t *rec = w->rec;
+    /* the caller and gVCF read the alleles (d.allele); a record only written needs none */
+    if ((w->caller || w->gv) && bcf_unpack(rec, BCF_UN_STR) < 0)
+        return -1;
     if (w->caller && w->o->call->constrain_alleles) {
         if (w->n_site == 2 || !(w->site[w->n_site] || (w->site[w->n_site] = bcf_init1())))
             return -1;

@@ -159,9 +159,8 @@ static int indel_obs(const bam_pileup1_t *p, int n_reads, const mp_aux_t *bca, i
  * end distance, for REF and non-REF reads. bcftools adds these up in
  * doubles; every term is an integer and no sum comes near 2^53, so integer
  * sums converted at the end (as mp_glfgen does) are the same doubles. The
- * pass sums over all reads and, apart, over the non-REF ones (few): REF's
- * sums are the difference, and the sums stay in registers, not in an array
- * indexed by the read's allele.
+ * sums run over all reads and, apart, over the non-REF ones (few): REF's
+ * sums are the difference.
  */
 typedef struct {
     int64_t n, n_rev, bq, bq2, mq, mq2, dist, dist2;
@@ -190,15 +189,6 @@ static inline void i16_part_add(i16_part_t *s, int rev, int baseQ, int mapQ, int
     s->mq2 += mapQ * mapQ;
     s->dist += dist;
     s->dist2 += dist * dist;
-}
-
-static inline void i16_add(i16_sums_t *s, int is_diff, int rev, int baseQ, int mapQ, int qpos,
-                           int len)
-{
-    int dist = end_distance(qpos, len);
-    i16_part_add(&s->all, rev, baseQ, mapQ, dist);
-    if (is_diff)
-        i16_part_add(&s->alt, rev, baseQ, mapQ, dist);
 }
 
 /* bcftools' I16 order: REF fwd, REF rev, ALT fwd, ALT rev, then sum and square per value. */
@@ -230,16 +220,62 @@ static int reserve_deferred(mp_aux_t *bca, int n)
     return 0;
 }
 
-/* The read's numbers for mp_bias_bins, should the site have an ALT. */
-static void defer_bias(mp_aux_t *bca, mp_smpl_t *r, const bam_pileup1_t *p, int baseQ, int mapQ,
-                       int is_diff)
+/* A kept read's numbers: for the sample's sums (tally_kept) and, should the site have an ALT, the bias bins. */
+static inline void keep_read(mp_deferred_t *d, mp_smpl_t *r, const bam_pileup1_t *p, int baseQ,
+                             int mapQ, int rev, int is_diff)
 {
-    mp_deferred_t *d = &bca->deferred[bca->n_deferred++];
     d->p = p;
     d->r = r;
-    d->baseQ = baseQ > 59 ? 59 : baseQ;
-    d->mapQ = mapQ > 59 ? 59 : mapQ;
-    d->is_diff = is_diff;
+    d->baseQ = (uint8_t)baseQ;
+    d->mapQ = (uint8_t)mapQ;
+    d->dist = (uint8_t)end_distance(p->qpos, p->b->core.l_qseq);
+    d->rev = (uint8_t)rev;
+    d->is_diff = (uint8_t)is_diff;
+}
+
+/*
+ * The sample's sums over its n kept reads (kept[i] and bases[i]): I16, and
+ * QS and AD by allele. The reads' pass only records them; summing here, in
+ * a loop of its own, keeps every sum in a register. The non-REF reads are
+ * few, so they are summed apart and REF's QS and AD are what the totals
+ * leave (every REF read carries the REF allele, ref, which is < 4 when
+ * there is one).
+ */
+static void tally_kept(const mp_deferred_t *kept, const uint16_t *bases, int n, int ref,
+                       mp_smpl_t *r, i16_sums_t *i16)
+{
+    i16_part_t all = {0}, alt = {0};
+    int32_t qs[MP_MAX_ALLELES] = {0}, ad[2][MP_MAX_ALLELES] = {{0}};
+    int64_t cq_all = 0, cq_alt = 0;
+    for (int i = 0; i < n; i++) {
+        const mp_deferred_t *d = &kept[i];
+        int cq = bases[i] >> 5;
+        i16_part_add(&all, d->rev, d->baseQ, d->mapQ, d->dist);
+        cq_all += cq;
+        if (d->is_diff) {
+            i16_part_add(&alt, d->rev, d->baseQ, d->mapQ, d->dist);
+            cq_alt += cq;
+            int b = bases[i] & 0xf;
+            if (b < 4) {
+                qs[b] += cq;
+                ad[d->rev][b]++;
+            }
+        }
+    }
+    if (ref >= 0 && ref < 4) {
+        qs[ref] += (int32_t)(cq_all - cq_alt);
+        ad[0][ref] += (int32_t)((all.n - all.n_rev) - (alt.n - alt.n_rev));
+        ad[1][ref] += (int32_t)(all.n_rev - alt.n_rev);
+    }
+    for (int k = 0; k < 4; k++)
+        r->QS[k] += qs[k];
+    if (r->ADF)
+        for (int k = 0; k < 4; k++) {
+            r->ADF[k] += ad[0][k];
+            r->ADR[k] += ad[1][k];
+        }
+    i16->all = all;
+    i16->alt = alt;
 }
 
 /*
@@ -371,23 +407,21 @@ int mp_glf_snp_kept(int n_reads, const bam_pileup1_t *pl, const mp_aux_t *bca)
 /*
  * The SNP record's pass over the sample's reads: each base (an '=' reads as
  * the reference) with its quality lowered to a neighbour's plus delta_baseQ,
- * left out below --min-BQ, then into the bases, QS, AD, I16 and the deferred
- * bias reads. The setting reads and pointer sums are hoisted out of the
- * loop: it runs for every read at every column. Returns the bases kept.
+ * left out below --min-BQ, then into the bases and the kept reads (whose
+ * sums tally_kept takes). The setting reads and pointer sums are hoisted out
+ * of the loop: it runs for every read at every column. Returns the bases kept.
  */
 static int snp_reads(int n_reads, const bam_pileup1_t *pl, int ref_base, mp_aux_t *bca,
-                     mp_smpl_t *r, i16_sums_t *i16)
+                     mp_smpl_t *r, mp_deferred_t *kept)
 {
     const int ref4 = seq_nt16_int[ref_base], delta = bca->delta_baseQ;
+    const int ref_allele = ref4 < 4 ? ref4 : -1; /* an N matches no base */
     const int min_bq = bca->min_baseQ, max_bq = bca->max_baseQ, capQ = bca->capQ;
     const int count_clips = (bca->fmt_flag & (MP_INFO_SCR | MP_FMT_SCR)) != 0;
     /* locals, not bca's and r's fields: the stores through int pointers could alias them */
     uint16_t *bases = bca->bases;
-    int32_t *ad[2] = {r->ADF, r->ADR};
-    int32_t qs[MP_MAX_ALLELES] = {0};
     unsigned int mq0 = 0;
     int n = 0, depth = 0, clipped = 0;
-    i16_sums_t sums = *i16;
     for (int i = 0; i < n_reads; ++i) {
         const bam_pileup1_t *p = pl + i;
         const bam1_t *b = p->b;
@@ -406,19 +440,10 @@ static int snp_reads(int n_reads, const bam_pileup1_t *pl, int ref_base, mp_aux_
             q = max_bq;
         int mapQ = read_mapq(b, capQ, &mq0);
         int cq = call_quality(q, SNP_SEQQ, mapQ), rev = bam_is_rev(b);
-        int is_diff = (ref4 < 4 && base == ref4) ? 0 : 1;
+        int is_diff = base != ref_allele;
+        keep_read(&kept[n], r, p, q, mapQ, rev, is_diff);
         bases[n++] = cq << 5 | rev << 4 | base;
-        if (base < 4) {
-            qs[base] += cq;
-            if (ad[0])
-                ad[rev][base]++;
-        }
-        i16_add(&sums, is_diff, rev, q, mapQ, qpos, len);
-        defer_bias(bca, r, p, q, mapQ, is_diff);
     }
-    *i16 = sums;
-    for (int k = 0; k < 4; k++)
-        r->QS[k] += qs[k];
     r->SCR += clipped;
     r->ori_depth += depth;
     r->mq0 += mq0;
@@ -427,13 +452,13 @@ static int snp_reads(int n_reads, const bam_pileup1_t *pl, int ref_base, mp_aux_
 
 /*
  * The indel record's pass: each read's allele and score as mp_gap_prep left
- * them in p->aux (indel_obs). Returns the bases kept.
+ * them in p->aux (indel_obs); REF reads it left out go to missed. Returns
+ * the bases kept.
  */
 static int indel_reads(int n_reads, const bam_pileup1_t *pl, mp_aux_t *bca, mp_smpl_t *r,
-                       i16_sums_t *i16)
+                       mp_deferred_t *kept, int missed[2][4])
 {
     const int count_clips = (bca->fmt_flag & (MP_INFO_SCR | MP_FMT_SCR)) != 0;
-    int missed[2][4] = {{0}}; /* [reverse][allele] */
     int n = 0;
     for (int i = 0; i < n_reads; ++i) {
         const bam_pileup1_t *p = pl + i;
@@ -447,22 +472,16 @@ static int indel_reads(int n_reads, const bam_pileup1_t *pl, mp_aux_t *bca, mp_s
             continue;
         int mapQ = read_mapq(p->b, bca->capQ, &r->mq0);
         int q = call_quality(o.q, o.seqQ, mapQ), rev = bam_is_rev(p->b);
+        keep_read(&kept[n], r, p, o.baseQ, mapQ, rev, o.is_diff);
         bca->bases[n++] = q << 5 | rev << 4 | o.b;
-        if (o.b < 4) {
-            r->QS[o.b] += q;
-            if (r->ADF)
-                (rev ? r->ADR : r->ADF)[o.b]++;
-        }
-        i16_add(i16, o.is_diff, rev, o.baseQ, mapQ, p->qpos, p->b->core.l_qseq);
-        defer_bias(bca, r, p, o.baseQ, mapQ, o.is_diff);
     }
-    add_missed(bca, r, missed);
     return n;
 }
 
 /*
  * Returns the number of bases used (as bcf_call_glfgen), -1 when the sample
  * has no reads here, and -2 when out of memory (bca->bases could not grow).
+ * The kept reads stay deferred for mp_bias_bins.
  */
 int mp_glfgen(int n_reads, const bam_pileup1_t *pl, int ref_base, mp_aux_t *bca, mp_smpl_t *r,
               mp_rng_t *rng)
@@ -472,10 +491,15 @@ int mp_glfgen(int n_reads, const bam_pileup1_t *pl, int ref_base, mp_aux_t *bca,
         return -1;
     if (reserve_bases(bca, n_reads) < 0 || reserve_deferred(bca, n_reads) < 0)
         return -2;
+    mp_deferred_t *kept = bca->deferred + bca->n_deferred;
+    int missed[2][4] = {{0}}; /* the indel record's: [reverse][allele] */
+    int n = ref_base < 0 ? indel_reads(n_reads, pl, bca, r, kept, missed)
+                         : snp_reads(n_reads, pl, ref_base, bca, r, kept);
+    bca->n_deferred += n;
     i16_sums_t i16;
-    memset(&i16, 0, sizeof(i16));
-    int n = ref_base < 0 ? indel_reads(n_reads, pl, bca, r, &i16)
-                         : snp_reads(n_reads, pl, ref_base, bca, r, &i16);
+    tally_kept(kept, bca->bases, n, ref_base < 0 ? 0 : seq_nt16_int[ref_base], r, &i16);
+    if (ref_base < 0)
+        add_missed(bca, r, missed);
     i16_store(&i16, r->anno);
     likelihoods(bca, n, r, rng);
     return n;

@@ -330,8 +330,5 @@ int mp_site_to_bcf(mp_site_t *bc, bcf1_t *b, mp_smpl_t *bcr, int fmt_flag, const
     put_fmt(&w, F_PL, bc->PL, nals * (nals + 1) / 2 * b->n_sample, BCF_HT_INT);
     put_depth_fmt(&w, bc, fmt_flag);
     put_allele_fmt(&w, bc, fmt_flag, has_alt);
-    /* gVCF reads the alleles of records it is given */
-    if (w.err || bcf_unpack(b, BCF_UN_STR) < 0)
-        return -1;
-    return 0;
+    return w.err;
 }
