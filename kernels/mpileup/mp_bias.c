@@ -60,23 +60,34 @@ static void vdb_params(int dp, float *scale, float *shift)
     }
 }
 
-double mp_vdb(const int *pos, int npos)
+/*
+ * The bins of h that are not 0, ascending, into bins; returns how many.
+ * bcftools' loops visit every bin, but an empty bin adds +0.0 to sums that
+ * are never -0.0, which leaves them as they are.
+ */
+static int used_bins(const mp_hist_t *h, int *bins)
 {
-    assert(npos == VDB_READ_LEN);
-    int dp = 0;
+    int n = 0;
+    for (int w = 0; w < 2; w++)
+        for (uint64_t used = h->used[w]; used; used &= used - 1)
+            bins[n++] = w << 6 | __builtin_ctzll(used);
+    return n;
+}
+
+double mp_vdb(const mp_hist_t *h)
+{
+    const int *pos = h->bin;
+    int bins[MP_HIST_BINS], n = used_bins(h, bins), dp = 0;
     float mean_pos = 0, mean_diff = 0;
-    for (int i = 0; i < npos; i++) {
-        if (!pos[i])
-            continue;
-        dp += pos[i];
-        mean_pos += pos[i] * i;
+    for (int k = 0; k < n; k++) {
+        dp += pos[bins[k]];
+        mean_pos += pos[bins[k]] * bins[k];
     }
     if (dp < 2)
         return HUGE_VAL; /* one read can sit anywhere */
     mean_pos /= dp;
-    for (int i = 0; i < npos; i++)
-        if (pos[i])
-            mean_diff += pos[i] * fabs(i - mean_pos); /* double product, float sum */
+    for (int k = 0; k < n; k++)
+        mean_diff += pos[bins[k]] * fabs(bins[k] - mean_pos); /* double product, float sum */
     mean_diff /= dp;
     int ipos = mean_diff;
     if (dp == 2) /* exact for two reads; the int division is bcftools' */
@@ -156,22 +167,26 @@ static int all_empty(const int *a, int n)
     return 1;
 }
 
+/* Bin i of a and b into the counts; bins come from the top down, so that nb holds the b's above. */
+static inline void mwu_bin(int a, int b, mwu_counts_t *c, unsigned *lt, unsigned *eq)
+{
+    c->na += a;
+    *eq += (unsigned)a * (unsigned)b;
+    *lt += (unsigned)a * (unsigned)c->nb;
+    c->nb += b;
+    c->t += tie_term(a + b);
+}
+
 /*
- * Bins lo..hi-1 from the top down, so that nb holds the b's in higher bins.
- * A bin empty in both adds 0 to every sum (tie_term(0) is 0): skipped.
+ * Bins lo..hi-1 from the top down. A bin empty in both adds 0 to every sum
+ * (tie_term(0) is 0): skipped.
  */
 static void mwu_add(const int *a, const int *b, int lo, int hi, mwu_counts_t *c, unsigned *lt,
                     unsigned *eq)
 {
-    for (int i = hi - 1; i >= lo; i--) {
-        if (!(a[i] | b[i]))
-            continue;
-        c->na += a[i];
-        *eq += (unsigned)a[i] * (unsigned)b[i];
-        *lt += (unsigned)a[i] * (unsigned)c->nb;
-        c->nb += b[i];
-        c->t += tie_term(a[i] + b[i]);
-    }
+    for (int i = hi - 1; i >= lo; i--)
+        if (a[i] | b[i])
+            mwu_bin(a[i], b[i], c, lt, eq);
 }
 
 /*
@@ -192,11 +207,42 @@ static mwu_counts_t mwu_count(const int *a, const int *b, int n)
     return c;
 }
 
+/* As mwu_count, visiting only the bins either histogram uses. */
+static mwu_counts_t mwu_count_hist(const mp_hist_t *a, const mp_hist_t *b)
+{
+    mwu_counts_t c = {0, 0, 0, 0, 0};
+    unsigned lt = 0, eq = 0;
+    for (int w = 1; w >= 0; w--)
+        for (uint64_t used = a->used[w] | b->used[w]; used;) {
+            int bit = 63 - __builtin_clzll(used);
+            used &= ~((uint64_t)1 << bit);
+            int i = w << 6 | bit;
+            mwu_bin(a->bin[i], b->bin[i], &c, &lt, &eq);
+        }
+    c.lt = as_int(lt);
+    c.eq = as_int(eq);
+    return c;
+}
+
+static double mwu_score(mwu_counts_t c, int left_only, int do_z);
+
 double mp_mwu_bias(const int *a, const int *b, int n, int left_only, int do_z)
 {
     if (all_empty(b, n))
         return HUGE_VAL; /* nb is 0: bcftools counts the bins, then gives up here */
-    mwu_counts_t c = mwu_count(a, b, n);
+    return mwu_score(mwu_count(a, b, n), left_only, do_z);
+}
+
+double mp_mwu_hist(const mp_hist_t *a, const mp_hist_t *b, int left_only, int do_z)
+{
+    if (!(b->used[0] | b->used[1]))
+        return HUGE_VAL;
+    return mwu_score(mwu_count_hist(a, b), left_only, do_z);
+}
+
+/* The test's value from its counts (see mp_mwu_bias). */
+static double mwu_score(mwu_counts_t c, int left_only, int do_z)
+{
     if (!c.na || !c.nb)
         return HUGE_VAL;
     int na = c.na, nb = c.nb;

@@ -154,12 +154,12 @@ static void add_bias(mp_aux_t *bca, const mp_deferred_t *d)
         }
     }
     int baseQ = d->baseQ > 59 ? 59 : d->baseQ, mapQ = d->mapQ > 59 ? 59 : d->mapQ;
-    mp_hist_add(bca, &(d->rev ? bca->rev_mqs : bca->fwd_mqs)[mapQ]);
+    mp_hist_add(d->rev ? &bca->rev_mqs : &bca->fwd_mqs, mapQ);
     int alt = d->is_diff;
-    mp_hist_add(bca, &(alt ? bca->alt_pos : bca->ref_pos)[epos]);
-    mp_hist_add(bca, &(alt ? bca->alt_bq : bca->ref_bq)[baseQ]);
-    mp_hist_add(bca, &(alt ? bca->alt_mq : bca->ref_mq)[mapQ]);
-    mp_hist_add(bca, &(alt ? bca->alt_scl : bca->ref_scl)[sc_len]);
+    mp_hist_add(alt ? &bca->alt_pos : &bca->ref_pos, epos);
+    mp_hist_add(alt ? &bca->alt_bq : &bca->ref_bq, baseQ);
+    mp_hist_add(alt ? &bca->alt_mq : &bca->ref_mq, mapQ);
+    mp_hist_add(alt ? &bca->alt_scl : &bca->ref_scl, sc_len);
     int inm = mismatch_bin(p->cd.i, !alt);
     if (inm >= 0) {
         (alt ? bca->alt_nm : bca->ref_nm)[inm]++;
@@ -173,5 +173,6 @@ void mp_bias_bins(mp_aux_t *bca)
 {
     for (int i = 0; i < bca->n_deferred; i++)
         add_bias(bca, &bca->deferred[i]);
+    bca->hist_dirty |= bca->n_deferred > 0;
     bca->n_deferred = 0;
 }

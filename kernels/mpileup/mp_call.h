@@ -85,6 +85,24 @@ int64_t mp_read_cd(const bam1_t *b, int sample, int with_indel);
 void mp_soft_clips(const bam1_t *b, int *left, int *right);
 
 /*
+ * A histogram of the bias tests, with the bins that are not 0 marked, so
+ * that the tests and the clearing visit those bins only (most are 0, and a
+ * branch per bin on whether it is costs more than the bins' arithmetic).
+ */
+#define MP_HIST_BINS 100 /* the most any has: read positions and soft clips */
+typedef struct {
+    int bin[MP_HIST_BINS];
+    uint64_t used[2]; /* bit i of used[i >> 6]: bin i is not 0 */
+} mp_hist_t;
+
+/* One more in bin i of h. */
+static inline void mp_hist_add(mp_hist_t *h, int i)
+{
+    h->bin[i]++;
+    h->used[i >> 6] |= (uint64_t)1 << (i & 63);
+}
+
+/*
  * The worker's calling state and settings (bcftools' bcf_callaux_t): set up
  * by mp_aux_init, settings filled by the caller, reused column after column.
  */
@@ -96,18 +114,12 @@ typedef struct {
     double min_frac;                   /* -F */
     float max_frac;
     int per_sample_flt;                /* --per-sample-mF */
-    /* bias tests */
-    int *ref_pos, *alt_pos, npos, *ref_mq, *alt_mq, *ref_bq, *alt_bq, *fwd_mqs, *rev_mqs, nqual;
-    int *iref_pos, *ialt_pos, *iref_mq, *ialt_mq;
-    int ref_scl[100], alt_scl[100];
-    int iref_scl[100], ialt_scl[100];
-    /*
-     * The bins of the histograms above first counted since the last
-     * mp_aux_clean (by mp_hist_add, the only way they are counted), so that
-     * it clears just those. Room for every bin of them.
-     */
-    int **touched;
-    int n_touched;
+    /* bias tests: npos position bins, nqual quality bins, 100 soft-clip bins */
+    int npos, nqual;
+    mp_hist_t ref_pos, alt_pos, ref_mq, alt_mq, ref_bq, alt_bq, fwd_mqs, rev_mqs;
+    mp_hist_t iref_pos, ialt_pos, iref_mq, ialt_mq;
+    mp_hist_t ref_scl, alt_scl, iref_scl, ialt_scl;
+    int hist_dirty; /* a histogram was counted since the last mp_aux_clean */
     /*
      * The reads mp_glfgen saw since the last mp_aux_clean, waiting to be
      * counted into the histograms: only a site with an ALT reads them
@@ -141,13 +153,6 @@ typedef struct mp_deferred {
     uint8_t rev;       /* on the reverse strand */
     uint8_t is_diff;   /* not the reference allele */
 } mp_deferred_t;
-
-/* One more in a histogram bin of bca (see mp_aux_t.touched). */
-static inline void mp_hist_add(mp_aux_t *bca, int *bin)
-{
-    if ((*bin)++ == 0)
-        bca->touched[bca->n_touched++] = bin;
-}
 
 /* One sample's numbers at a column (bcftools' bcf_callret1_t). */
 typedef struct mp_smpl {

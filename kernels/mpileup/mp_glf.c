@@ -23,7 +23,6 @@
 #define DIST_CAP        25   /* distance to the read's end, capped for I16[12..15] */
 #define N_POS_BINS      100  /* read-position histogram: the VDB fit assumes 100 bins */
 #define N_QUAL_BINS     60   /* mapQ and baseQ histograms: a bin per quality (mp_bins.c) */
-#define N_SOFTCLIP_BINS 100
 #define SNP_SEQQ        99   /* the SNP model's cap on a base's quality (the indel model's varies) */
 
 mp_aux_t *mp_aux_init(double theta, int min_baseQ, int max_baseQ, int delta_baseQ)
@@ -45,18 +44,7 @@ mp_aux_t *mp_aux_init(double theta, int min_baseQ, int max_baseQ, int delta_base
     bca->npos = N_POS_BINS;
     bca->nqual = N_QUAL_BINS;
     bca->e = mp_errmod_init(1. - theta);
-    int **pos_bins[] = {&bca->ref_pos, &bca->alt_pos, &bca->iref_pos, &bca->ialt_pos};
-    int **qual_bins[] = {&bca->ref_mq, &bca->alt_mq, &bca->iref_mq, &bca->ialt_mq,
-                         &bca->ref_bq, &bca->alt_bq, &bca->fwd_mqs, &bca->rev_mqs};
-    /* every bin of the histograms: pos, qual and soft-clip (ref_scl .. ialt_scl) */
-    size_t n_bins = 4 * N_POS_BINS + 8 * N_QUAL_BINS + 4 * N_SOFTCLIP_BINS;
-    bca->touched = ss_calloc_private(n_bins, sizeof(int *));
-    int ok = bca->e != NULL && bca->touched != NULL;
-    for (size_t i = 0; i < sizeof(pos_bins) / sizeof(pos_bins[0]); i++)
-        ok &= (*pos_bins[i] = ss_calloc_private(bca->npos, sizeof(int))) != NULL;
-    for (size_t i = 0; i < sizeof(qual_bins) / sizeof(qual_bins[0]); i++)
-        ok &= (*qual_bins[i] = ss_calloc_private(bca->nqual, sizeof(int))) != NULL;
-    if (!ok) {
+    if (!bca->e) {
         mp_aux_destroy(bca);
         return NULL;
     }
@@ -68,32 +56,34 @@ void mp_aux_destroy(mp_aux_t *bca)
     if (!bca)
         return;
     mp_errmod_destroy(bca->e);
-    free(bca->ref_pos);
-    free(bca->alt_pos);
-    free(bca->iref_pos);
-    free(bca->ialt_pos);
-    free(bca->ref_mq);
-    free(bca->alt_mq);
-    free(bca->iref_mq);
-    free(bca->ialt_mq);
-    free(bca->ref_bq);
-    free(bca->alt_bq);
-    free(bca->fwd_mqs);
-    free(bca->rev_mqs);
     free(bca->bases);
-    free(bca->touched);
     free(bca->deferred);
     mp_indel_ws_free(bca);
     free(bca->inscns); /* grown by mp_gap_prep, owned here as in bcftools */
     free(bca);
 }
 
+/* Bins not 0 back to 0 (see mp_hist_t). */
+static void hist_clear(mp_hist_t *h)
+{
+    for (int w = 0; w < 2; w++) {
+        for (uint64_t used = h->used[w]; used; used &= used - 1)
+            h->bin[w << 6 | __builtin_ctzll(used)] = 0;
+        h->used[w] = 0;
+    }
+}
+
 void mp_aux_clean(mp_aux_t *bca, mp_site_t *call)
 {
-    /* the histograms: only the bins counted since the last clean */
-    for (int i = 0; i < bca->n_touched; i++)
-        *bca->touched[i] = 0;
-    bca->n_touched = 0;
+    if (bca->hist_dirty) {
+        mp_hist_t *hists[] = {&bca->ref_pos, &bca->alt_pos, &bca->ref_mq,   &bca->alt_mq,
+                              &bca->ref_bq,  &bca->alt_bq,  &bca->fwd_mqs,  &bca->rev_mqs,
+                              &bca->iref_pos, &bca->ialt_pos, &bca->iref_mq, &bca->ialt_mq,
+                              &bca->ref_scl, &bca->alt_scl, &bca->iref_scl, &bca->ialt_scl};
+        for (size_t i = 0; i < sizeof(hists) / sizeof(hists[0]); i++)
+            hist_clear(hists[i]);
+        bca->hist_dirty = 0;
+    }
     bca->n_deferred = 0;
     /* AD*, SCR and (with FORMAT/NMBZ) the mismatch bins: slot 0 the site, 1.. the samples */
     size_t slots = (size_t)call->n + 1;

@@ -83,14 +83,15 @@ void mp_indel_read_stats(mp_aux_t *bca, const bam_pileup1_t *p, double mq_scale)
     assert(imq >= 0 && imq < bca->nqual);
     assert(bin >= 0 && bin < bca->npos);
     assert(clip >= 0 && clip < 100);
+    bca->hist_dirty = 1;
     if (p->indel) {
-        mp_hist_add(bca, &bca->ialt_mq[imq]);
-        mp_hist_add(bca, &bca->ialt_scl[clip]);
-        mp_hist_add(bca, &bca->ialt_pos[bin]);
+        mp_hist_add(&bca->ialt_mq, imq);
+        mp_hist_add(&bca->ialt_scl, clip);
+        mp_hist_add(&bca->ialt_pos, bin);
     } else {
-        mp_hist_add(bca, &bca->iref_mq[imq]);
-        mp_hist_add(bca, &bca->iref_scl[clip]);
-        mp_hist_add(bca, &bca->iref_pos[bin]);
+        mp_hist_add(&bca->iref_mq, imq);
+        mp_hist_add(&bca->iref_scl, clip);
+        mp_hist_add(&bca->iref_pos, bin);
     }
 }
 

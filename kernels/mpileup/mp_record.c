@@ -174,20 +174,20 @@ static void sum_annotations(int n, const mp_smpl_t *calls, mp_site_t *call)
 static void bias_z(int n, const mp_smpl_t *calls, const mp_aux_t *bca, mp_site_t *call)
 {
     int flag = bca->fmt_flag, indel = call->ori_ref < 0;
-    const int *ref_pos = indel ? bca->iref_pos : bca->ref_pos;
-    const int *alt_pos = indel ? bca->ialt_pos : bca->alt_pos;
+    const mp_hist_t *ref_pos = indel ? &bca->iref_pos : &bca->ref_pos;
+    const mp_hist_t *alt_pos = indel ? &bca->ialt_pos : &bca->alt_pos;
     if (flag & MP_INFO_RPB)
-        call->mwu_pos = mp_mwu_bias(ref_pos, alt_pos, bca->npos, 0, 1);
+        call->mwu_pos = mp_mwu_hist(ref_pos, alt_pos, 0, 1);
     if (indel) {
-        call->mwu_mq = mp_mwu_bias(bca->iref_mq, bca->ialt_mq, bca->nqual, 1, 1);
+        call->mwu_mq = mp_mwu_hist(&bca->iref_mq, &bca->ialt_mq, 1, 1);
     } else {
-        call->mwu_mq = mp_mwu_bias(bca->ref_mq, bca->alt_mq, bca->nqual, 1, 1);
-        call->mwu_bq = mp_mwu_bias(bca->ref_bq, bca->alt_bq, bca->nqual, 0, 1);
-        call->mwu_mqs = mp_mwu_bias(bca->fwd_mqs, bca->rev_mqs, bca->nqual, 0, 1);
+        call->mwu_mq = mp_mwu_hist(&bca->ref_mq, &bca->alt_mq, 1, 1);
+        call->mwu_bq = mp_mwu_hist(&bca->ref_bq, &bca->alt_bq, 0, 1);
+        call->mwu_mqs = mp_mwu_hist(&bca->fwd_mqs, &bca->rev_mqs, 0, 1);
     }
     if (flag & MP_INFO_SCB)
-        call->mwu_sc = indel ? mp_mwu_bias(bca->iref_scl, bca->ialt_scl, 100, 0, 1)
-                             : mp_mwu_bias(bca->ref_scl, bca->alt_scl, 100, 0, 1);
+        call->mwu_sc = indel ? mp_mwu_hist(&bca->iref_scl, &bca->ialt_scl, 0, 1)
+                             : mp_mwu_hist(&bca->ref_scl, &bca->alt_scl, 0, 1);
     call->mwu_nm[0] = mp_mwu_bias(bca->ref_nm, bca->alt_nm, MP_N_NM, 0, 1);
     if (flag & MP_FMT_NMBZ)
         for (int i = 0; i < n; i++) {
@@ -200,10 +200,10 @@ static void bias_z(int n, const mp_smpl_t *calls, const mp_aux_t *bca, mp_site_t
 static void bias_u(const mp_aux_t *bca, mp_site_t *call)
 {
     if (bca->fmt_flag & MP_INFO_RPB)
-        call->mwu_pos = mp_mwu_bias(bca->ref_pos, bca->alt_pos, bca->npos, 0, 0);
-    call->mwu_mq = mp_mwu_bias(bca->ref_mq, bca->alt_mq, bca->nqual, 1, 0);
-    call->mwu_bq = mp_mwu_bias(bca->ref_bq, bca->alt_bq, bca->nqual, 0, 0);
-    call->mwu_mqs = mp_mwu_bias(bca->fwd_mqs, bca->rev_mqs, bca->nqual, 0, 0);
+        call->mwu_pos = mp_mwu_hist(&bca->ref_pos, &bca->alt_pos, 0, 0);
+    call->mwu_mq = mp_mwu_hist(&bca->ref_mq, &bca->alt_mq, 1, 0);
+    call->mwu_bq = mp_mwu_hist(&bca->ref_bq, &bca->alt_bq, 0, 0);
+    call->mwu_mqs = mp_mwu_hist(&bca->fwd_mqs, &bca->rev_mqs, 0, 0);
 }
 
 int mp_combine(int n, const mp_smpl_t *calls, mp_aux_t *bca, int ref_base, mp_site_t *call)
@@ -224,6 +224,6 @@ int mp_combine(int n, const mp_smpl_t *calls, mp_aux_t *bca, int ref_base, mp_si
     else
         bias_u(bca, call);
     if (bca->fmt_flag & MP_INFO_VDB)
-        call->vdb = mp_vdb(bca->alt_pos, bca->npos);
+        call->vdb = mp_vdb(&bca->alt_pos);
     return 0;
 }
