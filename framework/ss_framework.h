@@ -260,8 +260,15 @@ typedef struct {
                            * last shard of its scope the scope's END as given, so records
                            * placed past the contig's length are the last shard's */
     uint64_t before;      /* with a census (ss_kernel_t.census): the sum of the counts of
-                           * every shard before this one in plan order; else 0 */
+                           * every shard before this one in plan order, or
+                           * SS_BEFORE_UNKNOWN while some of them are still running;
+                           * else 0 */
 } ss_shard_t;
+
+/* ss_shard_t.before when shards ahead of this one are still running (ss_kernel_t.census). */
+#define SS_BEFORE_UNKNOWN UINT64_MAX
+/* process's answer when its output would depend on a `before` it was not given. */
+#define SS_SHARD_NEEDS_BEFORE 2
 
 /*
  * A file a kernel reads or writes besides the ones the framework knows
@@ -343,6 +350,8 @@ typedef struct {
     uint64_t bases;   /* reference positions produced (pileup) or bases emitted */
     uint64_t counts[SS_KERNEL_COUNTERS]; /* the kernel's own (counter_names), then its steps' */
     uint64_t summary[SS_SUMMARY_N]; /* summed over every shard and rank for the summary hook */
+    uint64_t census;  /* with a census: what the census hook counts for this shard, as the
+                       * shard's own pass counted it (ss_kernel_t.census) */
 } ss_shard_stats_t;
 
 /* Defaults shared by all kernels (threads 0, shard size SS_DEFAULT_SHARD_SIZE). */
@@ -474,6 +483,7 @@ typedef struct ss_kernel_s {
      * Write the shard's output through out: text (ss_out_text) or records
      * (ss_out_record). Returns 0, or -1 after ss_error() named the file,
      * shard and cause. stats receives reads and bases for progress/--report.
+     * A kernel with a census may also return SS_SHARD_NEEDS_BEFORE (see census).
      */
     int (*process)(void *wstate, const ss_shard_t *shard, ss_out_t *out, ss_shard_stats_t *stats);
     void (*worker_destroy)(void *wstate);
@@ -522,6 +532,15 @@ typedef struct ss_kernel_s {
      * draws). The framework gives each shard of the run the sum of the
      * counts of the shards before it (ss_shard_t.before). Writes no output.
      * 0, or -1 after ss_error().
+     *
+     * In a run of one rank the census is not taken before the run: shards
+     * run in plan order, so the shards ahead of one have mostly finished
+     * and reported their counts (ss_shard_stats_t.census, which process
+     * must fill). When some are still running, process sees `before`
+     * SS_BEFORE_UNKNOWN; as long as its output does not depend on it, it
+     * goes on; once it would, it returns SS_SHARD_NEEDS_BEFORE, and the
+     * framework throws its output away, counts the shards still running
+     * with this hook, and runs process again with `before` known.
      */
     int (*census)(void *wstate, const ss_shard_t *shard, uint64_t *count);
 

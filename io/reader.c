@@ -754,6 +754,21 @@ int ss_reader_n(const ss_reader_t *r)
     return r->in.n;
 }
 
+/* htslib's BGZF cache keeps nothing smaller than one 64 KiB block, and a few are needed. */
+#define BLOCK_CACHE_MIN ((size_t)256 << 10)
+
+void ss_reader_cache_blocks(ss_reader_t *r, size_t total)
+{
+    size_t each = total / (size_t)(r->in.n > 0 ? r->in.n : 1);
+    if (each < BLOCK_CACHE_MIN || each > INT_MAX)
+        return;
+    for (int i = 0; i < r->in.n; i++) {
+        samFile *fp = ss_reader_file(r, i); /* NULL when streamed: nothing to seek back to */
+        if (fp && fp->format.compression == bgzf)
+            bgzf_set_cache_size(fp->fp.bgzf, (int)each); /* a size only: cheap per shard */
+    }
+}
+
 int ss_reader_holds(const ss_reader_t *r)
 {
     int n = 0;

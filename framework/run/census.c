@@ -9,6 +9,7 @@
  *
  * Private to framework/run/.
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -34,20 +35,62 @@ typedef struct {
     pthread_t thread;
 } census_worker_t;
 
-/* Count one shard with the worker's reader and state. 0, or -1 after ss_error(). */
-static int count_shard(census_t *c, ss_reader_t *rd, ss_chain_t *chain, void *ws, int idx)
+/*
+ * Count one shard with a census worker's reader, steps and state: into
+ * *count, or with bytes into *bytes. 0, or -1 after ss_error().
+ */
+static int census_shard(engine_t *e, ss_reader_t *rd, ss_chain_t *chain, void *ws, int idx,
+                        uint64_t *count, kstring_t *bytes)
 {
-    engine_t *e = c->e;
     const ss_shard_t *sh = &e->shards[idx];
     ss_reader_set_shard(rd, idx);
     if (ss_reader_begin(rd) < 0)
         return -1;
     ss_chain_shard(chain, sh);
-    int r = c->bytes ? e->k->gather(ws, sh, &c->bytes[idx]) : e->k->census(ws, sh, &c->counts[idx]);
+    int r = bytes ? e->k->gather(ws, sh, bytes) : e->k->census(ws, sh, count);
     ss_reader_end(rd);
     if (r < 0 && !ss_error_raised())
         ss_error("%s: reading shard %d before the run failed", e->k->name, idx);
     return r < 0 ? -1 : 0;
+}
+
+/* A census worker's own reader, steps and kernel state. */
+struct census_state_s {
+    ss_reader_t *rd;
+    ss_chain_t *chain;
+    void *ws;
+};
+
+static void state_close(engine_t *e, census_state_t *cs)
+{
+    if (!cs)
+        return;
+    if (e->k->worker_destroy)
+        e->k->worker_destroy(cs->ws);
+    ss_chain_close(cs->chain);
+    ss_reader_destroy(cs->rd);
+    free(cs);
+}
+
+/* A census worker's state, as worker id's. NULL after ss_error(). */
+static census_state_t *state_open(engine_t *e, int id)
+{
+    census_state_t *cs = calloc(1, sizeof(*cs));
+    int ok = cs && (cs->rd = ss_reader_init(ss_job_inputs(e->job))) != NULL;
+    if (!ok)
+        ss_error("out of memory starting census worker %d", id);
+    if (ok) {
+        cs->chain = ss_chain_open(e->job, cs->rd, ss_job_step_reach(e->job).halo,
+                                  e->n_kernel_counters);
+        ok = cs->chain || !ss_error_raised();
+    }
+    if (ok && e->k->worker_init)
+        ok = e->k->worker_init(&cs->ws, e->kopts, e->run, e->job, cs->rd, id) == 0;
+    if (!ok) {
+        state_close(e, cs);
+        return NULL;
+    }
+    return cs;
 }
 
 static void *census_main(void *arg)
@@ -55,28 +98,17 @@ static void *census_main(void *arg)
     census_worker_t *cw = arg;
     census_t *c = cw->c;
     engine_t *e = c->e;
-    void *ws = NULL;
-    ss_chain_t *chain = NULL;
-    ss_reader_t *rd = ss_reader_init(ss_job_inputs(e->job));
-    int rank = ss_comm_rank(), size = ss_comm_size(), ok = rd != NULL;
-    if (!rd)
-        ss_error("out of memory starting census worker %d", cw->id);
-    if (ok) {
-        chain = ss_chain_open(e->job, rd, ss_job_step_reach(e->job).halo, e->n_kernel_counters);
-        ok = chain || !ss_error_raised();
-    }
-    if (ok && e->k->worker_init)
-        ok = e->k->worker_init(&ws, e->kopts, e->run, e->job, rd, cw->id) == 0;
+    census_state_t *cs = state_open(e, cw->id);
+    int rank = ss_comm_rank(), size = ss_comm_size(), ok = cs != NULL;
     int idx;
     while (ok && !atomic_load(&c->failed) && (idx = atomic_fetch_add(&c->next, 1)) < e->n_shards)
-        if (idx % size == rank && count_shard(c, rd, chain, ws, idx) < 0)
+        if (idx % size == rank && census_shard(e, cs->rd, cs->chain, cs->ws, idx,
+                                               &c->counts[idx],
+                                               c->bytes ? &c->bytes[idx] : NULL) < 0)
             ok = 0;
     if (!ok)
         atomic_store(&c->failed, 1);
-    if (e->k->worker_destroy)
-        e->k->worker_destroy(ws);
-    ss_chain_close(chain);
-    ss_reader_destroy(rd);
+    state_close(e, cs);
     return NULL;
 }
 
@@ -227,4 +259,107 @@ int ss_gather_run(engine_t *e, int n, int n_workers)
         failed = e->k->gathered(e->run, joined.s ? joined.s : "", joined.l) < 0;
     ks_free(&joined);
     return ss_comm_max_int(failed) ? -1 : 0;
+}
+
+/* ---- the census in a run of one rank: counted as the shards finish ---- */
+
+struct ss_census_lazy_s {
+    pthread_mutex_t lock;
+    int n;
+    uint64_t *counts;     /* [n]: shard i's count, once known[i] */
+    unsigned char *known; /* [n] */
+    uint64_t *before;     /* [n]: set for shards 0..upto */
+    int upto;             /* shards 0..upto-1 are all known */
+    uint64_t sum;         /* the counts of shards 0..upto-1 */
+};
+
+ss_census_lazy_t *ss_census_lazy_init(int n)
+{
+    ss_census_lazy_t *l = calloc(1, sizeof(*l));
+    size_t m = (size_t)(n > 0 ? n : 1);
+    if (!l || !(l->counts = calloc(m, sizeof(uint64_t))) || !(l->known = calloc(m, 1)) ||
+        !(l->before = calloc(m, sizeof(uint64_t))) || pthread_mutex_init(&l->lock, NULL) != 0) {
+        if (l)
+            free(l->counts), free(l->known), free(l->before);
+        free(l);
+        ss_error("out of memory for the census of %d shards", n);
+        return NULL;
+    }
+    l->n = n;
+    return l;
+}
+
+void ss_census_lazy_destroy(ss_census_lazy_t *l)
+{
+    if (!l)
+        return;
+    pthread_mutex_destroy(&l->lock);
+    free(l->counts), free(l->known), free(l->before);
+    free(l);
+}
+
+uint64_t ss_census_lazy_before(ss_census_lazy_t *l, int idx)
+{
+    pthread_mutex_lock(&l->lock);
+    uint64_t b = idx <= l->upto ? l->before[idx] : SS_BEFORE_UNKNOWN;
+    pthread_mutex_unlock(&l->lock);
+    return b;
+}
+
+/* Shard idx counted (by its pass, or by a census): 0, or -1 when two counts disagree. */
+static int lazy_report_locked(ss_census_lazy_t *l, int idx, uint64_t count)
+{
+    if (l->known[idx] && l->counts[idx] != count)
+        return -1;
+    l->counts[idx] = count;
+    l->known[idx] = 1;
+    for (; l->upto < l->n && l->known[l->upto]; l->upto++) {
+        l->before[l->upto] = l->sum;
+        l->sum += l->counts[l->upto];
+    }
+    if (l->upto < l->n)
+        l->before[l->upto] = l->sum;
+    return 0;
+}
+
+int ss_census_lazy_report(ss_census_lazy_t *l, int idx, uint64_t count)
+{
+    pthread_mutex_lock(&l->lock);
+    uint64_t had = l->counts[idx];
+    int r = lazy_report_locked(l, idx, count);
+    pthread_mutex_unlock(&l->lock);
+    if (r < 0)
+        ss_error("internal error: shard %d counted %" PRIu64 " by its census and %" PRIu64
+                 " by its pass; please report it (--shard-size or -@ 1 avoid it)",
+                 idx, had, count);
+    return r;
+}
+
+/* The first shard before idx with no count yet, or -1. */
+static int first_unknown(ss_census_lazy_t *l, int idx)
+{
+    pthread_mutex_lock(&l->lock);
+    int j = l->upto;
+    while (j < idx && l->known[j])
+        j++;
+    pthread_mutex_unlock(&l->lock);
+    return j < idx ? j : -1;
+}
+
+int ss_census_lazy_fill(engine_t *e, ss_census_lazy_t *l, int idx, census_state_t **cs, int id)
+{
+    for (int j; (j = first_unknown(l, idx)) >= 0;) {
+        if (!*cs && !(*cs = state_open(e, id)))
+            return -1;
+        uint64_t count = 0;
+        if (census_shard(e, (*cs)->rd, (*cs)->chain, (*cs)->ws, j, &count, NULL) < 0 ||
+            ss_census_lazy_report(l, j, count) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+void ss_census_state_close(engine_t *e, census_state_t *cs)
+{
+    state_close(e, cs);
 }

@@ -179,6 +179,41 @@ static int resume_rec(ss_resume_rec_t *r, int idx, const ss_spill_t *sp, const k
     return 0;
 }
 
+/*
+ * The kernel's process, with `before` from the census taken as the run goes:
+ * when the shards ahead are still running and the kernel needs their counts,
+ * its output so far is dropped, a census counts them, and it runs again.
+ * 0, or -1 (after ss_error() when the kernel did not say why).
+ */
+static int process_counted(engine_t *e, worker_t *w, ss_out_t *out, void *ws, int idx,
+                           kstring_t *buf, ss_shard_stats_t *st)
+{
+    ss_shard_t *sh = &e->shards_rw[idx];
+    if (e->lazy)
+        sh->before = ss_census_lazy_before(e->lazy, idx);
+    int r = e->k->process(ws, sh, out, st);
+    if (r == SS_SHARD_NEEDS_BEFORE && e->lazy && sh->before == SS_BEFORE_UNKNOWN) {
+        ss_out_abort(out);
+        buf->l = 0;
+        *st = (ss_shard_stats_t){ 0 };
+        r = ss_census_lazy_fill(e, e->lazy, idx, &w->census, w->id);
+        if (r == 0)
+            sh->before = ss_census_lazy_before(e->lazy, idx);
+        if (r == 0)
+            r = ss_out_begin(out, sh, buf);
+        ss_chain_shard(w->chain, sh);
+        if (r == 0)
+            r = e->k->process(ws, sh, out, st);
+    }
+    if (r == SS_SHARD_NEEDS_BEFORE) {
+        ss_error("%s: internal error: shard %d needs the census it was given", e->k->name, idx);
+        return -1;
+    }
+    if (r == 0 && e->lazy)
+        r = ss_census_lazy_report(e->lazy, idx, st->census);
+    return r;
+}
+
 /* Run the kernel on one shard; its finished bytes end in buf. 0, or -1 after ss_error(). */
 static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *out, void *ws,
                          int idx, kstring_t *buf)
@@ -197,7 +232,7 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
     ss_chain_shard(w->chain, sh);
     uint64_t read0 = ss_reader_records(rd);
     if (r == 0)
-        r = e->k->process(ws, sh, out, &st);
+        r = process_counted(e, w, out, ws, idx, buf, &st);
     ss_chain_counts(w->chain, st.counts, SS_KERNEL_COUNTERS);
     if (w->chain) /* the kernel counts what its steps gave it; the reads are the files' */
         st.reads = ss_reader_records(rd) - read0;
@@ -285,6 +320,8 @@ static void *worker_main(void *arg)
 stop:
     ss_ordered_stop(e->ow);
 done:
+    ss_census_state_close(e, w->census);
+    w->census = NULL;
     if (e->k->worker_destroy)
         e->k->worker_destroy(ws);
     ss_chain_close(w->chain);
@@ -675,6 +712,22 @@ static void teardown(engine_t *e, setup_t *s)
     free(s->shards);
 }
 
+/*
+ * The kernel's census: with one rank taken as the run goes, else before it;
+ * before it too with --resume (kept shards never report their counts) and
+ * with a gather (which reads the shards with their `before`). 0, or -1 after
+ * ss_error() (collective, as ss_census_run).
+ */
+static int census_before_run(engine_t *e, setup_t *s, const ss_out_spec_t *spec)
+{
+    int gather = spec->gather && e->k->gather && e->k->gathered;
+    if (!ss_comm_parallel() && !ss_job_opts(e->job)->resume && !gather) {
+        e->lazy = ss_census_lazy_init(s->n);
+        return e->lazy ? 0 : -1;
+    }
+    return ss_census_run(e, s->shards, s->n, s->n_workers);
+}
+
 int ss_engine_run(const ss_kernel_t *kernel, void *kopts, const void *run_state,
                   ss_out_spec_t *spec, ss_job_t *job)
 {
@@ -693,8 +746,9 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, const void *run_state,
     int failed = setup(&e, spec, &s);
     /* no rank may enter a collective step that another rank will never reach */
     failed = ss_comm_max_int(failed);
+    e.shards_rw = s.shards;
     if (!failed && spec->census && kernel->census)
-        failed = ss_census_run(&e, s.shards, s.n, s.n_workers) < 0;
+        failed = census_before_run(&e, &s, spec) < 0;
     if (!failed && spec->gather && kernel->gather && kernel->gathered)
         failed = ss_gather_run(&e, s.n, s.n_workers) < 0;
     if (failed) {
@@ -708,5 +762,6 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, const void *run_state,
     if (rc < 0 && !ss_error_raised() && !parallel)
         ss_error("the run failed");
     teardown(&e, &s);
+    ss_census_lazy_destroy(e.lazy);
     return rc == 0 ? SS_EXIT_OK : SS_EXIT_FAIL;
 }

@@ -30,6 +30,8 @@
 typedef struct engine_s engine_t;
 typedef struct ss_acct_s ss_acct_t; /* the records read (account.c) */
 typedef struct worker_s worker_t;
+typedef struct census_state_s census_state_t; /* census.c */
+typedef struct ss_census_lazy_s ss_census_lazy_t; /* census.c */
 
 /*
  * Where finished shards go: one rank's ordered writer (engine_local.c) or
@@ -100,12 +102,15 @@ struct engine_s {
     uint64_t *ioffs;        /* [n_shards], several ranks: where this rank wrote shard i */
     ss_idx_merge_t *imerge; /* the output owner's index, or NULL: read the file back */
     double index_merge_s;   /* seconds the output owner spent adding pieces (a serial term) */
+    ss_shard_t *shards_rw;  /* the shards, for the workers to set `before` (census.c) */
+    ss_census_lazy_t *lazy; /* the census as the run goes (one rank), or NULL */
 };
 
 struct worker_s {
     engine_t *e;
     int id;
     ss_chain_t *chain;         /* the steps in front of each input, or NULL */
+    census_state_t *census;    /* its census state, made when a shard first needs it */
     pthread_t thread;
     int started;
 };
@@ -135,6 +140,27 @@ int ss_census_run(engine_t *e, ss_shard_t *shards, int n, int n_workers);
  * gathered hook. Collective, as ss_census_run. Main thread.
  */
 int ss_gather_run(engine_t *e, int n, int n_workers);
+
+/*
+ * The census of a run of one rank (census.c), taken as the run goes: each
+ * shard reports its count when its pass ends, and a shard whose `before`
+ * is not known yet (shards ahead still running) gets it once a worker has
+ * counted those shards with the kernel's census hook, in a census state of
+ * its own. Workers call before, report and fill; init and destroy the main
+ * thread. init: NULL after ss_error().
+ */
+ss_census_lazy_t *ss_census_lazy_init(int n);
+void ss_census_lazy_destroy(ss_census_lazy_t *l);
+/* Shard idx's before: the counts of the shards ahead, or SS_BEFORE_UNKNOWN. */
+uint64_t ss_census_lazy_before(ss_census_lazy_t *l, int idx);
+/* Shard idx's count. 0, or -1 after ss_error() when it differs from a census of it. */
+int ss_census_lazy_report(ss_census_lazy_t *l, int idx, uint64_t count);
+/*
+ * Count every shard before idx that has no count yet, with *cs (made on first
+ * use as worker id's; the worker closes it). 0, or -1 after ss_error().
+ */
+int ss_census_lazy_fill(engine_t *e, ss_census_lazy_t *l, int idx, census_state_t **cs, int id);
+void ss_census_state_close(engine_t *e, census_state_t *cs);
 
 /* Start n_workers threads (fewer if the system refuses some). 0, or -1 after ss_error(). */
 int ss_engine_start_workers(engine_t *e, int n_workers, worker_t *w);

@@ -391,6 +391,8 @@ typedef struct {
     hts_pos_t end; /* the shard's end: past it, only its last gVCF block is followed */
     int carry_known;
     mp_worker_t *w;
+    int past_end;       /* the pass went past the shard's end (following a gVCF block) */
+    uint64_t own_draws; /* the draws the shard's own columns made, once past_end */
 } shard_pass_t;
 
 static kstring_t *pass_out(const shard_pass_t *sp)
@@ -400,6 +402,8 @@ static kstring_t *pass_out(const shard_pass_t *sp)
 
 /* record_column: the shard's last gVCF block is closed past its end; the pass is done. */
 #define PASS_DONE 2
+/* record_column: a column drew random numbers, and where the stream stands is not known yet. */
+#define PASS_NEEDS_BEFORE 3
 
 static int record_column(mp_worker_t *w, int tid, hts_pos_t pos, void *ctx)
 {
@@ -407,6 +411,8 @@ static int record_column(mp_worker_t *w, int tid, hts_pos_t pos, void *ctx)
     if (pos >= sp->end) { /* past the shard: only to follow its last gVCF block */
         if (!w->gv || !mp_gvcf_open(w->gv))
             return PASS_DONE;
+        if (!sp->past_end)
+            sp->past_end = 1, sp->own_draws = w->rng.draws;
         w->extending = 1;
         mp_gvcf_follow(w->gv);
     } else {
@@ -419,6 +425,9 @@ static int record_column(mp_worker_t *w, int tid, hts_pos_t pos, void *ctx)
     int r = mp_column_records(w, tid, pos, pass_out(sp), &sp->carry_known);
     if (r != 0)
         return r;
+    /* the likelihoods drew from a stream whose start the shards ahead decide */
+    if (w->before_unknown && w->rng.draws)
+        return PASS_NEEDS_BEFORE;
     if (w->extending && !mp_gvcf_open(w->gv))
         return PASS_DONE;
     if (!sp->so) {
@@ -433,7 +442,9 @@ static int record_column(mp_worker_t *w, int tid, hts_pos_t pos, void *ctx)
 static void start_stream(mp_worker_t *w, const ss_shard_t *sh)
 {
     mp_rng_seed(&w->rng, w->o->seed);
-    mp_rng_jump(&w->rng, sh->before);
+    w->before_unknown = sh->before == SS_BEFORE_UNKNOWN;
+    if (!w->before_unknown)
+        mp_rng_jump(&w->rng, sh->before);
 }
 
 /* gVCF at the shard's first position: the records of the position before, alone. */
@@ -511,6 +522,7 @@ static int shard_pass(mp_worker_t *w, const ss_shard_t *sh, shard_pass_t *sp)
     for (int i = 0; i < w->n; i++)
         w->in[i].n_read = 0;
     start_stream(w, sh);
+    sp->past_end = 0;
     w->extending = 0;
     if (w->gv && gvcf_continuation(w, sh) < 0)
         return -1;
@@ -541,7 +553,7 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     set_window(w, sh);
     int ptid = sh->tid;
     hts_pos_t plo = sh->scope_beg, phi;
-    shard_pass_t sp = {so, NULL, st, sh->end, 0, w};
+    shard_pass_t sp = {.so = so, .st = st, .end = sh->end, .w = w};
     /* the run's first columns start from bcftools' zeroed values */
     sp.carry_known = !(w->o->fmt_flag & MP_INFO_ZSCORE) ||
                      (sh->beg <= sh->scope_beg && !mp_prev_scope(w, &ptid, &plo, &phi));
@@ -558,6 +570,9 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     }
     for (int i = 0; i < w->n; i++)
         st->reads += w->in[i].n_read;
+    if (rc == PASS_NEEDS_BEFORE)
+        return SS_SHARD_NEEDS_BEFORE;
+    st->census = sp.past_end ? sp.own_draws : w->rng.draws;
     return rc < 0 ? -1 : 0;
 }
 
@@ -645,7 +660,7 @@ static int gather(void *wstate, const ss_shard_t *sh, kstring_t *bytes)
     kstring_t scratch = KS_INITIALIZE;
     ss_shard_stats_t st = {0};
     /* the values indel records carry change no allele, and so no passing record */
-    shard_pass_t sp = {NULL, &scratch, &st, sh->end, 1, w};
+    shard_pass_t sp = {.scratch = &scratch, .st = &st, .end = sh->end, .carry_known = 1, .w = w};
     w->bc.mwu_bq = w->bc.mwu_mqs = 0;
     int rc = shard_pass(w, sh, &sp);
     free(scratch.s);

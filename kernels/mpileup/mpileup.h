@@ -274,6 +274,7 @@ typedef struct {
     mp_site_t bc;
     bcf1_t *rec, *sync;
     mp_rng_t rng;
+    int before_unknown;         /* the shard's stream start is not known yet (start_stream) */
     ss_ref_t *refs;             /* the reference, loaded by stretches (io/ref.c) */
     mp_ref_t rs;                /* the shard's contig in it: what is loaded */
     const char *ref;            /* rs.seq: the contig by position, NUL-terminated, or NULL */

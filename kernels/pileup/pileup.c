@@ -201,28 +201,24 @@ static void worker_destroy(void *wstate)
 }
 
 /*
- * Decompressed BGZF blocks kept per worker, shared out over its inputs. A shard's exact
+ * Inflated BGZF blocks kept per worker, shared out over its inputs. A shard's exact
  * start (pl_safe_start) queries the index up to three times around the shard's first
  * position, and each query inflates the same blocks again: a quarter of a 64 kb shard's
  * time. With the blocks cached, small shards cost what large ones do (benchmarks.md).
  * Not in view: there every block is read once, and caching it is a copy for nothing.
  */
-#define BLOCK_CACHE_TOTAL ((int)2 << 20)
-#define BLOCK_CACHE_MIN ((int)256 << 10) /* htslib caches nothing under one 64 KiB block */
+#define BLOCK_CACHE_TOTAL ((size_t)2 << 20)
 
 /* Bind this shard's files (the reader may reopen them) and contig. 0, or -1 after ss_error(). */
 static int bind_inputs(pl_worker_t *w, int tid)
 {
     const char *name = sam_hdr_tid2name(w->hdr, tid);
-    int cache = BLOCK_CACHE_TOTAL / (w->n > 0 ? w->n : 1);
     w->ctg_ref = ss_ref_get(w->ref, tid, name, &w->ctg_ref_len);
     if (w->ctg_ref_len < 0)
         return -1; /* out of memory: said */
+    ss_reader_cache_blocks(w->rd, BLOCK_CACHE_TOTAL);
     for (int i = 0; i < w->n; i++) {
         pl_input_t *in = &w->in[i];
-        samFile *fp = ss_reader_file(w->rd, i); /* NULL when streamed: no file to cache for */
-        if (cache >= BLOCK_CACHE_MIN && fp && fp->format.compression == bgzf)
-            bgzf_set_cache_size(fp->fp.bgzf, cache); /* sets a size only: cheap per shard */
         in->src = ss_reader_source(w->rd, i);
         in->hdr = ss_reader_header(w->rd, i);
         in->ref = w->ctg_ref;
