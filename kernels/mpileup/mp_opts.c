@@ -192,7 +192,8 @@ static const ss_cmd_t mp_cmd = {
         "Genotype likelihoods for every covered position, the records of one bcftools\n"
         "mpileup 1.16 run over the whole input, computed in parallel over genomic\n"
         "shards: the same bytes at any -@, rank count and --shard-size. -@ is seqshard's\n"
-        "worker count; --threads keeps bcftools' meaning (compression threads).\n"
+        "worker count; --threads keeps bcftools' meaning (compression threads). Shards\n"
+        "are half the usual size unless --shard-size is given (131072).\n"
         "\n"
         "--call ends mpileup's options: every word after it is bcftools call's own\n"
         "command line (-m or -c, -v, -A, -a, -G, -g, --ploidy, -P, -p, -s/-S, -V, -M, -T,\n"
@@ -713,5 +714,13 @@ int mp_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         return SS_EXIT_USAGE;
     }
     co->cram_md = 1;       /* NMBZ reads NM: bcftools has CRAM rebuild MD/NM */
+    /*
+     * A position's records take 150-200 bytes of -Ou output (one to three samples), so
+     * at the usual size a shard's output outgrows its share of the output budget
+     * (32 MiB) and goes through a spill file; half the size keeps it in memory, and
+     * gives two workers twice the shards to even out the end of the run.
+     */
+    if (!co->shard_size_given)
+        co->shard_size = SS_DEFAULT_SHARD_SIZE / 2;
     return 0;
 }
