@@ -145,20 +145,30 @@ int mp_column_baq(mp_worker_t *w)
     return 0;
 }
 
+/*
+ * When each input is one sample of its own, a sample's group is its input's
+ * column array itself, in its order, with aux cleared as the copy in
+ * mp_group_by_sample clears it. htslib never reads aux and rewrites the other
+ * fields for every column, so writing it is safe.
+ */
+static void group_by_input(mp_worker_t *w)
+{
+    for (int s = 0; s < w->n_smpl; s++)
+        w->grp_n[s] = 0;
+    for (int i = 0; i < w->n; i++) {
+        bam_pileup1_t *p = (bam_pileup1_t *)w->plp[i];
+        for (int j = 0; j < w->n_plp[i]; j++)
+            p[j].aux = 0;
+        w->grp_n[w->file_sample[i]] = w->n_plp[i];
+        w->grp_plp[w->file_sample[i]] = p;
+    }
+}
+
 /* The column's reads grouped by sample, inputs in order (bcftools' group_smpl). 0 or -1. */
 int mp_group_by_sample(mp_worker_t *w)
 {
-    if (w->n == 1 && w->n_smpl == 1) {
-        /*
-         * One input, one sample: the group is htslib's column array itself, in its
-         * order, with aux cleared as the copy below clears it. htslib never reads aux
-         * and rewrites the other fields for every column, so writing it is safe.
-         */
-        bam_pileup1_t *p = (bam_pileup1_t *)w->plp[0];
-        for (int j = 0; j < w->n_plp[0]; j++)
-            p[j].aux = 0;
-        w->grp_n[0] = w->n_plp[0];
-        w->grp_plp[0] = p;
+    if (w->file_sample) {
+        group_by_input(w);
         return 0;
     }
     for (int s = 0; s < w->n_smpl; s++)

@@ -242,6 +242,20 @@ int mp_samples_of(const mp_samples_t *s, int i, const bam1_t *b)
     return -1;
 }
 
+int mp_samples_one_per_file(const mp_samples_t *s, int *file_sample)
+{
+    unsigned char *taken = calloc((size_t)(s->n > 0 ? s->n : 1), 1);
+    int one = taken != NULL;
+    for (int i = 0; one && i < s->n_files; i++) {
+        int id = s->files[i].default_idx;
+        one = id >= 0 && id < s->n && !taken[id];
+        if (one)
+            taken[id] = 1, file_sample[i] = id;
+    }
+    free(taken);
+    return one;
+}
+
 /*
  * Whether a sample can hold more than 255 bases at a column, so that bcftools
  * draws random numbers: htslib's cap keeps at most -d + 1 reads of a file in

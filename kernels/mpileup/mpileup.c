@@ -291,6 +291,12 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
     }
     if (site_init(w, w->n_smpl) < 0)
         goto oom;
+    if (!(w->file_sample = ss_calloc_private((size_t)w->n, sizeof(int))))
+        goto oom;
+    if (w->n == 1 && w->n_smpl == 1) /* one input, one sample: its reads are all that sample's */
+        w->file_sample[0] = 0;
+    else if (!mp_samples_one_per_file(&w->run->smpl, w->file_sample))
+        free(w->file_sample), w->file_sample = NULL;
     for (int i = 0; i < w->n; i++) {
         w->in[i].i = i;
         w->in[i].o = w->o;
@@ -318,7 +324,7 @@ static void worker_destroy(void *wstate)
         if (w->in[i].targets_itr)
             regitr_destroy(w->in[i].targets_itr);
     free(w->in), free(w->n_plp), free(w->plp), free(w->grp), free(w->grp_n);
-    free(w->grp_plp), free(w->bcr);
+    free(w->grp_plp), free(w->bcr), free(w->file_sample);
     pl_baq_destroy(w->baq);
     mp_mplp_destroy(w->mplp);
     free(w->baq_reads), free(w->baq_ret);

@@ -134,6 +134,12 @@ void mp_samples_free(mp_samples_t *s);
 int mp_samples_can_draw(const mp_samples_t *s, int max_depth);
 /* The read's sample in file i, or -1 when the read is dropped. Any thread. */
 int mp_samples_of(const mp_samples_t *s, int i, const bam1_t *b);
+/*
+ * Whether each input's reads all go to one sample of its own (no read group
+ * splits a file, no sample spans two files): then file_sample[i] (room for
+ * every input) is input i's sample, and a column's groups are the inputs'.
+ */
+int mp_samples_one_per_file(const mp_samples_t *s, int *file_sample);
 
 /*
  * gVCF blocks (mp_gvcf.c), one writer per worker. mp_gvcf_write takes each
@@ -269,6 +275,7 @@ typedef struct {
     mp_group_t *grp;            /* per sample */
     int *grp_n;
     bam_pileup1_t **grp_plp;
+    int *file_sample;           /* per input: its sample, when each is its own; else NULL */
     mp_aux_t *bca;
     mp_smpl_t *bcr;             /* per sample */
     mp_site_t bc;
