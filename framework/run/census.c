@@ -7,6 +7,10 @@
  * random draws) reads it there, and the bytes do not depend on where the
  * shards ran.
  *
+ * In a run of one rank the census is taken as the run goes instead (the end
+ * of this file): the shards report their counts as they finish, and a shard
+ * that needs the count of shards still running counts them itself.
+ *
  * Private to framework/run/.
  */
 #include <inttypes.h>
