@@ -754,13 +754,16 @@ int ss_reader_n(const ss_reader_t *r)
     return r->in.n;
 }
 
+/* A worker's inflated blocks (ss_reader_cache_blocks): a shard's start in pileup, a quarter
+ * of a 64 kb shard's time inflated again without them (benchmarks.md). */
+#define BLOCK_CACHE_TOTAL ((size_t)2 << 20)
 /* htslib's BGZF cache keeps nothing smaller than one 64 KiB block, and a few are needed. */
 #define BLOCK_CACHE_MIN ((size_t)256 << 10)
 
-void ss_reader_cache_blocks(ss_reader_t *r, size_t total)
+void ss_reader_cache_blocks(ss_reader_t *r)
 {
-    size_t each = total / (size_t)(r->in.n > 0 ? r->in.n : 1);
-    if (each < BLOCK_CACHE_MIN || each > INT_MAX)
+    size_t each = BLOCK_CACHE_TOTAL / (size_t)(r->in.n > 0 ? r->in.n : 1);
+    if (each < BLOCK_CACHE_MIN)
         return;
     for (int i = 0; i < r->in.n; i++) {
         samFile *fp = ss_reader_file(r, i); /* NULL when streamed: nothing to seek back to */

@@ -286,14 +286,15 @@ int ss_reader_is_cram(const ss_reader_t *r, int i);
 const char *ss_reader_path(const ss_reader_t *r, int i);
 int ss_reader_n(const ss_reader_t *r);
 /*
- * Keep up to total bytes of inflated BGZF blocks, shared out over the BAM
- * inputs, until ss_reader_end: a kernel that queries the same place more
- * than once (a shard's exact start walks back with several queries, each
- * inflating the same blocks) then inflates each block once. Nothing when
- * each input's share is under 256 KiB (a cohort): memory stays bounded.
- * Between begin and end; the thread that owns the reader.
+ * Keep 2 MiB of inflated BGZF blocks, shared out over the BAM inputs, until
+ * ss_reader_end: a kernel that queries the same place more than once (a
+ * shard's exact start walks back with several queries, each inflating the
+ * same blocks) then inflates each block once. Nothing when each input's
+ * share is under 256 KiB (a cohort): memory stays bounded. Not for a kernel
+ * that reads each block once (caching it is a copy for nothing). Between
+ * begin and end; the thread that owns the reader.
  */
-void ss_reader_cache_blocks(ss_reader_t *r, size_t total);
+void ss_reader_cache_blocks(ss_reader_t *r);
 /*
  * Input i as a record source (query/next above, each record stamped with
  * its order in the range), valid between begin and end: the reader owns it;

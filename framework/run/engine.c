@@ -188,7 +188,7 @@ static int resume_rec(ss_resume_rec_t *r, int idx, const ss_spill_t *sp, const k
 static int process_counted(engine_t *e, worker_t *w, ss_out_t *out, void *ws, int idx,
                            kstring_t *buf, ss_shard_stats_t *st)
 {
-    ss_shard_t *sh = &e->shards_rw[idx];
+    ss_shard_t *sh = &e->shards[idx];
     if (e->lazy)
         sh->before = ss_census_lazy_before(e->lazy, idx);
     int r = e->k->process(ws, sh, out, st);
@@ -201,9 +201,10 @@ static int process_counted(engine_t *e, worker_t *w, ss_out_t *out, void *ws, in
             sh->before = ss_census_lazy_before(e->lazy, idx);
         if (r == 0)
             r = ss_out_begin(out, sh, buf);
-        ss_chain_shard(w->chain, sh);
-        if (r == 0)
+        if (r == 0) {
+            ss_chain_shard(w->chain, sh);
             r = e->k->process(ws, sh, out, st);
+        }
     }
     if (r == SS_SHARD_NEEDS_BEFORE) {
         ss_error("%s: internal error: shard %d needs the census it was given", e->k->name, idx);
@@ -746,7 +747,6 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, const void *run_state,
     int failed = setup(&e, spec, &s);
     /* no rank may enter a collective step that another rank will never reach */
     failed = ss_comm_max_int(failed);
-    e.shards_rw = s.shards;
     if (!failed && spec->census && kernel->census)
         failed = census_before_run(&e, &s, spec) < 0;
     if (!failed && spec->gather && kernel->gather && kernel->gathered)

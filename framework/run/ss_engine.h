@@ -60,7 +60,8 @@ struct engine_s {
     ss_out_run_t *orun;        /* what the output is, read-only while workers run */
     const ss_sink_t *sink;
     ss_job_t *job;
-    const ss_shard_t *shards;
+    ss_shard_t *shards;        /* read-only while workers run, but for shard i's `before`,
+                                * which the worker running it sets (census.c) */
     int n_shards;
     ss_sched_t *sched;
     ss_ordered_t *ow;
@@ -102,7 +103,6 @@ struct engine_s {
     uint64_t *ioffs;        /* [n_shards], several ranks: where this rank wrote shard i */
     ss_idx_merge_t *imerge; /* the output owner's index, or NULL: read the file back */
     double index_merge_s;   /* seconds the output owner spent adding pieces (a serial term) */
-    ss_shard_t *shards_rw;  /* the shards, for the workers to set `before` (census.c) */
     ss_census_lazy_t *lazy; /* the census as the run goes (one rank), or NULL */
 };
 

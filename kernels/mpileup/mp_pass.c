@@ -64,19 +64,13 @@ static mp_mplp_t *open_pileup(mp_worker_t *w, const ss_shard_t *sh, int tid, hts
     return w->mplp;
 }
 
-/*
- * Inflated BGZF blocks kept per worker, shared out over its inputs: a shard's
- * exact start (mp_shard_start) queries the index several times around its
- * first column, each query inflating the same blocks again. Cached, a 64 kb
- * shard inflates about half as much (benchmarks.md, mpileup).
- */
-#define BLOCK_CACHE_TOTAL ((size_t)2 << 20)
-
 int mp_bind_contig(mp_worker_t *w, int tid)
 {
     if (mp_bind_ref(w, tid) < 0)
         return -1;
-    ss_reader_cache_blocks(w->rd, BLOCK_CACHE_TOTAL);
+    /* a shard's exact start (mp_shard_start) queries the index several times around its
+     * first column: each block inflated once */
+    ss_reader_cache_blocks(w->rd);
     for (int i = 0; i < w->n; i++) {
         mp_input_t *in = &w->in[i];
         in->src = ss_reader_source(w->rd, i);

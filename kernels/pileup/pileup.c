@@ -200,15 +200,6 @@ static void worker_destroy(void *wstate)
     free(w);
 }
 
-/*
- * Inflated BGZF blocks kept per worker, shared out over its inputs. A shard's exact
- * start (pl_safe_start) queries the index up to three times around the shard's first
- * position, and each query inflates the same blocks again: a quarter of a 64 kb shard's
- * time. With the blocks cached, small shards cost what large ones do (benchmarks.md).
- * Not in view: there every block is read once, and caching it is a copy for nothing.
- */
-#define BLOCK_CACHE_TOTAL ((size_t)2 << 20)
-
 /* Bind this shard's files (the reader may reopen them) and contig. 0, or -1 after ss_error(). */
 static int bind_inputs(pl_worker_t *w, int tid)
 {
@@ -216,7 +207,9 @@ static int bind_inputs(pl_worker_t *w, int tid)
     w->ctg_ref = ss_ref_get(w->ref, tid, name, &w->ctg_ref_len);
     if (w->ctg_ref_len < 0)
         return -1; /* out of memory: said */
-    ss_reader_cache_blocks(w->rd, BLOCK_CACHE_TOTAL);
+    /* a shard's exact start (pl_safe_start) queries the index up to three times around
+     * its first position: each block inflated once */
+    ss_reader_cache_blocks(w->rd);
     for (int i = 0; i < w->n; i++) {
         pl_input_t *in = &w->in[i];
         in->src = ss_reader_source(w->rd, i);
