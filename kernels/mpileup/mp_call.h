@@ -203,10 +203,19 @@ void mp_aux_destroy(mp_aux_t *bca);
 int mp_glf_snp_kept(int n, const bam_pileup1_t *pl, const mp_aux_t *bca);
 
 /*
+ * A read's SNP words: for each base of the read, what the SNP record takes
+ * from it (mp_glf.c), kept with the pileup engine's record of the read
+ * (pe_rec_t's client) and worked out again when its qualities change.
+ * mp_snp_words_free frees them (the engine's client_free).
+ */
+void mp_snp_words_free(void *client);
+
+/*
  * One sample's column: its reads pl[0..n) (each with cd.i as above), ref_base
  * 4-bit (seq_nt16_table) for the SNP record or -1 for the indel record after
  * mp_gap_prep. Past 255 bases the sample's bases are shuffled with rng's draws
- * (as ks_shuffle with hts_drand48 does) and cut to 255. Returns what
+ * (as ks_shuffle with hts_drand48 does) and cut to 255. The reads must come
+ * from the pileup engine (../pileup/pileup_engine.h: pe_rec_t). Returns what
  * bcf_call_glfgen returns.
  */
 int mp_glfgen(int n, const bam_pileup1_t *pl, int ref_base, mp_aux_t *bca, mp_smpl_t *r,

@@ -142,6 +142,8 @@ int mp_column_baq(mp_worker_t *w)
     if (n_baq && pl_baq_batch(w->baq, w->baq_reads, n_baq, w->ref, w->ref_len,
                               o->redo_baq ? 7 : 3, w->baq_ret) < 0)
         return -1;
+    for (int i = 0; i < n_baq; i++)
+        pe_rec(w->baq_reads[i])->quals_changed = 1; /* its SNP words are out of date */
     return 0;
 }
 

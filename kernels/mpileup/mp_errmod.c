@@ -55,8 +55,8 @@ mp_errmod_t *mp_errmod_init(double depcorr)
     size_t n_pairs = (size_t)(MP_ERRMOD_MAX_DEPTH + 1) << 8;
     em->lc = calloc(n_pairs, sizeof(double));
     em->lhet = malloc(n_pairs * sizeof(double));
-    /* untouched depths cost no memory; the last row has room for a run past its end */
-    em->beta = malloc((BETA_SIZE + MP_ERRMOD_RUN) * sizeof(double));
+    /* untouched depths cost no memory (zero pages); the last row has room past its end */
+    em->beta = calloc(BETA_SIZE + MP_ERRMOD_PAD, sizeof(double));
     if (!em->lc || !em->lhet || !em->beta) {
         mp_errmod_destroy(em);
         return NULL;
@@ -147,33 +147,21 @@ typedef struct {
 } tally_t;
 
 /*
- * One slot's cnt terms from weight ws and error term c on: copied a run at a
- * time, so that the copy's length does not depend on cnt (a branch on cnt,
- * which varies from slot to slot, is mispredicted at most slots). What a
- * run copies past cnt is overwritten by the next slot's or never summed.
- */
-static inline void copy_terms(mp_errmod_t *em, const double *beta, int ws, int c, int cnt)
-{
-    int r = 0;
-    do {
-        memcpy(&em->term_fk[c + r], &em->fk[ws + r], MP_ERRMOD_RUN * sizeof(double));
-        memcpy(&em->term_beta[c + r], &beta[c + r], MP_ERRMOD_RUN * sizeof(double));
-        r += MP_ERRMOD_RUN;
-    } while (r < cnt);
-}
-
-/*
  * One base's terms, its slots from the largest down (htslib's loop from the
- * end of the sorted array, seen through one base). Each term is weighted by
- * how many of its base and strand came before (fk), and reads the error term
- * for how many of its base came before (beta). The terms are first laid out
- * in that order and then summed in one loop. Clears the base's scratch.
+ * end of the sorted array, seen through one base), summed in that order.
+ * Each term is weighted by how many of its base and strand came before (fk),
+ * and reads the error term for how many of its base came before (beta).
+ * Most slots hold one read or two: the second term is always computed and
+ * added as +0.0 when the slot has one read (the sum, from +0.0 up, is
+ * unchanged by it), so that no branch depends on the count; both arrays
+ * have room past their ends for it. Clears the base's scratch.
  */
 static void tally_base(mp_errmod_t *em, int n, int base, tally_t *t)
 {
     const double *depth = beta_at(em, n, 0);
     uint8_t *count = em->count[base];
     int w[2] = {0, 0}, c = 0;
+    double bsum = 0.0;
     for (int wi = 1; wi >= 0; wi--) {
         uint64_t word = em->present[base][wi];
         em->present[base][wi] = 0;
@@ -183,15 +171,16 @@ static void tally_base(mp_errmod_t *em, int n, int base, tally_t *t)
             int slot = wi << 6 | bit, cnt = count[slot];
             count[slot] = 0;
             int q = slot >> 1 < MP_ERRMOD_MIN_QUAL ? MP_ERRMOD_MIN_QUAL : slot >> 1;
-            int strand = slot & 1;
-            copy_terms(em, depth + (size_t)q * n, w[strand], c, cnt);
-            w[strand] += cnt;
+            const double *fk = em->fk + w[slot & 1], *beta = depth + (size_t)q * n + c;
+            double second = fk[1] * beta[1];
+            bsum += fk[0] * beta[0];
+            bsum += cnt > 1 ? second : 0.0;
+            for (int k = 2; k < cnt; k++)
+                bsum += fk[k] * beta[k];
+            w[slot & 1] += cnt;
             c += cnt;
         }
     }
-    double bsum = 0.0;
-    for (int i = 0; i < c; i++)
-        bsum += em->term_fk[i] * em->term_beta[i];
     t->bsum[base] = bsum;
     t->c[base] = c;
 }

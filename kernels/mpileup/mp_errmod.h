@@ -28,12 +28,12 @@
 #define MP_ERRMOD_N_QUAL    64   /* qualities 0..63 (6 bits) */
 #define MP_ERRMOD_N_KEYS    2048 /* a base: 6-bit quality << 5 | strand << 4 | 4-bit base */
 
-/* Terms copied a slot at a time, MP_ERRMOD_RUN at once: the tables have as much room past their ends. */
-#define MP_ERRMOD_RUN 8
+/* A slot's second term is read whether or not it has one: the tables have room past their ends. */
+#define MP_ERRMOD_PAD 1
 
 typedef struct {
-    /* weight of the k-th base on one strand (then zeros, see MP_ERRMOD_RUN) */
-    double fk[MP_ERRMOD_MAX_DEPTH + 1 + MP_ERRMOD_RUN];
+    /* weight of the k-th base on one strand (then zeros, see MP_ERRMOD_PAD) */
+    double fk[MP_ERRMOD_MAX_DEPTH + 1 + MP_ERRMOD_PAD];
     double le[MP_ERRMOD_N_QUAL];        /* ln(e) for error probability e of quality q */
     double le1[MP_ERRMOD_N_QUAL];       /* ln(1 - e) */
     double *lc;                         /* ln C(n, k) at [n << 8 | k], 0 for k = 0 or k > n */
@@ -44,9 +44,6 @@ typedef struct {
      * each quality << 1 | strand, and which of those are present */
     uint8_t count[16][2 * MP_ERRMOD_N_QUAL];
     uint64_t present[16][2 * MP_ERRMOD_N_QUAL / 64];
-    /* one base's terms in htslib's order: the weight and the error term of each */
-    double term_fk[MP_ERRMOD_MAX_DEPTH + MP_ERRMOD_RUN];
-    double term_beta[MP_ERRMOD_MAX_DEPTH + MP_ERRMOD_RUN];
 } mp_errmod_t;
 
 /*

@@ -16,14 +16,14 @@
 #include <htslib/sam.h>
 
 #include "../../alloc/ss_alloc.h"
+#include "../pileup/pileup_engine.h"
 #include "mp_call.h"
+#include "mp_words.h"
 
 #define DEFAULT_THETA   0.83 /* errmod's dependency: bcftools' default when theta <= 0 */
 #define MAPQ_255_AS     20   /* MAPQ 255 means "unknown": counted as 20 */
-#define DIST_CAP        25   /* distance to the read's end, capped for I16[12..15] */
 #define N_POS_BINS      100  /* read-position histogram: the VDB fit assumes 100 bins */
 #define N_QUAL_BINS     60   /* mapQ and baseQ histograms: a bin per quality (mp_bins.c) */
-#define SNP_SEQQ        99   /* the SNP model's cap on a base's quality (the indel model's varies) */
 
 mp_aux_t *mp_aux_init(double theta, int min_baseQ, int max_baseQ, int delta_baseQ)
 {
@@ -166,7 +166,7 @@ static inline int end_distance(int qpos, int len)
     int min_dist = len - 1 - qpos;
     if (min_dist > qpos)
         min_dist = qpos;
-    return min_dist > DIST_CAP ? DIST_CAP : min_dist;
+    return min_dist > MP_DIST_CAP ? MP_DIST_CAP : min_dist;
 }
 
 static inline void i16_part_add(i16_part_t *s, int rev, int baseQ, int mapQ, int dist)
@@ -394,19 +394,83 @@ int mp_glf_snp_kept(int n_reads, const bam_pileup1_t *pl, const mp_aux_t *bca)
     return n;
 }
 
+/* What the read's words need (mp_words.h). */
+static inline mp_word_src_t word_src(const mp_aux_t *bca, const bam1_t *b)
+{
+    unsigned int mq0 = 0; /* counted per column, where the base is kept */
+    int len = b->core.l_qseq;
+    const uint8_t *seq = bam_get_seq(b);
+    return (mp_word_src_t){ seq, seq + ((len + 1) >> 1), len, bam_is_rev(b),
+                            read_mapq(b, bca->capQ, &mq0), bca->delta_baseQ, bca->min_baseQ,
+                            bca->max_baseQ };
+}
+
+/* A read's words, kept with the engine's record of it (pe_rec_t's client). */
+typedef struct {
+    uint32_t *word;
+    int n, m;
+} snp_words_t;
+
+void mp_snp_words_free(void *client)
+{
+    snp_words_t *sw = client;
+    if (sw)
+        free(sw->word);
+    free(sw);
+}
+
+/* Every base's word, for a read that entered or whose qualities changed. NULL when out of memory. */
+static __attribute__((noinline)) snp_words_t *fill_words(const mp_aux_t *bca, bam1_t *b)
+{
+    pe_rec_t *rec = pe_rec(b);
+    snp_words_t *sw = rec->client;
+    if (!sw && !(sw = rec->client = calloc(1, sizeof(*sw))))
+        return NULL;
+    const mp_word_src_t src = word_src(bca, b);
+    if (src.len > sw->m) {
+        uint32_t *w = realloc(sw->word, (size_t)src.len * sizeof(*w));
+        if (!w)
+            return NULL;
+        sw->word = w, sw->m = src.len;
+    }
+    mp_snp_words(&src, sw->word);
+    sw->n = src.len;
+    rec->quals_changed = 0;
+    return sw;
+}
+
 /*
- * The SNP record's pass over the sample's reads: each base (an '=' reads as
- * the reference) with its quality lowered to a neighbour's plus delta_baseQ,
- * left out below --min-BQ, then into the bases and the kept reads (whose
- * sums tally_kept takes). The setting reads and pointer sums are hoisted out
- * of the loop: it runs for every read at every column. Returns the bases kept.
+ * The word of the read's base at the column. A read without a sequence
+ * (SEQ '*') has no words: its base is read where bcftools reads it. 1, or 0
+ * when out of memory.
+ */
+static inline int word_at(const mp_aux_t *bca, const bam_pileup1_t *p, uint32_t *word)
+{
+    bam1_t *b = p->b;
+    snp_words_t *sw = pe_rec(b)->client;
+    if (pe_rec(b)->quals_changed && !(sw = fill_words(bca, b)))
+        return 0;
+    if (p->qpos < sw->n) {
+        *word = sw->word[p->qpos];
+    } else {
+        const mp_word_src_t src = word_src(bca, b);
+        *word = mp_snp_word(&src, p->qpos);
+    }
+    return 1;
+}
+
+/*
+ * The SNP record's pass over the sample's reads: each base's word (an '='
+ * reads as the reference), left out below --min-BQ, then into the bases and
+ * the kept reads (whose sums tally_kept takes). The setting reads are hoisted
+ * out of the loop: it runs for every read at every column. Returns the bases
+ * kept, or -1 when out of memory.
  */
 static int snp_reads(int n_reads, const bam_pileup1_t *pl, int ref_base, mp_aux_t *bca,
                      mp_smpl_t *r, mp_deferred_t *kept)
 {
-    const int ref4 = seq_nt16_int[ref_base], delta = bca->delta_baseQ;
+    const int ref4 = seq_nt16_int[ref_base];
     const int ref_allele = ref4 < 4 ? ref4 : -1; /* an N matches no base */
-    const int min_bq = bca->min_baseQ, max_bq = bca->max_baseQ, capQ = bca->capQ;
     const int count_clips = (bca->fmt_flag & (MP_INFO_SCR | MP_FMT_SCR)) != 0;
     /* locals, not bca's and r's fields: the stores through int pointers could alias them */
     uint16_t *bases = bca->bases;
@@ -414,25 +478,30 @@ static int snp_reads(int n_reads, const bam_pileup1_t *pl, int ref_base, mp_aux_
     int n = 0, depth = 0, clipped = 0;
     for (int i = 0; i < n_reads; ++i) {
         const bam_pileup1_t *p = pl + i;
-        const bam1_t *b = p->b;
         clipped += count_clips & (int)MP_CD_SOFT_CLIP(p->cd.i);
-        if (!snp_has_base(p))
+        /* the engine holds no unmapped read (snp_has_base's third test) */
+        if (p->is_refskip || p->is_del)
             continue;
         depth++;
-        int qpos = p->qpos, len = b->core.l_qseq;
-        const uint8_t *seq = bam_get_seq(b), *qual = seq + ((len + 1) >> 1);
-        int nt16 = bam_seqi(seq, qpos);
-        int base = seq_nt16_int[nt16 ? nt16 : ref_base];
-        int q = snp_quality(qual, qpos, len, delta);
-        if (q < min_bq)
+        uint32_t word;
+        if (!word_at(bca, p, &word))
+            return -1;
+        if (!word)
             continue;
-        if (q > max_bq)
-            q = max_bq;
-        int mapQ = read_mapq(b, capQ, &mq0);
-        int cq = call_quality(q, SNP_SEQQ, mapQ), rev = bam_is_rev(b);
-        int is_diff = base != ref_allele;
-        keep_read(&kept[n], r, p, q, mapQ, rev, is_diff);
-        bases[n++] = cq << 5 | rev << 4 | base;
+        int key = MP_WORD_KEY(word), base = MP_WORD_BASE(word);
+        if (base == MP_WORD_EQ)
+            base = ref4, key = (key & ~0xf) | ref4;
+        int mapQ = MP_WORD_MAPQ(word), rev = MP_WORD_REV(word);
+        mq0 += mapQ == 0;
+        mp_deferred_t *d = &kept[n];
+        d->p = p;
+        d->r = r;
+        d->baseQ = (uint8_t)MP_WORD_BASEQ(word);
+        d->mapQ = (uint8_t)mapQ;
+        d->dist = (uint8_t)MP_WORD_DIST(word);
+        d->rev = (uint8_t)rev;
+        d->is_diff = (uint8_t)(base != ref_allele);
+        bases[n++] = (uint16_t)key;
     }
     r->SCR += clipped;
     r->ori_depth += depth;
@@ -485,6 +554,8 @@ int mp_glfgen(int n_reads, const bam_pileup1_t *pl, int ref_base, mp_aux_t *bca,
     int missed[2][4] = {{0}}; /* the indel record's: [reverse][allele] */
     int n = ref_base < 0 ? indel_reads(n_reads, pl, bca, r, kept, missed)
                          : snp_reads(n_reads, pl, ref_base, bca, r, kept);
+    if (n < 0)
+        return -2;
     bca->n_deferred += n;
     i16_sums_t i16;
     tally_kept(kept, bca->bases, n, ref_base < 0 ? 0 : seq_nt16_int[ref_base], r, &i16);

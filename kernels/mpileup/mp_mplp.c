@@ -42,8 +42,10 @@ mp_mplp_t *mp_mplp_init(int n, pe_read_f read, void **data, const mp_mplp_opts_t
     int ok = m->eng && m->has_col && m->at;
     for (int i = 0; ok && i < n; i++) {
         ok = (m->eng[i] = pe_init(read, data[i], o->maxcnt, o->overlaps, 0)) != NULL;
-        if (ok)
+        if (ok) {
             m->eng[i]->construct = o->construct;
+            m->eng[i]->client_free = o->client_free;
+        }
     }
     if (!ok) {
         mp_mplp_destroy(m);

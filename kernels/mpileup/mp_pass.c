@@ -54,7 +54,8 @@ static mp_mplp_t *open_pileup(mp_worker_t *w, const ss_shard_t *sh, int tid, hts
     }
     if (!w->mplp) {
         mp_mplp_opts_t po = { .overlaps = w->o->overlaps, .maxcnt = w->o->max_depth,
-                              .construct = mp_read_entered };
+                              .construct = mp_read_entered,
+                              .client_free = mp_snp_words_free };
         if (!(w->mplp = mp_mplp_init(w->n, mp_read_filtered, data, &po))) {
             ss_error("out of memory starting the pileup of shard %d", sh->idx);
             return NULL;

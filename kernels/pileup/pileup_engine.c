@@ -23,6 +23,20 @@ static inline int is_match(int op)
     return op == BAM_CMATCH || op == BAM_CEQUAL || op == BAM_CDIFF;
 }
 
+/* An empty engine record, as bam_init1() makes one, on private cache lines (ss_alloc.h). */
+static bam1_t *new_record(void)
+{
+    pe_rec_t *rec = ss_alloc_private(sizeof(pe_rec_t));
+    return rec ? &rec->b : NULL;
+}
+
+static void free_record(pe_t *e, bam1_t *b)
+{
+    if (b && e->client_free && pe_rec(b)->client)
+        e->client_free(pe_rec(b)->client);
+    bam_destroy1(b);
+}
+
 pe_t *pe_init(pe_read_f read, void *data, int maxcnt, int overlaps, int mods)
 {
     pe_t *e = ss_alloc_private(sizeof(*e)); /* written per position (ss_alloc.h) */
@@ -33,7 +47,7 @@ pe_t *pe_init(pe_read_f read, void *data, int maxcnt, int overlaps, int mods)
     e->maxcnt = maxcnt;
     e->want_mods = mods;
     e->max_pos = -1;
-    if (!(e->next = ss_bam_private()) || (overlaps && !(e->olap = pe_overlap_init()))) {
+    if (!(e->next = new_record()) || (overlaps && !(e->olap = pe_overlap_init()))) {
         pe_destroy(e);
         return NULL;
     }
@@ -70,9 +84,8 @@ void pe_destroy(pe_t *e)
         return;
     pe_reset(e, 0);
     for (int i = 0; i < e->n_pool; i++)
-        bam_destroy1(e->pool[i]);
-    if (e->next)
-        bam_destroy1(e->next);
+        free_record(e, e->pool[i]);
+    free_record(e, e->next);
     if (e->olap)
         pe_overlap_destroy(e->olap);
     free(e->pool);
@@ -136,7 +149,7 @@ static int push(pe_t *e)
     e->other_tid = 0;
     if (reserve(e) < 0)
         goto oom;
-    bam1_t *spare = e->n_pool ? e->pool[--e->n_pool] : ss_bam_private();
+    bam1_t *spare = e->n_pool ? e->pool[--e->n_pool] : new_record();
     if (!spare)
         goto oom;
     pe_read_t *r = &e->r[e->n];
@@ -150,6 +163,7 @@ static int push(pe_t *e)
         }
         r->cd.p = r->mods;
     }
+    pe_rec(b)->quals_changed = 1;
     e->n++;
     e->next = spare;
     if (e->n == 1 || end < e->next_end)
@@ -159,11 +173,14 @@ static int push(pe_t *e)
         e->error = PE_ERR_CONSTRUCT;
         return -1;
     }
-    int olap = e->olap ? pe_overlap_push(e->olap, b, end) : 0;
+    bam1_t *mate = NULL;
+    int olap = e->olap ? pe_overlap_push(e->olap, b, end, &mate) : 0;
     if (olap < 0) {
         e->error = olap == -2 ? PE_ERR_NOMEM : PE_ERR_CIGAR;
         return -1;
     }
+    if (mate)
+        pe_rec(mate)->quals_changed = 1; /* its bases over the overlap may have new qualities */
     return 0;
 oom:
     e->error = PE_ERR_NOMEM;

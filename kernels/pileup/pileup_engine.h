@@ -42,6 +42,27 @@ typedef struct {
     bam_pileup_cd cd;         /* the constructor's, else cd.p = mods */
 } pe_read_t;
 
+/*
+ * Every record the engine holds is a pe_rec_t: htslib's bam1_t first (so that
+ * bam_destroy1() frees it and every bam1_t pointer the engine hands out is
+ * one), then room for the kernel's own data about the read it holds. mpileup
+ * keeps there each read's per-base SNP words (mp_glf.c), worked out once per
+ * read instead of at every column. Records are reused for later reads, and
+ * so is the kernel's data.
+ */
+typedef struct {
+    bam1_t b;
+    void *client;      /* the kernel's, NULL until it sets one; freed by pe_t's client_free */
+    int quals_changed; /* set when a read enters the record and when the engine changes its
+                        * qualities (mate overlaps); the kernel clears it and may set it */
+} pe_rec_t;
+
+/* The engine record of b, which must be a read from the engine (pileup columns give them). */
+static inline pe_rec_t *pe_rec(const bam1_t *b)
+{
+    return (pe_rec_t *)b;
+}
+
 typedef int (*pe_read_f)(void *data, bam1_t *b);
 /* As htslib's: called with the read callback's data when a read enters; < 0 fails. */
 typedef int (*pe_construct_f)(void *data, const bam1_t *b, bam_pileup_cd *cd);
@@ -63,6 +84,7 @@ typedef struct pe_s {
     pe_read_f read;
     void *data;
     pe_construct_f construct; /* NULL: none */
+    void (*client_free)(void *client); /* frees a record's client data; NULL: none */
     bam_pileup1_t *plp;       /* one column, for the general formatter */
     int m_plp;
 } pe_t;
@@ -102,10 +124,11 @@ void *pe_overlap_init(void);
 void pe_overlap_destroy(void *olap);
 void pe_overlap_clear(void *olap);
 /*
- * A read entered the buffer: remember it, or adjust it and its waiting mate.
- * 0, -1 on a CIGAR that runs past its sequence, -2 when out of memory.
+ * A read entered the buffer: remember it, or adjust it and its waiting mate
+ * (then *mate is that mate, else NULL). 0, -1 on a CIGAR that runs past its
+ * sequence, -2 when out of memory.
  */
-int pe_overlap_push(void *olap, bam1_t *b, hts_pos_t end);
+int pe_overlap_push(void *olap, bam1_t *b, hts_pos_t end, bam1_t **mate);
 /* A read left (or was turned away): forget its name. */
 void pe_overlap_forget(void *olap, const bam1_t *b);
 

@@ -273,9 +273,10 @@ static int tweak_pair(bam1_t *a, bam1_t *b)
     }
 }
 
-int pe_overlap_push(void *olap, bam1_t *b, hts_pos_t end)
+int pe_overlap_push(void *olap, bam1_t *b, hts_pos_t end, bam1_t **mate)
 {
     olap_t *t = olap;
+    *mate = NULL;
     const bam1_core_t *c = &b->core;
     if ((c->flag & BAM_FMUNMAP) || !(c->flag & BAM_FPROPER_PAIR))
         return 0;
@@ -300,5 +301,6 @@ int pe_overlap_push(void *olap, bam1_t *b, hts_pos_t end)
     }
     bam1_t *a = t->slot[i].b;
     remove_at(t, i);
+    *mate = a;
     return tweak_pair(a, b);
 }
