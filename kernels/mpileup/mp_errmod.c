@@ -151,16 +151,18 @@ typedef struct {
  * end of the sorted array, seen through one base), summed in that order.
  * Each term is weighted by how many of its base and strand came before (fk),
  * and reads the error term for how many of its base came before (beta).
- * Most slots hold one read or two: the second term is always computed and
- * added as +0.0 when the slot has one read (the sum, from +0.0 up, is
- * unchanged by it), so that no branch depends on the count; both arrays
- * have room past their ends for it. Clears the base's scratch.
+ * Most slots hold one read or two: the second term is always computed, and
+ * multiplied by 0 when the slot has one read (adding a zero leaves a sum
+ * that starts at +0.0 as it is), so that no branch depends on the count;
+ * both arrays have room past their ends for it. Clears the base's scratch.
  */
 static void tally_base(mp_errmod_t *em, int n, int base, tally_t *t)
 {
+    static const double second_if[2] = {0.0, 1.0}; /* a table, not a branch, on the count */
     const double *depth = beta_at(em, n, 0);
     uint8_t *count = em->count[base];
-    int w[2] = {0, 0}, c = 0;
+    uint64_t before = 0; /* how many of the base came before, per strand: 32 bits each */
+    int c = 0;
     double bsum = 0.0;
     for (int wi = 1; wi >= 0; wi--) {
         uint64_t word = em->present[base][wi];
@@ -168,16 +170,16 @@ static void tally_base(mp_errmod_t *em, int n, int base, tally_t *t)
         while (word) {
             int bit = 63 - __builtin_clzll(word);
             word &= ~((uint64_t)1 << bit);
-            int slot = wi << 6 | bit, cnt = count[slot];
+            int slot = wi << 6 | bit, cnt = count[slot], shift = (slot & 1) * 32;
             count[slot] = 0;
             int q = slot >> 1 < MP_ERRMOD_MIN_QUAL ? MP_ERRMOD_MIN_QUAL : slot >> 1;
-            const double *fk = em->fk + w[slot & 1], *beta = depth + (size_t)q * n + c;
-            double second = fk[1] * beta[1];
+            const double *fk = em->fk + (uint32_t)(before >> shift);
+            const double *beta = depth + (size_t)q * n + c;
             bsum += fk[0] * beta[0];
-            bsum += cnt > 1 ? second : 0.0;
+            bsum += fk[1] * beta[1] * second_if[cnt > 1];
             for (int k = 2; k < cnt; k++)
                 bsum += fk[k] * beta[k];
-            w[slot & 1] += cnt;
+            before += (uint64_t)cnt << shift;
             c += cnt;
         }
     }
