@@ -82,10 +82,15 @@ void mp_aux_clean(mp_aux_t *bca, mp_site_t *call)
                               &bca->ref_scl, &bca->alt_scl, &bca->iref_scl, &bca->ialt_scl};
         for (size_t i = 0; i < sizeof(hists) / sizeof(hists[0]); i++)
             hist_clear(hists[i]);
+        /* the mismatch bins (slot 0 the site, with FORMAT/NMBZ 1.. the samples) are
+         * counted with the histograms (mp_bias_bins), so are only ever dirty with them */
+        size_t nm_slots = (bca->fmt_flag & MP_FMT_NMBZ) ? (size_t)call->n + 1 : 1;
+        memset(call->ref_nm, 0, sizeof(int32_t) * nm_slots * MP_N_NM);
+        memset(call->alt_nm, 0, sizeof(int32_t) * nm_slots * MP_N_NM);
         bca->hist_dirty = 0;
     }
     bca->n_deferred = 0;
-    /* AD*, SCR and (with FORMAT/NMBZ) the mismatch bins: slot 0 the site, 1.. the samples */
+    /* AD* and SCR: slot 0 the site, 1.. the samples */
     size_t slots = (size_t)call->n + 1;
     if (call->ADF)
         memset(call->ADF, 0, sizeof(int32_t) * slots * MP_MAX_ALLELES);
@@ -93,9 +98,6 @@ void mp_aux_clean(mp_aux_t *bca, mp_site_t *call)
         memset(call->ADR, 0, sizeof(int32_t) * slots * MP_MAX_ALLELES);
     if (call->SCR)
         memset(call->SCR, 0, sizeof(int32_t) * slots);
-    size_t nm_slots = (bca->fmt_flag & MP_FMT_NMBZ) ? slots : 1;
-    memset(call->ref_nm, 0, sizeof(int32_t) * nm_slots * MP_N_NM);
-    memset(call->alt_nm, 0, sizeof(int32_t) * nm_slots * MP_N_NM);
     memset(call->QS, 0, sizeof(int32_t) * call->n * MP_MAX_ALLELES);
 }
 
