@@ -149,20 +149,17 @@ int mp_column_baq(mp_worker_t *w)
 
 /*
  * When each input is one sample of its own, a sample's group is its input's
- * column array itself, in its order, with aux cleared as the copy in
- * mp_group_by_sample clears it. htslib never reads aux and rewrites the other
- * fields for every column, so writing it is safe.
+ * column array itself, in its order. The pileup engine starts every entry's
+ * aux at 0, as the copy in mp_group_by_sample does, and makes the array anew
+ * for every column, so indel scoring may write aux there.
  */
 static void group_by_input(mp_worker_t *w)
 {
     for (int s = 0; s < w->n_smpl; s++)
         w->grp_n[s] = 0;
     for (int i = 0; i < w->n; i++) {
-        bam_pileup1_t *p = (bam_pileup1_t *)w->plp[i];
-        for (int j = 0; j < w->n_plp[i]; j++)
-            p[j].aux = 0;
         w->grp_n[w->file_sample[i]] = w->n_plp[i];
-        w->grp_plp[w->file_sample[i]] = p;
+        w->grp_plp[w->file_sample[i]] = (bam_pileup1_t *)w->plp[i];
     }
 }
 

@@ -269,6 +269,7 @@ void pe_resolve(pe_read_t *r, hts_pos_t pos, bam_pileup1_t *p)
     p->b = (bam1_t *)b;
     p->is_del = p->is_refskip = 0;
     p->indel = 0;
+    p->aux = 0; /* as on a plain position: a column's aux starts at 0 for its kernel */
     if (r->x + len - 1 == pos && k + 1 < n) {
         /* the last base before an insertion or deletion carries it */
         int op2 = OP(cig[k + 1]);
@@ -321,21 +322,21 @@ const bam_pileup1_t *pe_column(pe_t *e, int *n_out)
             return NULL;
         e->plp = p, e->m_plp = e->m;
     }
-    hts_pos_t pos = e->pos;
+    /* locals: the stores into the column could otherwise alias e's fields */
+    const hts_pos_t pos = e->pos;
+    pe_read_t *reads = e->r;
+    bam_pileup1_t *plp = e->plp;
+    const int n_reads = e->n;
     int n = 0;
-    for (int i = 0; i < e->n && e->r[i].beg <= pos; i++) {
-        pe_read_t *r = &e->r[i];
-        bam_pileup1_t *p = &e->plp[n++];
-        if (pos < r->fast_end) {
-            memset(p, 0, sizeof(*p));
-            p->b = r->b;
-            p->qpos = (int32_t)(pos + r->qoff);
-            p->cigar_ind = r->k;
-            p->cd = r->cd;
-        } else {
+    for (; n < n_reads && reads[n].beg <= pos; n++) {
+        pe_read_t *r = &reads[n];
+        bam_pileup1_t *p = &plp[n];
+        if (pos < r->fast_end)
+            *p = (bam_pileup1_t){ .b = r->b, .qpos = (int32_t)(pos + r->qoff),
+                                  .cigar_ind = r->k, .cd = r->cd };
+        else
             pe_resolve(r, pos, p);
-        }
     }
     *n_out = n;
-    return e->plp;
+    return plp;
 }

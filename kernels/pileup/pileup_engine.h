@@ -116,7 +116,10 @@ static inline void pe_done_pos(pe_t *e)
 /* Fill p with what htslib reports for read r at pos (r covers pos). */
 void pe_resolve(pe_read_t *r, hts_pos_t pos, bam_pileup1_t *p);
 
-/* The column at e->pos as htslib's bam_pileup1_t array; NULL when out of memory. */
+/*
+ * The column at e->pos as htslib's bam_pileup1_t array, made anew for every
+ * column, with every aux 0 (the kernel may write them); NULL when out of memory.
+ */
 const bam_pileup1_t *pe_column(pe_t *e, int *n);
 
 /* Mate overlaps (pileup_overlap.c). */
