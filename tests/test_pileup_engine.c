@@ -271,6 +271,57 @@ static void test_empty_read_first(void)
     }
 }
 
+/* One of a proper pair on contig 0: 8 aligned bases at pos, its mate at mpos. */
+static bam1_t *mate_of_pair(hts_pos_t pos, hts_pos_t mpos)
+{
+    uint32_t cig = bam_cigar_gen(8, BAM_CMATCH);
+    int64_t isize = pos < mpos ? mpos + 8 - pos : -(pos + 8 - mpos);
+    bam1_t *b = bam_init1();
+    if (b && bam_set1(b, 1, "p", BAM_FPAIRED | BAM_FPROPER_PAIR, 0, pos, 60, 1, &cig, 0, mpos,
+                      isize, 8, "ACGTACGT", "IIIIIIII", 0) < 0) {
+        bam_destroy1(b);
+        b = NULL;
+    }
+    return b;
+}
+
+/*
+ * The flag a kernel reads to know a read's qualities are new (mpileup works
+ * out its per-base words again): set when the read enters, and again on the
+ * waiting mate when the second mate enters and their overlap is adjusted.
+ */
+static void test_quals_changed(void)
+{
+    feed_t f = { .n = 0 };
+    f.rec[f.n++] = mate_of_pair(10, 14);
+    f.rec[f.n++] = read_with_cigar("c", 0, 12, "8M");
+    f.rec[f.n++] = mate_of_pair(14, 10);
+    SS_EQ_FATAL(f.rec[0] && f.rec[1] && f.rec[2], 1);
+    pe_t *e = pe_init(feed_read, &f, 8000, 1, 0);
+    pe_reset(e, 0);
+    int n;
+    SS_EQ(pe_next_pos(e), 1);
+    SS_EQ(e->pos, 10);
+    bam1_t *first = pe_column(e, &n)[0].b;
+    SS_EQ(n, 1);
+    SS_EQ(pe_rec(first)->quals_changed, 1); /* it entered */
+    pe_rec(first)->quals_changed = 0;       /* as the kernel clears it */
+    pe_done_pos(e);
+    SS_EQ(pe_next_pos(e), 1);
+    SS_EQ(e->pos, 11);
+    SS_EQ(pe_rec(first)->quals_changed, 0);
+    pe_done_pos(e);
+    /* the engine takes the second mate in before it gives position 12 */
+    SS_EQ(pe_next_pos(e), 1);
+    SS_EQ(e->pos, 12);
+    SS_EQ(pe_rec(first)->quals_changed, 1);
+    const bam_pileup1_t *col = pe_column(e, &n);
+    SS_EQ(n, 2);
+    SS_EQ(pe_rec(col[1].b)->quals_changed, 1); /* the read that entered at 12 */
+    pe_destroy(e);
+    free_case(&f);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -279,5 +330,6 @@ int main(void)
     CU_add_test(s, "random reads: same columns as htslib", test_random_cases);
     CU_add_test(s, "skipped columns keep the CIGAR cursor", test_skip_column_keeps_cursor);
     CU_add_test(s, "a read with no reference bases first", test_empty_read_first);
+    CU_add_test(s, "a read's qualities flagged new on entry and on its mate's", test_quals_changed);
     return ss_test_run();
 }
