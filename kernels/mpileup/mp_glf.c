@@ -409,38 +409,31 @@ static inline mp_word_src_t word_src(const mp_aux_t *bca, const bam1_t *b)
 
 #define WORDS_AHEAD 16 /* a 64-byte line of words */
 
-/* A read's words, kept with the engine's record of it (pe_rec_t's client). */
-typedef struct {
-    uint32_t *word;
-    int n, m;
-} snp_words_t;
-
 void mp_snp_words_free(void *client)
 {
-    snp_words_t *sw = client;
-    if (sw)
-        free(sw->word);
-    free(sw);
+    free(client);
 }
 
-/* Every base's word, for a read that entered or whose qualities changed. NULL when out of memory. */
-static __attribute__((noinline)) snp_words_t *fill_words(const mp_aux_t *bca, bam1_t *b)
+/*
+ * Every base's word, for a read that entered or whose qualities changed,
+ * into the engine record's client buffer (client_n words). The words, or
+ * NULL when out of memory.
+ */
+static __attribute__((noinline)) const uint32_t *fill_words(const mp_aux_t *bca, bam1_t *b)
 {
     pe_rec_t *rec = pe_rec(b);
-    snp_words_t *sw = rec->client;
-    if (!sw && !(sw = rec->client = calloc(1, sizeof(*sw))))
-        return NULL;
     const mp_word_src_t src = word_src(bca, b);
-    if (src.len > sw->m) {
-        uint32_t *w = realloc(sw->word, (size_t)src.len * sizeof(*w));
+    if (src.len > rec->client_m || !rec->client) {
+        int m = src.len > 0 ? src.len : 1;
+        uint32_t *w = realloc(rec->client, (size_t)m * sizeof(*w));
         if (!w)
             return NULL;
-        sw->word = w, sw->m = src.len;
+        rec->client = w, rec->client_m = m;
     }
-    mp_snp_words(&src, sw->word);
-    sw->n = src.len;
+    mp_snp_words(&src, rec->client);
+    rec->client_n = src.len;
     rec->quals_changed = 0;
-    return sw;
+    return rec->client;
 }
 
 /*
@@ -451,14 +444,15 @@ static __attribute__((noinline)) snp_words_t *fill_words(const mp_aux_t *bca, ba
 static inline int word_at(const mp_aux_t *bca, const bam_pileup1_t *p, uint32_t *word)
 {
     bam1_t *b = p->b;
-    snp_words_t *sw = pe_rec(b)->client;
-    if (pe_rec(b)->quals_changed && !(sw = fill_words(bca, b)))
+    const pe_rec_t *rec = pe_rec(b);
+    const uint32_t *words = rec->client;
+    if (rec->quals_changed && !(words = fill_words(bca, b)))
         return 0;
-    if (p->qpos < sw->n) {
-        *word = sw->word[p->qpos];
+    if (p->qpos < rec->client_n) {
+        *word = words[p->qpos];
         /* a read's next columns read its next words: the cache line 16 columns on, asked
          * for now (a column's reads are more streams than the hardware prefetcher follows) */
-        __builtin_prefetch(sw->word + p->qpos + WORDS_AHEAD);
+        __builtin_prefetch(words + p->qpos + WORDS_AHEAD);
     } else {
         const mp_word_src_t src = word_src(bca, b);
         *word = mp_snp_word(&src, p->qpos);

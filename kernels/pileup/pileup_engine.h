@@ -52,7 +52,11 @@ typedef struct {
  */
 typedef struct {
     bam1_t b;
-    void *client;      /* the kernel's, NULL until it sets one; freed by pe_t's client_free */
+    /* the kernel's buffer (NULL until it sets one; freed by pe_t's client_free), its
+     * room and how much of it holds the read's data: in the record itself, so that the
+     * kernel finds them in a cache line it reads anyway */
+    void *client;
+    int client_m, client_n;
     int quals_changed; /* set when a read enters the record and when the engine changes its
                         * qualities (mate overlaps); the kernel clears it and may set it */
 } pe_rec_t;
