@@ -55,8 +55,9 @@ mp_errmod_t *mp_errmod_init(double depcorr)
     size_t n_pairs = (size_t)(MP_ERRMOD_MAX_DEPTH + 1) << 8;
     em->lc = calloc(n_pairs, sizeof(double));
     em->lhet = malloc(n_pairs * sizeof(double));
-    /* untouched depths cost no memory (zero pages); the last row has room past its end */
-    em->beta = calloc(BETA_SIZE + MP_ERRMOD_PAD, sizeof(double));
+    /* untouched depths cost no memory: malloc, not calloc (tcmalloc would zero all
+     * 17 MB); the last row has room past its end */
+    em->beta = malloc((BETA_SIZE + MP_ERRMOD_PAD) * sizeof(double));
     if (!em->lc || !em->lhet || !em->beta) {
         mp_errmod_destroy(em);
         return NULL;
@@ -98,6 +99,13 @@ static void fill_depth(mp_errmod_t *em, int n)
             beta[k] = -10. / M_LN10 * (sum1 - sum);
         }
     }
+    /*
+     * A row's last slot reads one entry past the row (tally_base): the next
+     * row's first, or past the last row the first entry of depth n + 1's
+     * quality-0 row (or the padding), which no depth fills: a zero there, so
+     * that the term it makes, multiplied by zero, is zero.
+     */
+    beta_at(em, n, MP_ERRMOD_N_QUAL - 1)[n] = 0.0;
     em->beta_ready[n] = 1;
 }
 
