@@ -191,7 +191,7 @@ typedef void (*dp_fn)(const baq_shape_t *, const baq_lane_t *, double *);
 static int run_lanes(pl_baq_t *q, const int *ord, int n, int w, dp_fn fn)
 {
     const baq_job_t *j0 = &q->jobs[ord[0]];
-    baq_shape_t sh = {j0->l_query, j0->l_ref, j0->bw_pass, j0->d, 0.1, q->q2p};
+    baq_shape_t sh = {j0->l_query, j0->l_ref, j0->bw_pass, j0->d, 0.1f, q->q2p};
     baq_lane_t ln[4];
     if (grow_ws(q, baq_dp_doubles(&sh, w)) < 0)
         return -1;

@@ -289,17 +289,35 @@ static void BQ(begin)(BQ(ctx_t) *x, const baq_shape_t *sh, double *ws, double *m
     x->mis = x->match + (size_t)lq * BAQ_W;
     x->rc = x->mis + (size_t)lq * BAQ_W;
 
-    double d = sh->d, e = sh->e;
+    /*
+     * htslib's gap probabilities are floats and its constants ints, so (1 - d - d),
+     * (1 - e) and the begin transitions are single-precision expressions widened to
+     * double afterwards (C's usual conversions; x86-64 evaluates float in float).
+     * Computing them in double gives other transitions and, about once in 10^5
+     * indel scores, another rounded likelihood.
+     */
+    const float d = sh->d, e = sh->e;
     double sM = 1. / (2 * lq + 2), sI = sM;
-    m[0 * 3 + 0] = (1 - d - d) * (1 - sM);
-    m[0 * 3 + 1] = m[0 * 3 + 2] = d * (1 - sM);
-    m[1 * 3 + 0] = (1 - e) * (1 - sI);
-    m[1 * 3 + 1] = e * (1 - sI);
+    m[0 * 3 + 0] = (double)(1 - d - d) * (1 - sM);
+    m[0 * 3 + 1] = m[0 * 3 + 2] = (double)d * (1 - sM);
+    m[1 * 3 + 0] = (double)(1 - e) * (1 - sI);
+    m[1 * 3 + 1] = (double)e * (1 - sI);
     m[1 * 3 + 2] = 0.;
-    m[2 * 3 + 0] = 1 - e;
+    m[2 * 3 + 0] = (double)(1 - e);
     m[2 * 3 + 1] = 0.;
-    m[2 * 3 + 2] = e;
+    m[2 * 3 + 2] = (double)e;
     sMI[0] = sM, sMI[1] = sI;
+}
+
+/* The begin state's transitions, in float as htslib computes them (see begin). */
+static inline double BQ(begin_match)(const baq_shape_t *sh)
+{
+    return (double)((1 - sh->d) / sh->l_ref);
+}
+
+static inline double BQ(begin_insert)(const baq_shape_t *sh)
+{
+    return (double)(sh->d / sh->l_ref);
 }
 
 void BAQ_FN(const baq_shape_t *sh, const baq_lane_t *ln, double *ws)
@@ -307,7 +325,7 @@ void BAQ_FN(const baq_shape_t *sh, const baq_lane_t *ln, double *ws)
     BQ(ctx_t) x;
     double m[9], sMI[2];
     BQ(begin)(&x, sh, ws, m, sMI);
-    double bM = (1 - sh->d) / sh->l_ref, bI = sh->d / sh->l_ref;
+    double bM = BQ(begin_match)(sh), bI = BQ(begin_insert)(sh);
     BQ(setup)(&x, sh, ln);
     BQ(forward)(&x, m, bM, bI);
     BQ(last_scale)(&x, sMI[0], sMI[1]);
@@ -325,7 +343,7 @@ int BQ(score)(const baq_shape_t *sh, const baq_lane_t *ln, double *ws)
     BQ(ctx_t) x;
     double m[9], sMI[2];
     BQ(begin)(&x, sh, ws, m, sMI);
-    double bM = (1 - sh->d) / sh->l_ref, bI = sh->d / sh->l_ref;
+    double bM = BQ(begin_match)(sh), bI = BQ(begin_insert)(sh);
     BQ(setup)(&x, sh, ln);
     BQ(forward)(&x, m, bM, bI);
     BQ(last_scale)(&x, sMI[0], sMI[1]);

@@ -13,7 +13,9 @@ struct bam1_t;
 /* What every lane of a group shares; the pass's constants follow from it. */
 typedef struct {
     int l_query, l_ref, bw; /* bw: the band the pass uses (not the one asked for) */
-    double d, e;            /* gap open and extension probabilities */
+    float d, e;             /* gap open and extension probabilities, as htslib's
+                             * probaln_par_t holds them: in float, so the transitions
+                             * computed from them are partly single precision */
     const float *q2p;       /* 10^(-q/10) as float, q = 0..255 */
 } baq_shape_t;
 
@@ -49,7 +51,7 @@ typedef struct {
     struct bam1_t *b;
     int ret;            /* final code, or 1 while the pass is pending */
     int l_query, l_ref, bw, bw_pass; /* bw: realn's band; bw_pass: the pass's */
-    double d;
+    float d;            /* gap open probability, a float as htslib's conf.d */
     int xb, xe;         /* the reference window, before the cut at the contig end */
     uint8_t *tseq, *tref, *bq;
     int *state;
