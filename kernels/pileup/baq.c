@@ -196,8 +196,9 @@ static int run_lanes(pl_baq_t *q, const int *ord, int n, int w, dp_fn fn)
     if (grow_ws(q, baq_dp_doubles(&sh, w)) < 0)
         return -1;
     for (int l = 0; l < w; l++) {
-        const baq_job_t *j = &q->jobs[ord[l < n ? l : n - 1]];
-        ln[l] = (baq_lane_t){j->tseq, j->tref, bam_get_qual(j->b), j->state, j->miss};
+        baq_job_t *j = &q->jobs[ord[l < n ? l : n - 1]];
+        ln[l] = (baq_lane_t){j->tseq, j->tref, bam_get_qual(j->b), j->state, j->miss,
+                             &j->failed};
     }
     fn(&sh, ln, q->ws);
     return 0;
@@ -267,6 +268,7 @@ int pl_baq_batch(pl_baq_t *q, bam1_t *const *b, int n, const char *ref, hts_pos_
             /* htslib's pass returns without writing its outputs: no state is right */
             for (int k = s; k < e; k++) {
                 baq_job_t *j = &q->jobs[q->order[k]];
+                j->failed = 0;
                 for (int i = 0; i < j->l_query; i++)
                     j->state[i] = -1, j->miss[i] = 1.;
             }
@@ -276,7 +278,9 @@ int pl_baq_batch(pl_baq_t *q, bam1_t *const *b, int n, const char *ref, hts_pos_
         s = e;
     }
     for (int i = 0; i < n; i++) {
-        if (q->jobs[i].ret == 1)
+        if (q->jobs[i].ret == 1 && q->jobs[i].failed)
+            q->jobs[i].ret = -4; /* sam_prob_realn's fail: the read stays as it was */
+        else if (q->jobs[i].ret == 1)
             baq_job_finish(&q->jobs[i], flag, scratch);
         ret[i] = q->jobs[i].ret;
     }
@@ -316,7 +320,7 @@ int pl_baq_glocal_score(pl_baq_t *q, const uint8_t *ref, int l_ref, const uint8_
     if (bw < diff)
         bw = diff;
     baq_shape_t sh = {l_query, l_ref, bw, par->d, par->e, q->q2p};
-    baq_lane_t lane = {query, ref, qual, NULL, NULL};
+    baq_lane_t lane = {query, ref, qual, NULL, NULL, NULL};
     if (grow_ws(q, baq_dp_doubles(&sh, 1)) < 0) {
         errno = ENOMEM;
         return INT_MIN;

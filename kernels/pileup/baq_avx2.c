@@ -7,6 +7,8 @@
  */
 #pragma GCC target("avx2")
 
+#include <math.h>
+
 #include "baq_priv.h"
 
 typedef double baq_v4d __attribute__((vector_size(32)));

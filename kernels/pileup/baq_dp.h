@@ -309,6 +309,22 @@ static void BQ(begin)(BQ(ctx_t) *x, const baq_shape_t *sh, double *ws, double *m
     sMI[0] = sM, sMI[1] = sI;
 }
 
+/*
+ * What probaln_glocal returns for lane l, from its scaling factors, in htslib's
+ * order: the phred-scaled likelihood, INT_MIN where that is no int.
+ */
+static int BQ(likelihood)(const BQ(ctx_t) *x, int lane)
+{
+    double p = 1., pr = 0.;
+    for (int i = 0; i <= x->lq + 1; i++) {
+        p *= x->s[i * BAQ_W + lane];
+        if (p < 1e-100)
+            pr += -4.343 * log(p), p = 1.;
+    }
+    pr += -4.343 * log(p * x->lr * x->lq);
+    return baq_phred_int(pr + .499);
+}
+
 /* The begin state's transitions, in float as htslib computes them (see begin). */
 static inline double BQ(begin_match)(const baq_shape_t *sh)
 {
@@ -329,14 +345,16 @@ void BAQ_FN(const baq_shape_t *sh, const baq_lane_t *ln, double *ws)
     BQ(setup)(&x, sh, ln);
     BQ(forward)(&x, m, bM, bI);
     BQ(last_scale)(&x, sMI[0], sMI[1]);
+    for (int l = 0; l < BAQ_W; l++)
+        *ln[l].failed = BQ(likelihood)(&x, l) == -2147483647 - 1;
     BQ(backward)(&x, m, sMI[0], sMI[1], ln);
 }
 
 #if BAQ_W == 1
 /*
  * What probaln_glocal returns when it is given no state or q arrays (bcftools'
- * indel scoring): the forward pass only, then the phred-scaled likelihood from
- * the scaling factors, in htslib's order. ln->state and ln->miss are unused.
+ * indel scoring): the forward pass only, then the likelihood. ln->state,
+ * ln->miss and ln->failed are unused.
  */
 int BQ(score)(const baq_shape_t *sh, const baq_lane_t *ln, double *ws)
 {
@@ -347,14 +365,7 @@ int BQ(score)(const baq_shape_t *sh, const baq_lane_t *ln, double *ws)
     BQ(setup)(&x, sh, ln);
     BQ(forward)(&x, m, bM, bI);
     BQ(last_scale)(&x, sMI[0], sMI[1]);
-    double p = 1., pr = 0.;
-    for (int i = 0; i <= x.lq + 1; i++) {
-        p *= x.s[i];
-        if (p < 1e-100)
-            pr += -4.343 * log(p), p = 1.;
-    }
-    pr += -4.343 * log(p * sh->l_ref * sh->l_query);
-    return (int)(pr + .499);
+    return BQ(likelihood)(&x, 0);
 }
 #endif
 

@@ -25,7 +25,24 @@ typedef struct {
     const uint8_t *qual;        /* base qualities, l_query */
     int *state;                 /* per query base: ref position << 2 | 0 match, 1 insertion */
     double *miss;               /* per query base: 1 - posterior of state, before the log */
+    int *failed;                /* set to 1 when the likelihood is no int (see baq_phred_int) */
 } baq_lane_t;
+
+/*
+ * (int)x as x86-64 converts it (cvttsd2si), which is what htslib's
+ * probaln_glocal returns: INT_MIN for NaN, infinities and values out of
+ * range. A read whose forward pass underflows to such a likelihood (long
+ * homopolymers against a repeat) makes probaln_glocal return INT_MIN, and
+ * sam_prob_realn then fails with -4 and leaves the read as it was; BAQ must
+ * do the same, so it computes the likelihood too, written out here rather
+ * than left to an out-of-range conversion, which C leaves undefined.
+ */
+static inline int baq_phred_int(double x)
+{
+    if (!(x > -2147483649.0 && x < 2147483648.0))
+        return -2147483647 - 1;
+    return (int)x;
+}
 
 /*
  * Doubles of workspace a pass on shape sh needs at width w. The workspace is
@@ -56,6 +73,7 @@ typedef struct {
     uint8_t *tseq, *tref, *bq;
     int *state;
     double *miss;
+    int failed;         /* the pass's likelihood was INT_MIN: htslib fails the read (-4) */
 } baq_job_t;
 
 /*

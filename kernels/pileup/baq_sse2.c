@@ -3,6 +3,8 @@
  * x86-64 baseline). Built without FMA contraction or fast-math
  * (CMakeLists.txt).
  */
+#include <math.h>
+
 #include "baq_priv.h"
 
 typedef double baq_v2d __attribute__((vector_size(16)));

@@ -1,0 +1,14 @@
+/*
+ * diff_routines.c -- the routines ssdiff checks, each against its original.
+ * Weights share --cases by cost: a routine ten times slower per case gets a
+ * tenth of the cases of a cheap one, so every routine gets a run of similar
+ * time.
+ */
+#include "diff.h"
+#include "diff_routines.h"
+
+const diff_routine_t diff_routines[] = {
+    {"hmm-score", "indel model's probaln_glocal score vs htslib probaln_glocal", 1.0,
+     diff_hmm_score},
+    {"baq", "BAQ on every path (scalar, sse2, avx2) vs htslib sam_prob_realn", 0.3, diff_baq},
+    {NULL, NULL, 0, NULL}};

@@ -1,0 +1,13 @@
+/*
+ * diff_routines.h -- the run functions of diff_routines[], one per routine
+ * (see diff.h for what each does). Private to tests/diff/.
+ */
+#ifndef SS_TESTS_DIFF_ROUTINES_H
+#define SS_TESTS_DIFF_ROUTINES_H
+
+#include "diff.h"
+
+void diff_hmm_score(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t);
+void diff_baq(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t);
+
+#endif
