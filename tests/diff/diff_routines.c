@@ -11,4 +11,5 @@ const diff_routine_t diff_routines[] = {
     {"hmm-score", "indel model's probaln_glocal score vs htslib probaln_glocal", 1.0,
      diff_hmm_score},
     {"baq", "BAQ on every path (scalar, sse2, avx2) vs htslib sam_prob_realn", 0.3, diff_baq},
+    {"errmod", "SNP error model mp_errmod_cal vs htslib errmod_cal", 1.0, diff_errmod},
     {NULL, NULL, 0, NULL}};
