@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# mpileup_fuzz.sh -- whole-tool differential fuzzer: seqshard mpileup against bcftools
+# mpileup 1.16 (and `bcftools mpileup -Ou | bcftools call`), seqshard pileup against
+# samtools mpileup 1.16, byte for byte, on generated adversarial BAMs.
+#
+# Each round generates one case with scripts/fuzz-bams.py --seed SEED (a random
+# reference with homopolymers, tandem repeats, N runs and a contig without reads; 1-3
+# samples, one BAM each, with planted SNPs and indels, indels at read ends, long
+# insertions, soft clips, N bases, qualities 0-93, MAPQ 0-255, a deep locus, flagged
+# reads, proper/improper/overlapping pairs, several read groups; see the script), and
+# every few rounds a real-reads case (dwgsim + bwa mem, fuzz-bams.py --real). On each:
+#   mpileup: default; -B; -a AD,ADF,ADR,DP,SP,DP4,DV,DPR,INFO/AD,INFO/ADF,INFO/ADR,SCR,
+#     INFO/SCR,QS,NMBZ -Oz (decompressed with bgzip -dc, and read back by bcftools view);
+#     -d 10000; --call -mv and --call -m against the pipe; all samples' BAMs at once;
+#   pileup: samtools mpileup -f ref (BAQ) and -B -f ref, all BAMs;
+#   layouts: the cases run at -@ 1 and the whole shard; the first case of a round also
+#     at -@ 2 --shard-size 1k (shard edges everywhere) against the same expected bytes.
+# --no-version on both sides, --quiet on seqshard.
+#
+# A difference prints the seed, both commands, the first differing lines of both, and
+# keeps the case (BAMs, reference, both outputs, repro.sh) in a directory it names:
+# ${SS_FUZZ_KEEP:-${TMPDIR:-/tmp}}/mpileup-fuzz.seedSEED; the test then exits 1. A case on
+# which bcftools or samtools itself fails (a crash) is skipped with a SKIP line: that is
+# not a seqshard bug. The deliberate differences of docs/user-guide.md (-T ^FILE, -g with
+# several regions, regions past a contig's end) are not exercised, so nothing is excused.
+#
+# Environment (besides lib.sh's SEQSHARD, SAMTOOLS, SS_TIMEOUT, SS_VERBOSE):
+#   SS_FUZZ_SEED=S    first seed of a long pass (with SS_FUZZ_ROUNDS)
+#   SS_FUZZ_ROUNDS=N  run N rounds, seeds S..S+N-1, instead of the short pass's fixed list
+#   SS_FUZZ_SCALE=X   contig lengths and read counts times X [1 in a long pass; the short
+#                     pass's list has its own]
+#   SS_FUZZ_REAL=K    a real-reads case every K rounds [5; 0: none]
+#   SS_FUZZ_KEEP=DIR  where failing cases are kept
+#   BCFTOOLS          the reference bcftools [bcftools]
+# Soak: SS_FUZZ_ROUNDS=200 SS_FUZZ_SEED=1000 bash tests/integration/mpileup_fuzz.sh
+set -u
+. "$(dirname "$0")/lib.sh"
+BCFTOOLS=${BCFTOOLS:-bcftools}
+GEN=$SS_SRC/scripts/fuzz-bams.py
+
+[ -x "$SEQSHARD" ] || { echo "FAIL setup: SEQSHARD=$SEQSHARD is not an executable; build it first"; exit 1; }
+for t in "$BCFTOOLS" "$SAMTOOLS" python3 bgzip; do
+    command -v "$t" >/dev/null || { echo "SKIP: $t not found (needed by $(basename "$0"))"; exit 77; }
+done
+v=$("$BCFTOOLS" --version | head -1)
+[ "$v" = "bcftools 1.16" ] ||
+    { echo "SKIP: $BCFTOOLS is '$v'; seqshard mpileup gives bcftools 1.16's bytes"; exit 77; }
+v=$("$SAMTOOLS" --version | head -1)
+[[ $v == "samtools 1.16"* ]] ||
+    { echo "SKIP: $SAMTOOLS is '$v'; seqshard pileup gives samtools 1.16's bytes"; exit 77; }
+have_real=1
+for t in dwgsim bwa; do command -v "$t" >/dev/null || have_real=0; done
+
+SS_WORK=$(mktemp -d "${TMPDIR:-/tmp}/ss-fuzz.XXXXXX")
+trap 'rm -rf "$SS_WORK"' EXIT
+KEEP=${SS_FUZZ_KEEP:-${TMPDIR:-/tmp}}
+REAL_EVERY=${SS_FUZZ_REAL:-5}
+fz_skipped=0
+
+# The short pass: SEED:SCALE:KIND (s synthetic, r real). Chosen to stay under 120 s on 2
+# busy cores while covering one to three samples, a deep locus and real reads.
+SHORT="3:0.4:s 11:0.3:s 2:0.5:r"
+if [ -n "${SS_FUZZ_ROUNDS:-}" ]; then
+    s0=${SS_FUZZ_SEED:-1}
+    ROUNDS=""
+    for ((i = 0; i < SS_FUZZ_ROUNDS; i++)); do
+        seed=$((s0 + i))
+        kind=s
+        [ "$REAL_EVERY" != 0 ] && [ $((i % REAL_EVERY)) = $((REAL_EVERY - 1)) ] && kind=r
+        ROUNDS+=" $seed:${SS_FUZZ_SCALE:-1}:$kind"
+    done
+else
+    ROUNDS=$SHORT
+fi
+
+# fz_first_diff EXP GOT: the first differing line of each, with its number.
+fz_first_diff() {
+    local n
+    n=$(cmp "$1" "$2" 2>/dev/null | sed -n 's/.* line \([0-9]*\).*/\1/p')
+    [ -z "$n" ] && n=$(($(wc -l <"$1") < $(wc -l <"$2") ? $(wc -l <"$1") + 1 : $(wc -l <"$2") + 1))
+    echo "     first difference at line $n:"
+    echo "     expected: $(sed -n "${n}p" "$1" | cut -c1-400)"
+    echo "     seqshard: $(sed -n "${n}p" "$2" | cut -c1-400)"
+    diff "$1" "$2" | head -n 8 | cut -c1-240 | sed 's/^/     | /'
+}
+
+# fz_keep NAME EXP GOT EXPCMD GOTCMD: keep the case for a look by hand.
+fz_keep() {
+    local name=$1 exp=$2 got=$3 expcmd=$4 gotcmd=$5 k
+    k=$KEEP/mpileup-fuzz.seed$SEED
+    mkdir -p "$k"
+    cp -p "$CASE"/* "$k"/ 2>/dev/null
+    cp "$exp" "$k/expected.$fz_n" && cp "$got" "$k/seqshard.$fz_n"
+    {
+        echo "# $name (seed $SEED): expected.$fz_n from the tool, seqshard.$fz_n from seqshard"
+        echo "cd $(printf %q "$k")"
+        echo "${expcmd//$CASE\//} > expected.$fz_n"
+        echo "${gotcmd//$CASE\//} > seqshard.$fz_n"
+    } >>"$k/repro.sh"
+    echo "     kept in $k (repro.sh has the commands)"
+}
+
+fz_n=0
+# fz_check NAME EXP GOT EXPCMD GOTCMD GOTRC
+fz_check() {
+    local name=$1 exp=$2 got=$3 expcmd=$4 gotcmd=$5 rc=$6
+    if [ "$rc" != 0 ]; then
+        ss_bad "seed $SEED: $name" "seqshard exit status $rc" "seqshard: $gotcmd" \
+            "stderr: $(head -3 "$got.err" | cut -c1-240)"
+        fz_keep "$name" "$exp" "$got" "$expcmd" "$gotcmd"
+        return 1
+    elif ! cmp -s "$exp" "$got"; then
+        ss_bad "seed $SEED: $name" "output differs" "expected: $expcmd" "seqshard: $gotcmd"
+        fz_first_diff "$exp" "$got"
+        fz_keep "$name" "$exp" "$got" "$expcmd" "$gotcmd"
+        return 1
+    else
+        ss_ok "seed $SEED: $name ($(grep -vc '^#' "$got") lines)"
+    fi
+}
+
+# fz_skip NAME RC CMD ERR: the reference tool failed on this input.
+fz_skip() {
+    fz_skipped=$((fz_skipped + 1))
+    echo "SKIP seed $SEED: $1: the reference tool exited $2 (a crash on this input is not a" \
+        "seqshard bug): $3; $(head -2 "$4" | tr '\n' ' ' | cut -c1-200)"
+}
+
+# Run the reference side once per case and seqshard at each layout.
+# mp NAME LAYOUTS ARGS...: bcftools mpileup --no-version ARGS vs seqshard mpileup.
+mp() {
+    local name=$1 layouts=$2 lay exp got rc
+    shift 2
+    fz_n=$((fz_n + 1))
+    exp=$SS_WORK/exp.$fz_n
+    local ecmd=("$BCFTOOLS" mpileup --no-version "$@")
+    timeout "$SS_TIMEOUT" "${ecmd[@]}" >"$exp" 2>"$exp.err" </dev/null
+    rc=$?
+    [ $rc != 0 ] && { fz_skip "mpileup $name" $rc "$(ss_quote "${ecmd[@]}")" "$exp.err"; return; }
+    for lay in $layouts; do
+        got=$SS_WORK/got.$fz_n.${lay//:/.}
+        local gcmd=("$SEQSHARD" mpileup --no-version --quiet -@ "${lay%%:*}" --shard-size "${lay#*:}" "$@")
+        timeout "$SS_TIMEOUT" "${gcmd[@]}" >"$got" 2>"$got.err" </dev/null
+        fz_check "mpileup $name [-@${lay%%:*} ${lay#*:}]" "$exp" "$got" "$(ss_quote "${ecmd[@]}")" \
+            "$(ss_quote "${gcmd[@]}")" $?
+    done
+}
+
+# mpz NAME ARGS...: -Oz to files, compared decompressed, and as bcftools view reads them.
+mpz() {
+    local name=$1 rc
+    shift
+    fz_n=$((fz_n + 1))
+    local exp=$SS_WORK/exp.$fz_n got=$SS_WORK/got.$fz_n
+    local ecmd=("$BCFTOOLS" mpileup --no-version -Oz -o "$exp.vcf.gz" "$@")
+    local gcmd=("$SEQSHARD" mpileup --no-version --quiet -@ 1 -Oz -o "$got.vcf.gz" "$@")
+    timeout "$SS_TIMEOUT" "${ecmd[@]}" >/dev/null 2>"$exp.err" </dev/null
+    rc=$?
+    [ $rc != 0 ] && { fz_skip "mpileup $name" $rc "$(ss_quote "${ecmd[@]}")" "$exp.err"; return; }
+    timeout "$SS_TIMEOUT" "${gcmd[@]}" >/dev/null 2>"$got.err" </dev/null
+    rc=$?
+    bgzip -dc "$exp.vcf.gz" >"$exp" 2>/dev/null
+    bgzip -dc "$got.vcf.gz" >"$got" 2>/dev/null
+    fz_check "mpileup $name -Oz (bgzip -dc)" "$exp" "$got" "$(ss_quote "${ecmd[@]}")" \
+        "$(ss_quote "${gcmd[@]}")" $rc || return
+    "$BCFTOOLS" view --no-version "$exp.vcf.gz" >"$exp.view" 2>/dev/null
+    "$BCFTOOLS" view --no-version "$got.vcf.gz" >"$got.view" 2>"$got.err"
+    fz_check "mpileup $name -Oz (bcftools view)" "$exp.view" "$got.view" \
+        "bcftools view $(ss_quote "${ecmd[@]}")" "bcftools view $(ss_quote "${gcmd[@]}")" 0
+}
+
+# mpcall NAME "CALL OPTS" ARGS...: bcftools mpileup -Ou ARGS | bcftools call OPTS against
+# seqshard mpileup ARGS --call OPTS.
+mpcall() {
+    local name=$1 copts=$2 rc
+    shift 2
+    fz_n=$((fz_n + 1))
+    local exp=$SS_WORK/exp.$fz_n got=$SS_WORK/got.$fz_n
+    # shellcheck disable=SC2086 # copts is a word list
+    timeout "$SS_TIMEOUT" "$BCFTOOLS" mpileup --no-version -Ou "$@" 2>"$exp.err" </dev/null |
+        "$BCFTOOLS" call --no-version $copts >"$exp" 2>>"$exp.err"
+    rc="${PIPESTATUS[*]}"
+    local ecmd
+    ecmd="$(ss_quote "$BCFTOOLS" mpileup --no-version -Ou "$@") | $BCFTOOLS call --no-version $copts"
+    [ "$rc" != "0 0" ] && { fz_skip "--call $name" "$rc" "$ecmd" "$exp.err"; return; }
+    # shellcheck disable=SC2086
+    local gcmd=("$SEQSHARD" mpileup --no-version --quiet -@ 1 "$@" --call $copts)
+    timeout "$SS_TIMEOUT" "${gcmd[@]}" >"$got" 2>"$got.err" </dev/null
+    fz_check "mpileup --call $name" "$exp" "$got" "$ecmd" "$(ss_quote "${gcmd[@]}")" $?
+}
+
+# pl NAME LAYOUTS ARGS...: samtools mpileup ARGS vs seqshard pileup ARGS.
+pl() {
+    local name=$1 layouts=$2 lay exp got rc
+    shift 2
+    fz_n=$((fz_n + 1))
+    exp=$SS_WORK/exp.$fz_n
+    local ecmd=("$SAMTOOLS" mpileup "$@")
+    timeout "$SS_TIMEOUT" "${ecmd[@]}" >"$exp" 2>"$exp.err" </dev/null
+    rc=$?
+    [ $rc != 0 ] && { fz_skip "pileup $name" $rc "$(ss_quote "${ecmd[@]}")" "$exp.err"; return; }
+    for lay in $layouts; do
+        got=$SS_WORK/got.$fz_n.${lay//:/.}
+        local gcmd=("$SEQSHARD" pileup --quiet -@ "${lay%%:*}" --shard-size "${lay#*:}" "$@")
+        timeout "$SS_TIMEOUT" "${gcmd[@]}" >"$got" 2>"$got.err" </dev/null
+        fz_check "pileup $name [-@${lay%%:*} ${lay#*:}]" "$exp" "$got" "$(ss_quote "${ecmd[@]}")" \
+            "$(ss_quote "${gcmd[@]}")" $?
+    done
+}
+
+ONE="1:1g"
+EDGES="1:1g 2:1k"
+TAGS=AD,ADF,ADR,DP,SP,DP4,DV,DPR,INFO/AD,INFO/ADF,INFO/ADR,SCR,INFO/SCR,QS,NMBZ
+round_no=0
+for r in $ROUNDS; do
+    SEED=${r%%:*}
+    rest=${r#*:}
+    SCALE=${rest%%:*}
+    KIND=${rest#*:}
+    round_no=$((round_no + 1))
+    CASE=$SS_WORK/case.$SEED.$KIND
+    mkdir -p "$CASE"
+    if [ "$KIND" = r ]; then
+        [ $have_real = 0 ] && { echo "SKIP seed $SEED: dwgsim or bwa not found, no real-reads case"; continue; }
+        gen=(python3 "$GEN" --seed "$SEED" --scale "$SCALE" --real --out "$CASE")
+    else
+        gen=(python3 "$GEN" --seed "$SEED" --scale "$SCALE" --out "$CASE")
+    fi
+    if ! "${gen[@]}" 2>"$SS_WORK/gen.err"; then
+        ss_bad "seed $SEED: generate" "$(ss_quote "${gen[@]}") failed" "$(head -3 "$SS_WORK/gen.err")"
+        continue
+    fi
+    [ "$SS_VERBOSE" = 1 ] && sed 's/^/     /' "$CASE/case.txt"
+    if [ "$KIND" = r ]; then
+        REFA=$CASE/real.fa
+        BAMS=("$CASE/real.bam")
+    else
+        REFA=$CASE/ref.fa
+        BAMS=("$CASE"/s[0-9].bam)
+    fi
+    F=(-f "$REFA")
+    # the first layout-changing case of every round checks -@ 2 with small shards too
+    mp "default" "$EDGES" "${F[@]}" "${BAMS[@]}"
+    mp "-B" "$ONE" -B "${F[@]}" "${BAMS[@]}"
+    mpz "-a $TAGS" -a "$TAGS" "${F[@]}" "${BAMS[@]}"
+    [ "$KIND" = s ] && mp "-d 10000" "$ONE" -d 10000 "${F[@]}" "${BAMS[@]}"
+    mpcall "-mv" "-mv" "${F[@]}" "${BAMS[@]}"
+    mpcall "-m" "-m" "${F[@]}" "${BAMS[@]}"
+    pl "-f ref (BAQ)" "$EDGES" "${F[@]}" "${BAMS[@]}"
+    pl "-B -f ref" "$ONE" -B "${F[@]}" "${BAMS[@]}"
+    rm -rf "$CASE" "$SS_WORK"/exp.* "$SS_WORK"/got.*
+done
+
+echo "$(basename "$0"): $round_no rounds ($ROUNDS ), $fz_skipped skipped on a reference-tool failure"
+ss_summary
+exit $?
