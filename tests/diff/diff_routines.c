@@ -12,4 +12,6 @@ const diff_routine_t diff_routines[] = {
      diff_hmm_score},
     {"baq", "BAQ on every path (scalar, sse2, avx2) vs htslib sam_prob_realn", 0.3, diff_baq},
     {"errmod", "SNP error model mp_errmod_cal vs htslib errmod_cal", 1.0, diff_errmod},
+    {"call-m", "call -m mc_multi_call vs bcftools mcall (pdg, alleles, QUAL, GT, GQ, GP)", 0.3,
+     diff_call_multi},
     {NULL, NULL, 0, NULL}};
