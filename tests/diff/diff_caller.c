@@ -21,12 +21,20 @@
 #define CM_MAX_ALS  5
 #define CM_MAX_GTS  15
 #define CM_MAX_GRP  3
+/*
+ * GP room: bcftools reads past a record's GPs when a haploid sample's best
+ * alleles include <*> (nmax = grp->nals there, but <*> is not in nals_new),
+ * so it reads what an earlier record left. Both sides get the same stale
+ * values (the case's poison) in a buffer that never moves.
+ */
+#define CM_GP_CAP   (CM_MAX_SMPL * CM_MAX_GTS + 64)
 
 /* ---- the case -------------------------------------------------------------------------- */
 
 typedef struct {
     int nsmpl, nals, unseen, n_grp, keep_alts, nqs;
     double opt_theta;
+    float poison; /* what an earlier record left in GP memory */
     uint8_t ploidy[CM_MAX_SMPL];
     int grp_of[CM_MAX_SMPL];
     int32_t pl[CM_MAX_SMPL * CM_MAX_GTS];
@@ -108,6 +116,7 @@ static void gen_case(diff_rng_t *r, cm_case_t *c)
     if (c->n_grp > c->nsmpl)
         c->n_grp = c->nsmpl;
     c->keep_alts = diff_rng_one_in(r, 5);
+    c->poison = diff_rng_one_in(r, 2) ? (float)diff_rng_unit(r) : -(float)diff_rng_range(r, 0, 2);
     c->opt_theta = thetas[diff_rng_below(r, sizeof(thetas) / sizeof(thetas[0]))];
     int pmode = (int)diff_rng_below(r, 4), plmode = (int)diff_rng_below(r, 4);
     int ngts = c->nals * (c->nals + 1) / 2;
@@ -137,7 +146,7 @@ typedef struct {
     int als_map[CM_MAX_ALS], pl_map[CM_MAX_GTS], ac[CM_MAX_ALS];
     int als_new, nals_new;
     int32_t gts[2 * CM_MAX_SMPL], GQs[CM_MAX_SMPL];
-    float GPs[CM_MAX_SMPL * CM_MAX_GTS];
+    float GPs[CM_GP_CAP];
     float qual;
     int ret, an, has_gp, n_pl; /* n_pl: PL values left in the record, 0 when removed */
 } ref_t;
@@ -745,6 +754,8 @@ static int cm_ours(cm_state_t *st, const cm_case_t *k)
         mc_group_t *g = &st->grp[k->grp_of[s]];
         g->smpl[g->nsmpl++] = s;
     }
+    for (int i = 0; i < CM_GP_CAP; i++)
+        c->GPs[i] = k->poison;
     cm_record(st, k, c->hdr);
     if (bcf_unpack(st->rec, BCF_UN_ALL) < 0)
         exit(2);
@@ -787,6 +798,8 @@ static int same_ints(cm_state_t *st, int is_fmt, const char *tag, const int32_t 
 static const char *cm_differs(cm_state_t *st, const cm_case_t *k, int ret)
 {
     ref_t *R = &st->ref;
+    for (int i = 0; i < CM_GP_CAP; i++)
+        R->GPs[i] = k->poison;
     ref_mcall(k, R);
     int nsmpl = k->nsmpl, ngts_new = R->nals_new * (R->nals_new + 1) / 2;
     if (ret != R->ret)
@@ -809,8 +822,9 @@ static const char *cm_differs(cm_state_t *st, const cm_case_t *k, int ret)
     if (!R->has_gp)
         return n < 0 ? NULL : "GP present";
     pad_floats(R->GPs, nsmpl * ngts_new, ngts_new);
-    if (n != nsmpl * ngts_new || memcmp(st->buf, R->GPs, n * sizeof(float)) != 0)
+    if (n != nsmpl * ngts_new || memcmp(st->buf, R->GPs, n * sizeof(float)) != 0) {
         return "GP";
+    }
     return NULL;
 }
 
@@ -834,8 +848,8 @@ static void cm_print(FILE *f, const cm_case_t *k)
 {
     int32_t v[CM_MAX_SMPL];
     fprintf(f, "    /* nsmpl %d, nals %d (unseen %d), groups %d (FORMAT/AD when > 1), -A %d, "
-               "-P %.17g */\n", k->nsmpl, k->nals, k->unseen, k->n_grp, k->keep_alts,
-            k->opt_theta);
+               "-P %.17g, stale GP memory %.9g */\n", k->nsmpl, k->nals, k->unseen, k->n_grp,
+            k->keep_alts, k->opt_theta, k->poison);
     for (int s = 0; s < k->nsmpl; s++)
         v[s] = k->ploidy[s];
     print_ints(f, "ploidy", v, k->nsmpl);
@@ -885,6 +899,10 @@ static cm_state_t *cm_init(void)
     c->GQs = calloc(CM_MAX_SMPL + 1, sizeof(*c->GQs));
     for (int g = 0; g < CM_MAX_GRP; g++)
         st->grp[g].smpl = calloc(CM_MAX_SMPL, sizeof(int));
+    if (mc_grow(&c->GPs, &c->mGPs, CM_GP_CAP, sizeof(float)) < 0) {
+        fprintf(stderr, "ssdiff: out of memory\n");
+        exit(2);
+    }
     for (int i = 0; i < 256; i++)
         c->pl2p[i] = st->ref.pl2p[i] = pow(10., -i / 10.);
     return st;
