@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <htslib/kfunc.h>
+
 #include "../../kernels/mpileup/mc_priv.h"
 #include "diff_routines.h"
 
@@ -944,4 +946,271 @@ void diff_call_multi(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t)
     }
     free(k);
     cm_free(st);
+}
+
+/* ---- call -c: the site's EM (em.c's bcf_em1 with kmin.c's kmin_brent), transcribed ------ */
+
+#define EM_MAX_SMPL 300
+
+typedef struct {
+    int beg, end;
+    const double *pdg;
+} em_aux_t;
+
+static double em_est_freq(int n, const double *pdg)
+{
+    int gcnt[3] = {0, 0, 0}, tmp1;
+    for (int i = 0; i < n; ++i) {
+        const double *p = pdg + i * 3;
+        if (p[0] != 1. || p[1] != 1. || p[2] != 1.) {
+            int which = p[0] > p[1] ? 0 : 1;
+            which = p[which] > p[2] ? which : 2;
+            ++gcnt[which];
+        }
+    }
+    tmp1 = gcnt[0] + gcnt[1] + gcnt[2];
+    return tmp1 == 0 ? -1.0 : (.5 * gcnt[1] + gcnt[2]) / tmp1;
+}
+
+static double em_prob1(double f, const em_aux_t *a)
+{
+    double p = 1., l = 0., f3[3];
+    if (f < 0 || f > 1)
+        return 1e300;
+    f3[0] = (1. - f) * (1. - f), f3[1] = 2. * f * (1. - f), f3[2] = f * f;
+    for (int i = a->beg; i < a->end; ++i) {
+        const double *pdg = a->pdg + i * 3;
+        p *= pdg[0] * f3[0] + pdg[1] * f3[1] + pdg[2] * f3[2];
+        if (p < 1e-200)
+            l -= log(p), p = 1.;
+    }
+    return l - log(p);
+}
+
+static double em_freq_iter(double *f, const double *pdg_all, int beg, int end)
+{
+    double f0 = *f, f3[3], err;
+    f3[0] = (1. - f0) * (1. - f0), f3[1] = 2. * f0 * (1. - f0), f3[2] = f0 * f0;
+    f0 = 0.;
+    for (int i = beg; i < end; ++i) {
+        const double *pdg = pdg_all + i * 3;
+        f0 += (pdg[1] * f3[1] + 2. * pdg[2] * f3[2]) /
+              (pdg[0] * f3[0] + pdg[1] * f3[1] + pdg[2] * f3[2]);
+    }
+    f0 /= (end - beg) * 2;
+    err = fabs(f0 - *f);
+    *f = f0;
+    return err;
+}
+
+/* kmin_brent's bracketing: a, b, c with f(b) below f(a) and f(c). */
+static void em_bracket(const em_aux_t *d, double *pa, double *pb, double *pc, double *pfb)
+{
+    const double gold1 = 1.6180339887, tiny = 1e-20;
+    double a = *pa, b = *pb, c, fa, fb, fc, u, fu, r, q, tmp, bound;
+    fa = em_prob1(a, d), fb = em_prob1(b, d);
+    if (fb > fa)
+        tmp = a, a = b, b = tmp, tmp = fa, fa = fb, fb = tmp;
+    c = b + gold1 * (b - a), fc = em_prob1(c, d);
+    while (fb > fc) {
+        bound = b + 100.0 * (c - b);
+        r = (b - a) * (fb - fc);
+        q = (b - c) * (fb - fa);
+        if (fabs(q - r) < tiny)
+            tmp = q > r ? tiny : 0.0 - tiny;
+        else
+            tmp = q - r;
+        u = b - ((b - c) * q - (b - a) * r) / (2.0 * tmp);
+        if ((b > u && u > c) || (b < u && u < c)) {
+            fu = em_prob1(u, d);
+            if (fu < fc) {
+                a = b, b = u, fa = fb, fb = fu;
+                break;
+            } else if (fu > fb) {
+                c = u, fc = fu;
+                break;
+            }
+            u = c + gold1 * (c - b), fu = em_prob1(u, d);
+        } else if ((c > u && u > bound) || (c < u && u < bound)) {
+            fu = em_prob1(u, d);
+            if (fu < fc) {
+                b = c, c = u, u = c + gold1 * (c - b);
+                fb = fc, fc = fu, fu = em_prob1(u, d);
+            } else {
+                a = b, b = c, c = u, fa = fb, fb = fc, fc = fu;
+                break;
+            }
+        } else if ((u > bound && bound > c) || (u < bound && bound < c)) {
+            u = bound, fu = em_prob1(u, d);
+        } else {
+            u = c + gold1 * (c - b), fu = em_prob1(u, d);
+        }
+        a = b, b = c, c = u, fa = fb, fb = fc, fc = fu;
+    }
+    *pa = a, *pb = b, *pc = c, *pfb = fb;
+}
+
+/* kmin_brent's minimisation; returns xmin. */
+static double em_brent(const em_aux_t *dt, double a, double b, double tol)
+{
+    const double gold2 = 0.3819660113, tiny = 1e-20;
+    double c, fb, u, fu, r, q, p, e, d, w, v, mid, tol1, tol2, eold, fv, fw;
+    em_bracket(dt, &a, &b, &c, &fb);
+    if (a > c)
+        u = a, a = c, c = u;
+    e = d = 0.0;
+    w = v = b, fv = fw = fb;
+    for (int iter = 0; iter != 100; ++iter) {
+        mid = 0.5 * (a + c);
+        tol2 = 2.0 * (tol1 = tol * fabs(b) + tiny);
+        if (fabs(b - mid) <= (tol2 - 0.5 * (c - a)))
+            return b;
+        if (fabs(e) > tol1) {
+            r = (b - w) * (fb - fv);
+            q = (b - v) * (fb - fw);
+            p = (b - v) * q - (b - w) * r;
+            q = 2.0 * (q - r);
+            if (q > 0.0)
+                p = 0.0 - p;
+            else
+                q = 0.0 - q;
+            eold = e, e = d;
+            if (fabs(p) >= fabs(0.5 * q * eold) || p <= q * (a - b) || p >= q * (c - b)) {
+                d = gold2 * (e = (b >= mid ? a - b : c - b));
+            } else {
+                d = p / q, u = b + d;
+                if (u - a < tol2 || c - u < tol2)
+                    d = (mid > b) ? tol1 : 0.0 - tol1;
+            }
+        } else {
+            d = gold2 * (e = (b >= mid ? a - b : c - b));
+        }
+        u = fabs(d) >= tol1 ? b + d : b + (d > 0.0 ? tol1 : -tol1);
+        fu = em_prob1(u, dt);
+        if (fu <= fb) {
+            if (u >= b)
+                a = b;
+            else
+                c = b;
+            v = w, w = b, b = u, fv = fw, fw = fb, fb = fu;
+        } else {
+            if (u < b)
+                a = u;
+            else
+                c = u;
+            if (fu <= fw || w == b)
+                v = w, w = u, fv = fw, fw = fu;
+            else if (fu <= fv || v == b || v == w)
+                v = u, fv = fu;
+        }
+    }
+    return b;
+}
+
+static double em_freqml(double f0, int beg, int end, const double *pdg)
+{
+    int i;
+    double f = f0;
+    for (i = 0; i < 10; ++i)
+        if (em_freq_iter(&f, pdg, beg, end) < 1e-5)
+            break;
+    if (i == 10) {
+        em_aux_t a = {beg, end, pdg};
+        f = em_brent(&a, f0 == f ? .5 * f0 : f0, f, 1e-5);
+    }
+    return f;
+}
+
+static double em_g3_iter(double g[3], const double *pdg_all, int beg, int end)
+{
+    double err, gg[3] = {0., 0., 0.};
+    for (int i = beg; i < end; ++i) {
+        double sum, tmp[3];
+        const double *pdg = pdg_all + i * 3;
+        tmp[0] = pdg[0] * g[0], tmp[1] = pdg[1] * g[1], tmp[2] = pdg[2] * g[2];
+        sum = (tmp[0] + tmp[1] + tmp[2]) * (end - beg);
+        gg[0] += tmp[0] / sum, gg[1] += tmp[1] / sum, gg[2] += tmp[2] / sum;
+    }
+    err = fabs(gg[0] - g[0]) > fabs(gg[1] - g[1]) ? fabs(gg[0] - g[0]) : fabs(gg[1] - g[1]);
+    err = err > fabs(gg[2] - g[2]) ? err : fabs(gg[2] - g[2]);
+    g[0] = gg[0], g[1] = gg[1], g[2] = gg[2];
+    return err;
+}
+
+/* bcf_em1 with the flag ccall.c passes (frequency, genotype frequencies, HWE; no groups). */
+static int em_bcf_em1(const double *pdg, int n, int n_allele, double x[10])
+{
+    int i;
+    if (n_allele < 2)
+        return -1;
+    for (i = 0; i < 10; ++i)
+        x[i] = -1.;
+    if ((x[0] = em_est_freq(n, pdg)) < 0.)
+        return -1;
+    x[0] = em_freqml(x[0], 0, n, pdg);
+    double *g = x + 1, f3[3], r;
+    f3[0] = g[0] = (1 - x[0]) * (1 - x[0]);
+    f3[1] = g[1] = 2 * x[0] * (1 - x[0]);
+    f3[2] = g[2] = x[0] * x[0];
+    for (i = 0; i < 50; ++i)
+        if (em_g3_iter(g, pdg, 0, n) < 1e-5)
+            break;
+    for (i = 0, r = 1.; i < n; ++i) {
+        const double *p = pdg + i * 3;
+        r *= (p[0] * g[0] + p[1] * g[1] + p[2] * g[2]) /
+             (p[0] * f3[0] + p[1] * f3[1] + p[2] * f3[2]);
+    }
+    x[4] = kf_gammaq(.5, log(r));
+    return 0;
+}
+
+/* A sample's P(D|G) as ccall.c's set_pdg3 makes them: pl2p of its PLs, ALT/ALT first. */
+static void em_gen_sample(diff_rng_t *r, double *p, int mode)
+{
+    int pl[3];
+    for (int j = 0; j < 3; j++)
+        pl[j] = mode == 0 ? diff_rng_range(r, 0, 255) : mode == 1 ? diff_rng_range(r, 0, 4)
+                                                                   : diff_rng_range(r, 0, 40);
+    int k = (int)diff_rng_below(r, 8);
+    if (k < 5)
+        pl[diff_rng_below(r, 3)] = 0;
+    else if (k == 5)
+        pl[0] = pl[1] = pl[2] = 0; /* no data */
+    for (int j = 0; j < 3; j++)
+        p[2 - j] = pow(10., -pl[j] / 10.);
+    if (mode == 3 && diff_rng_one_in(r, 4)) /* beyond PLs: underflow and exact ties */
+        p[diff_rng_below(r, 3)] = diff_rng_one_in(r, 2) ? 1e-300 : 0.;
+}
+
+void diff_call_em(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t)
+{
+    double *pdg = malloc(sizeof(double) * 3 * EM_MAX_SMPL), ours[10], theirs[10];
+    for (uint64_t i = first; i < first + n; i++) {
+        diff_rng_t r;
+        diff_rng_init(&r, seed, "call-em", i);
+        int nsmpl = diff_rng_one_in(&r, 3) ? diff_rng_range(&r, 1, EM_MAX_SMPL)
+                                                          : diff_rng_range(&r, 1, 8);
+        int mode = (int)diff_rng_below(&r, 4), nal = diff_rng_one_in(&r, 50) ? 1 : 2;
+        /* a population: most samples like one another, so EM is slow near 0 and 1 */
+        int skew = (int)diff_rng_below(&r, 3);
+        for (int s = 0; s < nsmpl; s++) {
+            em_gen_sample(&r, pdg + 3 * s, mode);
+            if (skew && s > 0 && !diff_rng_one_in(&r, 4 * skew))
+                memcpy(pdg + 3 * s, pdg, 3 * sizeof(double));
+        }
+        t->cases++;
+        for (int j = 0; j < 10; j++)
+            theirs[j] = -1.; /* ccall.c's em[] starts so */
+        int a = mc_em_site(pdg, nsmpl, nal, ours), b = em_bcf_em1(pdg, nsmpl, nal, theirs);
+        if (a == b && memcmp(ours, theirs, sizeof(ours)) == 0)
+            continue;
+        if (!diff_report(t, "call-em", seed, i, "ret %d, bcftools %d; AF %.17g, bcftools %.17g; "
+                         "HWE %.17g, bcftools %.17g", a, b, ours[0], theirs[0], ours[4], theirs[4]))
+            continue;
+        fprintf(t->log, "    /* n_allele %d */\n    double pdg[] = {", nal);
+        for (int s = 0; s < 3 * nsmpl; s++)
+            fprintf(t->log, "%a%s", pdg[s], s + 1 < 3 * nsmpl ? (s % 3 == 2 ? ",\n        " : ", ")
+                                                            : "};\n");
+    }
+    free(pdg);
 }

@@ -14,4 +14,6 @@ const diff_routine_t diff_routines[] = {
     {"errmod", "SNP error model mp_errmod_cal vs htslib errmod_cal", 1.0, diff_errmod},
     {"call-m", "call -m mc_multi_call vs bcftools mcall (pdg, alleles, QUAL, GT, GQ, GP)", 0.3,
      diff_call_multi},
+    {"call-em", "call -c site EM mc_em_site vs bcftools bcf_em1 (with kmin_brent)", 0.5,
+     diff_call_em},
     {NULL, NULL, 0, NULL}};
