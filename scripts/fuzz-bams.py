@@ -145,13 +145,18 @@ def make_read(rng, ref, var, si, start, qlen):
     err = rng.choice((0.002, 0.01, 0.01, 0.05))
     nrate = rng.choice((0, 0, 0.002, 0.05))
     indel_rate = rng.choice((0, 0.001, 0.004))
+    eqx = rng.random() < 0.03  # =/X instead of M
+    skip_rate = 0.004 if rng.random() < 0.02 else 0  # N (reference skip) operations
     aligned = 0
+
+    def match(b, p):
+        add(("=" if b == ref[p].upper() else "X") if eqx else "M", 1)
     while len(seq) < qlen and p < L:
         v = var.get(p)
         if v is not None and aligned > 0 and rng.random() < v[2][si]:
             if v[0] == "snp":
                 seq.append(v[1])
-                add("M", 1)
+                match(v[1], p)
                 p += 1
                 aligned += 1
                 continue
@@ -177,6 +182,11 @@ def make_read(rng, ref, var, si, start, qlen):
                 add("I", n)
             if len(seq) >= qlen or p >= L:
                 break
+        if aligned > 0 and rng.random() < skip_rate:
+            n = rng.randint(20, 400)
+            if p + n < L - 1:
+                add("N", n)
+                p += n
         b = ref[p].upper()
         if b not in BASES:
             b = rb()
@@ -186,13 +196,13 @@ def make_read(rng, ref, var, si, start, qlen):
         elif u < err + nrate:
             b = "N"
         seq.append(b)
-        add("M", 1)
+        match(b, p)
         p += 1
         aligned += 1
     if aligned == 0:
         return None
     # trailing events: the last ops must leave at least one M
-    while ops[-1][0] != "M":
+    while ops[-1][0] not in "M=X":
         op, n = ops.pop()
         if op in "IS":
             del seq[-n:]
@@ -207,6 +217,10 @@ def make_read(rng, ref, var, si, start, qlen):
         n = rng.randint(1, 40)
         seq.extend(rb() for _ in range(n))
         add("S", n)
+    if rng.random() < 0.03:  # hard clips
+        ops.insert(0, ["H", rng.randint(1, 50)])
+    if rng.random() < 0.03:
+        ops.append(["H", rng.randint(1, 50)])
     return ops, "".join(seq), start
 
 

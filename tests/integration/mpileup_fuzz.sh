@@ -13,8 +13,11 @@
 #     INFO/SCR,QS,NMBZ -Oz (decompressed with bgzip -dc, and read back by bcftools view);
 #     -d 10000; --call -mv and --call -m against the pipe; all samples' BAMs at once;
 #   pileup: samtools mpileup -f ref (BAQ) and -B -f ref, all BAMs;
-#   layouts: the cases run at -@ 1 and the whole shard; the first case of a round also
-#     at -@ 2 --shard-size 1k (shard edges everywhere) against the same expected bytes.
+#   two more option sets of each kernel per round, drawn from the seed (MP_EXTRA,
+#     PL_EXTRA below: -x, -A, -C 50, -q/-Q, -D, -E, -I, -X, -L, -g, -r, -a/-aa, extra
+#     columns, flag filters, ...);
+#   layouts: the cases run at -@ 1 and one shard; the default mpileup and the BAQ pileup
+#     also at -@ 2 --shard-size 1k (shard edges everywhere) against the same expected bytes.
 # --no-version on both sides, --quiet on seqshard.
 #
 # A difference prints the seed, both commands, the first differing lines of both, and
@@ -85,17 +88,21 @@ fz_first_diff() {
 }
 
 # fz_keep NAME EXP GOT EXPCMD GOTCMD: keep the case for a look by hand.
+fz_kept=0
 fz_keep() {
     local name=$1 exp=$2 got=$3 expcmd=$4 gotcmd=$5 k
     k=$KEEP/mpileup-fuzz.seed$SEED
+    fz_kept=$((fz_kept + 1))
     mkdir -p "$k"
     cp -p "$CASE"/* "$k"/ 2>/dev/null
-    cp "$exp" "$k/expected.$fz_n" && cp "$got" "$k/seqshard.$fz_n"
+    cp "$exp" "$k/expected.$fz_kept" && cp "$got" "$k/seqshard.$fz_kept"
+    expcmd=${expcmd//$CASE\//}
+    gotcmd=${gotcmd//$CASE\//}
     {
-        echo "# $name (seed $SEED): expected.$fz_n from the tool, seqshard.$fz_n from seqshard"
+        echo "# $name (seed $SEED): compare expected.$fz_kept with seqshard.$fz_kept"
         echo "cd $(printf %q "$k")"
-        echo "${expcmd//$CASE\//} > expected.$fz_n"
-        echo "${gotcmd//$CASE\//} > seqshard.$fz_n"
+        echo "${expcmd//$SS_WORK\//} > expected.$fz_kept"
+        echo "${gotcmd//$SS_WORK\//} > seqshard.$fz_kept"
     } >>"$k/repro.sh"
     echo "     kept in $k (repro.sh has the commands)"
 }
@@ -211,6 +218,16 @@ pl() {
 ONE="1:1g"
 EDGES="1:1g 2:1k"
 TAGS=AD,ADF,ADR,DP,SP,DP4,DV,DPR,INFO/AD,INFO/ADF,INFO/ADR,SCR,INFO/SCR,QS,NMBZ
+# the extra option sets (CTG: the first contig); none is a deliberate difference
+MP_EXTRA=("-x" "-A" "-C 50" "-q 20 -Q 13" "-D" "-E" "--ignore-RG -a AD,DP" "-I"
+    "-m 1 -F 0.01" "-X ont" "-X pacbio-ccs" "-X 1.12" "-L 40" "-h 100" "-p -m 2"
+    "--indel-size 20" "-U -a SP,DP4" "--open-prob 30" "--ar incAD -a AD,ADF"
+    "-Q 0 --max-BQ 30" "-r CTG:200-1500" "-g 0,5,20 -a DP" "-B --delta-BQ 10 -Q 5"
+    "--ns DUP -A" "--ff 0 -a AD")
+PL_EXTRA=("-x" "-A" "-C 50" "-Q 0" "-q 5 -Q 20" "-a" "-aa" "-s --output-QNAME" "-d 100"
+    "--output-extra FLAG,MAPQ,RG" "-O --output-BP-5" "--reverse-del"
+    "--no-output-ins --no-output-del" "--ff 0" "-E" "-R" "--no-output-ends -Q 0"
+    "-r CTG:200-1500" "-B -aa -r CTG" "--rf 2 -x")
 round_no=0
 for r in $ROUNDS; do
     SEED=${r%%:*}
@@ -239,7 +256,8 @@ for r in $ROUNDS; do
         BAMS=("$CASE"/s[0-9].bam)
     fi
     F=(-f "$REFA")
-    # the first layout-changing case of every round checks -@ 2 with small shards too
+    CTG=$(head -1 "$REFA.fai" | cut -f1)
+    # the first case of each kernel also runs at -@ 2 with small shards (edges everywhere)
     mp "default" "$EDGES" "${F[@]}" "${BAMS[@]}"
     mp "-B" "$ONE" -B "${F[@]}" "${BAMS[@]}"
     mpz "-a $TAGS" -a "$TAGS" "${F[@]}" "${BAMS[@]}"
@@ -248,6 +266,16 @@ for r in $ROUNDS; do
     mpcall "-m" "-m" "${F[@]}" "${BAMS[@]}"
     pl "-f ref (BAQ)" "$EDGES" "${F[@]}" "${BAMS[@]}"
     pl "-B -f ref" "$ONE" -B "${F[@]}" "${BAMS[@]}"
+    # two more option sets of each kernel, drawn from the seed
+    RANDOM=$SEED
+    for _ in 1 2; do
+        o=${MP_EXTRA[RANDOM % ${#MP_EXTRA[@]}]//CTG/$CTG}
+        # shellcheck disable=SC2086 # o is a word list
+        mp "$o" "$ONE" $o "${F[@]}" "${BAMS[@]}"
+        o=${PL_EXTRA[RANDOM % ${#PL_EXTRA[@]}]//CTG/$CTG}
+        # shellcheck disable=SC2086
+        pl "$o" "$ONE" $o "${F[@]}" "${BAMS[@]}"
+    done
     rm -rf "$CASE" "$SS_WORK"/exp.* "$SS_WORK"/got.*
 done
 
