@@ -16,4 +16,6 @@ const diff_routine_t diff_routines[] = {
      diff_call_multi},
     {"call-em", "call -c site EM mc_em_site vs bcftools bcf_em1 (with kmin_brent)", 0.5,
      diff_call_em},
+    {"indel-qual", "indel reads' indelQ/seqQ/alleles mp_indel_assign vs bcftools "
+     "bcf_cgp_compute_indelQ", 0.2, diff_indel_qual},
     {NULL, NULL, 0, NULL}};

@@ -12,5 +12,6 @@ void diff_baq(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t);
 void diff_errmod(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t);
 void diff_call_multi(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t);
 void diff_call_em(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t);
+void diff_indel_qual(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t);
 
 #endif
