@@ -325,5 +325,5 @@ int pl_baq_glocal_score(pl_baq_t *q, const uint8_t *ref, int l_ref, const uint8_
         errno = ENOMEM;
         return INT_MIN;
     }
-    return baq_dp_scalar_score(&sh, &lane, q->ws);
+    return baq_phred_int(baq_dp_scalar_phred_only(&sh, &lane, q->ws) + .499);
 }

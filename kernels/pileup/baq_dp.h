@@ -311,9 +311,10 @@ static void BQ(begin)(BQ(ctx_t) *x, const baq_shape_t *sh, double *ws, double *m
 
 /*
  * What probaln_glocal returns for lane l, from its scaling factors, in htslib's
- * order: the phred-scaled likelihood, INT_MIN where that is no int.
+ * order: the phred-scaled likelihood (phred: before rounding; likelihood:
+ * rounded, INT_MIN where that is no int).
  */
-static int BQ(likelihood)(const BQ(ctx_t) *x, int lane)
+static double BQ(phred)(const BQ(ctx_t) *x, int lane)
 {
     double p = 1., pr = 0.;
     for (int i = 0; i <= x->lq + 1; i++) {
@@ -321,8 +322,12 @@ static int BQ(likelihood)(const BQ(ctx_t) *x, int lane)
         if (p < 1e-100)
             pr += -4.343 * log(p), p = 1.;
     }
-    pr += -4.343 * log(p * x->lr * x->lq);
-    return baq_phred_int(pr + .499);
+    return pr + -4.343 * log(p * x->lr * x->lq);
+}
+
+static int BQ(likelihood)(const BQ(ctx_t) *x, int lane)
+{
+    return baq_phred_int(BQ(phred)(x, lane) + .499);
 }
 
 /* The begin state's transitions, in float as htslib computes them (see begin). */
@@ -353,10 +358,10 @@ void BAQ_FN(const baq_shape_t *sh, const baq_lane_t *ln, double *ws)
 #if BAQ_W == 1
 /*
  * What probaln_glocal returns when it is given no state or q arrays (bcftools'
- * indel scoring): the forward pass only, then the likelihood. ln->state,
- * ln->miss and ln->failed are unused.
+ * indel scoring) before it is rounded: the forward pass only, then the
+ * likelihood. ln->state, ln->miss and ln->failed are unused.
  */
-int BQ(score)(const baq_shape_t *sh, const baq_lane_t *ln, double *ws)
+double BQ(phred_only)(const baq_shape_t *sh, const baq_lane_t *ln, double *ws)
 {
     BQ(ctx_t) x;
     double m[9], sMI[2];
@@ -365,7 +370,7 @@ int BQ(score)(const baq_shape_t *sh, const baq_lane_t *ln, double *ws)
     BQ(setup)(&x, sh, ln);
     BQ(forward)(&x, m, bM, bI);
     BQ(last_scale)(&x, sMI[0], sMI[1]);
-    return BQ(likelihood)(&x, 0);
+    return BQ(phred)(&x, 0);
 }
 #endif
 

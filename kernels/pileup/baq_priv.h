@@ -58,8 +58,12 @@ size_t baq_dp_doubles(const baq_shape_t *sh, int w);
 void baq_dp_scalar(const baq_shape_t *sh, const baq_lane_t *lanes, double *ws);
 void baq_dp_sse2_2(const baq_shape_t *sh, const baq_lane_t *lanes, double *ws);
 void baq_dp_avx2_4(const baq_shape_t *sh, const baq_lane_t *lanes, double *ws);
-/* probaln_glocal's return value without state and q: the forward pass of one lane. */
-int baq_dp_scalar_score(const baq_shape_t *sh, const baq_lane_t *lane, double *ws);
+/*
+ * probaln_glocal's likelihood without state and q, before its rounding to an
+ * int (baq_phred_int(x + .499) rounds it): the forward pass of one lane. The
+ * differential tester compares these bits with a transcription of htslib's.
+ */
+double baq_dp_scalar_phred_only(const baq_shape_t *sh, const baq_lane_t *lane, double *ws);
 
 /* ---- htslib's steps around the pass (baq_realn.c) ---- */
 
