@@ -18,12 +18,12 @@
 #   lowcov    E. coli 536 (bowtie-examples) 1500001-1800000 at ~5x per sample, 2x150, error
 #             rates 1-3% (read 1) and 1.5-4% (read 2), mutation rate 0.004 (half indels,
 #             extended with probability 0.5), 2% random reads. Seeds 201-203.
-#   deep      E. coli 536 2600001-2750000, sample 1 at ~100x, samples 2 and 3 at ~20x, 2x125;
-#             pDeep, a 4 kb plasmid-like contig (E. coli 4100001-4104000), at ~3000x in
-#             sample 1 and ~800x in samples 2 and 3 (compared at -d 10000 too). Seeds 301-303.
+#   deep      E. coli 536 2600001-2700000, sample 1 at ~100x, samples 2 and 3 at ~15x, 2x125;
+#             pDeep, a 3 kb plasmid-like contig (E. coli 4100001-4103000), at ~2500x in
+#             sample 1 and ~600x in samples 2 and 3 (compared at -d 10000 too). Seeds 301-303.
 #   short     E. coli 536 300001-550000 at ~15x, 2x75 reads with outer distance 180 (mates
 #             overlap), mutation rate 0.002 (30% indels); sample 3 haploid (dwgsim -H);
-#             ctgNoReads, 6 kb (E. coli 5000001-5006000), without reads. Seeds 401-403.
+#             ctgNoReads, 6 kb (E. coli 4900001-4906000), without reads. Seeds 401-403.
 
 GN_VERSION="seqshard-genomes 1"
 GN_ECOLI=${SS_ECOLI_FNA:-/usr/share/doc/bowtie/examples/genomes/NC_008253.fna.gz}
@@ -140,14 +140,14 @@ gn_build_lowcov() {
 
 gn_build_deep() {
     [ -r "$GN_ECOLI" ] || gn_die "$GN_ECOLI not found; apt-get install bowtie-examples"
-    gn_fasta ref.fa "$GN_ECOLI" chr:'*':2600001:2750000 pDeep:'*':4100001:4104000
-    gn_fasta chr.fa ref.fa chr:chr:1:150000
-    gn_fasta plasmid.fa ref.fa pDeep:pDeep:1:4000
+    gn_fasta ref.fa "$GN_ECOLI" chr:'*':2600001:2700000 pDeep:'*':4100001:4103000
+    gn_fasta chr.fa ref.fa chr:chr:1:100000
+    gn_fasta plasmid.fa ref.fa pDeep:pDeep:1:3000
     gn_index_ref
     local i cov pcov
     for i in 1 2 3; do
-        cov=20 pcov=800
-        [ $i = 1 ] && cov=100 pcov=3000
+        cov=15 pcov=600
+        [ $i = 1 ] && cov=100 pcov=2500
         gn_reads "c$i" $((300 + i)) chr.fa -1 125 -2 125 -C $cov -d 350 -s 40 -r 0.001 -R 0.1 \
             -e 0.001-0.01 -E 0.002-0.015 -y 0.01
         gn_reads "p$i" $((310 + i)) plasmid.fa -1 125 -2 125 -C $pcov -d 350 -s 40 -r 0.002 \
@@ -159,7 +159,7 @@ gn_build_deep() {
 
 gn_build_short() {
     [ -r "$GN_ECOLI" ] || gn_die "$GN_ECOLI not found; apt-get install bowtie-examples"
-    gn_fasta ref.fa "$GN_ECOLI" chr:'*':300001:550000 ctgNoReads:'*':5000001:5006000
+    gn_fasta ref.fa "$GN_ECOLI" chr:'*':300001:550000 ctgNoReads:'*':4900001:4906000
     gn_fasta sim.fa ref.fa chr:chr:1:250000
     gn_index_ref
     local i h
@@ -183,7 +183,8 @@ gn_make() {
         # one maker at a time; later ones wait, then find the stamp
         exec 9>"$dir.lock"
         flock 9
-        [ -f "$dir/.stamp" ] && [ "$(cat "$dir/.stamp")" = "$GN_VERSION $name" ] && exit 0
+        stamp="$GN_VERSION $name $(declare -f "gn_build_$name" | cksum)"
+        [ -f "$dir/.stamp" ] && [ "$(cat "$dir/.stamp")" = "$stamp" ] && exit 0
         for t in samtools bwa dwgsim python3 gzip flock; do
             command -v "$t" >/dev/null || gn_die "$t not found"
         done
@@ -194,7 +195,7 @@ gn_make() {
         t0=$SECONDS
         cd "$tmp" && "gn_build_$name" || exit 1
         rm -f ref.fa.amb ref.fa.ann ref.fa.bwt ref.fa.pac ref.fa.sa
-        echo "$GN_VERSION $name" >.stamp
+        echo "$stamp" >.stamp
         rm -rf "$dir"
         mv "$tmp" "$dir" || exit 1
         trap - EXIT
@@ -211,6 +212,13 @@ gn_differ() {
     ss_bad "$GN_NAME: $1" "output differs" "data set: $GN_NAME ($GN)" "reference: $4" \
         "seqshard:  $5"
     ss_show_diff "$2" "$3"
+    # the lines are long: the first differing line's columns that differ, in full
+    local n
+    n=$(cmp "$2" "$3" 2>/dev/null | sed -n 's/.* line \([0-9]*\).*/\1/p')
+    [ -n "$n" ] && paste <(sed -n "${n}p" "$2" | tr '\t' '\n') <(sed -n "${n}p" "$3" | tr '\t' '\n') |
+        awk -F'\t' -v n="$n" 'NR <= 2 { at = at $1 " " } $1 != $2 {
+            printf "     line %d (%s) column %d: reference %s / seqshard %s\n", n, at, NR, $1, $2 }' |
+        head -5 | cut -c1-400
 }
 
 # gn_check NAME RC EXP GOT EXPCMD GOTCMD: seqshard's status RC and output GOT against EXP
@@ -225,7 +233,7 @@ gn_check() {
     elif ! cmp -s "$exp" "$got"; then
         gn_differ "$name" "$exp" "$got" "$5" "$6"
     else
-        ss_ok "$GN_NAME: $name ($(grep -vc '^#' "$got") records)"
+        ss_ok "$GN_NAME: $name ($(grep -vc '^#' "$got") records, $((SECONDS - gn_t0)) s)"
         rm -f "$exp" "$got" "$exp.err" "$got.err"
         return 0
     fi
@@ -233,11 +241,12 @@ gn_check() {
 }
 
 gn_case=0
+gn_t0=$SECONDS
 # gn_mpileup NAME ARGS...: bcftools mpileup --no-version ARGS against seqshard mpileup.
 gn_mpileup() {
     local name=$1
     shift
-    gn_case=$((gn_case + 1))
+    gn_case=$((gn_case + 1)) gn_t0=$SECONDS
     local exp=$SS_WORK/gn.$gn_case.exp got=$SS_WORK/gn.$gn_case.got
     local e=("$BCFTOOLS" mpileup --no-version "$@")
     local g=("$SEQSHARD" mpileup --no-version --quiet "${GN_LAYOUT[@]}" "$@")
@@ -252,7 +261,7 @@ gn_mpileup() {
 gn_mpileup_bcf() {
     local name=$1
     shift
-    gn_case=$((gn_case + 1))
+    gn_case=$((gn_case + 1)) gn_t0=$SECONDS
     local exp=$SS_WORK/gn.$gn_case.exp got=$SS_WORK/gn.$gn_case.got
     local e=("$BCFTOOLS" mpileup --no-version -Ob -o "$exp.bcf" "$@")
     local g=("$SEQSHARD" mpileup --no-version --quiet "${GN_LAYOUT[@]}" -Ob -o "$got.bcf" "$@")
@@ -271,7 +280,7 @@ gn_mpileup_bcf() {
 gn_call() {
     local name=$1 copts=$2
     shift 2
-    gn_case=$((gn_case + 1))
+    gn_case=$((gn_case + 1)) gn_t0=$SECONDS
     local exp=$SS_WORK/gn.$gn_case.exp got=$SS_WORK/gn.$gn_case.got
     # shellcheck disable=SC2206 # copts is a word list
     local c=($copts)
@@ -291,7 +300,7 @@ gn_call() {
 gn_pileup() {
     local name=$1
     shift
-    gn_case=$((gn_case + 1))
+    gn_case=$((gn_case + 1)) gn_t0=$SECONDS
     local exp=$SS_WORK/gn.$gn_case.exp got=$SS_WORK/gn.$gn_case.got
     local e=("$SAMTOOLS" mpileup "$@")
     local g=("$SEQSHARD" pileup --quiet "${GN_LAYOUT[@]}" "$@")
