@@ -232,7 +232,7 @@ def cigar_str(ops):
     return "".join("%d%s" % (n, op) for op, n in ops)
 
 
-def make_sample(rng, contigs, variants, si, nreads, deep, out_sam, sample, nrg):
+def make_sample(rng, contigs, variants, si, nreads, deep, out_sam, sample, nrg, sm):
     rgs = ["%s.rg%d" % (sample, i + 1) for i in range(nrg)]
     recs = []
     qname = [0]
@@ -352,7 +352,7 @@ def make_sample(rng, contigs, variants, si, nreads, deep, out_sam, sample, nrg):
         for name, seq in contigs:
             f.write("@SQ\tSN:%s\tLN:%d\n" % (name, len(seq)))
         for rg in rgs:
-            f.write("@RG\tID:%s\tSM:%s\tPL:ILLUMINA\tLB:%s.lib\n" % (rg, sample, rg))
+            f.write("@RG\tID:%s\tSM:%s\tPL:ILLUMINA\tLB:%s.lib\n" % (rg, sm, rg))
         for r in recs:
             f.write("\t".join(str(x) for x in (r[0], r[1], r[2], r[3], r[4], r[5], r[11],
                                                r[12], r[13], r[6], r[7]))
@@ -391,17 +391,25 @@ def synthetic(args):
     deep = (deep_ci, rng.randrange(200, len(contigs[deep_ci][1]) - 200),
             int(rng.choice((200, 600, 1500, 3000)) * args.scale))
     info = ["seed %d" % args.seed, "contigs %s" % " ".join(
-        "%s:%d" % (n, len(s)) for n, s in contigs), "deep locus %s:%d x%d (sample 1)" % (
+        "%s:%d" % (n, len(s)) for n, s in contigs), "deep locus %s:%d x%d (s1.bam)" % (
         contigs[deep[0]][0], deep[1] + 1, deep[2])]
+    # now and then one sample spread over two files (bcftools then draws at 255 bases
+    # and more even at the default -d), and the deep locus in a second file too
+    split = nsamples >= 2 and rng.random() < 0.3
+    deep2 = rng.random() < 0.3
     for si in range(nsamples):
         sample = "S%d" % (si + 1)
+        if split and si == 1:
+            sample = "S1"
         total_len = sum(len(s) for _, s in contigs[:-1])
         nreads = int(total_len / 100 * rng.choice((0.3, 1, 3, 8)))
         sam = os.path.join(args.out, "s%d.sam" % (si + 1))
-        n = make_sample(rng, contigs, variants, si, nreads, deep if si == 0 else None, sam,
-                        sample, rng.randint(1, 3))
+        n = make_sample(rng, contigs, variants, si, nreads,
+                        deep if si == 0 or (si == 1 and deep2) else None, sam,
+                        "S%d" % (si + 1), rng.randint(1, 3), sm=sample)
         sort_index(sam, os.path.join(args.out, "s%d.bam" % (si + 1)))
-        info.append("s%d.bam: sample %s, %d records" % (si + 1, sample, n))
+        info.append("s%d.bam: sample %s, %d records%s" % (
+            si + 1, sample, n, ", deep locus too" if si == 1 and deep2 else ""))
     with open(os.path.join(args.out, "case.txt"), "w") as f:
         f.write("\n".join(info) + "\n")
 

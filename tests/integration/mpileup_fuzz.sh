@@ -16,8 +16,8 @@
 #   two more option sets of each kernel per round, drawn from the seed (MP_EXTRA,
 #     PL_EXTRA below: -x, -A, -C 50, -q/-Q, -D, -E, -I, -X, -L, -g, -r, -a/-aa, extra
 #     columns, flag filters, ...);
-#   layouts: the cases run at -@ 1 and one shard; the default mpileup and the BAQ pileup
-#     also at -@ 2 --shard-size 1k (shard edges everywhere) against the same expected bytes.
+#   layouts: the cases run at -@ 1 and one shard; the default mpileup, -d 10000 (bcftools'
+#     random draws past 255 bases), --call -mv and the BAQ pileup also at -@ 2 --shard-size 1k (shard edges everywhere) against the same expected bytes.
 # --no-version on both sides, --quiet on seqshard.
 #
 # A difference prints the seed, both commands, the first differing lines of both, and
@@ -176,11 +176,11 @@ mpz() {
         "bcftools view $(ss_quote "${ecmd[@]}")" "bcftools view $(ss_quote "${gcmd[@]}")" 0
 }
 
-# mpcall NAME "CALL OPTS" ARGS...: bcftools mpileup -Ou ARGS | bcftools call OPTS against
-# seqshard mpileup ARGS --call OPTS.
+# mpcall NAME "CALL OPTS" LAYOUTS ARGS...: bcftools mpileup -Ou ARGS | bcftools call OPTS
+# against seqshard mpileup ARGS --call OPTS.
 mpcall() {
-    local name=$1 copts=$2 rc
-    shift 2
+    local name=$1 copts=$2 layouts=$3 rc lay
+    shift 3
     fz_n=$((fz_n + 1))
     local exp=$SS_WORK/exp.$fz_n got=$SS_WORK/got.$fz_n
     # shellcheck disable=SC2086 # copts is a word list
@@ -190,10 +190,15 @@ mpcall() {
     local ecmd
     ecmd="$(ss_quote "$BCFTOOLS" mpileup --no-version -Ou "$@") | $BCFTOOLS call --no-version $copts"
     [ "$rc" != "0 0" ] && { fz_skip "--call $name" "$rc" "$ecmd" "$exp.err"; return; }
-    # shellcheck disable=SC2086
-    local gcmd=("$SEQSHARD" mpileup --no-version --quiet -@ 1 "$@" --call $copts)
-    timeout "$SS_TIMEOUT" "${gcmd[@]}" >"$got" 2>"$got.err" </dev/null
-    fz_check "mpileup --call $name" "$exp" "$got" "$ecmd" "$(ss_quote "${gcmd[@]}")" $?
+    for lay in $layouts; do
+        got=$SS_WORK/got.$fz_n.${lay//:/.}
+        # shellcheck disable=SC2086
+        local gcmd=("$SEQSHARD" mpileup --no-version --quiet -@ "${lay%%:*}" \
+            --shard-size "${lay#*:}" "$@" --call $copts)
+        timeout "$SS_TIMEOUT" "${gcmd[@]}" >"$got" 2>"$got.err" </dev/null
+        fz_check "mpileup --call $name [-@${lay%%:*} ${lay#*:}]" "$exp" "$got" "$ecmd" \
+            "$(ss_quote "${gcmd[@]}")" $?
+    done
 }
 
 # pl NAME LAYOUTS ARGS...: samtools mpileup ARGS vs seqshard pileup ARGS.
@@ -261,9 +266,9 @@ for r in $ROUNDS; do
     mp "default" "$EDGES" "${F[@]}" "${BAMS[@]}"
     mp "-B" "$ONE" -B "${F[@]}" "${BAMS[@]}"
     mpz "-a $TAGS" -a "$TAGS" "${F[@]}" "${BAMS[@]}"
-    [ "$KIND" = s ] && mp "-d 10000" "$ONE" -d 10000 "${F[@]}" "${BAMS[@]}"
-    mpcall "-mv" "-mv" "${F[@]}" "${BAMS[@]}"
-    mpcall "-m" "-m" "${F[@]}" "${BAMS[@]}"
+    [ "$KIND" = s ] && mp "-d 10000" "$EDGES" -d 10000 "${F[@]}" "${BAMS[@]}"
+    mpcall "-mv" "-mv" "$EDGES" "${F[@]}" "${BAMS[@]}"
+    mpcall "-m" "-m" "$ONE" "${F[@]}" "${BAMS[@]}"
     pl "-f ref (BAQ)" "$EDGES" "${F[@]}" "${BAMS[@]}"
     pl "-B -f ref" "$ONE" -B "${F[@]}" "${BAMS[@]}"
     # two more option sets of each kernel, drawn from the seed
