@@ -105,6 +105,8 @@ def make_variants(rng, ref, reps, nsamples):
 
 # ---- reads ------------------------------------------------------------------------------
 def rand_qual(rng, prof):
+    if prof >= 10:  # one quality for the whole read: 0, 1 or 93 ...
+        return prof - 10
     if prof == 0:
         return rng.randint(0, 93)
     if prof == 1:
@@ -171,7 +173,7 @@ def make_read(rng, ref, var, si, start, qlen):
             v = None
         if aligned > 0 and rng.random() < indel_rate:  # noise indel, now and then long
             if rng.random() < 0.5:
-                n = rng.randint(1, 6)
+                n = rng.randint(1, 6) if rng.random() < 0.95 else rng.randint(80, 300)
                 if p + n < L - 1:
                     add("D", n)
                     p += n
@@ -257,7 +259,7 @@ def make_sample(rng, contigs, variants, si, nreads, deep, out_sam, sample, nrg, 
         ops, seq, start = r
         if start + ref_span(ops) > len(ref):
             return None
-        prof = rng.choice((0, 1, 2, 2, 2))
+        prof = rng.choice((0, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 10, 11, 103))
         if rng.random() < 0.01:
             qual = "*"
         else:
@@ -332,6 +334,13 @@ def make_sample(rng, contigs, variants, si, nreads, deep, out_sam, sample, nrg, 
             emit_pair(ci, start, qlen)
         else:
             emit_unpaired(ci, start, qlen)
+    for ci in read_contigs:  # reads at the contigs' first and last bases
+        L = len(contigs[ci][1])
+        for _ in range(rng.randint(0, 4)):
+            emit_unpaired(ci, rng.randint(0, 2), qlen_pick())
+        for _ in range(rng.randint(0, 4)):
+            qlen = qlen_pick()
+            emit_unpaired(ci, max(0, L - qlen + rng.randint(0, 3)), qlen)
     for _ in range(rng.randint(1, 6)):  # long reads
         ci = rng.choice(read_contigs)
         L = len(contigs[ci][1])
