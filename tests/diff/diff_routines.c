@@ -22,6 +22,8 @@ const diff_routine_t diff_routines[] = {
      diff_mwu},
     {"vdb", "variant distance bias mp_vdb vs bcftools calc_vdb", 1.0, diff_vdb},
     {"sgb", "segregation bias mp_seg_bias vs bcftools calc_SegBias", 1.0, diff_sgb},
+    {"snp-words", "SNP words, scalar and SIMD, vs bcftools bcf_call_glfgen's per-base fields",
+     1.0, diff_snp_words},
     {"call-m", "call -m mc_multi_call vs bcftools mcall (pdg, alleles, QUAL, GT, GQ, GP)", 0.3,
      diff_call_multi},
     {"call-em", "call -c site EM mc_em_site vs bcftools bcf_em1 (with kmin_brent)", 0.5,

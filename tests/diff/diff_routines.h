@@ -16,6 +16,7 @@ void diff_errmod(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t);
 void diff_mwu(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t);
 void diff_vdb(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t);
 void diff_sgb(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t);
+void diff_snp_words(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t);
 void diff_call_multi(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t);
 void diff_call_em(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t);
 void diff_indel_qual(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t);
