@@ -199,9 +199,9 @@ static void print_case(FILE *f, const words_case_t *c)
     fputs("};\n  uint8_t qual[] = {", f);
     for (int i = 0; i < c->len; i++)
         fprintf(f, "%s%d", i ? (i % 16 ? ", " : ",\n      ") : "", c->qual[i]);
-    fprintf(f, "};\n  /* raw MAPQ %d */\n  mp_word_src_t s = {seq, qual, %d, %d, %d, %d, %d, %d};\n",
-            c->raw_mapq, c->len, c->rev, bt_mapq(c->raw_mapq), c->delta, c->min_bq,
-            c->max_bq);
+    fprintf(f, "};\n  /* raw MAPQ %d */\n", c->raw_mapq);
+    fprintf(f, "  mp_word_src_t s = {seq, qual, %d, %d, %d, %d, %d, %d};\n", c->len, c->rev,
+            bt_mapq(c->raw_mapq), c->delta, c->min_bq, c->max_bq);
 }
 
 void diff_snp_words(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t)
