@@ -7,6 +7,9 @@
 #                  the end of each pass, the tests skipped and why (not root: the Slurm
 #                  cluster and full-disk cases; as another user it installs nothing)
 #   make bench     bench/run-all.sh
+#   make soak      the long differential passes (scripts/soak.sh): ssdiff on 100 million
+#                  cases, the whole-tool fuzzer, the whole genomes; SOAK_SEED, SOAK_CASES,
+#                  SOAK_ROUNDS
 #   make format    clang-format our sources in place (format-check: only report)
 #   make clean     remove build folders and demo output
 # Variables: BUILD, ASAN_BUILD, JOBS, CMAKE_ARGS (extra configure arguments for build/),
@@ -30,7 +33,7 @@ DEMO_INPUTS = demo/ref.fa demo/ref.fa.fai demo/demo.bam demo/demo.bam.bai
 FORMAT_DIRS = framework $(patsubst %/,%,$(wildcard framework/*/)) io kernels kernels/pileup \
               kernels/view alloc tests
 
-.PHONY: all build deps test-deps compile demo test asan clean bench format format-check
+.PHONY: all build deps test-deps compile demo test asan clean bench soak format format-check
 
 all: build
 
@@ -98,6 +101,9 @@ asan:
 		-DSEQSHARD_TESTDATA_DIR=$(TESTDATA) $(ASAN_CMAKE_ARGS)
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	$(call run_ctest,$(ASAN_BUILD),$(ASAN_CTEST_ARGS))
+
+soak: build
+	BUILD=$(BUILD) bash scripts/soak.sh
 
 bench: build
 	@if [ -f bench/run-all.sh ]; then \

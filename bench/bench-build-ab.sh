@@ -8,7 +8,8 @@
 #   SEQSHARD_OLD=/path/old/seqshard SEQSHARD_NEW=build/seqshard bench/bench-build-ab.sh
 #
 # Cases: pileup -B on the whole genome, pileup with BAQ on the first 500 kb, view
-# CRAM -> BAM on the first 600 kb; each at -@ 2 (SS_BENCH_THREADS). Both builds must
+# CRAM -> BAM on the first 600 kb, mpileup (-Ou) and mpileup --call -mv on the first
+# 1 Mb; each at -@ 2 (SS_BENCH_THREADS); SS_AB_CASES=REGEX keeps the cases it matches. Both builds must
 # give the same bytes (checked once before timing). Results: $SS_BENCH_OUT
 # [bench/results]/build-ab.tsv (every run) and build-ab.md (the table).
 set -euo pipefail
@@ -34,7 +35,16 @@ CASES=(
     "pileup-nobaq|pileup --quiet -@ $T -B -f $REF -o OUT $BAM"
     "pileup-baq-500k|pileup --quiet -@ $T -f $REF -r $CTG:1-500000 -o OUT $BAM"
     "view-cram-bam-600k|view --quiet -@ $T -b -T $REF -o OUT $CRAM $CTG:1-600000"
+    "mpileup-1m|mpileup --quiet -@ $T -f $REF -r $CTG:1-1000000 -Ou -o OUT $BAM"
+    "mpileup-call-1m|mpileup --quiet -@ $T -f $REF -r $CTG:1-1000000 -Ou -o OUT $BAM --call -mv"
 )
+# SS_AB_CASES: a regular expression; only the cases whose names match run (default: all)
+if [ -n "${SS_AB_CASES:-}" ]; then
+    kept=()
+    for c in "${CASES[@]}"; do [[ ${c%%|*} =~ $SS_AB_CASES ]] && kept+=("$c"); done
+    CASES=("${kept[@]}")
+    [ ${#CASES[@]} -gt 0 ] || die "SS_AB_CASES=$SS_AB_CASES matches no case"
+fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ss-build-ab.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
