@@ -11,7 +11,7 @@ third-party modules); samtools sorts and indexes, dwgsim and bwa make the real r
 writes into DIR:
   ref.fa (+ .fai)   2-4 contigs of 2-20 kb (times --scale): random bases with long
                     homopolymers, short tandem repeats of unit 2-6, N runs, soft-masked
-                    (lower-case) stretches, a few IUPAC codes; the last contig gets no reads
+                    (lower-case) stretches, a few IUPAC codes; one contig (any) gets no reads
   s1.bam .. sK.bam  K = 1-3 samples, one file each, coordinate-sorted and indexed: reads of
                     length 1-300 and a few of 1,000-5,000; SNPs and indels planted as
                     variants (indels mostly in the repeats), random errors, indels at read
@@ -234,7 +234,7 @@ def cigar_str(ops):
     return "".join("%d%s" % (n, op) for op, n in ops)
 
 
-def make_sample(rng, contigs, variants, si, nreads, deep, out_sam, sample, nrg, sm):
+def make_sample(rng, contigs, variants, si, nreads, deep, out_sam, sample, nrg, sm, empty):
     rgs = ["%s.rg%d" % (sample, i + 1) for i in range(nrg)]
     recs = []
     qname = [0]
@@ -281,7 +281,7 @@ def make_sample(rng, contigs, variants, si, nreads, deep, out_sam, sample, nrg, 
         return [name, flag, contigs[ci][0], start + 1, mapq, cigar_str(ops), seq, qual, rg,
                 start, start + ref_span(ops)]
 
-    read_contigs = list(range(len(contigs) - 1))  # the last contig gets no reads
+    read_contigs = [i for i in range(len(contigs)) if i != empty]  # one gets no reads
 
     def emit_unpaired(ci, start, qlen):
         rec = one(ci, start, qlen, 0, new_name(), rng.choice(rgs))
@@ -396,12 +396,13 @@ def synthetic(args):
     nsamples = rng.randint(1, 3)
     variants = [make_variants(rng, s, r, nsamples) for (_, s), r in zip(contigs, reps)]
     write_fasta(os.path.join(args.out, "ref.fa"), contigs)
-    deep_ci = rng.randrange(0, ncontigs - 1)
+    empty = rng.randrange(ncontigs)
+    deep_ci = rng.choice([i for i in range(ncontigs) if i != empty])
     deep = (deep_ci, rng.randrange(200, len(contigs[deep_ci][1]) - 200),
             int(rng.choice((200, 600, 1500, 3000)) * args.scale))
     info = ["seed %d" % args.seed, "contigs %s" % " ".join(
         "%s:%d" % (n, len(s)) for n, s in contigs), "deep locus %s:%d x%d (s1.bam)" % (
-        contigs[deep[0]][0], deep[1] + 1, deep[2])]
+        contigs[deep[0]][0], deep[1] + 1, deep[2]), "no reads on %s" % contigs[empty][0]]
     # now and then one sample spread over two files (bcftools then draws at 255 bases
     # and more even at the default -d), and the deep locus in a second file too
     split = nsamples >= 2 and rng.random() < 0.3
@@ -410,12 +411,12 @@ def synthetic(args):
         sample = "S%d" % (si + 1)
         if split and si == 1:
             sample = "S1"
-        total_len = sum(len(s) for _, s in contigs[:-1])
+        total_len = sum(len(s) for i, (_, s) in enumerate(contigs) if i != empty)
         nreads = int(total_len / 100 * rng.choice((0.3, 1, 3, 8)))
         sam = os.path.join(args.out, "s%d.sam" % (si + 1))
         n = make_sample(rng, contigs, variants, si, nreads,
                         deep if si == 0 or (si == 1 and deep2) else None, sam,
-                        "S%d" % (si + 1), rng.randint(1, 3), sm=sample)
+                        "S%d" % (si + 1), rng.randint(1, 3), sample, empty)
         sort_index(sam, os.path.join(args.out, "s%d.bam" % (si + 1)))
         info.append("s%d.bam: sample %s, %d records%s" % (
             si + 1, sample, n, ", deep locus too" if si == 1 and deep2 else ""))
