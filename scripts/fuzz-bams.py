@@ -12,13 +12,18 @@ writes into DIR:
   ref.fa (+ .fai)   2-4 contigs of 2-20 kb (times --scale): random bases with long
                     homopolymers, short tandem repeats of unit 2-6, N runs, soft-masked
                     (lower-case) stretches, a few IUPAC codes; one contig (any) gets no reads
-  s1.bam .. sK.bam  K = 1-3 samples, one file each, coordinate-sorted and indexed: reads of
-                    length 1-300 and a few of 1,000-5,000; SNPs and indels planted as
-                    variants (indels mostly in the repeats), random errors, indels at read
-                    starts and ends, long insertions, soft clips, N bases, qualities 0-93,
-                    MAPQ 0-255, one deep locus (up to a few thousand reads), duplicates,
+  s1.bam .. sK.bam  K = 1-3 files, one sample each (now and then one sample in two files),
+                    coordinate-sorted and indexed: reads of length 1-300 and a few of
+                    1,000-5,000, reads at the contigs' first and last bases; SNPs and
+                    indels planted as variants (indels mostly in the repeats), random
+                    errors, indels at read starts and ends, long insertions and deletions,
+                    soft and hard clips, =/X and N operations, N bases, qualities 0-93
+                    (some reads one quality, some '*'), MAPQ 0-255, one deep locus (up to
+                    a few thousand reads, sometimes in two files), duplicates,
                     secondary/supplementary/QC-fail flags, proper, improper and
-                    overlapping pairs, unpaired reads, 1-3 read groups per sample
+                    overlapping pairs, unmapped mates, unpaired reads, 1-3 read groups
+                    per file, NM tags (mostly right, some wrong or missing: NMBZ), a few
+                    BQ tags (BAQ already applied)
   case.txt          the seed and the shape of the case (samples, contigs, reads)
 With --real instead: real.fa (a repeat-rich reference) and real.bam, dwgsim reads with
 indels aligned by `bwa mem`, sorted and indexed.
@@ -230,6 +235,44 @@ def ref_span(ops):
     return sum(n for op, n in ops if op in "MD=XN")
 
 
+def nm_of(ops, seq, ref, start):
+    """The edit distance as aligners write NM: mismatches and indel bases."""
+    nm, q, p = 0, 0, start
+    for op, n in ops:
+        if op in "M=X":
+            nm += sum(1 for i in range(n) if seq[q + i] != ref[p + i].upper())
+            q += n
+            p += n
+        elif op == "I":
+            nm += n
+            q += n
+        elif op == "S":
+            q += n
+        elif op == "D":
+            nm += n
+            p += n
+        elif op == "N":
+            p += n
+    return nm
+
+
+def extra_tags(rng, ops, seq, qual, ref, start):
+    """NM (mostly right, sometimes wrong or missing) and now and then a BQ tag."""
+    tags = []
+    u = rng.random()
+    if u < 0.8:
+        tags.append("NM:i:%d" % nm_of(ops, seq, ref, start))
+    elif u < 0.9:
+        tags.append("NM:i:%d" % rng.choice((0, 1, 7, 40, 300, 70000)))
+    if qual != "*" and rng.random() < 0.05:  # a BQ tag as htslib's BAQ writes it, or odd
+        if rng.random() < 0.8:
+            tags.append("BQ:Z:" + "".join(chr(64 + rng.randint(0, max(0, ord(c) - 33)))
+                                          for c in qual))
+        else:
+            tags.append("BQ:Z:" + "".join(chr(rng.randint(33, 126)) for _ in qual))
+    return tags
+
+
 def cigar_str(ops):
     return "".join("%d%s" % (n, op) for op, n in ops)
 
@@ -278,7 +321,8 @@ def make_sample(rng, contigs, variants, si, nreads, deep, out_sam, sample, nrg, 
             flag |= 0x200
         if rng.random() < 0.5:
             flag |= 0x10
-        return [name, flag, contigs[ci][0], start + 1, mapq, cigar_str(ops), seq, qual, rg,
+        return [name, flag, contigs[ci][0], start + 1, mapq, cigar_str(ops), seq, qual,
+                "\t".join(["RG:Z:" + rg] + extra_tags(rng, ops, seq, qual, ref, start)),
                 start, start + ref_span(ops)]
 
     read_contigs = [i for i in range(len(contigs)) if i != empty]  # one gets no reads
@@ -308,7 +352,8 @@ def make_sample(rng, contigs, variants, si, nreads, deep, out_sam, sample, nrg, 
             if rng.random() < 0.5:  # the unmapped mate, placed at its mate's position
                 um = [x[0], 0x1 | 0x4 | (0xc0 ^ (x[1] & 0xc0)) | (0x20 if x[1] & 0x10 else 0),
                       x[2], x[3], 0, "*",
-                      "".join(rng.choice(BASES) for _ in range(30)), "#" * 30, x[8],
+                      "".join(rng.choice(BASES) for _ in range(30)), "#" * 30,
+                      x[8].split("\t")[0],
                       x[9], x[9], "=", x[3], 0]
                 recs.append(um)
             return None
@@ -365,7 +410,7 @@ def make_sample(rng, contigs, variants, si, nreads, deep, out_sam, sample, nrg, 
         for r in recs:
             f.write("\t".join(str(x) for x in (r[0], r[1], r[2], r[3], r[4], r[5], r[11],
                                                r[12], r[13], r[6], r[7]))
-                    + "\tRG:Z:%s\n" % r[8])
+                    + "\t%s\n" % r[8])
     return len(recs)
 
 
