@@ -18,7 +18,8 @@
 #     PL_EXTRA below: -x, -A, -C 50, -q/-Q, -D, -E, -I, -X, -L, -g, -r, -a/-aa, extra
 #     columns, flag filters, ...);
 #   layouts: the cases run at -@ 1 and one shard; the default mpileup, -d 10000 (bcftools'
-#     random draws past 255 bases), --call -mv and the BAQ pileup also at -@ 2 --shard-size 1k (shard edges everywhere) against the same expected bytes.
+#     random draws past 255 bases), --call -mv and the BAQ pileup also at -@ 2
+#     --shard-size 1k (shard edges everywhere) against the same expected bytes.
 # --no-version on both sides, --quiet on seqshard.
 #
 # A difference prints the seed, both commands, the first differing lines of both, and
@@ -42,9 +43,11 @@ set -u
 BCFTOOLS=${BCFTOOLS:-bcftools}
 GEN=$SS_SRC/scripts/fuzz-bams.py
 
-[ -x "$SEQSHARD" ] || { echo "FAIL setup: SEQSHARD=$SEQSHARD is not an executable; build it first"; exit 1; }
+[ -x "$SEQSHARD" ] ||
+    { echo "FAIL setup: SEQSHARD=$SEQSHARD is not an executable; build it first"; exit 1; }
 for t in "$BCFTOOLS" "$SAMTOOLS" python3 bgzip; do
-    command -v "$t" >/dev/null || { echo "SKIP: $t not found (needed by $(basename "$0"))"; exit 77; }
+    command -v "$t" >/dev/null ||
+        { echo "SKIP: $t not found (needed by $(basename "$0"))"; exit 77; }
 done
 v=$("$BCFTOOLS" --version | head -1)
 [ "$v" = "bcftools 1.16" ] ||
@@ -150,7 +153,8 @@ mp() {
     [ $rc != 0 ] && { fz_skip "mpileup $name" $rc "$(ss_quote "${ecmd[@]}")" "$exp.err"; return; }
     for lay in $layouts; do
         got=$SS_WORK/got.$fz_n.${lay//:/.}
-        local gcmd=("$SEQSHARD" mpileup --no-version --quiet -@ "${lay%%:*}" --shard-size "${lay#*:}" "$@")
+        local gcmd=("$SEQSHARD" mpileup --no-version --quiet -@ "${lay%%:*}" \
+            --shard-size "${lay#*:}" "$@")
         timeout "$SS_TIMEOUT" "${gcmd[@]}" >"$got" 2>"$got.err" </dev/null
         fz_check "mpileup $name [-@${lay%%:*} ${lay#*:}]" "$exp" "$got" "$(ss_quote "${ecmd[@]}")" \
             "$(ss_quote "${gcmd[@]}")" $?
@@ -192,11 +196,12 @@ mpcall() {
         "$BCFTOOLS" call --no-version $copts >"$exp" 2>>"$exp.err"
     rc="${PIPESTATUS[*]}"
     local ecmd
-    ecmd="$(ss_quote "$BCFTOOLS" mpileup --no-version -Ou "$@") | $BCFTOOLS call --no-version $copts"
+    ecmd="$(ss_quote "$BCFTOOLS" mpileup --no-version -Ou "$@")"
+    ecmd+=" | $BCFTOOLS call --no-version $copts"
     [ "$rc" != "0 0" ] && { fz_skip "--call $name" "$rc" "$ecmd" "$exp.err"; return; }
     for lay in $layouts; do
         got=$SS_WORK/got.$fz_n.${lay//:/.}
-        # shellcheck disable=SC2086
+        # shellcheck disable=SC2086,SC2206 # copts is a word list
         local gcmd=("$SEQSHARD" mpileup --no-version --quiet -@ "${lay%%:*}" \
             --shard-size "${lay#*:}" "$@" --call $copts)
         timeout "$SS_TIMEOUT" "${gcmd[@]}" >"$got" 2>"$got.err" </dev/null
@@ -247,13 +252,17 @@ for r in $ROUNDS; do
     CASE=$SS_WORK/case.$SEED.$KIND
     mkdir -p "$CASE"
     if [ "$KIND" = r ]; then
-        [ $have_real = 0 ] && { echo "SKIP seed $SEED: dwgsim or bwa not found, no real-reads case"; continue; }
+        if [ $have_real = 0 ]; then
+            echo "SKIP seed $SEED: dwgsim or bwa not found, no real-reads case"
+            continue
+        fi
         gen=(python3 "$GEN" --seed "$SEED" --scale "$SCALE" --real --out "$CASE")
     else
         gen=(python3 "$GEN" --seed "$SEED" --scale "$SCALE" --out "$CASE")
     fi
     if ! "${gen[@]}" 2>"$SS_WORK/gen.err"; then
-        ss_bad "seed $SEED: generate" "$(ss_quote "${gen[@]}") failed" "$(head -3 "$SS_WORK/gen.err")"
+        ss_bad "seed $SEED: generate" "$(ss_quote "${gen[@]}") failed" \
+            "$(head -3 "$SS_WORK/gen.err")"
         continue
     fi
     [ "$SS_VERBOSE" = 1 ] && sed 's/^/     /' "$CASE/case.txt"
@@ -283,12 +292,13 @@ for r in $ROUNDS; do
         # shellcheck disable=SC2086 # o is a word list
         mp "$o" "$lay" $o "${F[@]}" "${BAMS[@]}"
         o=${PL_EXTRA[RANDOM % ${#PL_EXTRA[@]}]//CTG/$CTG}
-        # shellcheck disable=SC2086
+        # shellcheck disable=SC2086 # o is a word list
         pl "$o" "$lay" $o "${F[@]}" "${BAMS[@]}"
     done
     rm -rf "$CASE" "$SS_WORK"/exp.* "$SS_WORK"/got.*
 done
 
-echo "$(basename "$0"): $round_no rounds ($ROUNDS ), $fz_skipped skipped on a reference-tool failure"
+echo "$(basename "$0"): $round_no rounds ($ROUNDS )," \
+    "$fz_skipped cases skipped on a reference-tool failure"
 ss_summary
 exit $?
