@@ -24,7 +24,10 @@ writes into DIR:
                     overlapping pairs, unmapped mates, unpaired reads, 1-3 read groups
                     per file, NM tags (mostly right, some wrong or missing: NMBZ), a few
                     BQ tags (BAQ already applied)
-  case.txt          the seed and the shape of the case (samples, contigs, reads)
+                    Half the seeds have a theme, one feature at an extreme: indels (ten
+                    times as many), short (reads of 1-40), lowq (qualities 0-10), clips,
+                    overlap (every pair overlapping), mapq (0, 1, 255), errors
+  case.txt          the seed, its theme and the shape of the case (samples, contigs, reads)
 With --real instead: real.fa (a repeat-rich reference) and real.bam, dwgsim reads with
 indels aligned by `bwa mem`, sorted and indexed.
 """
@@ -35,6 +38,10 @@ import subprocess
 import sys
 
 BASES = "ACGT"
+# A theme pushes a case to one extreme (drawn from its own stream, so half the seeds make
+# the same case as without themes): see THEMES.
+THEMES = ("indels", "short", "lowq", "clips", "overlap", "mapq", "errors")
+THEME = None
 
 
 def die(msg):
@@ -135,7 +142,7 @@ def make_read(rng, ref, var, si, start, qlen):
     def rb():
         return rng.choice(BASES)
 
-    if rng.random() < 0.12:  # leading soft clip
+    if rng.random() < (0.6 if THEME == "clips" else 0.12):  # leading soft clip
         n = rng.randint(1, min(40, max(1, qlen // 2)))
         seq.extend(rb() for _ in range(n))
         add("S", n)
@@ -152,6 +159,11 @@ def make_read(rng, ref, var, si, start, qlen):
     err = rng.choice((0.002, 0.01, 0.01, 0.05))
     nrate = rng.choice((0, 0, 0.002, 0.05))
     indel_rate = rng.choice((0, 0.001, 0.004))
+    if THEME == "indels":
+        indel_rate *= 10
+        indel_rate += 0.02
+    elif THEME == "errors":
+        err, nrate = err + 0.1, nrate + 0.03
     eqx = rng.random() < 0.03  # =/X instead of M
     skip_rate = 0.004 if rng.random() < 0.02 else 0  # N (reference skip) operations
     aligned = 0
@@ -287,6 +299,8 @@ def make_sample(rng, contigs, variants, si, nreads, deep, out_sam, sample, nrg, 
         return "%s:r%06d" % (sample, qname[0])
 
     def qlen_pick():
+        if THEME == "short":
+            return rng.randint(1, 40)
         u = rng.random()
         if u < 0.04:
             return rng.randint(1, 30)
@@ -303,12 +317,16 @@ def make_sample(rng, contigs, variants, si, nreads, deep, out_sam, sample, nrg, 
         if start + ref_span(ops) > len(ref):
             return None
         prof = rng.choice((0, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 10, 11, 103))
+        if THEME == "lowq":
+            prof = rng.choice((10, 11, 12, 13, 15, 20))
         if rng.random() < 0.01:
             qual = "*"
         else:
             qual = "".join(chr(33 + rand_qual(rng, prof)) for _ in seq)
         u = rng.random()
         mapq = 60 if u < 0.6 else (rng.randint(0, 255) if u < 0.9 else rng.choice((0, 255, 1)))
+        if THEME == "mapq":
+            mapq = rng.choice((0, 1, 255, rng.randint(0, 255)))
         flag = flag_base
         u = rng.random()
         if u < 0.03:
@@ -335,6 +353,8 @@ def make_sample(rng, contigs, variants, si, nreads, deep, out_sam, sample, nrg, 
     def emit_pair(ci, start, qlen):
         ref = contigs[ci][1]
         ins = rng.choice((rng.randint(qlen // 2 + 1, 2 * qlen + 1), rng.randint(150, 700)))
+        if THEME == "overlap":
+            ins = rng.randint(qlen // 2 + 1, qlen + 1)
         mstart = start + max(0, ins - qlen)
         if mstart >= len(ref) - 2:
             return emit_unpaired(ci, start, qlen)
@@ -375,7 +395,7 @@ def make_sample(rng, contigs, variants, si, nreads, deep, out_sam, sample, nrg, 
         L = len(contigs[ci][1])
         qlen = qlen_pick()
         start = rng.randrange(0, max(1, L - 20))
-        if rng.random() < 0.5:
+        if THEME == "overlap" or rng.random() < 0.5:
             emit_pair(ci, start, qlen)
         else:
             emit_unpaired(ci, start, qlen)
@@ -430,6 +450,10 @@ def sort_index(sam, bam):
 
 
 def synthetic(args):
+    global THEME
+    trng = random.Random("theme %d" % args.seed)
+    if trng.random() < 0.5:
+        THEME = trng.choice(THEMES)
     rng = random.Random(args.seed)
     ncontigs = rng.randint(2, 4)
     contigs, reps = [], []
@@ -445,7 +469,7 @@ def synthetic(args):
     deep_ci = rng.choice([i for i in range(ncontigs) if i != empty])
     deep = (deep_ci, rng.randrange(200, len(contigs[deep_ci][1]) - 200),
             int(rng.choice((200, 600, 1500, 3000)) * args.scale))
-    info = ["seed %d" % args.seed, "contigs %s" % " ".join(
+    info = ["seed %d%s" % (args.seed, ", theme %s" % THEME if THEME else ""), "contigs %s" % " ".join(
         "%s:%d" % (n, len(s)) for n, s in contigs), "deep locus %s:%d x%d (s1.bam)" % (
         contigs[deep[0]][0], deep[1] + 1, deep[2]), "no reads on %s" % contigs[empty][0]]
     # now and then one sample spread over two files (bcftools then draws at 255 bases

@@ -7,7 +7,8 @@
 # reference with homopolymers, tandem repeats, N runs and a contig without reads; 1-3
 # samples, one BAM each, with planted SNPs and indels, indels at read ends, long
 # insertions, soft clips, N bases, qualities 0-93, MAPQ 0-255, a deep locus, flagged
-# reads, proper/improper/overlapping pairs, several read groups; see the script), and
+# reads, proper/improper/overlapping pairs, several read groups, NM and BQ tags; half the
+# seeds push one feature to an extreme, a "theme": see the script), and
 # every few rounds a real-reads case (dwgsim + bwa mem, fuzz-bams.py --real). On each:
 #   mpileup: default; -B; -a AD,ADF,ADR,DP,SP,DP4,DV,DPR,INFO/AD,INFO/ADF,INFO/ADR,SCR,
 #     INFO/SCR,QS,NMBZ -Oz (decompressed with bgzip -dc, and read back by bcftools view);
@@ -66,8 +67,9 @@ fz_skipped=0
 
 # The short pass: SEED:SCALE:KIND (s synthetic, r real). Seed 15: three files, one sample
 # in two of them with a 900x locus in both (bcftools draws past 255 bases at the default
-# -d too), no reads on the first contig; seed 6: four contigs, the third without reads
-# (pileup -a/-aa), a 180x locus; a real-reads case. Chosen to stay under 120 s on 2
+# -d too), no reads on the first contig, reads of 1-40 bases (theme short); seed 6: four
+# contigs, the third without reads (pileup -a/-aa), a 180x locus, MAPQ 0/1/255 (theme
+# mapq); a real-reads case. Chosen to stay under 120 s on 2
 # busy cores. (A change to fuzz-bams.py changes what a seed makes: check these still do.)
 SHORT="15:0.3:s 6:0.3:s 2:0.3:r"
 if [ -n "${SS_FUZZ_ROUNDS:-}" ]; then
