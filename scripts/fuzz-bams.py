@@ -28,8 +28,9 @@ writes into DIR:
                     times as many), short (reads of 1-40), lowq (qualities 0-10), clips,
                     overlap (every pair overlapping), mapq (0, 1, 255), errors
   case.txt          the seed, its theme and the shape of the case (samples, contigs, reads)
-With --real instead: real.fa (a repeat-rich reference) and real.bam, dwgsim reads with
-indels aligned by `bwa mem`, sorted and indexed.
+With --real instead: real.fa (a repeat-rich reference) and real1.bam (and real2.bam, a
+second sample), dwgsim pairs of 70-250 bases with indels aligned by `bwa mem`, sorted
+and indexed.
 """
 import argparse
 import os
@@ -503,19 +504,31 @@ def real(args):
                         .translate(str.maketrans("RYKMSWBDHV", "ACGTACGTAC"))))
     fa = os.path.join(args.out, "real.fa")
     write_fasta(fa, contigs)
-    pre = os.path.join(args.out, "dw")
-    run(["dwgsim", "-z", str(args.seed), "-N", str(int(4000 * args.scale)), "-1", "100",
-         "-2", "100", "-r", "0.01", "-R", "0.4", "-X", "0.5", "-e", "0.01", "-E", "0.02",
-         "-y", "0", "-o", "1", fa, pre], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     run(["bwa", "index", fa], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    sam = os.path.join(args.out, "real.sam")
-    with open(sam, "w") as f:
-        run(["bwa", "mem", "-t", "1", "-R", "@RG\\tID:dw\\tSM:real", fa,
-             pre + ".bwa.read1.fastq.gz", pre + ".bwa.read2.fastq.gz"],
-            stdout=f, stderr=subprocess.DEVNULL)
-    sort_index(sam, os.path.join(args.out, "real.bam"))
+    nfiles = rng.randint(1, 2)
+    info = ["seed %d real: dwgsim -z %d.., bwa mem" % (args.seed, args.seed)]
+    for k in range(nfiles):
+        pre = os.path.join(args.out, "dw%d" % (k + 1))
+        rlen = rng.choice((70, 100, 150, 250))
+        npairs = int(rng.choice((2000, 4000, 8000)) * args.scale)
+        run(["dwgsim", "-z", str(args.seed * 10 + k), "-N", str(npairs), "-1", str(rlen),
+             "-2", str(rlen), "-d", str(rng.choice((250, 400, 600))), "-r", "0.01",
+             "-R", "0.4", "-X", "0.5", "-e", "0.01", "-E", "0.02", "-y", "0", "-o", "1",
+             fa, pre], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        sam = os.path.join(args.out, "real%d.sam" % (k + 1))
+        with open(sam, "w") as f:
+            run(["bwa", "mem", "-t", "1", "-R", "@RG\\tID:dw%d\\tSM:real%d" % (k + 1, k + 1),
+                 fa, pre + ".bwa.read1.fastq.gz", pre + ".bwa.read2.fastq.gz"],
+                stdout=f, stderr=subprocess.DEVNULL)
+        sort_index(sam, os.path.join(args.out, "real%d.bam" % (k + 1)))
+        for ext in (".bwa.read1.fastq.gz", ".bwa.read2.fastq.gz", ".bfast.fastq.gz",
+                    ".mutations.txt", ".mutations.vcf"):
+            if os.path.exists(pre + ext):
+                os.unlink(pre + ext)
+        info.append("real%d.bam: sample real%d, %d pairs of %d bases" % (
+            k + 1, k + 1, npairs, rlen))
     with open(os.path.join(args.out, "case.txt"), "w") as f:
-        f.write("seed %d real: dwgsim -z %d, bwa mem\n" % (args.seed, args.seed))
+        f.write("\n".join(info) + "\n")
 
 
 def main():

@@ -9,7 +9,8 @@
 # insertions, soft clips, N bases, qualities 0-93, MAPQ 0-255, a deep locus, flagged
 # reads, proper/improper/overlapping pairs, several read groups, NM and BQ tags; half the
 # seeds push one feature to an extreme, a "theme": see the script), and
-# every few rounds a real-reads case (dwgsim + bwa mem, fuzz-bams.py --real). On each:
+# every few rounds a real-reads case (dwgsim + bwa mem, one or two samples, fuzz-bams.py
+# --real). On each:
 #   mpileup: default; -B; -a AD,ADF,ADR,DP,SP,DP4,DV,DPR,INFO/AD,INFO/ADF,INFO/ADR,SCR,
 #     INFO/SCR,QS,NMBZ -Oz (decompressed with bgzip -dc, and read back by bcftools view);
 #     -d 10000; --call -mv and --call -m against the pipe; all samples' BAMs at once;
@@ -69,9 +70,9 @@ fz_skipped=0
 # in two of them with a 900x locus in both (bcftools draws past 255 bases at the default
 # -d too), no reads on the first contig, reads of 1-40 bases (theme short); seed 6: four
 # contigs, the third without reads (pileup -a/-aa), a 180x locus, MAPQ 0/1/255 (theme
-# mapq); a real-reads case. Chosen to stay under 120 s on 2
-# busy cores. (A change to fuzz-bams.py changes what a seed makes: check these still do.)
-SHORT="15:0.3:s 6:0.3:s 2:0.3:r"
+# mapq); real seed 5: two samples, pairs of 250 and 100 bases. Chosen to stay under
+# 120 s on 2 busy cores. (A change to fuzz-bams.py changes what a seed makes: check these still do.)
+SHORT="15:0.3:s 6:0.3:s 5:0.3:r"
 if [ -n "${SS_FUZZ_ROUNDS:-}" ]; then
     s0=${SS_FUZZ_SEED:-1}
     ROUNDS=""
@@ -270,7 +271,7 @@ for r in $ROUNDS; do
     [ "$SS_VERBOSE" = 1 ] && sed 's/^/     /' "$CASE/case.txt"
     if [ "$KIND" = r ]; then
         REFA=$CASE/real.fa
-        BAMS=("$CASE/real.bam")
+        BAMS=("$CASE"/real[0-9].bam)
     else
         REFA=$CASE/ref.fa
         BAMS=("$CASE"/s[0-9].bam)
