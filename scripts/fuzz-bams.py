@@ -470,9 +470,10 @@ def synthetic(args):
     deep_ci = rng.choice([i for i in range(ncontigs) if i != empty])
     deep = (deep_ci, rng.randrange(200, len(contigs[deep_ci][1]) - 200),
             int(rng.choice((200, 600, 1500, 3000)) * args.scale))
-    info = ["seed %d%s" % (args.seed, ", theme %s" % THEME if THEME else ""), "contigs %s" % " ".join(
-        "%s:%d" % (n, len(s)) for n, s in contigs), "deep locus %s:%d x%d (s1.bam)" % (
-        contigs[deep[0]][0], deep[1] + 1, deep[2]), "no reads on %s" % contigs[empty][0]]
+    info = ["seed %d%s" % (args.seed, ", theme %s" % THEME if THEME else ""),
+            "contigs %s" % " ".join("%s:%d" % (n, len(s)) for n, s in contigs),
+            "deep locus %s:%d x%d (s1.bam)" % (contigs[deep[0]][0], deep[1] + 1, deep[2]),
+            "no reads on %s" % contigs[empty][0]]
     # now and then one sample spread over two files (bcftools then draws at 255 bases
     # and more even at the default -d), and the deep locus in a second file too
     split = nsamples >= 2 and rng.random() < 0.3
