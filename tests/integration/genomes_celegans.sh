@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # genomes_celegans.sh -- a whole small genome of another kind than the E. coli the other tests
-# use: C. elegans (300 kb of chromosome I at ~30x per sample, its 5 kb MtDNA at ~300x per
+# use: C. elegans (220 kb of chromosome I at ~30x per sample, its 5 kb MtDNA at ~300x per
 # sample, a 5 kb contig X without reads; three samples; see lib_genomes.sh). Every record of
 # seqshard mpileup (one sample and three, with and without -B, -Ob read back by bcftools
 # view), --call -mv and --call -m -g 10, and seqshard pileup -f (BAQ on) against bcftools

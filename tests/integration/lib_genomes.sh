@@ -11,7 +11,7 @@
 #
 # The data sets, each independent of the others and of scripts/make-testdata.sh's (another
 # genome, other slices, other seeds, read lengths, error and mutation rates, coverage):
-#   celegans  C. elegans (the samtools-test package's ce.fa): I = CHROMOSOME_I 200001-500000
+#   celegans  C. elegans (the samtools-test package's ce.fa): I = CHROMOSOME_I 200001-420000
 #             at ~30x per sample, 2x100, mutation rate 0.0015 (25% indels); MtDNA (its 5 kb)
 #             at ~300x per sample, past the 255 bases per sample where bcftools subsamples;
 #             X (5 kb of CHROMOSOME_X) in the reference without reads. dwgsim seeds 101-103.
@@ -109,9 +109,9 @@ gn_no_reads() {
 # ---- the data sets (each built in an empty folder, which becomes $GN) ----------------------
 gn_build_celegans() {
     [ -r "$GN_CE" ] || gn_die "$GN_CE not found; apt-get install samtools-test"
-    gn_fasta ref.fa "$GN_CE" I:CHROMOSOME_I:200001:500000 MtDNA:CHROMOSOME_MtDNA:1:5000 \
+    gn_fasta ref.fa "$GN_CE" I:CHROMOSOME_I:200001:420000 MtDNA:CHROMOSOME_MtDNA:1:5000 \
         X:CHROMOSOME_X:1:5000
-    gn_fasta nuc.fa ref.fa I:I:1:300000
+    gn_fasta nuc.fa ref.fa I:I:1:220000
     gn_fasta mt.fa ref.fa MtDNA:MtDNA:1:5000
     gn_index_ref
     local i
