@@ -22,8 +22,9 @@ writes into DIR:
                     a few thousand reads, sometimes in two files), duplicates,
                     secondary/supplementary/QC-fail flags, proper, improper and
                     overlapping pairs, unmapped mates, unpaired reads, 1-3 read groups
-                    per file, NM tags (mostly right, some wrong or missing: NMBZ), a few
-                    BQ tags (BAQ already applied)
+                    per file (a few reads without RG or with one the header lacks), NM
+                    tags (mostly right, some wrong or missing: NMBZ), a few BQ tags (BAQ
+                    already applied).
                     Half the seeds have a theme, one feature at an extreme: indels (ten
                     times as many), short (reads of 1-40), lowq (qualities 0-10), clips,
                     overlap (every pair overlapping), mapq (0, 1, 255), errors
@@ -43,6 +44,7 @@ BASES = "ACGT"
 # the same case as without themes): see THEMES.
 THEMES = ("indels", "short", "lowq", "clips", "overlap", "mapq", "errors")
 THEME = None
+ODD = random.Random(0)  # its own stream for the odd read groups, so the rest stays as it was
 
 
 def die(msg):
@@ -429,9 +431,16 @@ def make_sample(rng, contigs, variants, si, nreads, deep, out_sam, sample, nrg, 
         for rg in rgs:
             f.write("@RG\tID:%s\tSM:%s\tPL:ILLUMINA\tLB:%s.lib\n" % (rg, sm, rg))
         for r in recs:
+            tags = r[8]
+            u = ODD.random()  # a read without RG, or with one the header lacks
+            if u < 0.005:
+                tags = tags.split("\t", 1)[1] if "\t" in tags else ""
+            elif u < 0.01:
+                tags = "RG:Z:%s.nosuch" % sample + tags[tags.index("\t"):] if "\t" in tags \
+                    else "RG:Z:%s.nosuch" % sample
             f.write("\t".join(str(x) for x in (r[0], r[1], r[2], r[3], r[4], r[5], r[11],
                                                r[12], r[13], r[6], r[7]))
-                    + "\t%s\n" % r[8])
+                    + ("\t" + tags if tags else "") + "\n")
     return len(recs)
 
 
@@ -455,6 +464,8 @@ def synthetic(args):
     trng = random.Random("theme %d" % args.seed)
     if trng.random() < 0.5:
         THEME = trng.choice(THEMES)
+    global ODD
+    ODD = random.Random("odd %d" % args.seed)
     rng = random.Random(args.seed)
     ncontigs = rng.randint(2, 4)
     contigs, reps = [], []
