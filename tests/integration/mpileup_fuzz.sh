@@ -32,7 +32,7 @@
 # several regions, regions past a contig's end) are not exercised, so nothing is excused.
 #
 # Environment (besides lib.sh's SEQSHARD, SAMTOOLS, SS_TIMEOUT, SS_VERBOSE):
-#   SS_FUZZ_SEED=S    first seed of a long pass (with SS_FUZZ_ROUNDS)
+#   SS_FUZZ_SEED=S    first seed of a long pass (with SS_FUZZ_ROUNDS) [1]
 #   SS_FUZZ_ROUNDS=N  run N rounds, seeds S..S+N-1, instead of the short pass's fixed list
 #   SS_FUZZ_SCALE=X   contig lengths and read counts times X [1 in a long pass; the short
 #                     pass's list has its own]
@@ -40,6 +40,9 @@
 #   SS_FUZZ_KEEP=DIR  where failing cases are kept
 #   BCFTOOLS          the reference bcftools [bcftools]
 # Soak: SS_FUZZ_ROUNDS=200 SS_FUZZ_SEED=1000 bash tests/integration/mpileup_fuzz.sh
+# (run a copy, with SS_SRC pointing at it, if you edit the script meanwhile: bash reads
+# it as it goes). A difference found is minimised by hand (fewest reads, shortest
+# region) and kept under tests/data/fuzz-cases/, one directory with a README each.
 set -u
 . "$(dirname "$0")/lib.sh"
 BCFTOOLS=${BCFTOOLS:-bcftools}
@@ -71,8 +74,16 @@ fz_skipped=0
 # -d too), no reads on the first contig, reads of 1-40 bases (theme short); seed 6: four
 # contigs, the third without reads (pileup -a/-aa), a 180x locus, MAPQ 0/1/255 (theme
 # mapq); real seed 5: two samples, pairs of 250 and 100 bases. Chosen to stay under
-# 120 s on 2 busy cores. (A change to fuzz-bams.py changes what a seed makes: check these still do.)
+# 120 s on 2 busy cores. (A change to fuzz-bams.py changes what a seed makes: check that
+# these still do.)
 SHORT="15:0.3:s 6:0.3:s 5:0.3:r"
+for v in SS_FUZZ_ROUNDS SS_FUZZ_SEED SS_FUZZ_REAL; do
+    [[ ${!v:-0} =~ ^[0-9]+$ ]] ||
+        { echo "FAIL setup: $v='${!v}' is not a whole number; see the header of $0"; exit 2; }
+done
+[[ ${SS_FUZZ_SCALE:-1} =~ ^[0-9]*\.?[0-9]+$ ]] ||
+    { echo "FAIL setup: SS_FUZZ_SCALE='$SS_FUZZ_SCALE' is not a number; see the header of $0"
+      exit 2; }
 if [ -n "${SS_FUZZ_ROUNDS:-}" ]; then
     s0=${SS_FUZZ_SEED:-1}
     ROUNDS=""
