@@ -105,6 +105,19 @@ fz_first_diff() {
     echo "     first difference at line $n:"
     echo "     expected: $(sed -n "${n}p" "$1" | cut -c1-400)"
     echo "     seqshard: $(sed -n "${n}p" "$2" | cut -c1-400)"
+    # the columns (and ;-separated INFO items) that differ, as long lines get cut above
+    awk -F'\t' -v n="$n" 'FNR == n { l[++k] = $0 }
+        END {
+            na = split(l[1], a, "\t"); nb = split(l[2], b, "\t")
+            for (i = 1; i <= (na > nb ? na : nb); i++) {
+                if (a[i] == b[i]) continue
+                nx = split(a[i], x, ";"); ny = split(b[i], y, ";")
+                for (j = 1; j <= (nx > ny ? nx : ny); j++)
+                    if (x[j] != y[j])
+                        printf "     column %d: expected %s, seqshard %s\n", i,
+                            substr(x[j], 1, 200), substr(y[j], 1, 200)
+            }
+        }' "$1" "$2" | head -n 6
     diff "$1" "$2" | head -n 8 | cut -c1-240 | sed 's/^/     | /'
 }
 
