@@ -38,6 +38,11 @@
 #                     pass's list has its own]
 #   SS_FUZZ_REAL=K    a real-reads case every K rounds [5; 0: none]
 #   SS_FUZZ_KEEP=DIR  where failing cases are kept
+#   SS_FUZZ_CASES=1   also replay the minimised cases in tests/data/fuzz-cases/ (each
+#                     DIR/case.bam against DIR/ref.fa: mpileup default, -m 1, -B -m 1,
+#                     -Q 0 -m 1, --call -mv, pileup); off by default while some are open
+#                     differences (see each case's README); SS_FUZZ_ROUNDS=0
+#                     SS_FUZZ_CASES=1 replays them alone
 #   BCFTOOLS          the reference bcftools [bcftools]
 # Soak: SS_FUZZ_ROUNDS=200 SS_FUZZ_SEED=1000 bash tests/integration/mpileup_fuzz.sh
 # (run a copy, with SS_SRC pointing at it, if you edit the script meanwhile: bash reads
@@ -77,7 +82,7 @@ fz_skipped=0
 # 120 s on 2 busy cores. (A change to fuzz-bams.py changes what a seed makes: check that
 # these still do.)
 SHORT="15:0.3:s 6:0.3:s 5:0.3:r"
-for v in SS_FUZZ_ROUNDS SS_FUZZ_SEED SS_FUZZ_REAL; do
+for v in SS_FUZZ_ROUNDS SS_FUZZ_SEED SS_FUZZ_REAL SS_FUZZ_CASES; do
     [[ ${!v:-0} =~ ^[0-9]+$ ]] ||
         { echo "FAIL setup: $v='${!v}' is not a whole number; see the header of $0"; exit 2; }
 done
@@ -324,6 +329,22 @@ for r in $ROUNDS; do
     done
     rm -rf "$CASE" "$SS_WORK"/exp.* "$SS_WORK"/got.*
 done
+
+# the minimised cases found before, on request
+if [ "${SS_FUZZ_CASES:-0}" != 0 ]; then
+    for d in "$SS_SRC"/tests/data/fuzz-cases/*/; do
+        if [ ! -f "$d/case.bam" ] || [ ! -f "$d/ref.fa" ]; then continue; fi
+        SEED="case-$(basename "$d")"
+        CASE=${d%/}
+        F=(-f "$CASE/ref.fa")
+        mp "default" "$EDGES" "${F[@]}" "$CASE/case.bam"
+        mp "-m 1" "$ONE" -m 1 "${F[@]}" "$CASE/case.bam"
+        mp "-B -m 1" "$ONE" -B -m 1 "${F[@]}" "$CASE/case.bam"
+        mp "-Q 0 -m 1" "$ONE" -Q 0 -m 1 "${F[@]}" "$CASE/case.bam"
+        mpcall "-mv" "-mv" "$ONE" "${F[@]}" "$CASE/case.bam"
+        pl "-f ref (BAQ)" "$EDGES" "${F[@]}" "$CASE/case.bam"
+    done
+fi
 
 echo "$(basename "$0"): $round_no rounds ($ROUNDS )," \
     "$fz_skipped cases skipped on a reference-tool failure"
