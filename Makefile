@@ -33,7 +33,7 @@ TESTDATA = $(abspath $(BUILD))/testdata
 
 DEMO_INPUTS = demo/ref.fa demo/ref.fa.fai demo/demo.bam demo/demo.bam.bai
 FORMAT_DIRS = framework $(patsubst %/,%,$(wildcard framework/*/)) io kernels kernels/pileup \
-              kernels/view alloc tests
+              kernels/view alloc tests tests/diff
 
 .PHONY: all build deps test-deps compile demo test test-genomes asan clean bench soak format
 .PHONY: format-check

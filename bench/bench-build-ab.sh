@@ -35,8 +35,8 @@ CASES=(
     "pileup-nobaq|pileup --quiet -@ $T -B -f $REF -o OUT $BAM"
     "pileup-baq-500k|pileup --quiet -@ $T -f $REF -r $CTG:1-500000 -o OUT $BAM"
     "view-cram-bam-600k|view --quiet -@ $T -b -T $REF -o OUT $CRAM $CTG:1-600000"
-    "mpileup-1m|mpileup --quiet -@ $T -f $REF -r $CTG:1-1000000 -Ou -o OUT $BAM"
-    "mpileup-call-1m|mpileup --quiet -@ $T -f $REF -r $CTG:1-1000000 -Ou -o OUT $BAM --call -mv"
+    "mpileup-1m|mpileup --quiet --no-version -@ $T -f $REF -r $CTG:1-1000000 -Ou -o OUT $BAM"
+    "mpileup-call-1m|mpileup --quiet --no-version -@ $T -f $REF -r $CTG:1-1000000 -Ou -o OUT $BAM --call -mv"
 )
 # SS_AB_CASES: a regular expression; only the cases whose names match run (default: all)
 if [ -n "${SS_AB_CASES:-}" ]; then

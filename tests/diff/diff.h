@@ -36,7 +36,7 @@ double diff_rng_unit(diff_rng_t *r);
 /* What a run reports back: cases run and cases that differed. */
 typedef struct {
     uint64_t cases, differed;
-    int shown;  /* reproductions printed so far (at most max_show) */
+    int shown; /* reproductions printed so far (at most max_show) */
     int max_show;
     FILE *log;
 } diff_tally_t;

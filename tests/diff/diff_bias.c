@@ -107,8 +107,8 @@ static double bt_mwu_biasZ(const int *a, const int *b, int n, int left_only, int
         return HUGE_VAL;
     double U = l + e * 0.5;
     double m = wrap_mul(na, nb) / 2.0;
-    double var2 = wrap_mul(na, nb) / 12.0 *
-                  ((na + nb + 1) - t / (double)wrap_mul(na + nb, na + nb - 1));
+    double var2 =
+        wrap_mul(na, nb) / 12.0 * ((na + nb + 1) - t / (double)wrap_mul(na + nb, na + nb - 1));
     if (var2 <= 0)
         return do_Z ? 0 : 1;
     if (do_Z)
@@ -234,13 +234,27 @@ static void gen_hist(diff_rng_t *r, int *h, int n)
     memset(h, 0, NB * sizeof(*h));
     int mode = (int)diff_rng_below(r, 10), shape = (int)diff_rng_below(r, 3), reads = 0;
     switch (mode) {
-    case 0: return;
-    case 1: reads = 1; break;
-    case 2: h[pick_bin(r, n, shape)] = diff_rng_range(r, 2, 3000); return;
-    case 3: case 4: reads = diff_rng_range(r, 2, 7); break;
-    case 5: reads = diff_rng_range(r, 8, 60); break;
-    case 6: reads = diff_rng_range(r, 1, 10000); break;
-    case 7: reads = diff_rng_range(r, 60, 500); break;
+    case 0:
+        return;
+    case 1:
+        reads = 1;
+        break;
+    case 2:
+        h[pick_bin(r, n, shape)] = diff_rng_range(r, 2, 3000);
+        return;
+    case 3:
+    case 4:
+        reads = diff_rng_range(r, 2, 7);
+        break;
+    case 5:
+        reads = diff_rng_range(r, 8, 60);
+        break;
+    case 6:
+        reads = diff_rng_range(r, 1, 10000);
+        break;
+    case 7:
+        reads = diff_rng_range(r, 60, 500);
+        break;
     default: /* bins past 2^16, where squares and products pass 2^31 */
         for (int k = diff_rng_range(r, 1, 3); k > 0; k--)
             h[pick_bin(r, n, shape)] += diff_rng_range(r, 40000, 300000);
@@ -295,8 +309,8 @@ static int mwu_differs(const mwu_case_t *c, mwu_diff_t *d)
     for (int v = 0; v < 8; v++) {
         int left = v & 1, z = v >> 1 & 1;
         double want = bt_mwu_biasZ(c->a, c->b, c->n, left, z);
-        double got = v & 4 ? mp_mwu_hist(&ha, &hb, left, z)
-                           : mp_mwu_bias(c->a, c->b, c->n, left, z);
+        double got =
+            v & 4 ? mp_mwu_hist(&ha, &hb, left, z) : mp_mwu_bias(c->a, c->b, c->n, left, z);
         if (!same_bits(got, want)) {
             *d = (mwu_diff_t){v, got, want};
             return 1;
@@ -342,9 +356,11 @@ void diff_mwu(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t)
             continue;
         mwu_shrink(&c);
         mwu_differs(&c, &d);
-        if (diff_report(t, "mwu", seed, i, "%s(a, b, %d, left_only %d, do_z %d): ours %.17g, "
-                        "bcftools %.17g", d.variant & 4 ? "mp_mwu_hist" : "mp_mwu_bias", c.n,
-                        d.variant & 1, d.variant >> 1 & 1, d.ours, d.theirs)) {
+        if (diff_report(t, "mwu", seed, i,
+                        "%s(a, b, %d, left_only %d, do_z %d): ours %.17g, "
+                        "bcftools %.17g",
+                        d.variant & 4 ? "mp_mwu_hist" : "mp_mwu_bias", c.n, d.variant & 1,
+                        d.variant >> 1 & 1, d.ours, d.theirs)) {
             print_bins(t->log, "a", c.a, c.n);
             print_bins(t->log, "b", c.b, c.n);
         }
@@ -475,8 +491,10 @@ void diff_sgb(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t)
             continue;
         sgb_shrink(c, smpl);
         sgb_differs(c, smpl, &ours, &theirs);
-        if (diff_report(t, "sgb", seed, i, "shrunk to %d samples: mp_seg_bias %.9g, bcftools "
-                        "calc_SegBias %.9g", c->n, ours, theirs))
+        if (diff_report(t, "sgb", seed, i,
+                        "shrunk to %d samples: mp_seg_bias %.9g, bcftools "
+                        "calc_SegBias %.9g",
+                        c->n, ours, theirs))
             sgb_print(t->log, c);
     }
     free(smpl);

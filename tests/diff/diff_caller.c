@@ -29,7 +29,7 @@
  * so it reads what an earlier record left. Both sides get the same stale
  * values (the case's poison) in a buffer that never moves.
  */
-#define CM_GP_CAP   (CM_MAX_SMPL * CM_MAX_GTS + 64)
+#define CM_GP_CAP (CM_MAX_SMPL * CM_MAX_GTS + 64)
 
 /* ---- the case -------------------------------------------------------------------------- */
 
@@ -49,10 +49,14 @@ static const int pl_steps[] = {0, 1, 2, 3, 10, 60, 254, 255, 256, 999, 10000};
 static int32_t gen_pl(diff_rng_t *r, int mode)
 {
     switch (mode) {
-    case 0: return diff_rng_range(r, 0, 255);
-    case 1: return pl_steps[diff_rng_below(r, sizeof(pl_steps) / sizeof(pl_steps[0]))];
-    case 2: return diff_rng_range(r, 0, 3); /* ties */
-    default: return diff_rng_range(r, 0, 2000);
+    case 0:
+        return diff_rng_range(r, 0, 255);
+    case 1:
+        return pl_steps[diff_rng_below(r, sizeof(pl_steps) / sizeof(pl_steps[0]))];
+    case 2:
+        return diff_rng_range(r, 0, 3); /* ties */
+    default:
+        return diff_rng_range(r, 0, 2000);
     }
 }
 
@@ -771,8 +775,8 @@ static void pad_ints(int32_t *v, int n, int width)
 {
     for (int i = 0; i < n; i += width)
         for (int j = 0, end = 0; j < width; j++)
-            end = end || v[i + j] == bcf_int32_vector_end ? (v[i + j] = bcf_int32_vector_end, 1)
-                                                          : 0;
+            end =
+                end || v[i + j] == bcf_int32_vector_end ? (v[i + j] = bcf_int32_vector_end, 1) : 0;
 }
 
 static void pad_floats(float *v, int n, int width)
@@ -849,9 +853,10 @@ static void print_ints(FILE *f, const char *name, const int32_t *v, int n)
 static void cm_print(FILE *f, const cm_case_t *k)
 {
     int32_t v[CM_MAX_SMPL];
-    fprintf(f, "    /* nsmpl %d, nals %d (unseen %d), groups %d (FORMAT/AD when > 1), -A %d, "
-               "-P %.17g, stale GP memory %.9g */\n", k->nsmpl, k->nals, k->unseen, k->n_grp,
-            k->keep_alts, k->opt_theta, k->poison);
+    fprintf(f,
+            "    /* nsmpl %d, nals %d (unseen %d), groups %d (FORMAT/AD when > 1), -A %d, "
+            "-P %.17g, stale GP memory %.9g */\n",
+            k->nsmpl, k->nals, k->unseen, k->n_grp, k->keep_alts, k->opt_theta, k->poison);
     for (int s = 0; s < k->nsmpl; s++)
         v[s] = k->ploidy[s];
     print_ints(f, "ploidy", v, k->nsmpl);
@@ -913,9 +918,9 @@ static cm_state_t *cm_init(void)
 static void cm_free(cm_state_t *st)
 {
     mc_caller_t *c = &st->c;
-    void *bufs[] = {c->ploidy, c->gts,   c->GQs,     c->PLs,     c->pdg,    c->ac,
-                    c->als_map, c->pl_map, c->als,   c->GPs,     c->ADs,    c->tmp_ori,
-                    c->tmp_new, c->anno16, st->buf};
+    void *bufs[] = {c->ploidy, c->gts,     c->GQs,     c->PLs,    c->pdg,
+                    c->ac,     c->als_map, c->pl_map,  c->als,    c->GPs,
+                    c->ADs,    c->tmp_ori, c->tmp_new, c->anno16, st->buf};
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
         free(bufs[i]);
     for (int g = 0; g < CM_MAX_GRP; g++)
@@ -940,8 +945,10 @@ void diff_call_multi(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t)
             continue;
         cm_shrink(st, k);
         const char *what = cm_differs(st, k, cm_ours(st, k));
-        if (diff_report(t, "call-m", seed, i, "%s differs from bcftools' mcall (shrunk to %d "
-                        "samples)", what ? what : "(not after shrinking)", k->nsmpl))
+        if (diff_report(t, "call-m", seed, i,
+                        "%s differs from bcftools' mcall (shrunk to %d "
+                        "samples)",
+                        what ? what : "(not after shrinking)", k->nsmpl))
             cm_print(t->log, k);
     }
     free(k);
@@ -1169,8 +1176,9 @@ static void em_gen_sample(diff_rng_t *r, double *p, int mode)
 {
     int pl[3];
     for (int j = 0; j < 3; j++)
-        pl[j] = mode == 0 ? diff_rng_range(r, 0, 255) : mode == 1 ? diff_rng_range(r, 0, 4)
-                                                                   : diff_rng_range(r, 0, 40);
+        pl[j] = mode == 0   ? diff_rng_range(r, 0, 255)
+                : mode == 1 ? diff_rng_range(r, 0, 4)
+                            : diff_rng_range(r, 0, 40);
     int k = (int)diff_rng_below(r, 8);
     if (k < 5)
         pl[diff_rng_below(r, 3)] = 0;
@@ -1188,8 +1196,8 @@ void diff_call_em(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t)
     for (uint64_t i = first; i < first + n; i++) {
         diff_rng_t r;
         diff_rng_init(&r, seed, "call-em", i);
-        int nsmpl = diff_rng_one_in(&r, 3) ? diff_rng_range(&r, 1, EM_MAX_SMPL)
-                                                          : diff_rng_range(&r, 1, 8);
+        int nsmpl =
+            diff_rng_one_in(&r, 3) ? diff_rng_range(&r, 1, EM_MAX_SMPL) : diff_rng_range(&r, 1, 8);
         int mode = (int)diff_rng_below(&r, 4), nal = diff_rng_one_in(&r, 50) ? 1 : 2;
         /* a population: most samples like one another, so EM is slow near 0 and 1 */
         int skew = (int)diff_rng_below(&r, 3);
@@ -1204,13 +1212,15 @@ void diff_call_em(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t)
         int a = mc_em_site(pdg, nsmpl, nal, ours), b = em_bcf_em1(pdg, nsmpl, nal, theirs);
         if (a == b && memcmp(ours, theirs, sizeof(ours)) == 0)
             continue;
-        if (!diff_report(t, "call-em", seed, i, "ret %d, bcftools %d; AF %.17g, bcftools %.17g; "
-                         "HWE %.17g, bcftools %.17g", a, b, ours[0], theirs[0], ours[4], theirs[4]))
+        if (!diff_report(t, "call-em", seed, i,
+                         "ret %d, bcftools %d; AF %.17g, bcftools %.17g; "
+                         "HWE %.17g, bcftools %.17g",
+                         a, b, ours[0], theirs[0], ours[4], theirs[4]))
             continue;
         fprintf(t->log, "    /* n_allele %d */\n    double pdg[] = {", nal);
         for (int s = 0; s < 3 * nsmpl; s++)
-            fprintf(t->log, "%a%s", pdg[s], s + 1 < 3 * nsmpl ? (s % 3 == 2 ? ",\n        " : ", ")
-                                                            : "};\n");
+            fprintf(t->log, "%a%s", pdg[s],
+                    s + 1 < 3 * nsmpl ? (s % 3 == 2 ? ",\n        " : ", ") : "};\n");
     }
     free(pdg);
 }

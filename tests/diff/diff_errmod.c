@@ -39,13 +39,23 @@ static pthread_mutex_t drand_lock = PTHREAD_MUTEX_INITIALIZER;
 static int pick_depth(diff_rng_t *r)
 {
     switch (diff_rng_below(r, 10)) {
-    case 0: return diff_rng_range(r, 0, 2);
-    case 1: case 2: case 3: return diff_rng_range(r, 1, 12);
-    case 4: case 5: return diff_rng_range(r, 12, 80);
-    case 6: return diff_rng_range(r, 80, 255);
-    case 7: return diff_rng_range(r, 250, 258);
-    case 8: return diff_rng_range(r, 255, 600);
-    default: return diff_rng_one_in(r, 4) ? diff_rng_range(r, 600, MAX_BASES) : 255;
+    case 0:
+        return diff_rng_range(r, 0, 2);
+    case 1:
+    case 2:
+    case 3:
+        return diff_rng_range(r, 1, 12);
+    case 4:
+    case 5:
+        return diff_rng_range(r, 12, 80);
+    case 6:
+        return diff_rng_range(r, 80, 255);
+    case 7:
+        return diff_rng_range(r, 250, 258);
+    case 8:
+        return diff_rng_range(r, 255, 600);
+    default:
+        return diff_rng_one_in(r, 4) ? diff_rng_range(r, 600, MAX_BASES) : 255;
     }
 }
 
@@ -53,11 +63,16 @@ static int pick_depth(diff_rng_t *r)
 static int pick_qual(diff_rng_t *r, int mode, int fixed)
 {
     switch (mode) {
-    case 0: return fixed;
-    case 1: return diff_rng_one_in(r, 8) ? diff_rng_range(r, 0, 63) : diff_rng_range(r, 25, 41);
-    case 2: return diff_rng_range(r, 0, 6);
-    case 3: return diff_rng_range(r, 0, 63);
-    default: return (int[]){4, 20, 37, 63}[diff_rng_below(r, 4)];
+    case 0:
+        return fixed;
+    case 1:
+        return diff_rng_one_in(r, 8) ? diff_rng_range(r, 0, 63) : diff_rng_range(r, 25, 41);
+    case 2:
+        return diff_rng_range(r, 0, 6);
+    case 3:
+        return diff_rng_range(r, 0, 63);
+    default:
+        return (int[]){4, 20, 37, 63}[diff_rng_below(r, 4)];
     }
 }
 
@@ -86,8 +101,9 @@ static void make_case(diff_rng_t *r, errmod_case_t *c)
         int x = (int)diff_rng_below(r, (uint32_t)total), k = 0;
         while (x >= share[k])
             x -= share[k++];
-        int strand = smode < 2 ? smode : smode == 2 ? (int)diff_rng_below(r, 2)
-                                                    : diff_rng_range(r, 1, 100) <= sbias;
+        int strand = smode < 2    ? smode
+                     : smode == 2 ? (int)diff_rng_below(r, 2)
+                                  : diff_rng_range(r, 1, 100) <= sbias;
         int q = pick_qual(r, qmode, fixed);
         c->bases[i] = (uint16_t)(q << 5 | strand << 4 | allele[k]);
     }
@@ -156,8 +172,7 @@ static void print_case(FILE *f, const errmod_case_t *c, const float *a, const fl
         uint32_t x, y;
         memcpy(&x, a + i, 4), memcpy(&y, b + i, 4);
         if (x != y)
-            fprintf(f, "  q[%d]: ours %.9g (0x%08x), htslib %.9g (0x%08x)\n", i, a[i], x, b[i],
-                    y);
+            fprintf(f, "  q[%d]: ours %.9g (0x%08x), htslib %.9g (0x%08x)\n", i, a[i], x, b[i], y);
     }
 }
 

@@ -24,7 +24,7 @@
 #include "diff_routines.h"
 #include "diff_seq.h"
 
-#define MAX_LEN 1000
+#define MAX_LEN   1000
 #define MAX_BATCH 9
 
 typedef struct {
@@ -90,14 +90,14 @@ static int score_differs(pl_baq_t *q, double *ws, const score_case_t *c, int *ou
     *theirs = probaln_glocal(c->ref, c->l_ref, c->query, c->l_query, c->qual, &c->par, NULL, NULL);
     *ours = pl_baq_glocal_score(q, c->ref, c->l_ref, c->query, c->l_query, c->qual, &c->par);
     double tr_phred;
-    int tr = tr_probaln(c->ref, c->l_ref, c->query, c->l_query, c->qual, &c->par, &tr_phred,
-                        NULL, NULL);
+    int tr =
+        tr_probaln(c->ref, c->l_ref, c->query, c->l_query, c->qual, &c->par, &tr_phred, NULL, NULL);
     if (*ours != *theirs || tr != *theirs)
         return 1;
     if (c->l_ref == 0 || c->l_query == 0)
         return 0;
     baq_shape_t sh = {c->l_query, c->l_ref, glocal_band(c->l_ref, c->l_query, c->par.bw),
-                      c->par.d, c->par.e, q2p};
+                      c->par.d,   c->par.e, q2p};
     baq_lane_t lane = {c->query, c->ref, c->qual, NULL, NULL, NULL};
     double phred = baq_dp_scalar_phred_only(&sh, &lane, ws);
     return memcmp(&phred, &tr_phred, sizeof phred) != 0;
@@ -155,7 +155,8 @@ void diff_hmm_score(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t)
             continue;
         score_shrink(q, ws, c);
         score_differs(q, ws, c, &ours, &theirs);
-        if (diff_report(t, "hmm-score", seed, i, "ours %d, htslib %d (or the unrounded likelihoods differ);"
+        if (diff_report(t, "hmm-score", seed, i,
+                        "ours %d, htslib %d (or the unrounded likelihoods differ);"
                         " shrunk: d %.9g e %.9g bw %d",
                         ours, theirs, c->par.d, c->par.e, c->par.bw)) {
             diff_seq_print(t->log, "ref", c->ref, c->l_ref, 0);
@@ -209,8 +210,8 @@ static bam1_t *baq_read(diff_rng_t *r, const char *ref, int idx)
         seq[i] = "ACGTN"[query[i] < 5 ? query[i] : 4], qual[i] = (char)(qv[i] < 94 ? qv[i] : 93);
     snprintf(name, sizeof name, "r%d", idx);
     bam1_t *b = bam_init1();
-    if (!b || bam_set1(b, strlen(name), name, diff_rng_one_in(r, 2) ? BAM_FREVERSE : 0, 0, pos,
-                       60, (size_t)nc, cig, -1, -1, 0, (size_t)lq, seq, qual, 0) < 0) {
+    if (!b || bam_set1(b, strlen(name), name, diff_rng_one_in(r, 2) ? BAM_FREVERSE : 0, 0, pos, 60,
+                       (size_t)nc, cig, -1, -1, 0, (size_t)lq, seq, qual, 0) < 0) {
         fprintf(stderr, "ssdiff: cannot build a read\n");
         exit(2);
     }
@@ -226,7 +227,8 @@ static void print_read(FILE *f, const bam1_t *b)
 {
     fprintf(f, "  read %s pos %lld cigar ", bam_get_qname(b), (long long)b->core.pos);
     for (uint32_t k = 0; k < b->core.n_cigar; k++)
-        fprintf(f, "%d%c", bam_cigar_oplen(bam_get_cigar(b)[k]), bam_cigar_opchr(bam_get_cigar(b)[k]));
+        fprintf(f, "%d%c", bam_cigar_oplen(bam_get_cigar(b)[k]),
+                bam_cigar_opchr(bam_get_cigar(b)[k]));
     fputs(" seq ", f);
     for (int i = 0; i < b->core.l_qseq; i++)
         fputc(seq_nt16_str[bam_seqi(bam_get_seq(b), i)], f);
@@ -300,7 +302,7 @@ void diff_baq(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t)
 /* ---- the pass alone, every width, against the transcription's unrounded posteriors -------- */
 
 #define PASS_MAX 400
-#define PASS_WS ((size_t)4 << 20) /* doubles: 4 lanes of 400 x 400 */
+#define PASS_WS  ((size_t)4 << 20) /* doubles: 4 lanes of 400 x 400 */
 
 /* One case: w lanes of one shape (the widths group reads so), each lane its own read. */
 static void pass_case(int w, uint64_t seed, uint64_t i, double *ws, diff_tally_t *t)
@@ -351,7 +353,8 @@ static void pass_case(int w, uint64_t seed, uint64_t i, double *ws, diff_tally_t
             k++;
         if (k == lq && failed[l] == (tr == INT_MIN))
             continue;
-        if (diff_report(t, names[w], seed, i, "lane %d of %d, lr %d lq %d bw %d d %.9g e %.9g: "
+        if (diff_report(t, names[w], seed, i,
+                        "lane %d of %d, lr %d lq %d bw %d d %.9g e %.9g: "
                         "base %d state %d miss %.17g, transcription %d %.17g; failed %d, %d",
                         l, w, lr, lq, sh.bw, par.d, par.e, k, k < lq ? state[l][k] : 0,
                         k < lq ? miss[l][k] : 0., k < lq ? tr_state[k] : 0,
@@ -377,8 +380,8 @@ static int transcription_differs(const baq_lane_t *ln, const baq_shape_t *sh,
     static _Thread_local double miss[PASS_MAX + 64];
     double phred;
     int a = probaln_glocal(ln->tref, sh->l_ref, ln->tseq, sh->l_query, ln->qual, par, st, q);
-    int b = tr_probaln(ln->tref, sh->l_ref, ln->tseq, sh->l_query, ln->qual, par, &phred, tst,
-                       miss);
+    int b =
+        tr_probaln(ln->tref, sh->l_ref, ln->tseq, sh->l_query, ln->qual, par, &phred, tst, miss);
     if (a != b)
         return 1;
     for (int k = 0; k < sh->l_query; k++) {
@@ -415,7 +418,8 @@ static void pass_run(int w, uint64_t seed, uint64_t first, uint64_t n, diff_tall
         baq_lane_t ln = {qry, ref, ql, NULL, NULL, NULL};
         t->cases++;
         if (transcription_differs(&ln, &sh, &par))
-            diff_report(t, "transcription", seed, i, "the test's probaln_glocal transcription "
+            diff_report(t, "transcription", seed, i,
+                        "the test's probaln_glocal transcription "
                         "differs from htslib's (lr %d lq %d bw %d): fix the transcription",
                         lr, lq, par.bw);
     }

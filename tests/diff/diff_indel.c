@@ -133,11 +133,20 @@ static int id_score(diff_rng_t *r, int mode, int base)
 {
     int aln, pen = diff_rng_one_in(r, 3) ? diff_rng_range(r, 100, 125) : diff_rng_range(r, 0, 255);
     switch (mode) {
-    case 0: aln = diff_rng_range(r, 0, 3000); break;
-    case 1: aln = base + diff_rng_range(r, 0, 2); break;                 /* ties */
-    case 2: aln = (1 << 17) + base % 8 - diff_rng_range(r, 0, 8); break; /* << 14 wraps at 2^17 */
-    case 3: aln = diff_rng_range(r, (1 << 23) - 4, (1 << 23) + 4); break; /* << 8 wraps */
-    default: return diff_rng_one_in(r, 2) ? 0xffffff : (int)diff_rng_next(r);
+    case 0:
+        aln = diff_rng_range(r, 0, 3000);
+        break;
+    case 1:
+        aln = base + diff_rng_range(r, 0, 2);
+        break; /* ties */
+    case 2:
+        aln = (1 << 17) + base % 8 - diff_rng_range(r, 0, 8);
+        break; /* << 14 wraps at 2^17 */
+    case 3:
+        aln = diff_rng_range(r, (1 << 23) - 4, (1 << 23) + 4);
+        break; /* << 8 wraps */
+    default:
+        return diff_rng_one_in(r, 2) ? 0xffffff : (int)diff_rng_next(r);
     }
     if (diff_rng_one_in(r, 40))
         return 0xffffff; /* cannot be aligned */
@@ -170,8 +179,8 @@ static void id_types(diff_rng_t *r, id_case_t *c, int max_types)
 static void id_gen(diff_rng_t *r, id_case_t *c)
 {
     c->n = diff_rng_range(r, 1, ID_MAX_SMPL);
-    int depth = diff_rng_one_in(r, 50) ? diff_rng_range(r, 1, ID_MAX_READS)
-                                       : diff_rng_range(r, 1, 40);
+    int depth =
+        diff_rng_one_in(r, 50) ? diff_rng_range(r, 1, ID_MAX_READS) : diff_rng_range(r, 1, 40);
     int max_types = ID_MAX_READS * 8 / depth;
     id_types(r, c, max_types < MP_INDEL_MAX_TYPES ? max_types : MP_INDEL_MAX_TYPES - 1);
     c->n_reads = 0;
@@ -284,7 +293,8 @@ void diff_indel_qual(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t)
             continue;
         id_shrink(st, c);
         const char *what = id_differs(st, c);
-        if (diff_report(t, "indel-qual", seed, i, "%s differs from bcftools' "
+        if (diff_report(t, "indel-qual", seed, i,
+                        "%s differs from bcftools' "
                         "bcf_cgp_compute_indelQ (shrunk to %d reads)",
                         what ? what : "(not after shrinking)", c->n_reads))
             id_print(t->log, c);

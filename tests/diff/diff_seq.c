@@ -6,8 +6,9 @@
 int diff_seq_length(diff_rng_t *r, int max)
 {
     int k = (int)diff_rng_below(r, 20);
-    int n = k < 3 ? diff_rng_range(r, 1, 12) : k < 18 ? diff_rng_range(r, 1, 300)
-                                                       : diff_rng_range(r, 1, max);
+    int n = k < 3    ? diff_rng_range(r, 1, 12)
+            : k < 18 ? diff_rng_range(r, 1, 300)
+                     : diff_rng_range(r, 1, max);
     return n < max ? n : max;
 }
 
@@ -18,7 +19,8 @@ void diff_seq_ref(diff_rng_t *r, uint8_t *ref, int n)
     for (int i = 0; i < 6; i++)
         motif[i] = (uint8_t)diff_rng_below(r, 4);
     /* a repeat tract somewhere, the rest random; or the whole a repeat */
-    int beg = kind == 0 ? 0 : diff_rng_range(r, 0, n), len = kind == 0 ? n : diff_rng_range(r, 0, n);
+    int beg = kind == 0 ? 0 : diff_rng_range(r, 0, n),
+        len = kind == 0 ? n : diff_rng_range(r, 0, n);
     for (int i = 0; i < n; i++) {
         int in_tract = i >= beg && i < beg + len;
         ref[i] = in_tract && kind != 3 ? motif[(i - beg) % unit] : (uint8_t)diff_rng_below(r, 4);
@@ -55,7 +57,7 @@ int diff_seq_query(diff_rng_t *r, const uint8_t *ref, int l_ref, uint8_t *query,
             } else {
                 for (int k = 0; k < len && n < cap; k++) /* repeat the base before, or random */
                     query[n++] = at > 0 && !diff_rng_one_in(r, 4) ? (ref[at - 1] & 3)
-                                                                   : (uint8_t)diff_rng_below(r, 4);
+                                                                  : (uint8_t)diff_rng_below(r, 4);
             }
         }
         if (i < l_ref && n < cap)
@@ -77,12 +79,22 @@ void diff_seq_quals(diff_rng_t *r, uint8_t *qual, int n)
     int kind = (int)diff_rng_below(r, 5), one = diff_rng_range(r, 0, 93);
     for (int i = 0; i < n; i++) {
         switch (kind) {
-        case 0: qual[i] = (uint8_t)one; break;
-        case 1: qual[i] = (uint8_t)(diff_rng_one_in(r, 10) ? diff_rng_range(r, 2, 20)
-                                                          : diff_rng_range(r, 30, 41)); break;
-        case 2: qual[i] = (uint8_t)diff_rng_range(r, 0, 93); break;
-        case 3: qual[i] = (uint8_t)diff_rng_range(r, 7, 30); break; /* bcftools' capped range */
-        default: qual[i] = (uint8_t)diff_rng_below(r, 256); break;
+        case 0:
+            qual[i] = (uint8_t)one;
+            break;
+        case 1:
+            qual[i] = (uint8_t)(diff_rng_one_in(r, 10) ? diff_rng_range(r, 2, 20)
+                                                       : diff_rng_range(r, 30, 41));
+            break;
+        case 2:
+            qual[i] = (uint8_t)diff_rng_range(r, 0, 93);
+            break;
+        case 3:
+            qual[i] = (uint8_t)diff_rng_range(r, 7, 30);
+            break; /* bcftools' capped range */
+        default:
+            qual[i] = (uint8_t)diff_rng_below(r, 256);
+            break;
         }
     }
 }

@@ -67,8 +67,8 @@ static uint32_t bt_word(const words_case_t *c, int qpos)
         min_dist = qpos;
     if (min_dist > CAP_DIST)
         min_dist = CAP_DIST;
-    return (uint32_t)(q << 5 | c->rev << 4 | b) | (uint32_t)min_dist << 11 |
-           (uint32_t)baseQ << 16 | (uint32_t)mapQ << 24;
+    return (uint32_t)(q << 5 | c->rev << 4 | b) | (uint32_t)min_dist << 11 | (uint32_t)baseQ << 16 |
+           (uint32_t)mapQ << 24;
 }
 
 /* ---- cases ----------------------------------------------------------------------------- */
@@ -76,9 +76,17 @@ static uint32_t bt_word(const words_case_t *c, int qpos)
 static int pick_len(diff_rng_t *r)
 {
     switch (diff_rng_below(r, 10)) {
-    case 0: case 1: case 2: case 3: return diff_rng_range(r, 1, 40);
-    case 4: case 5: case 6: return diff_rng_range(r, 40, 160);
-    default: return diff_rng_range(r, 160, MAX_LEN);
+    case 0:
+    case 1:
+    case 2:
+    case 3:
+        return diff_rng_range(r, 1, 40);
+    case 4:
+    case 5:
+    case 6:
+        return diff_rng_range(r, 40, 160);
+    default:
+        return diff_rng_range(r, 160, MAX_LEN);
     }
 }
 
@@ -118,8 +126,8 @@ static void make_case(diff_rng_t *r, words_case_t *c)
     int qmode = (int)diff_rng_below(r, 4), nmode = (int)diff_rng_below(r, 4);
     for (int i = 0; i < c->len; i++) {
         /* ACGT, every code, many N (15), or many '=' (0) */
-        int code = nmode == 0   ? (int[]){1, 2, 4, 8}[diff_rng_below(r, 4)]
-                   : nmode == 1 ? (int)diff_rng_below(r, 16)
+        int code = nmode == 0             ? (int[]){1, 2, 4, 8}[diff_rng_below(r, 4)]
+                   : nmode == 1           ? (int)diff_rng_below(r, 16)
                    : diff_rng_below(r, 3) ? (nmode == 2 ? 15 : 0)
                                           : (int)diff_rng_below(r, 16);
         c->seq[i >> 1] |= (uint8_t)(code << ((~i & 1) << 2));
@@ -139,7 +147,7 @@ typedef struct {
 static int words_differ(const words_case_t *c, words_diff_t *d)
 {
     uint32_t want[MAX_LEN + SLACK], got[MAX_LEN + SLACK];
-    mp_word_src_t s = {c->seq, c->qual, c->len, c->rev, bt_mapq(c->raw_mapq),
+    mp_word_src_t s = {c->seq,   c->qual,   c->len,   c->rev, bt_mapq(c->raw_mapq),
                        c->delta, c->min_bq, c->max_bq};
     for (int i = 0; i < c->len; i++)
         want[i] = bt_word(c, i);
@@ -182,8 +190,8 @@ static void words_shrink(words_case_t *c)
 /* The word's fields (mp_words.h), for the report. */
 static void print_word(FILE *f, const char *who, uint32_t w)
 {
-    fprintf(f, "  %-8s %08x: key %03x (q %d, rev %d, base %d), dist %d, baseQ %d, mapQ %d\n",
-            who, w, MP_WORD_KEY(w), MP_WORD_KEY(w) >> 5, MP_WORD_REV(w), MP_WORD_BASE(w),
+    fprintf(f, "  %-8s %08x: key %03x (q %d, rev %d, base %d), dist %d, baseQ %d, mapQ %d\n", who,
+            w, MP_WORD_KEY(w), MP_WORD_KEY(w) >> 5, MP_WORD_REV(w), MP_WORD_BASE(w),
             MP_WORD_DIST(w), MP_WORD_BASEQ(w), MP_WORD_MAPQ(w));
 }
 
@@ -221,8 +229,8 @@ void diff_snp_words(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t)
             continue;
         words_shrink(c);
         words_differ(c, &d);
-        if (diff_report(t, "snp-words", seed, i, "%s path, base %d of %d (shrunk)", d.path,
-                        d.base, c->len)) {
+        if (diff_report(t, "snp-words", seed, i, "%s path, base %d of %d (shrunk)", d.path, d.base,
+                        c->len)) {
             print_word(t->log, "ours", d.ours);
             print_word(t->log, "bcftools", d.theirs);
             print_case(t->log, c);

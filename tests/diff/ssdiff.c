@@ -57,8 +57,8 @@ static uint64_t run_routine(const diff_routine_t *r, uint64_t seed, uint64_t fir
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-    printf("%-14s %12llu cases %6llu differ  %7.1f s  %s\n", r->name,
-           (unsigned long long)cases, (unsigned long long)differed, secs, r->what);
+    printf("%-14s %12llu cases %6llu differ  %7.1f s  %s\n", r->name, (unsigned long long)cases,
+           (unsigned long long)differed, secs, r->what);
     fflush(stdout);
     return differed;
 }
@@ -101,24 +101,40 @@ int main(int argc, char **argv)
     int threads = 1, show = 3, list = 0, n_want = 0;
     char *want[64];
     static const struct option lo[] = {
-        {"seed", 1, 0, 's'},    {"cases", 1, 0, 'n'}, {"first", 1, 0, 'f'},
+        {"seed", 1, 0, 's'},    {"cases", 1, 0, 'n'},   {"first", 1, 0, 'f'},
         {"routine", 1, 0, 'r'}, {"threads", 1, 0, 't'}, {"show", 1, 0, 'k'},
-        {"list", 0, 0, 'l'},    {"help", 0, 0, 'h'},  {0, 0, 0, 0}};
+        {"list", 0, 0, 'l'},    {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "s:n:f:r:t:k:lh", lo, NULL)) >= 0) {
         switch (c) {
-        case 's': seed = parse_count("--seed", optarg); break;
-        case 'n': cases = parse_count("--cases", optarg); break;
-        case 'f': first = parse_count("--first", optarg); break;
+        case 's':
+            seed = parse_count("--seed", optarg);
+            break;
+        case 'n':
+            cases = parse_count("--cases", optarg);
+            break;
+        case 'f':
+            first = parse_count("--first", optarg);
+            break;
         case 'r':
             if (n_want < 64)
                 want[n_want++] = optarg;
             break;
-        case 't': threads = (int)parse_count("--threads", optarg); break;
-        case 'k': show = (int)parse_count("--show", optarg); break;
-        case 'l': list = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 't':
+            threads = (int)parse_count("--threads", optarg);
+            break;
+        case 'k':
+            show = (int)parse_count("--show", optarg);
+            break;
+        case 'l':
+            list = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     if (threads < 1 || threads > MAX_THREADS) {
