@@ -243,5 +243,6 @@ int dup_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
     o->threads = co->threads;
     co->ref_option = "--reference";
     co->unplaced = 1; /* the unplaced unmapped reads pass through, at the end */
+    co->cram_md = 1;  /* records are written whole: a CRAM input rebuilds MD/NM as samtools does */
     return 0;
 }
