@@ -296,7 +296,8 @@ typedef struct ss_common_opts_s {
     char *reference;         /* -f / -T / --reference, owned, may be NULL */
     const char *ref_option;  /* the kernel's name for it in messages ("-f", "-T"), static */
     char **regions;          /* regions in the order given (-r, view's arguments), owned */
-    int n_regions;           /* 0: the whole genome */
+    int n_regions;           /* 0: the whole genome, unless no_regions */
+    int no_regions;          /* a region list was given and named none: nothing is read */
     int merge_regions;       /* read the regions as one set: in header order ("*" last),
                               * overlapping and touching ones merged (samtools view -M) */
     char *bed;               /* -l, owned, may be NULL */

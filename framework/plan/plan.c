@@ -201,7 +201,7 @@ static int build_spans(plan_t *p)
         if (r < 0)
             return -1;
     }
-    if (n_reg > 0)
+    if (n_reg > 0 || ss_job_opts(p->job)->no_regions)
         return 0;
     for (int tid = 0; tid < sam_hdr_nref(h); tid++)
         if (spans_from_scope(p, tid, 0, HTS_POS_MAX) < 0)

@@ -43,7 +43,8 @@ static int reads_whole_file(const ss_job_t *job)
 {
     const ss_common_opts_t *o = ss_job_opts(job);
     const ss_io_inputs_t *in = ss_job_inputs(job);
-    return o->n_regions == 0 && !o->bed && !in->stream && in->is_cram && ss_job_tally_want(job);
+    return o->n_regions == 0 && !o->no_regions && !o->bed && !in->stream && in->is_cram &&
+           ss_job_tally_want(job);
 }
 
 int ss_acct_init(ss_acct_t **ap, const ss_job_t *job, const ss_shard_t *shards, int n)

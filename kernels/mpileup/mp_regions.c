@@ -10,15 +10,62 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "mpileup.h"
+
+/* An -R file's lines as regidx reads them, counted, so that a bad one can be named. */
+typedef struct {
+    const char *path;
+    regidx_parse_f parse; /* the parser regidx_init picks for the file's name */
+    int lineno, refused;
+} regions_file_t;
+
+static regidx_parse_f file_parser(const char *path)
+{
+    static const char *const bed[] = { ".bed", ".bed.gz", ".bed.bgz" };
+    static const char *const vcf[] = { ".vcf", ".vcf.gz" };
+    size_t len = strlen(path);
+    for (size_t i = 0; i < sizeof(bed) / sizeof(*bed); i++)
+        if (len >= strlen(bed[i]) && !strcasecmp(path + len - strlen(bed[i]), bed[i]))
+            return regidx_parse_bed;
+    for (size_t i = 0; i < sizeof(vcf) / sizeof(*vcf); i++)
+        if (len >= strlen(vcf[i]) && !strcasecmp(path + len - strlen(vcf[i]), vcf[i]))
+            return regidx_parse_vcf;
+    return regidx_parse_tab;
+}
+
+/*
+ * htslib's parser, but a negative start is refused: regidx would clamp it to
+ * the contig's start and walk a region nobody asked for. regidx_init calls
+ * this once per line, in order, so the count is the line's number.
+ */
+static int parse_checked(const char *line, char **chr_beg, char **chr_end, hts_pos_t *beg,
+                         hts_pos_t *end, void *payload, void *usr)
+{
+    regions_file_t *f = usr;
+    f->lineno++;
+    int ret = f->parse(line, chr_beg, chr_end, beg, end, payload, NULL);
+    if (ret == 0 && *beg < 0) {
+        int one_based = f->parse != regidx_parse_bed;
+        fprintf(stderr, "seqshard mpileup: %s:%d: the start %lld on '%.*s' is negative; "
+                        "starts count from %d (%s): fix or remove the line\n",
+                f->path, f->lineno, (long long)*beg + one_based, (int)(*chr_end - *chr_beg + 1),
+                *chr_beg, one_based, one_based ? "1-based tab-separated" : "0-based BED");
+        f->refused = 1;
+        return -2;
+    }
+    return ret;
+}
 
 /* The -r list or -R file as regidx holds it; NULL after a message. */
 static regidx_t *load_regions(const mp_opts_t *o)
 {
     regidx_t *idx;
+    regions_file_t f = { o->regions_file, NULL, 0, 0 };
     if (o->regions_file) {
-        idx = regidx_init(o->regions_file, NULL, NULL, 0, NULL);
+        f.parse = file_parser(o->regions_file);
+        idx = regidx_init(o->regions_file, parse_checked, NULL, 0, &f);
     } else {
         idx = regidx_init(NULL, regidx_parse_reg, NULL, sizeof(char *), NULL);
         char *list = strdup(o->regions);
@@ -28,7 +75,7 @@ static regidx_t *load_regions(const mp_opts_t *o)
         }
         free(list);
     }
-    if (!idx)
+    if (!idx && !f.refused)
         fprintf(stderr, "seqshard mpileup: could not parse the regions %s; give CHR, CHR:BEG "
                         "or CHR:BEG-END (-r) or a BED or tab-separated file (-R)\n",
                 o->regions_file ? o->regions_file : o->regions);
@@ -45,6 +92,9 @@ int mp_regions_add(const mp_opts_t *o, ss_common_opts_t *co)
         regidx_destroy(idx);
         return -1;
     }
+    /* a list that names no region selects nothing (bcftools 1.16 crashes on it): the
+     * header alone, not the whole genome that no regions at all would mean */
+    co->no_regions = regidx_nregs(idx) == 0;
     kstring_t s = KS_INITIALIZE;
     int rc = 0;
     while (rc == 0 && regitr_loop(itr)) {

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # mpileup_errors.sh -- seqshard mpileup's refusals and failures: usage errors
-# (no reference and no --no-reference, an unknown -a tag, -O x) exit 2; bad
-# inputs (a missing file, a damaged or unreadable index, a BAM damaged in the
-# middle, a missing reference) exit 1. Each prints one line on stderr that
-# names the option or the file, nothing on standard output, and leaves nothing
-# in the output's directory: no VCF/BCF, no .csi, no temporary file; an
-# existing output file survives a failed run untouched.
+# (no reference and no --no-reference, an unknown -a tag, -O x, a -R line with a
+# negative start) exit 2; bad inputs (a missing file, a damaged or unreadable
+# index, a BAM damaged in the middle, a missing reference) exit 1. Each prints
+# one line on stderr that names the option or the file, nothing on standard
+# output, and leaves nothing in the output's directory: no VCF/BCF, no .csi, no
+# temporary file; an existing output file survives a failed run untouched.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_inputs.sh"
@@ -83,6 +83,17 @@ mp_fails "damaged .bai (chunk end) -Ob --write-index -@2 2k" 1 'bd\.bam' out.bcf
 cp "$S1" "$W/bt.bam"
 head -c $(($(stat -c %s "$S1.bai") / 2)) "$S1.bai" >"$W/bt.bam.bai"
 mp_fails "truncated .bai"               1 'bt\.bam.*index' out.vcf -f "$REF" "$W/bt.bam"
+
+# A -R BED line with a negative start: bcftools refuses to parse it; htslib's region list
+# would read it as starting at 1. The message names the file and the line.
+printf 'ctgA\t100\t200\n# a comment\nctgA\t-5\t300\n' >"$W/negative.bed"
+printf 'ctgA\t-5\t300\n' >"$W/negative.txt"
+mp_fails "-R BED negative start"        2 'negative\.bed:3:.*-5' out.vcf -f "$REF" \
+    -R "$W/negative.bed" "$S1"
+mp_fails "-R BED negative start -@2 2k -Oz --write-index" 2 'negative\.bed:3:' out.vcf.gz \
+    -Oz --write-index -@ 2 --shard-size 2k -f "$REF" -R "$W/negative.bed" "$S1"
+mp_fails "-R tab file negative start"   2 'negative\.txt:1:.*-5' out.vcf -f "$REF" \
+    -R "$W/negative.txt" "$S1"
 
 # An existing output survives a failed run: untouched, nothing added beside it.
 mkdir -p "$W/keep"
