@@ -3,8 +3,10 @@
  * words filled 16 bases at a time must equal mp_snp_word's, base by base, on
  * random reads (every length from 1 to past 300, every 4-bit base code,
  * qualities up to 255) and settings (--delta-BQ, --min-BQ, --max-BQ at and
- * past the byte range, mapping qualities 0..60, both strands); and a word
- * must hold what the SNP record reads from it.
+ * past the byte range, mapping qualities 0..60, both strands); a word must
+ * hold what the SNP record reads from it; a base outside the read's sequence
+ * (SEQ '*') has no word and is not read; and a histogram of the bias tests
+ * (mp_call.h) keeps a bin past its last inside its bins.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 
 #include <CUnit/Basic.h>
 
+#include "../kernels/mpileup/mp_call.h"
 #include "../kernels/mpileup/mp_words.h"
 #include "ss_testutil.h"
 
@@ -109,6 +112,51 @@ static void word_fields(void)
     CU_ASSERT_EQUAL(MP_WORD_MAPQ(w[3]), 0);
 }
 
+/* SEQ '*' (no bases) or a position past the end: word 0, nothing read past the sequence. */
+static void outside_sequence(void)
+{
+    uint8_t *seq = malloc(1), *qual = malloc(1);
+    if (!seq || !qual) {
+        CU_FAIL("out of memory");
+        free(seq);
+        free(qual);
+        return;
+    }
+    seq[0] = 0x1 << 4 | 0x2;
+    qual[0] = 30;
+    /* the buffers hold one base; the read says it has none (SEQ '*'), then one */
+    mp_word_src_t s = {seq, qual, 0, 0, 60, 30, 0, 60};
+    CU_ASSERT_EQUAL(mp_snp_word(&s, 0), 0);
+    CU_ASSERT_EQUAL(mp_snp_word(&s, 120), 0);
+    s.len = 1;
+    CU_ASSERT_NOT_EQUAL(mp_snp_word(&s, 0), 0);
+    CU_ASSERT_EQUAL(mp_snp_word(&s, 1), 0);
+    CU_ASSERT_EQUAL(mp_snp_word(&s, -1), 0);
+    free(seq);
+    free(qual);
+}
+
+/* A read position past the bins (a read without bases scales to one) stays in them. */
+static void hist_bounds(void)
+{
+    mp_hist_t *h = calloc(1, sizeof(*h) + sizeof(int));
+    if (!h) {
+        CU_FAIL("out of memory");
+        return;
+    }
+    int *after = (int *)(h + 1);
+    mp_hist_add(h, MP_HIST_BINS - 1);
+    mp_hist_add(h, MP_HIST_BINS);
+    mp_hist_add(h, 15000);
+    mp_hist_add(h, -3);
+    CU_ASSERT_EQUAL(h->bin[MP_HIST_BINS - 1], 3);
+    CU_ASSERT_EQUAL(h->bin[0], 1);
+    CU_ASSERT_EQUAL(*after, 0);
+    CU_ASSERT_EQUAL(h->used[0], 1);
+    CU_ASSERT_EQUAL(h->used[1], (uint64_t)1 << ((MP_HIST_BINS - 1) & 63));
+    free(h);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -116,5 +164,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("mp_words", NULL, NULL);
     CU_add_test(s, "16 bases a step equal a base at a time", simd_equals_scalar);
     CU_add_test(s, "a word's fields", word_fields);
+    CU_add_test(s, "a base outside the sequence", outside_sequence);
+    CU_add_test(s, "a histogram bin past the last", hist_bounds);
     return ss_test_run();
 }

@@ -95,9 +95,12 @@ typedef struct {
     uint64_t used[2]; /* bit i of used[i >> 6]: bin i is not 0 */
 } mp_hist_t;
 
-/* One more in bin i of h. */
+/* One more in bin i of h; an i outside the bins (only a malformed read gives one) counts
+ * in the nearest, rather than in memory past them. */
 static inline void mp_hist_add(mp_hist_t *h, int i)
 {
+    if ((unsigned)i >= MP_HIST_BINS)
+        i = i < 0 ? 0 : MP_HIST_BINS - 1;
     h->bin[i]++;
     h->used[i >> 6] |= (uint64_t)1 << (i & 63);
 }

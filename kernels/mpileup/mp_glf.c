@@ -438,8 +438,8 @@ static __attribute__((noinline)) const uint32_t *fill_words(const mp_aux_t *bca,
 
 /*
  * The word of the read's base at the column. A read without a sequence
- * (SEQ '*') has no words: its base is read where bcftools reads it. 1, or 0
- * when out of memory.
+ * (SEQ '*') has no words, and no base (mp_snp_word gives 0); mp_read.c leaves
+ * such reads out before they get here. 1, or 0 when out of memory.
  */
 static inline int word_at(const mp_aux_t *bca, const bam_pileup1_t *p, uint32_t *word)
 {

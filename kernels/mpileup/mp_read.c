@@ -47,6 +47,10 @@ static int keep_read(mp_input_t *in, bam1_t *b)
     const mp_opts_t *o = in->o;
     if (b->core.tid < 0 || (b->core.flag & BAM_FUNMAP) || !flags_pass(o, b->core.flag))
         return 0;
+    /* SEQ '*': no base to call (bcftools 1.16 reads past the record and aborts); left out,
+     * as seqshard pileup and samtools mpileup leave its quality-0 bases out at their -Q */
+    if (b->core.l_qseq == 0)
+        return 0;
     if (in->targets && !mp_targets_read(in->targets, in->targets_itr, in->ctg, b))
         return 0;
     if (mp_samples_of(in->smpl, in->i, b) < 0)

@@ -42,10 +42,13 @@ typedef struct {
 
 /*
  * The word of base qpos: the definition, and what mp_snp_words fills. A qpos
- * past the sequence (SEQ '*') reads where bcftools reads, distance 0.
+ * outside the sequence (SEQ '*', which mp_read.c leaves out) has no base to
+ * read: 0, as a base below --min-BQ.
  */
 static inline uint32_t mp_snp_word(const mp_word_src_t *s, int qpos)
 {
+    if (qpos < 0 || qpos >= s->len)
+        return 0;
     int q = s->qual[qpos];
     int left = qpos > 0 ? s->qual[qpos - 1] + s->delta : q;
     int right = qpos + 1 < s->len ? s->qual[qpos + 1] + s->delta : q;
