@@ -40,8 +40,8 @@
 #   SS_FUZZ_KEEP=DIR  where failing cases are kept
 #   SS_FUZZ_CASES=1   also replay the minimised cases in tests/data/fuzz-cases/ (each
 #                     DIR/case.bam against DIR/ref.fa: mpileup default, -m 1, -B -m 1,
-#                     -Q 0 -m 1, --call -mv, pileup); off by default while some are open
-#                     differences (see each case's README); SS_FUZZ_ROUNDS=0
+#                     -Q 0 -m 1, --call -mv, pileup); off by default while one is an open
+#                     difference (seed600; see each case's README); SS_FUZZ_ROUNDS=0
 #                     SS_FUZZ_CASES=1 replays them alone
 #   BCFTOOLS          the reference bcftools [bcftools]
 # Soak: SS_FUZZ_ROUNDS=200 SS_FUZZ_SEED=1000 bash tests/integration/mpileup_fuzz.sh
