@@ -152,7 +152,8 @@ typedef struct mp_deferred {
     struct mp_smpl *r; /* its sample, for the per-sample mismatch bins */
     uint8_t baseQ;     /* as I16 sums it (the histogram caps it at 59) */
     uint8_t mapQ;      /* after capQ (the histogram caps it at 59) */
-    uint8_t dist;      /* to the read's nearer end, capped as I16 has it */
+    int8_t dist;       /* to the read's nearer end, capped as I16 has it; -1 for a read
+                        * inside its trailing deletion (htslib's qpos is then l_qseq) */
     uint8_t rev;       /* on the reverse strand */
     uint8_t is_diff;   /* not the reference allele */
 } mp_deferred_t;

@@ -162,7 +162,11 @@ typedef struct {
     i16_part_t all, alt;
 } i16_sums_t;
 
-/* The read's distance to its nearer end (qpos in a read of len bases), capped for I16. */
+/*
+ * The read's distance to its nearer end (qpos in a read of len bases), capped for I16.
+ * At an indel site a read inside its trailing deletion has qpos len, so -1, which
+ * bcftools sums as it is.
+ */
 static inline int end_distance(int qpos, int len)
 {
     int min_dist = len - 1 - qpos;
@@ -220,7 +224,7 @@ static inline void keep_read(mp_deferred_t *d, mp_smpl_t *r, const bam_pileup1_t
     d->r = r;
     d->baseQ = (uint8_t)baseQ;
     d->mapQ = (uint8_t)mapQ;
-    d->dist = (uint8_t)end_distance(p->qpos, p->b->core.l_qseq);
+    d->dist = (int8_t)end_distance(p->qpos, p->b->core.l_qseq);
     d->rev = (uint8_t)rev;
     d->is_diff = (uint8_t)is_diff;
 }

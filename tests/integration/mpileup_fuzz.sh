@@ -38,11 +38,10 @@
 #                     pass's list has its own]
 #   SS_FUZZ_REAL=K    a real-reads case every K rounds [5; 0: none]
 #   SS_FUZZ_KEEP=DIR  where failing cases are kept
-#   SS_FUZZ_CASES=1   also replay the minimised cases in tests/data/fuzz-cases/ (each
-#                     DIR/case.bam against DIR/ref.fa: mpileup default, -m 1, -B -m 1,
-#                     -Q 0 -m 1, --call -mv, pileup); off by default while one is an open
-#                     difference (seed600; see each case's README); SS_FUZZ_ROUNDS=0
-#                     SS_FUZZ_CASES=1 replays them alone
+#   SS_FUZZ_CASES=0   do not replay the minimised cases in tests/data/fuzz-cases/ (by
+#                     default each DIR/case.bam is run against DIR/ref.fa: mpileup
+#                     default, -m 1, -B -m 1, -Q 0 -m 1, --call -mv, pileup, as regression
+#                     cases); SS_FUZZ_ROUNDS=0 replays them alone
 #   BCFTOOLS          the reference bcftools [bcftools]
 # Soak: SS_FUZZ_ROUNDS=200 SS_FUZZ_SEED=1000 bash tests/integration/mpileup_fuzz.sh
 # (run a copy, with SS_SRC pointing at it, if you edit the script meanwhile: bash reads
@@ -330,8 +329,8 @@ for r in $ROUNDS; do
     rm -rf "$CASE" "$SS_WORK"/exp.* "$SS_WORK"/got.*
 done
 
-# the minimised cases found before, on request
-if [ "${SS_FUZZ_CASES:-0}" != 0 ]; then
+# the minimised cases found before: regression cases
+if [ "${SS_FUZZ_CASES:-1}" != 0 ]; then
     for d in "$SS_SRC"/tests/data/fuzz-cases/*/; do
         if [ ! -f "$d/case.bam" ] || [ ! -f "$d/ref.fa" ]; then continue; fi
         SEED="case-$(basename "$d")"
