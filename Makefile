@@ -7,7 +7,7 @@
 #                  the end of each pass, the tests skipped and why (not root: the Slurm
 #                  cluster and full-disk cases; as another user it installs nothing)
 #   make bench     bench/run-all.sh
-#   make test-genomes  the whole-genome comparisons, which make test leaves out
+#   make test-long the whole genomes and the longest sweeps, which make test leaves out
 #   make soak      the long differential passes (scripts/soak.sh): ssdiff on 100 million
 #                  cases, the whole-tool fuzzer, the whole genomes; SOAK_SEED, SOAK_CASES,
 #                  SOAK_ROUNDS
@@ -20,8 +20,8 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= 2
 CMAKE_ARGS ?=
-# make test leaves the whole-genome comparisons (label genomes) to make test-genomes.
-CTEST_ARGS ?= -LE genomes
+# make test leaves the whole genomes and the longest sweeps (label long) to make test-long.
+CTEST_ARGS ?= -LE long
 # The sanitizer pass builds without MPI: that keeps the no-MPI build (one process, no
 # mpirun) under CI too, and keeps LeakSanitizer free of Open MPI's exit-time allocations,
 # so every leak it reports is ours. `make test ASAN_CMAKE_ARGS=-DSEQSHARD_MPI=ON` sanitizes the MPI
@@ -35,7 +35,7 @@ DEMO_INPUTS = demo/ref.fa demo/ref.fa.fai demo/demo.bam demo/demo.bam.bai
 FORMAT_DIRS = framework $(patsubst %/,%,$(wildcard framework/*/)) io kernels kernels/pileup \
               kernels/view alloc tests tests/diff
 
-.PHONY: all build deps test-deps compile demo test test-genomes asan clean bench soak format
+.PHONY: all build deps test-deps compile demo test test-long asan clean bench soak format
 .PHONY: format-check
 
 all: build
@@ -105,11 +105,11 @@ asan:
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	$(call run_ctest,$(ASAN_BUILD),$(ASAN_CTEST_ARGS))
 
-# The whole-genome comparisons alone (tests/integration/genomes_*.sh; CI runs them after
-# make test): several minutes, most of it making the data sets the first time.
-test-genomes: test-deps
+# The tests make test leaves out (label long: the whole genomes, tests/integration/
+# genomes_*.sh, and the longest sweeps); CI runs them after make test.
+test-long: test-deps
 	@$(MAKE) --no-print-directory compile
-	$(call run_ctest,$(BUILD),-L genomes)
+	$(call run_ctest,$(BUILD),-L long)
 
 soak: build
 	BUILD=$(BUILD) bash scripts/soak.sh
