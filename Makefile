@@ -27,7 +27,11 @@ CTEST_ARGS ?= -LE long
 # so every leak it reports is ours. `make test ASAN_CMAKE_ARGS=-DSEQSHARD_MPI=ON` sanitizes the MPI
 # build instead (its leak suppressions are in tests/CMakeLists.txt).
 ASAN_CMAKE_ARGS ?= -DSEQSHARD_MPI=OFF
-ASAN_CTEST_ARGS ?= -R "^(test_|make_testdata|integration_pileup_quick|integration_pileup_errors|integration_view_vs_samtools|integration_input_checks|integration_fuzz_readers|integration_view_samtools_opts|integration_stdin_input|integration_report_fields|integration_shard_spill|integration_resume|integration_realign|integration_pileup_realign_edges|integration_messages|integration_run_files|integration_pileup_past_end|integration_nompi_launcher|integration_option_grammar|integration_mpileup_errors)"
+# The sanitizer pass of make test: the unit tests and the short integration tests that
+# drive every input path; make test-long adds the long ones (ASAN_LONG_TESTS) under the
+# sanitizers, so CI runs each of them there once.
+ASAN_CTEST_ARGS ?= -R "^(test_|make_testdata|integration_pileup_quick|integration_pileup_errors|integration_input_checks|integration_stdin_input|integration_report_fields|integration_messages|integration_run_files|integration_nompi_launcher|integration_option_grammar|integration_mpileup_errors)"
+ASAN_LONG_TESTS ?= -R "^(make_testdata|integration_view_vs_samtools|integration_fuzz_readers|integration_view_samtools_opts|integration_shard_spill|integration_resume|integration_realign|integration_pileup_realign_edges|integration_pileup_past_end)"
 # The test data is made once, in the normal build, and shared with the sanitizer pass.
 TESTDATA = $(abspath $(BUILD))/testdata
 
@@ -85,9 +89,10 @@ demo:
 	fi
 
 # ctest, then what it skipped and why (scripts/test-summary.py reads its JUnit file);
-# the status is ctest's. $(1): the build folder, $(2): ctest's arguments.
+# the status is ctest's. $(1): the build folder, $(2): ctest's arguments, $(3): variables
+# set for ctest (and the tests).
 define run_ctest
-	@rm -f $(1)/ctest-results.xml; rc=0; ctest --test-dir $(1) --output-on-failure -j$(JOBS) \
+	@rm -f $(1)/ctest-results.xml; rc=0; $(3) ctest --test-dir $(1) --output-on-failure -j$(JOBS) \
 		--output-junit ctest-results.xml $(2) || rc=$$?; \
 	python3 scripts/test-summary.py $(1)/ctest-results.xml || true; \
 	exit $$rc
@@ -107,9 +112,13 @@ asan:
 
 # The tests make test leaves out (label long: the whole genomes, tests/integration/
 # genomes_*.sh, and the longest sweeps); CI runs them after make test.
+# Then the tests of label sweep again with every layout of their lists (SS_SWEEP=full:
+# make test runs each case at one), and the long sanitizer pass.
 test-long: test-deps
 	@$(MAKE) --no-print-directory compile
 	$(call run_ctest,$(BUILD),-L long)
+	$(call run_ctest,$(BUILD),-L sweep -LE long,SS_SWEEP=full)
+	@$(MAKE) --no-print-directory asan ASAN_CTEST_ARGS='$(ASAN_LONG_TESTS)'
 
 soak: build
 	BUILD=$(BUILD) bash scripts/soak.sh

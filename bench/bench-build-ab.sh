@@ -9,7 +9,8 @@
 #
 # Cases: pileup -B on the whole genome, pileup with BAQ on the first 500 kb, view
 # CRAM -> BAM on the first 600 kb, mpileup (-Ou) and mpileup --call -mv on the first
-# 1 Mb; each at -@ 2 (SS_BENCH_THREADS); SS_AB_CASES=REGEX keeps the cases it matches. Both builds must
+# 1 Mb; each at -@ 2 (SS_BENCH_THREADS); SS_AB_CASES=REGEX keeps the cases it matches;
+# SS_AB_REF=ref.fa SS_AB_BAMS='a.bam b.bam' runs them on another data set. Both builds must
 # give the same bytes (checked once before timing). Results: $SS_BENCH_OUT
 # [bench/results]/build-ab.tsv (every run) and build-ab.md (the table).
 set -euo pipefail
@@ -30,6 +31,12 @@ for b in "$OLD" "$NEW"; do [ -x "$b" ] || die "$b is not executable"; done
 DATA=$(cd "$DATA" && pwd)
 OUT=$(mkdir -p "$OUT" && cd "$OUT" && pwd)
 REF=$DATA/ref.fa BAM=$DATA/ecoli30x.bam CRAM=$DATA/ecoli30x.cram
+# SS_AB_REF and SS_AB_BAMS: another data set (a reference and one or more BAMs, e.g. three
+# samples at low coverage); the CRAM case is left out there.
+if [ -n "${SS_AB_BAMS:-}" ]; then
+    REF=${SS_AB_REF:?give SS_AB_REF with SS_AB_BAMS}
+    BAM=$SS_AB_BAMS CRAM=
+fi
 CTG=$(cut -f1 "$REF.fai" | head -1)
 CASES=(
     "pileup-nobaq|pileup --quiet -@ $T -B -f $REF -o OUT $BAM"
@@ -38,6 +45,7 @@ CASES=(
     "mpileup-1m|mpileup --quiet --no-version -@ $T -f $REF -r $CTG:1-1000000 -Ou -o OUT $BAM"
     "mpileup-call-1m|mpileup --quiet --no-version -@ $T -f $REF -r $CTG:1-1000000 -Ou -o OUT $BAM --call -mv"
 )
+[ -n "$CRAM" ] || CASES=("${CASES[@]:0:2}" "${CASES[@]:3}")
 # SS_AB_CASES: a regular expression; only the cases whose names match run (default: all)
 if [ -n "${SS_AB_CASES:-}" ]; then
     kept=()

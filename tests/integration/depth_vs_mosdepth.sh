@@ -80,7 +80,8 @@ md_case() {
         return
     fi
     local combo t s got
-    for combo in $COMBOS; do
+    ss_sweep "$COMBOS"
+    for combo in $SWEEP; do
         t=${combo%%:*} s=${combo#*:}
         got=$W/got$ss_case_no.$t.$s/x
         mkdir -p "${got%/*}"

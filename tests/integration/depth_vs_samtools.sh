@@ -25,7 +25,8 @@ dp_case() {
         return
     fi
     local combo t s got cmd
-    for combo in $COMBOS; do
+    ss_sweep "$COMBOS"
+    for combo in $SWEEP; do
         t=${combo%%:*} s=${combo#*:}
         got=$W/got.$ss_case_no.$t.$s
         cmd=(depth -@ "$t" --shard-size "$s" --quiet "$@")

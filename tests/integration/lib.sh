@@ -8,6 +8,7 @@
 #   SAMTOOLS     the reference samtools        [samtools]
 #   SS_TIMEOUT   seconds before one seqshard run counts as hung [120]
 #   SS_VERBOSE=1 print every passing case too
+#   SS_SWEEP     quick: each case at one layout of its list [quick]; full: at all of them
 #
 # Each check prints one line "FAIL name ..." (with details) or, with
 # SS_VERBOSE=1, "ok name". ss_summary prints "N passed, M failed" and
@@ -24,6 +25,7 @@ SS_TESTDATA=${SS_TESTDATA:-$SS_SRC/build/testdata}
 SAMTOOLS=${SAMTOOLS:-samtools}
 SS_TIMEOUT=${SS_TIMEOUT:-120}
 SS_VERBOSE=${SS_VERBOSE:-0}
+SS_SWEEP=${SS_SWEEP:-quick}
 
 ss_passed=0
 ss_failed=0
@@ -122,6 +124,29 @@ ss_run_seqshard() {
 
 ss_case_no=0
 
+# ss_sweep LAYOUTS...: sets SWEEP to the layouts (T:S, NP/T:S or any words) a case runs
+# at. With SS_SWEEP=full (make test-long) all of them; otherwise one, taken in turn from
+# case to case, so that a test still runs every thread count and shard size of its lists
+# (the shard edges inside reads, piles and indels among them) but each case once: make
+# test keeps to its time and the whole matrix runs in CI's long pass. The picks are the
+# same on every run, so a failure repeats. A list that starts with the word `every` runs
+# whole in both modes (a case that needs its layouts together, e.g. shards continuing one
+# random stream). Call it in the test's shell, not in $(...), which would lose the count.
+ss_sweep_no=0
+SWEEP=
+ss_sweep() {
+    local all
+    read -r -a all <<<"$*"
+    if [ "${all[0]:-}" = every ]; then
+        SWEEP="${all[*]:1}"
+    elif [ "$SS_SWEEP" = full ] || [ ${#all[@]} -le 1 ]; then
+        SWEEP="${all[*]}"
+    else
+        SWEEP="${all[$((ss_sweep_no % ${#all[@]}))]}"
+    fi
+    ss_sweep_no=$((ss_sweep_no + 1))
+}
+
 # ss_pileup NAME COMBOS ARGS...
 #   Run `samtools mpileup ARGS` once and `seqshard pileup -@T --shard-size S
 #   --quiet ARGS` for each T:S in COMBOS (space separated, e.g. "1:1m 3:2k"),
@@ -139,7 +164,8 @@ ss_pileup() {
         return 1
     fi
     local combo t s got goterr cmd before=$ss_failed
-    for combo in $combos; do
+    ss_sweep "$combos"
+    for combo in $SWEEP; do
         t=${combo%%:*}
         s=${combo#*:}
         got=$SS_WORK/got.$ss_case_no.$t.$s

@@ -30,7 +30,8 @@ call_vs() {
         ss_bad "$name" "the bcftools pipe itself failed: the test is wrong" "$(head -2 "$exp.err")"
         return 0
     fi
-    for layout in $layouts; do
+    ss_sweep "$layouts"
+    for layout in $SWEEP; do
         got=$W/call.got.$ss_case_no.${layout//:/.}
         # shellcheck disable=SC2086
         timeout "$SS_TIMEOUT" "$SEQSHARD" mpileup --no-version --quiet -@ "${layout%%:*}" \

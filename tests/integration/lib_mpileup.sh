@@ -106,7 +106,8 @@ mp_vs() {
     MP_EXP=$SS_WORK/exp.$ss_case_no
     mp_bcftools "$MP_EXP" "$@" || return 0
     local layout got what
-    for layout in $layouts; do
+    ss_sweep "$layouts"
+    for layout in $SWEEP; do
         got=$SS_WORK/got.$ss_case_no.${layout//[\/:]/.}
         what="$name [$(mp_layout_name "$layout")]"
         if ! mp_seqshard "$got" "$layout" "$@"; then

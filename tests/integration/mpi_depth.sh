@@ -3,10 +3,11 @@
 # 1-2 threads and shard sizes 2k, 7k and whole contigs, with -a, -aa, -s and several
 # inputs; .gz output and its index the same whatever the ranks.
 #
-# Each option set runs the full threads x shard-size matrix at two ranks; at three ranks
+# The defaults run the full threads x shard-size matrix at two ranks; at three ranks
 # (a middle rank) the small shards at both thread counts and whole contigs; at one rank
 # one cell, the launch itself (one rank runs its shards as one process does, and
-# depth_vs_samtools.sh runs that matrix).
+# depth_vs_samtools.sh runs that matrix). The other option sets run one cell each in make
+# test, taken in turn, and the whole matrix in make test-long (SS_SWEEP=full).
 #
 # Skipped (status 77) in a build without MPI (SS_MPI=0).
 set -u
@@ -35,9 +36,12 @@ check() { # NAME EXPECTED NP ARGS...
 for opts in "" "-a" "-aa -s" "-a -J -q 20 -Q 10"; do
     # shellcheck disable=SC2086  # options split on purpose
     "$SAMTOOLS" depth $opts "$S1" "$S2" "$TD/edge.bam" >"$W/exp.txt"
-    for run in "1 2 7k" "2 1 2k" "2 1 7k" "2 1 1g" "2 2 2k" "2 2 7k" "2 2 1g" \
-        "3 1 2k" "3 2 2k" "3 1 1g"; do
-        read -r np t s <<<"$run"
+    # the whole matrix for the defaults; make test takes one cell per other option set
+    # (make test-long all of them)
+    cells="1/2:7k 2/1:2k 2/1:7k 2/1:1g 2/2:2k 2/2:7k 2/2:1g 3/1:2k 3/2:2k 3/1:1g"
+    if [ -z "$opts" ]; then ss_sweep "every $cells"; else ss_sweep "$cells"; fi
+    for run in $SWEEP; do
+        np=${run%%/*} t=${run#*/} t=${t%%:*} s=${run#*:}
         # shellcheck disable=SC2086
         check "np=$np -@$t $s [$opts]" "$W/exp.txt" "$np" -@ "$t" --shard-size "$s" \
             $opts "$S1" "$S2" "$TD/edge.bam"

@@ -42,9 +42,15 @@ check() { # NAME NP THREADS SIZE ARGS...
 
 TD1=$TD/s1.bam
 for np in 2 3; do
-    for t in 1 2; do
-        for s in 2k 1g; do
-            check "np=$np -@$t $s default" $np $t $s "$TD1"
+    # every thread count and shard size at each rank count (make test: one per option set)
+    for opts in default by-bed; do
+        ss_sweep "1:2k 1:1g 2:2k 2:1g"
+        for cell in $SWEEP; do
+            t=${cell%%:*} s=${cell#*:}
+            if [ $opts = default ]; then
+                check "np=$np -@$t $s default" $np $t $s "$TD1"
+                continue
+            fi
             check "np=$np -@$t $s --by BED -T -q -m" $np $t $s --by "$W/r.bed" -T 1,10,20 \
                 -q 0:1:10: -m "$TD1"
         done

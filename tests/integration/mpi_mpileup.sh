@@ -18,14 +18,14 @@ R=(-f "$REF")
 
 # -o FILE: every rank writes its pieces at their offsets
 mp_to_file=1
-mp_vs "s1+s2"          "2/1:2k 3/1:2k" "${R[@]}" "$TD/s1.bam" "$TD/s2.bam"
-mp_vs "edge.bam"       "2/2:2k 3/1:2k" "${R[@]}" "$TD/edge.bam"
+mp_vs "s1+s2"          "every 2/1:2k 3/1:2k" "${R[@]}" "$TD/s1.bam" "$TD/s2.bam"
+mp_vs "edge.bam"       "every 2/2:2k 3/1:2k" "${R[@]}" "$TD/edge.bam"
 # ctgAmp is 3 kb: 2k cuts it in two shards, 1k in three (one per rank at -np 3)
-mp_vs "deep -d 10000"  "2/1:2k 3/1:1k" -f "$AMP" -d 10000 "$TD/amp.bam"
+mp_vs "deep -d 10000"  "every 2/1:2k 3/1:1k" -f "$AMP" -d 10000 "$TD/amp.bam"
 # standard output: rank 0 streams the pieces in order
 mp_to_file=0
-mp_vs "s1+s2 to standard output"   "2/1:2k" "${R[@]}" "$TD/s1.bam" "$TD/s2.bam"
-mp_vs "deep to standard output"    "3/1:1k" -f "$AMP" -d 10000 "$TD/amp.bam"
+mp_vs "s1+s2 to standard output"   "every 2/1:2k" "${R[@]}" "$TD/s1.bam" "$TD/s2.bam"
+mp_vs "deep to standard output"    "every 3/1:1k" -f "$AMP" -d 10000 "$TD/amp.bam"
 
 # BGZF output and its index: for a given --shard-size the same bytes at any rank count
 # (contract 1), as one process with threads writes them.

@@ -20,7 +20,7 @@ R=(-f "$H/ref.fa")
 S1=$H/s1.bam
 ALL=("$H/s1.bam" "$H/s2.bam" "$H/s3.bam")
 # one shard per contig; two (the smallest shard is 1 kb), on two threads
-L="1:1g 2:1k"
+L="every 1:1g 2:1k"
 
 # ---- the two records, pinned -----------------------------------------------------------------
 # pinned NAME PATTERN ARGS...: seqshard mpileup's text has a line matching PATTERN

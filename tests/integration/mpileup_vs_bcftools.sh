@@ -39,7 +39,7 @@ mp_vs "edge.bam"                   "$L" "${R[@]}" "$TD/edge.bam"
 # The deep contig: 3 kb, so 1g and 7k make one shard, 2k two, 1k three (edges at 1000,
 # 1500, 2000, where amp.bam has indels). Past 255 bases per sample bcftools draws from
 # its random stream: each shard must continue it where the shards before it left it.
-DEEP="1:1g 2:2k 3:1k"
+DEEP="every 1:1g 2:2k 3:1k"
 mp_vs "deep -d 10000"              "$DEEP" -f "$AMP" -d 10000 "$TD/amp.bam"
 seed0=$MP_EXP.seed0
 cp "$MP_EXP" "$seed0"

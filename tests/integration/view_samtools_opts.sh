@@ -21,7 +21,8 @@ same() {
         ss_bad "$name" "samtools itself failed: the test is wrong" "$(head -2 "$W/exp.err")"
         return
     }
-    for combo in $COMBOS; do
+    ss_sweep "$COMBOS"
+    for combo in $SWEEP; do
         t=${combo%%:*} s=${combo#*:}
         timeout "$SS_TIMEOUT" "$SEQSHARD" view --quiet -@ "$t" --shard-size "$s" "$@" \
             >"$W/got" 2>"$W/got.err" </dev/null

@@ -85,7 +85,8 @@ ss_view() {
         return 1
     fi
     local combo t s got cmd before=$ss_failed
-    for combo in $combos; do
+    ss_sweep "$combos"
+    for combo in $SWEEP; do
         t=${combo%%:*}
         s=${combo#*:}
         got=$d/got.$t.$s.$fmt
