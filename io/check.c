@@ -238,6 +238,8 @@ void ss_io_bad_record_text(char *buf, size_t size, int code, const sam_hdr_t *h,
     case SS_IO_BAD_AUX:
         problem = "a record's optional fields run past its end or have an unknown type "
                   "(samtools view stops there: \"Corrupted aux data\")";
+        fix = "the file is corrupt (samtools quickcheck reads only its ends and passes it): "
+              "re-create it from its source";
         break;
     case SS_IO_WRONG_CONTIG:
         problem = "the index gave a record of another contig";
