@@ -217,8 +217,8 @@ typedef struct {
     int read_err;             /* htslib's code when a read failed, or MP_READ_NOMEM */
 } mp_input_t;
 
-/* read_err when keeping a read ran out of memory: no code htslib returns (its -4 is a
- * damaged record as well as its own out of memory, which errno tells apart) */
+/* read_err when keeping a read ran out of memory: no code htslib or the checks return
+ * (htslib's -4, which this once was, says a record is damaged) */
 #define MP_READ_NOMEM (-1000)
 
 /* bcftools' read filter over the input's source: 0 and a read, or < 0 at the end or error. */
