@@ -8,14 +8,16 @@
  * samtools mpileup stops on such files ("not sorted"); seqshard must fail
  * too, never print a shorter output. So each record read, also the ones
  * htslib's iterator skips or stops at, passes a few compares here: ids and
- * positions in range, and (tid, pos) not below the record before it in the
- * same stream. A stream also checks the record just after its last one, so
- * every pair of neighbours in the file is compared by some shard.
+ * positions in range, optional fields that end inside the record, and (tid,
+ * pos) not below the record before it in the same stream. A stream also
+ * checks the record just after its last one, so every pair of neighbours in
+ * the file is compared by some shard.
  *
  * No state is shared: an ss_io_order_t belongs to the owner of the stream.
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ss_io.h"
 
@@ -35,6 +37,63 @@ static int sorts_before(int tid, hts_pos_t pos, int last_tid, hts_pos_t last_pos
     return tid >= 0 && pos < last_pos;
 }
 
+/* Bytes of one value of BAM type t (a B array's element when in_array); 0: no such type. */
+static int aux_value_size(uint8_t t, int in_array)
+{
+    switch (t) {
+    case 'A':
+    case 'c':
+    case 'C':
+        return 1;
+    case 's':
+    case 'S':
+        return 2;
+    case 'i':
+    case 'I':
+    case 'f':
+        return 4;
+    case 'd':
+        return in_array ? 0 : 8;
+    default:
+        return 0;
+    }
+}
+
+/* The end of the field whose value starts at v (type t), or NULL when it runs past end. */
+static const uint8_t *aux_field_end(uint8_t t, const uint8_t *v, const uint8_t *end)
+{
+    if (t == 'Z' || t == 'H') {
+        const uint8_t *nul = memchr(v, 0, (size_t)(end - v));
+        return nul ? nul + 1 : NULL;
+    }
+    if (t == 'B') {
+        int size = aux_value_size(v[0], 1);
+        if (!size || end - v < 5)
+            return NULL;
+        uint32_t n =
+            (uint32_t)v[1] | (uint32_t)v[2] << 8 | (uint32_t)v[3] << 16 | (uint32_t)v[4] << 24;
+        v += 5;
+        return (uint64_t)(end - v) / (uint64_t)size < n ? NULL : v + (size_t)n * size;
+    }
+    int size = aux_value_size(t, 0);
+    return size && end - v >= size ? v + size : NULL;
+}
+
+/*
+ * Whether b's optional fields are whole, by samtools view's rules (sam.c's
+ * sam_format1): fields while 4 or more bytes are left, each of a known type
+ * whose value, string or array ends inside the record. htslib's readers do
+ * not check this (samtools view fails, "Corrupted aux data"; bam_aux_get may
+ * miss a tag after the damage), so a kernel would silently read another RG.
+ */
+static int aux_whole(const bam1_t *b)
+{
+    const uint8_t *p = bam_get_aux(b), *end = b->data + b->l_data;
+    while (p && end - p >= 4)
+        p = aux_field_end(p[2], p + 3, end);
+    return p != NULL;
+}
+
 int ss_io_check_record(const bam1_t *b, int n_targets, ss_io_order_t *o)
 {
     const bam1_core_t *c = &b->core;
@@ -44,6 +103,8 @@ int ss_io_check_record(const bam1_t *b, int n_targets, ss_io_order_t *o)
         return SS_IO_BAD_MTID;
     if (c->pos < -1 || c->mpos < -1)
         return SS_IO_BAD_POS;
+    if (!aux_whole(b))
+        return SS_IO_BAD_AUX;
     if (o->n > 0 && sorts_before(c->tid, c->pos, o->tid, o->pos))
         return SS_IO_UNSORTED;
     o->tid = c->tid;
@@ -173,6 +234,12 @@ void ss_io_bad_record_text(char *buf, size_t size, int code, const sam_hdr_t *h,
         problem = what;
         fix = "the file is corrupt or not sorted: check it with samtools quickcheck, sort it "
               "with samtools sort and index it with samtools index";
+        break;
+    case SS_IO_BAD_AUX:
+        problem = "a record's optional fields run past its end or have an unknown type "
+                  "(samtools view stops there: \"Corrupted aux data\")";
+        fix = "the file is corrupt (samtools quickcheck reads only its ends and passes it): "
+              "re-create it from its source";
         break;
     case SS_IO_WRONG_CONTIG:
         problem = "the index gave a record of another contig";

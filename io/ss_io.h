@@ -107,17 +107,18 @@ enum {
     SS_IO_BAD_MTID = -101,     /* mate contig id outside -1..n_targets-1 */
     SS_IO_BAD_POS = -102,      /* POS or mate POS below -1 */
     SS_IO_UNSORTED = -103,     /* (tid, pos) sorts before the stream's previous record */
-    SS_IO_WRONG_CONTIG = -104  /* a query on one contig returned a record of another */
+    SS_IO_WRONG_CONTIG = -104, /* a query on one contig returned a record of another */
+    SS_IO_BAD_AUX = -105       /* optional fields past the record's end, or of no known type */
 };
 static inline int ss_io_is_bad_record(int code)
 {
-    return code <= SS_IO_BAD_TID && code >= SS_IO_WRONG_CONTIG;
+    return code <= SS_IO_BAD_TID && code >= SS_IO_BAD_AUX;
 }
 
 void ss_io_order_reset(ss_io_order_t *o);
 /*
- * Check b, the next record of stream o: ids and positions in range, not
- * before the previous record. Returns 0 (and moves o on to b) or an
+ * Check b, the next record of stream o: ids and positions in range, optional
+ * fields whole (as samtools view reads them), not before the previous record. Returns 0 (and moves o on to b) or an
  * SS_IO_BAD_* code (o keeps the previous record, for the message). A few
  * compares: call it on every record read, also those a kernel skips.
  */

@@ -616,6 +616,42 @@ static void test_bam_marks(void)
     unlink(path);
 }
 
+/* A mapped record "r" on contig 0 with 2 bases, 1M1M, and the optional fields aux. */
+static int aux_check(const char *aux, size_t n)
+{
+    bam1_t *b = bam_init1();
+    uint32_t cigar[2] = {1 << 4, 1 << 4};
+    int rc = -1000;
+    /* bam_set1 makes room for n bytes of optional fields: aux goes there as it is */
+    if (bam_set1(b, 1, "r", 0, 0, 10, 60, 2, cigar, -1, -1, 0, 2, "AC", NULL, n) >= 0) {
+        memcpy(b->data + b->l_data, aux, n);
+        b->l_data += (int)n;
+        ss_io_order_t o;
+        ss_io_order_reset(&o);
+        rc = ss_io_check_record(b, 1, &o);
+    }
+    bam_destroy1(b);
+    return rc;
+}
+
+/* Optional fields as samtools view reads them: whole ones pass, damaged ones are refused. */
+static void test_aux_check(void)
+{
+    SS_EQ(aux_check("", 0), 0);
+    SS_EQ(aux_check("RGZs1\0", 6), 0);
+    SS_EQ(aux_check("RGZs1", 5), SS_IO_BAD_AUX);          /* no NUL before the end */
+    SS_EQ(aux_check("XAA1NMi\1\0\0\0", 11), 0);
+    SS_EQ(aux_check("NMi\1\0\0", 6), SS_IO_BAD_AUX);    /* 3 of its 4 bytes */
+    SS_EQ(aux_check("XB!\1", 4), SS_IO_BAD_AUX);         /* no such type */
+    SS_EQ(aux_check("XBd\1\2\3\4\5\6\7\0", 11), 0); /* 'd': 8 bytes */
+    SS_EQ(aux_check("XBBS\2\0\0\0\1\0\2\0", 12), 0);
+    SS_EQ(aux_check("XBBS\3\0\0\0\1\0\2\0", 12), SS_IO_BAD_AUX); /* one short */
+    SS_EQ(aux_check("XBBS\377\377\377\377\1\0", 10), SS_IO_BAD_AUX);
+    SS_EQ(aux_check("XBBd\1\0\0\0\1\2\3\4\5\6\7\0", 16), SS_IO_BAD_AUX);
+    SS_EQ(aux_check("XBBA\1\0\0\0x", 9), 0);            /* samtools prints it */
+    SS_EQ(aux_check("RGZs1\0XB", 8), 0);                  /* under 4 bytes left: ignored */
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -630,7 +666,8 @@ int main(void)
         !CU_add_test(s, "profile", test_profile) ||
         !CU_add_test(s, "budget_peak", test_budget_peak) ||
         !CU_add_test(s, "cram_window", test_cram_window) ||
-        !CU_add_test(s, "bam_marks", test_bam_marks))
+        !CU_add_test(s, "bam_marks", test_bam_marks) ||
+        !CU_add_test(s, "aux_check", test_aux_check))
         return 1;
     return ss_test_run();
 }

@@ -23,7 +23,7 @@ int mp_shard_error(mp_worker_t *w, const ss_shard_t *sh)
         return -1;
     for (int i = 0; i < w->n; i++) {
         int err = w->in[i].read_err;
-        if (err == -4) {
+        if (err == MP_READ_NOMEM) {
             ss_error("out of memory in shard %d (%s); lower -@ or -d", sh->idx, where);
             return -1;
         }

@@ -93,8 +93,8 @@ int mp_read_filtered(void *data, bam1_t *b)
         in->n_read++;
         int k = keep_read(in, b);
         if (k < 0) {
-            in->read_err = -4; /* out of memory */
-            return -4;
+            in->read_err = MP_READ_NOMEM;
+            return MP_READ_NOMEM;
         }
         if (k)
             return ret;

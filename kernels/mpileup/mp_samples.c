@@ -138,8 +138,9 @@ oom:
 
 /*
  * File i's samples from its header text (NULL: none, as under --ignore-RG):
- * bcftools' bam_smpl_add_bam. A file none of whose reads can be kept keeps
- * none (bcftools drops it from the inputs). 0 or -1.
+ * bcftools' bam_smpl_add_bam. 1 when the file is used; 0 when none of its
+ * reads can be kept (bcftools drops it from the inputs, and the file keeps no
+ * sample here); -1 (said).
  */
 static int add_file(mp_samples_t *s, int i, const char *text, const char *path)
 {
@@ -148,7 +149,7 @@ static int add_file(mp_samples_t *s, int i, const char *text, const char *path)
     if (!text) {
         if ((f->default_idx = sample_id(s, path)) < 0)
             goto oom;
-        return 0;
+        return 1;
     }
     rg_walk_t wk;
     if (read_groups(s, f, text, &wk, path) < 0)
@@ -160,18 +161,59 @@ static int add_file(mp_samples_t *s, int i, const char *text, const char *path)
     if (s->sample_list.idx && wk.first < 0)
         accept_untagged = 0;
     if (!accept_untagged)
-        return 0; /* reads without a kept read group are dropped */
+        return wk.first >= 0; /* reads without a kept read group are dropped */
     if (wk.n_names == 1 && !wk.n_skipped) {
         f->default_idx = wk.first;
-        return 0;
+        return 1;
     }
     int id = name ? sample_id(s, name) : wk.first < 0 ? sample_id(s, path) : wk.first;
     if (id < 0 || map_rg(f, "?", id) < 0)
         goto oom;
-    return 0;
+    return 1;
 oom:
     ss_error("out of memory reading the read groups of %s", path);
     return -1;
+}
+
+/*
+ * -s/-S and -G kept no read group of any input: bcftools stops ("failed to
+ * find a file header with usable read groups"), and so does seqshard. -1.
+ */
+static int none_usable(const mp_samples_t *s, const mp_opts_t *o)
+{
+    const char *rg = s->rg_list.idx ? o->read_groups : NULL;
+    const char *sm = s->sample_list.idx ? o->samples : NULL;
+    const char *sm_opt = o->samples_is_file ? "-S" : "-s";
+    if (sm && rg)
+        ss_error("%s %s and -G %s keep no read group of any input; check the names against "
+                 "the inputs' @RG SM: and ID: fields (samtools view -H)",
+                 sm_opt, sm, rg);
+    else if (sm)
+        ss_error("%s %s keeps no sample of any input's read groups; check the names against "
+                 "the inputs' @RG SM: fields (samtools view -H)",
+                 sm_opt, sm);
+    else
+        ss_error("-G %s keeps no read group of any input; check the IDs against the inputs' "
+                 "@RG ID: fields (samtools view -H)",
+                 rg);
+    return -1;
+}
+
+/* One input's samples from its header: 1 used, 0 dropped, -1 (said). */
+static int add_input(mp_samples_t *s, const ss_io_inputs_t *in, int i, const mp_opts_t *o)
+{
+    if (o->ignore_rg)
+        return add_file(s, i, NULL, in->paths[i]);
+    /* one header at a time: a thousand inputs hold one descriptor here */
+    samFile *fp = ss_io_open_input(in, i);
+    sam_hdr_t *h = fp ? sam_hdr_read(fp) : NULL;
+    if (fp && !h)
+        ss_error("%s: cannot read its header; check the file with samtools view -H", in->paths[i]);
+    int rc = h ? add_file(s, i, sam_hdr_str(h), in->paths[i]) : -1;
+    sam_hdr_destroy(h);
+    if (fp)
+        sam_close(fp);
+    return rc;
 }
 
 int mp_samples_build(mp_samples_t *s, const ss_job_t *job, const mp_opts_t *o)
@@ -190,26 +232,14 @@ int mp_samples_build(mp_samples_t *s, const ss_job_t *job, const mp_opts_t *o)
         return -1;
     if (o->read_groups && mp_rg_list_read(&s->rg_list, &s->rg_include, o->read_groups) < 0)
         return -1;
+    int n_used = 0;
     for (int i = 0; i < in->n; i++) {
-        if (o->ignore_rg) {
-            if (add_file(s, i, NULL, in->paths[i]) < 0)
-                return -1;
-            continue;
-        }
-        /* one header at a time: a thousand inputs hold one descriptor here */
-        samFile *fp = ss_io_open_input(in, i);
-        sam_hdr_t *h = fp ? sam_hdr_read(fp) : NULL;
-        if (fp && !h)
-            ss_error("%s: cannot read its header; check the file with samtools view -H",
-                     in->paths[i]);
-        int rc = h ? add_file(s, i, sam_hdr_str(h), in->paths[i]) : -1;
-        sam_hdr_destroy(h);
-        if (fp)
-            sam_close(fp);
+        int rc = add_input(s, in, i, o);
         if (rc < 0)
             return -1;
+        n_used += rc;
     }
-    return 0;
+    return n_used > 0 || in->n == 0 ? 0 : none_usable(s, o);
 }
 
 void mp_samples_free(mp_samples_t *s)

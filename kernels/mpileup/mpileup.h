@@ -214,8 +214,12 @@ typedef struct {
     mp_ref_t *rs;             /* which of it is loaded: each kept read loads its reach */
     hts_pos_t skip_before;    /* drop reads starting before this (a range read twice) */
     uint64_t n_read;
-    int read_err;             /* htslib's code when a read failed */
+    int read_err;             /* htslib's code when a read failed, or MP_READ_NOMEM */
 } mp_input_t;
+
+/* read_err when keeping a read ran out of memory: no code htslib or the checks return
+ * (htslib's -4, which this once was, says a record is damaged) */
+#define MP_READ_NOMEM (-1000)
 
 /* bcftools' read filter over the input's source: 0 and a read, or < 0 at the end or error. */
 int mp_read_filtered(void *data, bam1_t *b);

@@ -402,8 +402,8 @@ static int copy_blocks(vw_worker_t *w, const ss_shard_t *sh, ss_out_t *so,
     size_t at = out->l;
     uint64_t records = 0;
     int r = vw_copy_shard(w->copier, w->run, w->rd, w->hdr, w->b, sh, so, out, &records);
-    if (r == -2)
-        read_error(w, sh, 0, 0);
+    if (r < -1)
+        read_error(w, sh, 0, r);
     if (r < 0) {
         out->l = at;
         return -1;

@@ -140,8 +140,9 @@ void vw_copier_destroy(vw_copier_t *cp);
 /*
  * Append the input's compressed blocks that shard sh owns to out, checked,
  * and count the shard's records, noting them for the index through so
- * (ss_out_index_copied). Returns 0; -2 when the input is truncated or
- * corrupt (the caller says so); -1 after ss_error().
+ * (ss_out_index_copied). Returns 0; when the input is truncated or corrupt,
+ * htslib's read code (< -1: -4 a damaged record, else -2; the caller says
+ * so); -1 after ss_error().
  */
 int vw_copy_shard(vw_copier_t *cp, const vw_run_t *run, ss_reader_t *rd, const sam_hdr_t *h,
                   bam1_t *b, const ss_shard_t *sh, ss_out_t *so, kstring_t *out, uint64_t *records);

@@ -183,7 +183,7 @@ static int check_records(samFile *fp, int n_ref, bam1_t *b, int64_t vbeg, int64_
         return -2;
     while (bgzf_tell(z) < vend) {
         if ((r = bam_read1(z, b)) < 0)
-            return -2; /* also -1: the file ends before vend */
+            return r < -1 ? r : -2; /* also -1: the file ends before vend */
         if ((r = ss_io_check_record(b, n_ref, ord)) < 0)
             return r;
         note_copied(ix, b, bgzf_tell(z));
@@ -192,7 +192,7 @@ static int check_records(samFile *fp, int n_ref, bam1_t *b, int64_t vbeg, int64_
     if (bgzf_tell(z) != vend)
         return -2; /* a record runs over the next shard's first one */
     if ((r = bam_read1(z, b)) < -1)
-        return -2;
+        return r;
     return r >= 0 ? ss_io_check_record(b, n_ref, ord) : 0;
 }
 
@@ -245,5 +245,5 @@ int vw_copy_shard(vw_copier_t *cp, const vw_run_t *o, ss_reader_t *rd, const sam
         ss_error("%s: %s", path, what);
         return -1;
     }
-    return r < 0 ? -2 : 0;
+    return r == -1 ? -2 : r < 0 ? r : 0;
 }

@@ -8,7 +8,12 @@ place, so an index made before the change still points at the same blocks,
 as when a file is damaged after it was indexed.
 
   bam_patch.py set IN OUT K FIELD VALUE   record K (0 = first after the header):
-                                          FIELD tid, pos, mtid or mpos (int32)
+                                          FIELD tid, pos, mtid, mpos, l_seq (int32),
+                                          n_cigar (uint16), l_read_name (uint8) or
+                                          cigar0 (its first CIGAR operation, uint32:
+                                          length << 4 | op)
+  bam_patch.py poke IN OUT K AT HEX       record K's bytes from AT (after block_size;
+                                          negative: from the record's end) set to HEX
   bam_patch.py fuzz IN PREFIX SEED...     for each SEED, PREFIX.SEED.bam: IN with 1-4
                                           byte runs of records in one data block
                                           overwritten (random, from SEED)
@@ -23,7 +28,9 @@ import struct
 import sys
 import zlib
 
-FIELDS = {"tid": 0, "pos": 4, "mtid": 20, "mpos": 24}  # offsets after block_size
+# offset after block_size and struct format of each field "set" can change
+FIELDS = {"tid": (0, "<i"), "pos": (4, "<i"), "mtid": (20, "<i"), "mpos": (24, "<i"),
+          "l_seq": (16, "<i"), "n_cigar": (12, "<H"), "l_read_name": (8, "<B")}
 
 
 class Bam:
@@ -134,7 +141,19 @@ def main(argv):
     elif len(argv) == 7 and argv[1] == "set":
         bam = Bam(argv[2])
         rec = bam.records()[int(argv[4])]
-        bam.patch(rec + 4 + FIELDS[argv[5]], struct.pack("<i", int(argv[6])))
+        if argv[5] == "cigar0":  # CIGAR follows the 32 fixed bytes and the read name
+            at, fmt = 32 + bam.data[rec + 4 + 8], "<I"
+        else:
+            at, fmt = FIELDS[argv[5]]
+        bam.patch(rec + 4 + at, struct.pack(fmt, int(argv[6])))
+        bam.save(argv[3])
+    elif len(argv) == 7 and argv[1] == "poke":
+        bam = Bam(argv[2])
+        rec = bam.records()[int(argv[4])]
+        at = int(argv[5])
+        if at < 0:
+            at += struct.unpack_from("<i", bam.data, rec)[0]
+        bam.patch(rec + 4 + at, bytes.fromhex(argv[6]))
         bam.save(argv[3])
     elif len(argv) >= 5 and argv[1] == "fuzz":
         pristine = bytes(Bam(argv[2]).raw)

@@ -5,7 +5,7 @@
 #   - a BGZF block failing its CRC32 (garbled.bam), in every kernel: depth, depth -a,
 #     --mosdepth, pileup, pileup --realign, view, realign; samtools quickcheck passes
 #     that file, so the advice is samtools view, not quickcheck;
-#   - a record whose lengths do not add up, one whose aux data is damaged (view to SAM);
+#   - a record whose lengths do not add up, one whose aux data is damaged (view, pileup);
 #   - an index whose magic is damaged ("does not load", not "no index found");
 #   - random bytes, and an index, given as the input;
 #   - the file-size limit (ulimit -f): SIGXFSZ names the output and the limit;
@@ -114,10 +114,11 @@ if patch_byte lname.bam $K l_read_name 0 && patch_byte aux.bam $K aux X; then
 damaged: its lengths do not add up \\(samtools view stops there.*re-create it"
     msg_case "damaged l_read_name: view"   1 "$LEN" view -o out.sam "$W/lname.bam"
     msg_case "damaged l_read_name: pileup" 1 "$LEN" pileup -o out.txt "$W/lname.bam"
-    AUX="aux\\.bam: read 'ctgA_[^']*' at ctgA:29026 \\(shard [0-9]+\\) has damaged aux data, \
-so it cannot be written as SAM \\(samtools view fails there too: \"Corrupted aux data for \
-read ctgA_[^\"]*\"\\); the file is corrupt: re-create it"
+    AUX="aux\\.bam: a record's optional fields run past its end or have an unknown type \
+\\(samtools view stops there: \"Corrupted aux data\"\\) \\(shard [0-9]+, record ctgA_[^ ]* at \
+ctgA:29026\\); the file is corrupt \\(samtools quickcheck .*\\): re-create it"
     msg_case "damaged aux: view to SAM"     1 "$AUX" view -o out.sam "$W/aux.bam"
+    msg_case "damaged aux: pileup"          1 "$AUX" pileup -o out.txt "$W/aux.bam"
     msg_case "damaged aux: view -@2 2k"     1 "$AUX" view -@ 2 --shard-size 2k -o out.sam \
         "$W/aux.bam"
 else
