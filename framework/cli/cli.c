@@ -66,6 +66,25 @@ static int agree_setup(int failed)
     return lowest != 0;
 }
 
+/*
+ * A closed standard descriptor (`>&-`) would be handed to the next file we
+ * open, and output meant for it written into that file. Hold each closed
+ * one with /dev/null opened read-only, so writing it still fails, and says
+ * so (ss_output_open checks standard output before the run).
+ */
+static void hold_closed_std_fds(void)
+{
+    for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0)
+            continue;
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0 && null != fd) {
+            dup2(null, fd);
+            close(null);
+        }
+    }
+}
+
 /* The program's kernels, given to ss_main (kernels/main.c): the framework names none. */
 static const ss_kernel_t *const *kernels;
 static int n_kernels;
@@ -194,6 +213,7 @@ int ss_main(int argc, char **argv, const ss_kernel_t *const *table, int n_table,
 {
     kernels = table;
     n_kernels = n_table;
+    hold_closed_std_fds();
     if (ss_steps_register(steps, n_steps) < 0)
         return SS_EXIT_FAIL;
     if (argc < 2) {

@@ -55,12 +55,20 @@ static MPI_Win win = MPI_WIN_NULL;
 static int64_t *win_mem;
 static int n_shards_, local_next, local_stop;
 
+enum { TAG_ASK = 1, TAG_PIECE = 2 };
+
+static int drain_pieces; /* rank 0 takes no more pieces (ss_comm_pieces_closed) */
+static int drop_stray_pieces(void);
+
 /*
  * Complete a non-blocking call without spinning: test, then sleep, backing
  * off from 50 us to 2 ms (short enough that a collective's few rounds stay
  * cheap, long enough that a rank waiting for minutes uses no CPU to speak of).
  * With stoppable, give up when some rank raised the stop flag (the peer may
- * never come): the request is cancelled. st receives the status
+ * never come): the request is cancelled and waited for here, as a send
+ * Open MPI cannot cancel ends only when rank 0 drops it. Once rank 0 takes
+ * no more pieces, its every wait drops the ones still sent to it, so their
+ * senders reach the collective rank 0 waits in. st receives the status
  * (MPI_STATUS_IGNORE: none). 0, 1 stopped, -1 an MPI failure.
  */
 static int wait_for(MPI_Request *req, MPI_Status *st, int stoppable)
@@ -74,9 +82,10 @@ static int wait_for(MPI_Request *req, MPI_Status *st, int stoppable)
             return 0;
         if (stoppable && round % 16 == 15 && ss_comm_stop_raised()) {
             MPI_Cancel(req);
-            MPI_Wait(req, MPI_STATUS_IGNORE);
-            return 1;
+            return wait_for(req, MPI_STATUS_IGNORE, 0) < 0 ? -1 : 1;
         }
+        if (drain_pieces && drop_stray_pieces() < 0)
+            return -1;
         struct timespec t = {0, ns};
         nanosleep(&t, NULL);
         if (ns < 2000000)
@@ -181,7 +190,7 @@ int ss_comm_size(void)
 int ss_comm_counter_open(int n_shards)
 {
     n_shards_ = n_shards;
-    local_next = local_stop = 0;
+    local_next = local_stop = drain_pieces = 0;
     if (!inited)
         return 0;
     MPI_Aint bytes = rank_ == 0 ? (MPI_Aint)(WORD_SIZES + (size_t)n_shards) * sizeof(int64_t) : 0;
@@ -303,8 +312,6 @@ int ss_comm_sizes_read(int from, int n, int64_t *out, int *owner)
 
 /* ---- a piece funnelled to rank 0 (standard output under mpirun) ---- */
 
-enum { TAG_ASK = 1, TAG_PIECE = 2 };
-
 int ss_comm_ask(int owner, int idx)
 {
     MPI_Request req;
@@ -332,6 +339,8 @@ int ss_comm_asked(int *idx)
 int ss_comm_piece_send(const void *buf, size_t len)
 {
     MPI_Request req;
+    if (ss_comm_stop_raised()) /* rank 0 takes no more pieces */
+        return -1;
     if (MPI_Isend(buf, (int)len, MPI_BYTE, 0, TAG_PIECE, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
         return -1;
     return wait_for(&req, MPI_STATUS_IGNORE, 1) == 0 ? 0 : -1;
@@ -347,6 +356,39 @@ int ss_comm_piece_recv(int owner, void *buf, size_t cap, size_t *got)
         return -1;
     *got = (size_t)n;
     return 0;
+}
+
+/*
+ * Rank 0, once it takes no more pieces: receive and drop every piece message
+ * already on its way (a chunk of a piece rank 0 asked for before the run
+ * failed). Open MPI cannot cancel a send, so its sender would otherwise wait
+ * for ever, and never reach the agreement rank 0 waits in. 0, or -1.
+ */
+static int drop_stray_pieces(void)
+{
+    for (;;) {
+        int flag = 0, n = 0;
+        MPI_Status st;
+        if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_PIECE, MPI_COMM_WORLD, &flag, &st) != MPI_SUCCESS)
+            return -1;
+        if (!flag)
+            return 0;
+        if (MPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS)
+            return -1;
+        void *buf = malloc(n > 0 ? (size_t)n : 1);
+        if (!buf)
+            return -1;
+        int rc =
+            MPI_Recv(buf, n, MPI_BYTE, st.MPI_SOURCE, TAG_PIECE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        free(buf);
+        if (rc != MPI_SUCCESS)
+            return -1;
+    }
+}
+
+void ss_comm_pieces_closed(void)
+{
+    drain_pieces = inited && rank_ == 0;
 }
 
 void ss_comm_counter_close(void)
@@ -710,6 +752,7 @@ int ss_comm_piece_recv(int owner, void *buf, size_t cap, size_t *got)
     (void)owner, (void)buf, (void)cap, (void)got;
     return -1;
 }
+void ss_comm_pieces_closed(void) {}
 int ss_comm_sum_u64(uint64_t *v, size_t n)
 {
     (void)v, (void)n;

@@ -16,6 +16,7 @@
  * Main thread of rank 0, before anything is written to standard output.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -134,13 +135,43 @@ static int parent_stdout(pid_t ppid)
     return -1;
 }
 
+/*
+ * Can the parent write its standard output? 0 yes (or we cannot tell), -1
+ * when its descriptor 1 is closed or open only for reading. A launcher
+ * started with standard output closed (`>&-`) silently drops what a rank
+ * writes, and its descriptor 1 is then whatever it opened next (one end of
+ * its own pipe): neither may receive the run's output.
+ */
+static int parent_stdout_writable(pid_t ppid)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof(path), "/proc/%d/fdinfo/1", (int)ppid);
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return errno == ENOENT ? -1 : 0;
+    int ok = 0;
+    while (fgets(line, sizeof(line), fp))
+        if (strncmp(line, "flags:", 6) == 0)
+            ok = (strtol(line + 6, NULL, 8) & O_ACCMODE) == O_RDONLY ? -1 : 0;
+    fclose(fp);
+    return ok;
+}
+
 int ss_comm_stdout_direct(void)
 {
     const char *off = getenv("SEQSHARD_STDOUT_DIRECT"); /* checked by env.c: 0 or 1 */
-    if (ss_comm_rank() != 0 || (off && strcmp(off, "0") == 0) || launcher_rewrites())
+    if (ss_comm_rank() != 0 || launcher_rewrites())
         return 0;
     pid_t ppid = getppid();
     if (!parent_is_launcher(ppid) || !parent_reads_our_stdout(ppid))
+        return 0;
+    if (parent_stdout_writable(ppid) < 0) {
+        ss_error("standard output: mpirun's standard output is closed or not open for "
+                 "writing, so the output has nowhere to go; run mpirun with standard output "
+                 "open (redirect it: > out.txt, or a pipe) or give -o FILE");
+        return -1;
+    }
+    if (off && strcmp(off, "0") == 0)
         return 0;
     int fd = parent_stdout(ppid);
     if (fd < 0)

@@ -42,8 +42,10 @@ static inline int ss_comm_parallel(void)
  * at the launcher's own (the same open file, or /dev/null) instead of the
  * pipe the launcher forwards, which is several times slower (launcher.c).
  * SEQSHARD_STDOUT_DIRECT=0 keeps the pipe. 1 when it did, 0 when it left
- * standard output alone. Before anything is written to standard output;
- * main thread. No MPI call.
+ * standard output alone, -1 after ss_error() when the launcher's own
+ * standard output is closed or read-only (the launcher would drop the
+ * output). Before anything is written to standard output; main thread. No
+ * MPI call.
  */
 int ss_comm_stdout_direct(void);
 
@@ -87,15 +89,25 @@ int ss_comm_sizes_read(int from, int n, int64_t *out, int *owner);
  * rank holding shard idx for it (ss_comm_ask), which sees the request
  * (ss_comm_asked: 1 with *idx, 0 none yet, -1) and sends the piece in chunks
  * of at most an agreed size (ss_comm_piece_send), which rank 0 receives as
- * they come into cap bytes (ss_comm_piece_recv: *got the chunk's length). A piece moves only when
- * asked for, so nothing is in flight that rank 0 will not take; the waits give up when the stop
- * flag is raised. Each returns 0, or -1 (an MPI failure, or the run stopped). Main threads of rank
- * 0 and of the piece's rank.
+ * they come into cap bytes (ss_comm_piece_recv: *got the chunk's length). A
+ * piece moves only when asked for; the waits give up when the stop flag is
+ * raised, and no send starts after it. Each returns 0, or -1 (an MPI
+ * failure, or the run stopped). Main threads of rank 0 and of the piece's
+ * rank.
  */
 int ss_comm_ask(int owner, int idx);
 int ss_comm_asked(int *idx);
 int ss_comm_piece_send(const void *buf, size_t len);
 int ss_comm_piece_recv(int owner, void *buf, size_t cap, size_t *got);
+/*
+ * Rank 0 takes no more pieces (its run loop ended, whether the run failed
+ * or not): from now on its every MPI wait receives and drops the chunks still
+ * sent to it. A rank 0 that stopped taking a piece half way (its write
+ * failed, or another rank failed) leaves that piece's sender inside a send
+ * MPI cannot cancel, which would keep it from the next collective for ever.
+ * Other ranks: nothing.
+ */
+void ss_comm_pieces_closed(void);
 
 /* ---- collectives ----
  * Each waits by MPI_Test + nanosleep, never in a blocking MPI call, so a rank

@@ -374,6 +374,14 @@ static ss_output_t *output_open(const char *path, int fixed)
     for (int i = 0; i < N_NAMES; i++)
         o->slot[i] = -1;
     if (!path || strcmp(path, "-") == 0) {
+        int fl = fcntl(STDOUT_FILENO, F_GETFL);
+        if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY) { /* closed: cli.c held it read-only */
+            ss_error("standard output: is closed or not open for writing, so the output has "
+                     "nowhere to go; run with it open (redirect it: > out.txt, or a pipe) or "
+                     "give -o FILE");
+            free(o);
+            return NULL;
+        }
         o->fd = STDOUT_FILENO;
         return o;
     }
@@ -453,6 +461,26 @@ static const char *shown(const ss_output_t *o)
     return o->shown ? o->shown : "standard output";
 }
 
+/* What to do after a write to o failed with err (0: a write that moved nothing). */
+static const char *write_fix(const ss_output_t *o, int err)
+{
+    switch (err) {
+    case 0:
+    case ENOSPC:
+    case EDQUOT:
+        return "check free space on its file system";
+    case EBADF:
+        return o->shown ? "it is not open for writing; rerun"
+                        : "standard output is closed or not open for writing: run with it open "
+                          "(redirect it: > out.txt, or a pipe) or give -o FILE";
+    case EPIPE:
+        return "its reader (the other end of the pipe) went away before the end: keep the "
+               "reader running, or give -o FILE";
+    default:
+        return "check the device or file system it goes to, and rerun";
+    }
+}
+
 int ss_output_write(ss_output_t *o, const void *buf, size_t len)
 {
     const char *p = buf;
@@ -461,8 +489,9 @@ int ss_output_write(ss_output_t *o, const void *buf, size_t len)
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            ss_error("%s: write failed: %s; check free space on its file system", shown(o),
-                     w < 0 ? strerror(errno) : "no bytes written");
+            int err = w < 0 ? errno : 0;
+            ss_error("%s: write failed: %s; %s", shown(o), err ? strerror(err) : "no bytes written",
+                     write_fix(o, err));
             return -1;
         }
         p += w;

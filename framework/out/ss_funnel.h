@@ -40,6 +40,14 @@ int ss_funnel_step(ss_funnel_t *f, void (*between)(void *), void *ctx);
  * the run failed).
  */
 int ss_funnel_finish(ss_funnel_t *f, int failed, const char *tail, size_t tail_len);
+/*
+ * The run loop ended (done, failed, or stopped): rank 0 takes no more
+ * pieces. Any chunk another rank is still sending (rank 0 left a piece half
+ * way) is dropped in rank 0's later MPI waits, so that rank, which MPI cannot
+ * stop inside its send, reaches the agreements after the run. Before any
+ * of them; main thread.
+ */
+void ss_funnel_end(ss_funnel_t *f);
 /* Bytes this rank wrote to standard output (rank 0: with header and tail; others 0). */
 uint64_t ss_funnel_bytes(const ss_funnel_t *f);
 /* Free. Accepts NULL. */

@@ -642,8 +642,13 @@ static int run(engine_t *e, setup_t *s, double t0)
     const ss_common_opts_t *o = ss_job_opts(e->job);
     int parallel = ss_comm_parallel();
     ss_log_start(o->n_inputs, s->threads, ss_comm_size(), s->n);
-    if (e->sink->open(e, &s->header) < 0)
+    if (e->sink->open(e, &s->header) < 0) {
+        /* agreed on every rank: the SIGTERM mpirun sends the others as the first exits
+         * adds no second line to the one that said why */
+        if (parallel)
+            ss_signals_run_failed();
         return -1;
+    }
     ss_signals_output_direct(e->out && !ss_output_tmp_path(e->out));
     ss_signals_output_name(o->output);
     e->progress = ss_progress_start(s->n, s->total_work, o->quiet, ss_comm_rank() == 0);

@@ -19,8 +19,9 @@ static int local_open(engine_t *e, const kstring_t *header)
         return 0; /* side streams only (side_out.c) */
     const char *path = ss_job_opts(e->job)->output;
     int stream = ss_job_inputs(e->job)->stream != NULL;
-    if (!path || strcmp(path, "-") == 0)
-        (void)ss_comm_stdout_direct(); /* mpirun -np 1: past its forwarding when it can */
+    /* mpirun -np 1: past its forwarding when it can; -1: mpirun's own is closed (reported) */
+    if ((!path || strcmp(path, "-") == 0) && ss_comm_stdout_direct() < 0)
+        return -1;
     if (!(e->out = stream ? ss_output_open(path) : ss_output_open_resumable(path)))
         return -1;
     if (!stream && ss_engine_resume_start(e, header) < 0)

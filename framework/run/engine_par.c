@@ -76,6 +76,8 @@ static int par_run(engine_t *e, int n_workers, worker_t *w)
             break;
         wait = waiting ? WAIT_SIZES_S : TICK_S;
     }
+    if (e->funnel)
+        ss_funnel_end(e->funnel); /* what was sent but not taken must not block the sender */
     int failed = rc < 0 || ss_error_raised() || ss_comm_stop_raised();
     if (ss_error_raised())
         ss_comm_raise_stop();
@@ -140,10 +142,10 @@ static int par_open(engine_t *e, const kstring_t *header)
     if (e->orun->no_main)
         return 0; /* side streams only: they are written at the end (side_out.c) */
     int root = ss_comm_rank() == 0, named = path && strcmp(path, "-") != 0;
-    /* NULL: reported (or --resume refused); the merge then fails on every rank */
-    if (root && !named)
-        (void)ss_comm_stdout_direct(); /* past mpirun's forwarding when it can */
-    if (root)
+    /* past mpirun's forwarding when it can; -1: mpirun's own is closed (reported) */
+    int no_stdout = root && !named && ss_comm_stdout_direct() < 0;
+    /* NULL: reported (or --resume refused); the merge or funnel then fails on every rank */
+    if (root && !no_stdout)
         e->out = named ? ss_output_open_resumable(path) : ss_output_open(NULL);
     /*
      * A stream (standard output, or -o naming it, a FIFO or a device) has no
