@@ -46,7 +46,8 @@ static mp_mplp_t *open_pileup(mp_worker_t *w, const ss_shard_t *sh, int tid, hts
     void *data[w->n];
     for (int i = 0; i < w->n; i++) {
         w->in[i].read_err = 0;
-        if (ss_source_query(w->in[i].src, tid, start, end + MP_READ_PAST_END) < 0) {
+        hts_pos_t to = mp_read_past(mp_kept_end(&w->in[i], start, end));
+        if (ss_source_query(w->in[i].src, tid, start, to) < 0) {
             mp_shard_error(w, sh);
             return NULL;
         }
@@ -164,6 +165,8 @@ static int lookback_column(mp_worker_t *w, int tid, hts_pos_t pos, void *ctx)
 /*
  * The scope before (tid, scope_lo) in the run's order: the previous region of
  * -r, or the previous contig. 1 and its bounds, 0 when the run starts there.
+ * hi is the contig's length or the region's end within it; the columns past
+ * the contig's end that reads running past it make are the lookback's own.
  */
 int mp_prev_scope(const mp_worker_t *w, int *tid, hts_pos_t *lo, hts_pos_t *hi)
 {
@@ -189,13 +192,35 @@ int mp_prev_scope(const mp_worker_t *w, int *tid, hts_pos_t *lo, hts_pos_t *hi)
 
 #define LOOKBACK_FIRST 2048
 
+/*
+ * The end of the scope before (tid, lo) as given: the region's end, or an open
+ * end (HTS_POS_MAX) for a whole contig.
+ */
+static hts_pos_t prev_scope_end(const mp_worker_t *w, int tid, hts_pos_t lo)
+{
+    int n;
+    const ss_interval_t *reg = ss_job_regions(w->job, &n);
+    for (int r = 0; reg && r < n; r++)
+        if (reg[r].tid == tid && reg[r].beg == lo)
+            return reg[r].end;
+    return HTS_POS_MAX;
+}
+
 /* The values entering the shard, looked for backwards in growing windows. 0 or -1. */
 int mp_find_carry(mp_worker_t *w, const ss_shard_t *sh)
 {
     int tid = sh->tid;
-    hts_pos_t lo_scope = sh->scope_beg, hi = sh->beg;
+    hts_pos_t lo_scope = sh->scope_beg, hi = sh->beg, past = hi;
     lookback_t lb = {0, 0, 0}; /* bcftools starts from zeroed values */
     for (;;) {
+        /* an earlier scope's columns past its contig's end: only overhanging reads make
+         * them, so one pass looks at them all */
+        if (past > hi &&
+            mp_pileup_pass(w, sh, tid, hi > lo_scope ? hi : lo_scope, past, lo_scope,
+                           lookback_column, &lb) < 0)
+            return -1;
+        if (lb.found)
+            goto found;
         for (hts_pos_t win = LOOKBACK_FIRST; hi > lo_scope; win *= 4) {
             hts_pos_t lo = hi - win > lo_scope ? hi - win : lo_scope;
             if (mp_pileup_pass(w, sh, tid, lo, hi, lo_scope, lookback_column, &lb) < 0)
@@ -206,6 +231,7 @@ int mp_find_carry(mp_worker_t *w, const ss_shard_t *sh)
         }
         if (!mp_prev_scope(w, &tid, &lo_scope, &hi))
             break;
+        past = prev_scope_end(w, tid, lo_scope);
     }
 found:
     w->bc.mwu_bq = lb.bq;
