@@ -2,7 +2,11 @@
 # contig_edges.sh -- contigs of 1, 2 and 3 bases and reads running past a contig's end
 # (lib_edges.sh): seqshard mpileup gives bcftools mpileup's bytes, seqshard pileup
 # samtools mpileup's and seqshard depth samtools depth's, at several thread counts and
-# shard sizes. bcftools prints the columns past a contig's end (N as the reference).
+# shard sizes. bcftools prints the columns past a contig's end (N as the reference), and
+# -d 0 there is no "no cap": htslib turns away every read starting at the column it
+# fills once it holds one, so at most the first read at each position enters, and on
+# tid 0 none at POS 1 (a new iterator sits there); the first read of another contig
+# always enters.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_mpileup.sh"
@@ -27,9 +31,13 @@ fi
 # mpileup: one shard, then each contig in shards of its own with plas cut in two
 L="1:1g 3:1500"
 mp_vs "mpileup"                        "$L 2:2k" "${EF[@]}" "$IN"
+mp_vs "mpileup -d 0"                   "$L 2:2k" -d 0 "${EF[@]}" "$IN"
+mp_vs "mpileup -d -1 -B"               "3:1500" -d -1 -B "${EF[@]}" "$IN"
 mp_vs "mpileup -d 1000 (past 255 reads past plas' end)" "$L" -d 1000 "${EF[@]}" "$IN"
+mp_vs "mpileup --no-reference -d 0"    "$L" --no-reference -d 0 "$IN"
 mp_vs "mpileup -a AD,DP,SP,INFO/AD -Ou" "3:1500" -a AD,DP,SP,INFO/AD -Ou "${EF[@]}" "$IN"
 mp_vs "mpileup -g 10,20"               "3:1500" -g 10,20 "${EF[@]}" "$IN"
+mp_vs "mpileup -d 0 -r two,one"        "3:1500" -d 0 -r two,one "${EF[@]}" "$IN"
 mp_vs "mpileup -r lead:2400-2530,tail" "3:1500" -r lead:2400-2530,tail "${EF[@]}" "$IN"
 mp_vs "mpileup -t lead:2490-2520,one"  "3:1500" -t lead:2490-2520,one "${EF[@]}" "$IN"
 
@@ -48,6 +56,8 @@ P="1:1g 3:1k"
 ss_pileup "pileup"                     "$P" "${EF[@]}" "$IN"
 ss_pileup "pileup, no reference"       "$P" "$IN"
 ss_pileup "pileup -aa -r one"          "$P" -aa -r one "${EF[@]}" "$IN"
+ss_pileup "pileup -a -d 0 -B"          "$P" -a -d 0 -B "${EF[@]}" "$IN"
+ss_pileup "pileup -d -1 -r two"        "$P" -d -1 -r two "${EF[@]}" "$IN"
 for args in "-a" "-aa -r one" "-J -r two"; do
     ss_case_no=$((ss_case_no + 1))
     # shellcheck disable=SC2086  # the options are words
