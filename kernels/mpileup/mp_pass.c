@@ -165,8 +165,8 @@ static int lookback_column(mp_worker_t *w, int tid, hts_pos_t pos, void *ctx)
 /*
  * The scope before (tid, scope_lo) in the run's order: the previous region of
  * -r, or the previous contig. 1 and its bounds, 0 when the run starts there.
- * hi is the contig's length or the region's end within it; the columns past
- * the contig's end that reads running past it make are the lookback's own.
+ * hi is the end as given (HTS_POS_MAX for a contig): it may pass the contig's
+ * end, where reads that run past it make columns.
  */
 int mp_prev_scope(const mp_worker_t *w, int *tid, hts_pos_t *lo, hts_pos_t *hi)
 {
@@ -175,9 +175,7 @@ int mp_prev_scope(const mp_worker_t *w, int *tid, hts_pos_t *lo, hts_pos_t *hi)
     if (reg) {
         for (int r = n - 1; r > 0; r--)
             if (reg[r].tid == *tid && reg[r].beg == *lo && reg[r - 1].tid >= 0) {
-                hts_pos_t len = sam_hdr_tid2len(w->hdr, reg[r - 1].tid);
-                *tid = reg[r - 1].tid, *lo = reg[r - 1].beg;
-                *hi = reg[r - 1].end < len ? reg[r - 1].end : len;
+                *tid = reg[r - 1].tid, *lo = reg[r - 1].beg, *hi = reg[r - 1].end;
                 return 1;
             }
         return 0;
@@ -186,41 +184,30 @@ int mp_prev_scope(const mp_worker_t *w, int *tid, hts_pos_t *lo, hts_pos_t *hi)
         return 0;
     *tid -= 1;
     *lo = 0;
-    *hi = sam_hdr_tid2len(w->hdr, *tid);
+    *hi = HTS_POS_MAX;
     return 1;
 }
 
 #define LOOKBACK_FIRST 2048
 
-/*
- * The end of the scope before (tid, lo) as given: the region's end, or an open
- * end (HTS_POS_MAX) for a whole contig.
- */
-static hts_pos_t prev_scope_end(const mp_worker_t *w, int tid, hts_pos_t lo)
-{
-    int n;
-    const ss_interval_t *reg = ss_job_regions(w->job, &n);
-    for (int r = 0; reg && r < n; r++)
-        if (reg[r].tid == tid && reg[r].beg == lo)
-            return reg[r].end;
-    return HTS_POS_MAX;
-}
-
 /* The values entering the shard, looked for backwards in growing windows. 0 or -1. */
 int mp_find_carry(mp_worker_t *w, const ss_shard_t *sh)
 {
     int tid = sh->tid;
-    hts_pos_t lo_scope = sh->scope_beg, hi = sh->beg, past = hi;
+    hts_pos_t lo_scope = sh->scope_beg, hi = sh->beg;
     lookback_t lb = {0, 0, 0}; /* bcftools starts from zeroed values */
     for (;;) {
-        /* an earlier scope's columns past its contig's end: only overhanging reads make
-         * them, so one pass looks at them all */
-        if (past > hi &&
-            mp_pileup_pass(w, sh, tid, hi > lo_scope ? hi : lo_scope, past, lo_scope,
-                           lookback_column, &lb) < 0)
-            return -1;
-        if (lb.found)
-            goto found;
+        /* an earlier scope's columns past its contig's end: only reads that run past it
+         * make them, so one pass looks at them all */
+        hts_pos_t len = sam_hdr_tid2len(w->hdr, tid);
+        if (hi > len) {
+            hts_pos_t lo = len > lo_scope ? len : lo_scope;
+            if (mp_pileup_pass(w, sh, tid, lo, hi, lo_scope, lookback_column, &lb) < 0)
+                return -1;
+            if (lb.found)
+                goto found;
+            hi = lo;
+        }
         for (hts_pos_t win = LOOKBACK_FIRST; hi > lo_scope; win *= 4) {
             hts_pos_t lo = hi - win > lo_scope ? hi - win : lo_scope;
             if (mp_pileup_pass(w, sh, tid, lo, hi, lo_scope, lookback_column, &lb) < 0)
@@ -231,7 +218,6 @@ int mp_find_carry(mp_worker_t *w, const ss_shard_t *sh)
         }
         if (!mp_prev_scope(w, &tid, &lo_scope, &hi))
             break;
-        past = prev_scope_end(w, tid, lo_scope);
     }
 found:
     w->bc.mwu_bq = lb.bq;
