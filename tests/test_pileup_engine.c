@@ -271,6 +271,29 @@ static void test_empty_read_first(void)
     }
 }
 
+/*
+ * A depth cap of 0 or less (bcftools passes -d 0 on as it is): htslib turns
+ * away every read starting at the position it fills once it holds one, but
+ * it sits on tid 0 until a read enters, so on another contig the first read
+ * at position 0 enters.
+ */
+static void test_cap_zero_at_start(void)
+{
+    for (int cap = -1; cap <= 0; cap++)
+        for (int tid = 0; tid < 2; tid++) {
+            feed_t f = { .n = 0 };
+            for (int i = 0; i < 4; i++)
+                f.rec[f.n++] = read_with_cigar("s", tid, 0, "5M");
+            f.rec[f.n++] = read_with_cigar("t", tid, 3, "5M");
+            f.rec[f.n++] = read_with_cigar("u", tid, 3, "5M");
+            for (int i = 0; i < f.n; i++)
+                SS_EQ_FATAL(f.rec[i] != NULL, 1);
+            int columns = compare(&f, tid, cap, 1);
+            SS_EQ(columns, tid == 0 ? 5 : 8); /* tid 0: only t, from 3; else s from 0, t */
+            free_case(&f);
+        }
+}
+
 /* One of a proper pair on contig 0: 8 aligned bases at pos, its mate at mpos. */
 static bam1_t *mate_of_pair(hts_pos_t pos, hts_pos_t mpos)
 {
@@ -328,6 +351,7 @@ int main(void)
         return 1;
     CU_pSuite s = CU_add_suite("pileup_engine", NULL, NULL);
     CU_add_test(s, "random reads: same columns as htslib", test_random_cases);
+    CU_add_test(s, "a cap of 0: the first read of another contig", test_cap_zero_at_start);
     CU_add_test(s, "skipped columns keep the CIGAR cursor", test_skip_column_keeps_cursor);
     CU_add_test(s, "a read with no reference bases first", test_empty_read_first);
     CU_add_test(s, "a read's qualities flagged new on entry and on its mate's", test_quals_changed);

@@ -46,7 +46,8 @@ static mp_mplp_t *open_pileup(mp_worker_t *w, const ss_shard_t *sh, int tid, hts
     void *data[w->n];
     for (int i = 0; i < w->n; i++) {
         w->in[i].read_err = 0;
-        if (ss_source_query(w->in[i].src, tid, start, end + MP_READ_PAST_END) < 0) {
+        hts_pos_t to = mp_read_past(mp_kept_end(&w->in[i], start, end));
+        if (ss_source_query(w->in[i].src, tid, start, to) < 0) {
             mp_shard_error(w, sh);
             return NULL;
         }
@@ -164,6 +165,8 @@ static int lookback_column(mp_worker_t *w, int tid, hts_pos_t pos, void *ctx)
 /*
  * The scope before (tid, scope_lo) in the run's order: the previous region of
  * -r, or the previous contig. 1 and its bounds, 0 when the run starts there.
+ * hi is the end as given (HTS_POS_MAX for a contig): it may pass the contig's
+ * end, where reads that run past it make columns.
  */
 int mp_prev_scope(const mp_worker_t *w, int *tid, hts_pos_t *lo, hts_pos_t *hi)
 {
@@ -172,9 +175,7 @@ int mp_prev_scope(const mp_worker_t *w, int *tid, hts_pos_t *lo, hts_pos_t *hi)
     if (reg) {
         for (int r = n - 1; r > 0; r--)
             if (reg[r].tid == *tid && reg[r].beg == *lo && reg[r - 1].tid >= 0) {
-                hts_pos_t len = sam_hdr_tid2len(w->hdr, reg[r - 1].tid);
-                *tid = reg[r - 1].tid, *lo = reg[r - 1].beg;
-                *hi = reg[r - 1].end < len ? reg[r - 1].end : len;
+                *tid = reg[r - 1].tid, *lo = reg[r - 1].beg, *hi = reg[r - 1].end;
                 return 1;
             }
         return 0;
@@ -183,7 +184,7 @@ int mp_prev_scope(const mp_worker_t *w, int *tid, hts_pos_t *lo, hts_pos_t *hi)
         return 0;
     *tid -= 1;
     *lo = 0;
-    *hi = sam_hdr_tid2len(w->hdr, *tid);
+    *hi = HTS_POS_MAX;
     return 1;
 }
 
@@ -196,6 +197,17 @@ int mp_find_carry(mp_worker_t *w, const ss_shard_t *sh)
     hts_pos_t lo_scope = sh->scope_beg, hi = sh->beg;
     lookback_t lb = {0, 0, 0}; /* bcftools starts from zeroed values */
     for (;;) {
+        /* an earlier scope's columns past its contig's end: only reads that run past it
+         * make them, so one pass looks at them all */
+        hts_pos_t len = sam_hdr_tid2len(w->hdr, tid);
+        if (hi > len) {
+            hts_pos_t lo = len > lo_scope ? len : lo_scope;
+            if (mp_pileup_pass(w, sh, tid, lo, hi, lo_scope, lookback_column, &lb) < 0)
+                return -1;
+            if (lb.found)
+                goto found;
+            hi = lo;
+        }
         for (hts_pos_t win = LOOKBACK_FIRST; hi > lo_scope; win *= 4) {
             hts_pos_t lo = hi - win > lo_scope ? hi - win : lo_scope;
             if (mp_pileup_pass(w, sh, tid, lo, hi, lo_scope, lookback_column, &lb) < 0)

@@ -246,7 +246,7 @@ int mp_depth_exceeds(mp_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_t en
     size_t n_ev = 0, m_ev = 0;
     int ret = 0, maybe = 0;
     for (int i = 0; i < n && !maybe && ret >= -1; i++) {
-        if (ss_source_query(in[i].src, tid, beg, end) < 0) {
+        if (ss_source_query(in[i].src, tid, beg, mp_kept_end(&in[i], beg, end)) < 0) {
             free(ev);
             return -1;
         }

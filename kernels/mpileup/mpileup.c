@@ -484,13 +484,20 @@ static int gvcf_continuation(mp_worker_t *w, const ss_shard_t *sh)
     return rc < 0 ? -1 : 0;
 }
 
+/*
+ * Where the shard's own columns end. Reads may run past their contig's @SQ
+ * LN, and bcftools prints those columns (N as the reference): the contig's
+ * last shard owns them, up to its region's end (HTS_POS_MAX for a contig).
+ */
+static hts_pos_t own_end(const mp_worker_t *w, const ss_shard_t *sh)
+{
+    return sh->end >= sam_hdr_tid2len(w->hdr, sh->tid) ? sh->scope_end : sh->end;
+}
+
 /* Where the shard's pass may run to: its scope's end with gVCF, else its own end. */
 static hts_pos_t pass_end(const mp_worker_t *w, const ss_shard_t *sh)
 {
-    if (!w->gv)
-        return sh->end;
-    hts_pos_t len = sam_hdr_tid2len(w->hdr, sh->tid);
-    return sh->scope_end < len ? sh->scope_end : len;
+    return w->gv ? sh->scope_end : own_end(w, sh);
 }
 
 /*
@@ -502,7 +509,7 @@ static hts_pos_t pass_end(const mp_worker_t *w, const ss_shard_t *sh)
 static void set_window(mp_worker_t *w, const ss_shard_t *sh)
 {
     ss_reader_window(w->rd, sh->tid, sh->beg > 4096 ? sh->beg - 4096 : 0,
-                     sh->end + MP_READ_PAST_END);
+                     mp_read_past(own_end(w, sh)));
 }
 
 /* -i's lines, written where the records go. */
@@ -517,7 +524,7 @@ static int missed_begin(mp_worker_t *w, const ss_shard_t *sh, shard_pass_t *sp)
 {
     if (!w->run->missed)
         return 0;
-    mc_missed_shard_t own = {sh->beg, sh->end, 0, -1};
+    mc_missed_shard_t own = {sh->beg, own_end(w, sh), 0, -1};
     const mc_missed_shard_t *part = sp->so ? mc_missed_plan_part(*w->run->missed, sh->idx) : &own;
     return mc_missed_begin(w->caller, sam_hdr_tid2name(w->hdr, sh->tid), part, emit_missed, sp);
 }
@@ -559,7 +566,7 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     set_window(w, sh);
     int ptid = sh->tid;
     hts_pos_t plo = sh->scope_beg, phi;
-    shard_pass_t sp = {.so = so, .st = st, .end = sh->end, .w = w};
+    shard_pass_t sp = {.so = so, .st = st, .end = own_end(w, sh), .w = w};
     /* the run's first columns start from bcftools' zeroed values */
     sp.carry_known = !(w->o->fmt_flag & MP_INFO_ZSCORE) ||
                      (sh->beg <= sh->scope_beg && !mp_prev_scope(w, &ptid, &plo, &phi));
@@ -637,7 +644,8 @@ static int census(void *wstate, const ss_shard_t *sh, uint64_t *count)
     /* most shards of most data have no column past 255 reads: no draw, no pileup needed */
     if (mp_bind_contig(w, sh->tid) < 0)
         return -1;
-    int deep = mp_depth_exceeds(w->in, w->n, sh->tid, sh->beg, sh->end, MP_ERRMOD_MAX_DEPTH,
+    hts_pos_t end = own_end(w, sh);
+    int deep = mp_depth_exceeds(w->in, w->n, sh->tid, sh->beg, end, MP_ERRMOD_MAX_DEPTH,
                                 w->scratch);
     if (deep <= 0)
         return deep < 0 ? mp_shard_error(w, sh) : 0;
@@ -645,7 +653,7 @@ static int census(void *wstate, const ss_shard_t *sh, uint64_t *count)
     mp_gvcf_t *gv = w->gv; /* blocks change no draw */
     w->gv = NULL;
     mp_rng_seed(&w->rng, w->o->seed);
-    int rc = mp_pileup_pass(w, sh, sh->tid, sh->beg, sh->end, sh->scope_beg, census_column,
+    int rc = mp_pileup_pass(w, sh, sh->tid, sh->beg, end, sh->scope_beg, census_column,
                             &scratch);
     w->gv = gv;
     free(scratch.s);
@@ -660,17 +668,18 @@ static int gather(void *wstate, const ss_shard_t *sh, kstring_t *bytes)
     mp_worker_t *w = wstate;
     if (sh->tid < 0)
         return 0;
-    if (!mc_targets_within(w->run->call, sam_hdr_tid2name(w->hdr, sh->tid), sh->beg, sh->end))
+    hts_pos_t end = own_end(w, sh);
+    if (!mc_targets_within(w->run->call, sam_hdr_tid2name(w->hdr, sh->tid), sh->beg, end))
         return 0; /* no target: nothing passes or is left; the plan spans it (mc_missed_plan.c) */
     set_window(w, sh);
     kstring_t scratch = KS_INITIALIZE;
     ss_shard_stats_t st = {0};
     /* the values indel records carry change no allele, and so no passing record */
-    shard_pass_t sp = {.scratch = &scratch, .st = &st, .end = sh->end, .carry_known = 1, .w = w};
+    shard_pass_t sp = {.scratch = &scratch, .st = &st, .end = end, .carry_known = 1, .w = w};
     w->bc.mwu_bq = w->bc.mwu_mqs = 0;
     int rc = shard_pass(w, sh, &sp);
     free(scratch.s);
-    if (rc == 0 && mc_missed_summary(w->caller, sh->idx, sh->tid, sh->beg, sh->end, bytes) < 0) {
+    if (rc == 0 && mc_missed_summary(w->caller, sh->idx, sh->tid, sh->beg, end, bytes) < 0) {
         ss_error("--call -i: out of memory summing up shard %d", sh->idx);
         rc = -1;
     }

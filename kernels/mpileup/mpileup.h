@@ -314,6 +314,23 @@ typedef struct {
  * out, and that record's mate overlap can change qualities BAQ then sees.
  */
 #define MP_READ_PAST_END 1000
+/* end + MP_READ_PAST_END, kept from overflowing past an open end (HTS_POS_MAX). */
+static inline hts_pos_t mp_read_past(hts_pos_t end)
+{
+    return end < HTS_POS_MAX - MP_READ_PAST_END ? end + MP_READ_PAST_END : HTS_POS_MAX;
+}
+/*
+ * Where a query for the reads over columns [beg, end) of in's contig may stop:
+ * with a reference, where it ends (the read filter keeps no read starting
+ * past it), else end. The columns past a contig's end run to an open end
+ * (HTS_POS_MAX), and a query there asks the index for every bin of 2^29 bp.
+ */
+static inline hts_pos_t mp_kept_end(const mp_input_t *in, hts_pos_t beg, hts_pos_t end)
+{
+    if (in->ref && end > in->ref_len)
+        return in->ref_len > beg ? in->ref_len : beg + 1;
+    return end;
+}
 
 /* column_records: an indel record needs values from before the shard (find_carry). */
 #define MP_NEED_CARRY 1

@@ -118,6 +118,10 @@ static int reserve(pe_t *e)
  * Take e->next into the buffer, as bam_plp_push does. The depth cap: a read
  * starting at the position being filled is turned away while more than
  * maxcnt reads are held (htslib counts its spare node too, hence n + 1).
+ * htslib's position is on another contig (tid 0, as a new iterator starts)
+ * until the shard's first read is taken, so that read passes the cap
+ * whatever maxcnt is: it matters at maxcnt <= 0 (bcftools -d 0), where
+ * every other read starting at the position being filled is turned away.
  */
 static int push(pe_t *e)
 {
@@ -128,7 +132,7 @@ static int push(pe_t *e)
             pe_overlap_forget(e->olap, b);
         return 0;
     }
-    if (beg == e->pos && e->n + 1 > e->maxcnt) {
+    if (beg == e->pos && !e->other_tid && e->n + 1 > e->maxcnt) {
         if (e->olap)
             pe_overlap_forget(e->olap, b);
         return 0;
