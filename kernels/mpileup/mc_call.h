@@ -90,7 +90,9 @@ typedef struct mc_opts_s {
     char **sample_lines; /* -s LIST / -S FILE, one sample a line (owned), or NULL */
     int n_sample_lines;
     int samples_is_file;  /* it was -S (a PED file is also read as one) */
+    char *samples_path;   /* -S FILE: owned, or NULL */
     mc_ploidy_t ploidy;   /* --ploidy / --ploidy-file / the default */
+    char *ploidy_path;    /* --ploidy-file: owned, or NULL */
     int ploidy_given;     /* --ploidy or --ploidy-file was given */
     int record_cmd_line;  /* 0 with --no-version (the header is always without) */
     mc_targets_t targets; /* -T (or -t) FILE */
@@ -112,6 +114,18 @@ typedef struct mc_opts_s {
 int mc_opts_parse(int argc, char **argv, mc_opts_t **o);
 /* Free what mc_opts_parse made; accepts NULL. */
 void mc_opts_free(mc_opts_t *o);
+
+/* A file the caller reads, and what it is in a message ("the --call -S samples file"). */
+typedef struct {
+    const char *path, *role;
+} mc_file_t;
+#define MC_MAX_FILES 4
+/*
+ * The files o reads (-T/-t, -G, -S, --ploidy-file) into files[0..MC_MAX_FILES):
+ * the run's too (--resume's identity, the clash check). The paths are o's.
+ * Returns how many.
+ */
+int mc_opts_files(const mc_opts_t *o, mc_file_t files[MC_MAX_FILES]);
 
 /*
  * The header `bcftools call --no-version` writes for input with the header

@@ -82,7 +82,9 @@ void mc_opts_free(mc_opts_t *o)
     for (int i = 0; i < o->n_sample_lines; i++)
         free(o->sample_lines[i]);
     free(o->sample_lines);
+    free(o->samples_path);
     mc_ploidy_free(&o->ploidy);
+    free(o->ploidy_path);
     mc_targets_free(&o->targets);
     free(o);
 }
@@ -326,6 +328,8 @@ static int apply(mc_opts_t *o, ploidy_arg_t *pl, int *models, int c, const char 
 static int set_ploidy(mc_opts_t *o, const ploidy_arg_t *pl)
 {
     o->ploidy_given = pl->file || pl->preset;
+    if (pl->file && set_string(&o->ploidy_path, pl->file) < 0)
+        return -1;
     if (pl->file)
         return mc_ploidy_file(pl->file, &o->ploidy);
     if (pl->preset)
@@ -405,6 +409,20 @@ static int parse_words(mc_opts_t *o, int argc, char **argv, ploidy_arg_t *pl, in
     optind = saved_ind, opterr = saved_err, optopt = saved_opt, optarg = saved_arg;
     free(words);
     return ret;
+}
+
+int mc_opts_files(const mc_opts_t *o, mc_file_t files[MC_MAX_FILES])
+{
+    int n = 0;
+    if (o->targets.path)
+        files[n++] = (mc_file_t){o->targets.path, "the --call -T targets file"};
+    if (o->groups && strcmp(o->groups, "-"))
+        files[n++] = (mc_file_t){o->groups, "the --call -G groups file"};
+    if (o->samples_path)
+        files[n++] = (mc_file_t){o->samples_path, "the --call -S samples file"};
+    if (o->ploidy_path)
+        files[n++] = (mc_file_t){o->ploidy_path, "the --call --ploidy-file"};
+    return n;
 }
 
 int mc_opts_parse(int argc, char **argv, mc_opts_t **out)
