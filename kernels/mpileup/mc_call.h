@@ -106,12 +106,14 @@ typedef struct mc_opts_s {
  * Parse bcftools call's options: argv[0..argc) are the words after --call
  * (no program name). Names, meanings and defaults are bcftools 1.16's; what
  * cannot work on one record stream (-o/-O, -r/-R, -C trio, -i, input
- * files) is refused with a one-line reason on stderr. Files (-G, -S,
- * --ploidy-file, -T) are read here. Returns 0 with *o set (free it with
- * mc_opts_free), or -1 after a message. Main thread only (uses getopt_long;
- * its globals are restored on return).
+ * files) is refused with a one-line reason on stderr. theirs (or NULL):
+ * whether a word bcftools call does not know is an option of the command
+ * running the caller, which is then said. Files (-G, -S, --ploidy-file, -T)
+ * are read here. Returns 0 with *o set (free it with mc_opts_free), or -1
+ * after a message. Main thread only (uses getopt_long; its globals are
+ * restored on return).
  */
-int mc_opts_parse(int argc, char **argv, mc_opts_t **o);
+int mc_opts_parse(int argc, char **argv, int (*theirs)(const char *word), mc_opts_t **o);
 /* Free what mc_opts_parse made; accepts NULL. */
 void mc_opts_free(mc_opts_t *o);
 

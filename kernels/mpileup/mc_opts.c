@@ -53,7 +53,8 @@ static const struct option long_opts[] = {
     {"no-version", no_argument, NULL, O_NO_VERSION},
     {NULL, 0, NULL, 0},
 };
-static const char short_opts[] = "h?o:O:r:R:s:S:t:T:ANMV:vcmp:C:n:P:f:a:ig:XYF:G:";
+/* ':' first: a missing value comes back as ':', so the one-line message is ours */
+static const char short_opts[] = ":ho:O:r:R:s:S:t:T:ANMV:vcmp:C:n:P:f:a:ig:XYF:G:";
 
 /* What the ploidy options asked for; resolved once all options are read. */
 typedef struct {
@@ -385,8 +386,37 @@ static int check(const mc_opts_t *o, int models)
     return 0;
 }
 
+/*
+ * What getopt_long refused (c: '?' or ':'), in one line; -? is help, as in
+ * bcftools. An option of the command running the caller (theirs) given here
+ * by mistake is named as such: the run's own options go before --call. -1.
+ */
+static int bad_word(int c, char **words, int (*theirs)(const char *word))
+{
+    char word[64];
+    if (c == '?' && optopt == '?') {
+        usage();
+        return -1;
+    }
+    if (optopt > ' ' && optopt < 127)
+        snprintf(word, sizeof(word), "-%c", optopt);
+    else
+        snprintf(word, sizeof(word), "%.*s", (int)strcspn(words[optind - 1], "="),
+                 words[optind - 1]);
+    if (c == '?' && theirs && theirs(word))
+        fprintf(stderr, MC_PFX ": %s is an option of seqshard mpileup, not of bcftools call: "
+                               "give it before --call\n", word);
+    else if (c == ':')
+        fprintf(stderr, MC_PFX ": option '%s' needs a value\n", word);
+    else
+        fprintf(stderr, MC_PFX ": unknown option '%s' (the words after --call are bcftools "
+                               "call's options)\n", word);
+    return -1;
+}
+
 /* Run getopt_long on our words, leaving its globals as they were. */
-static int parse_words(mc_opts_t *o, int argc, char **argv, ploidy_arg_t *pl, int *models)
+static int parse_words(mc_opts_t *o, int argc, char **argv, int (*theirs)(const char *word),
+                       ploidy_arg_t *pl, int *models)
 {
     char **words = malloc((argc + 2) * sizeof(*words));
     if (!words)
@@ -397,10 +427,10 @@ static int parse_words(mc_opts_t *o, int argc, char **argv, ploidy_arg_t *pl, in
     int saved_ind = optind, saved_err = opterr, saved_opt = optopt;
     char *saved_arg = optarg;
     optind = 0; /* GNU: start afresh */
-    opterr = 1;
+    opterr = 0;
     int c, ret = 0;
     while (ret == 0 && (c = getopt_long(argc + 1, words, short_opts, long_opts, NULL)) >= 0)
-        ret = apply(o, pl, models, c, optarg);
+        ret = c == '?' || c == ':' ? bad_word(c, words, theirs) : apply(o, pl, models, c, optarg);
     if (ret == 0 && optind <= argc) {
         fprintf(stderr, MC_PFX ": %s: the caller reads mpileup's records, not a file\n",
                 words[optind]);
@@ -425,7 +455,7 @@ int mc_opts_files(const mc_opts_t *o, mc_file_t files[MC_MAX_FILES])
     return n;
 }
 
-int mc_opts_parse(int argc, char **argv, mc_opts_t **out)
+int mc_opts_parse(int argc, char **argv, int (*theirs)(const char *word), mc_opts_t **out)
 {
     *out = NULL;
     mc_opts_t *o = malloc(sizeof(*o));
@@ -434,7 +464,7 @@ int mc_opts_parse(int argc, char **argv, mc_opts_t **out)
     opts_default(o);
     ploidy_arg_t pl = {NULL, NULL};
     int models = 0;
-    if (parse_words(o, argc, argv, &pl, &models) < 0 || set_ploidy(o, &pl) < 0 ||
+    if (parse_words(o, argc, argv, theirs, &pl, &models) < 0 || set_ploidy(o, &pl) < 0 ||
         check(o, models) < 0 || (o->targets.path && mc_targets_read(o) < 0)) {
         mc_opts_free(o);
         return -1;
