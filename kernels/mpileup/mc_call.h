@@ -216,8 +216,8 @@ int mc_missed_plan_end(const mc_missed_plan_t *p, const mc_opts_t *o, bcf_hdr_t 
 
 /*
  * Whether the caller's records depend on nothing before them: 0 only when a
- * sample has its own ploidy (-S) under a definition whose ploidy varies, the
- * quirk above. Any thread.
+ * sample has its own ploidy (-S) under a definition whose rules make the
+ * ploidy vary along the genome, the quirk above. Any thread.
  */
 int mc_caller_memoryless(const mc_caller_t *c);
 

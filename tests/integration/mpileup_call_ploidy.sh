@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# mpileup_call_ploidy.sh -- --call's --ploidy-file and -S sexes, against
+# mpileup_call_ploidy.sh -- --call's --ploidy-file and -S sexes and own ploidies, against
 # `bcftools mpileup | bcftools call` 1.16 (--no-version on both sides), at one shard and
 # with shard edges everywhere:
 #   - ploidy files read as bcftools reads them: comments, lines of blanks, CRLF, tabs,
 #     leading blanks, rules in any order, overlapping rules, a ploidy followed by other
 #     characters, an empty line (which ends the file: the rules after it are not read, with
 #     a warning), with and without -S sexes, -m and -c;
+#   - a sample's own ploidy in -S ("s1 1") without ploidy rules is called (bcftools runs it);
+#     under rules that vary along the genome it is refused before any work (one line);
 #   - what bcftools refuses or cannot call is refused before any work, in one line naming
 #     FILE:LINE and quoting the line, exit 2, no output: a cut line, a ploidy of -1, 3 or
 #     1000000 (bcftools keeps it in a byte and stops at the first variant or miscalls),
@@ -24,6 +26,8 @@ MP=(-f "$REF" "${REG[@]}" "$TD/rg2.bam") # two samples, s1 and s2
     exit 1
 }
 printf 's1 M\ns2 F\n' >"$W/sexes.txt"
+printf 's1 1\ns2 2\n' >"$W/own.txt"
+printf 's1 M\ns2 1\n' >"$W/own_sex.txt"
 
 # same NAME "CALL OPTS" [FILE TEXT]: with FILE (in W) holding TEXT (printf's format), the
 # pipe's bytes at each layout, or both fail (bcftools on this file, seqshard before any work).
@@ -106,6 +110,15 @@ grep -q "p.txt:2: an empty line ends the --ploidy-file" "$W/got.$n_case.1.1g.err
 same "empty lines at the end" "-m -S sexes.txt --ploidy-file p.txt" p.txt \
     'ctgA 1 5000 M 1\n* * * M 2\n\n\n'
 same "an empty file" "-m --ploidy-file p.txt" p.txt ''
+
+# ---- a sample's own ploidy ---------------------------------------------------------------
+same "-S own ploidy, no --ploidy" "-m -S own.txt"
+same "-S own ploidy, no --ploidy, -c" "-c -S own.txt"
+same "-S a sex and an own ploidy, --ploidy X" "-m -S own_sex.txt --ploidy X"
+same "-S own ploidy, a file of defaults" "-m -S own_sex.txt --ploidy-file p.txt" p.txt \
+    '* * * M 1\n* * * F 2\n'
+RC=1 refused "-S own ploidy under --ploidy GRCh37's rules" "ploidy rules that vary along the genome" \
+    "-m -S own.txt --ploidy GRCh37"
 
 # ---- refused before any work: the file and line, quoted ------------------------------------
 refused "a cut line" '^seqshard mpileup --call: p\.txt:2: "ctgA 1 200 M": give CHROM FROM TO SEX PLOIDY$' \
