@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # mpileup_call_ploidy.sh -- --call's --ploidy-file and -S sexes and own ploidies, against
-# `bcftools mpileup | bcftools call` 1.16 (--no-version on both sides), at one shard and
-# with shard edges everywhere:
+# `bcftools mpileup | bcftools call` 1.16 (--no-version on both sides), with shard edges
+# everywhere:
 #   - ploidy files read as bcftools reads them: comments, lines of blanks, CRLF, tabs,
 #     leading blanks, rules in any order, overlapping rules, a ploidy followed by other
 #     characters, an empty line (which ends the file: the rules after it are not read, with
@@ -11,14 +11,17 @@
 #   - what bcftools refuses or cannot call is refused before any work, in one line naming
 #     FILE:LINE and quoting the line, exit 2, no output: a cut line, a ploidy of -1, 3 or
 #     1000000 (bcftools keeps it in a byte and stops at the first variant or miscalls),
-#     a rule for sex '*' without its default.
+#     a rule for sex '*' without its default;
+#   - randomly damaged ploidy files (bytes replaced, inserted, deleted, the file cut;
+#     FUZZ_SEEDS="a b" runs others): bcftools' bytes, or one line and exit 2, never other
+#     bytes with exit 0.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_mpileup.sh"
 ss_setup
 mp_setup
 W=$SS_WORK
-L="1:1g 2:3k"
+L="2:3k" # shard edges everywhere (two workers; one shard is the easy case)
 REG=(-r ctgA:1-12000)
 MP=(-f "$REF" "${REG[@]}" "$TD/rg2.bam") # two samples, s1 and s2
 "$BCFTOOLS" mpileup --no-version -Ou "${MP[@]}" >"$W/mp.bcf" 2>/dev/null || {
@@ -104,9 +107,9 @@ same "an empty line before a rule ends the file" "-m -S sexes.txt --ploidy-file 
     '* * * M 2\n\nctgA 1 5000 M 1\n* * * F 2\n'
 same "the same, -c" "-c -S sexes.txt --ploidy-file p.txt" p.txt \
     '* * * M 2\n\nctgA 1 5000 M 1\n* * * F 2\n'
-grep -q "p.txt:2: an empty line ends the --ploidy-file" "$W/got.$n_case.1.1g.err" &&
+grep -q "p.txt:2: an empty line ends the --ploidy-file" "$W/got.$n_case.2.3k.err" &&
     ss_ok "an empty line before more lines: a warning names it" ||
-    ss_bad "an empty line before more lines: no warning" "$(head -2 "$W/got.$n_case.1.1g.err")"
+    ss_bad "an empty line before more lines: no warning" "$(head -2 "$W/got.$n_case.2.3k.err")"
 same "empty lines at the end" "-m -S sexes.txt --ploidy-file p.txt" p.txt \
     'ctgA 1 5000 M 1\n* * * M 2\n\n\n'
 same "an empty file" "-m --ploidy-file p.txt" p.txt ''
@@ -136,6 +139,52 @@ refused "* * * M -1" 'p\.txt:1: .*ploidy -1 is not one' "-m --ploidy-file p.txt"
 refused "a rule for sex '*' without its default" "p\\.txt: a rule names sex '\\*' but no" \
     "-m --ploidy-file p.txt" p.txt 'ctgA 1 5000 * 1\n'
 refused "no such file" 'nothere\.txt: cannot open the --ploidy-file' "-m --ploidy-file nothere.txt"
+
+# ---- damaged files: bcftools' bytes, or one line and exit 2 -------------------------------
+# mutate SEED IN OUT: a few bytes of IN replaced, inserted or deleted, or IN cut short.
+mutate() {
+    python3 - "$@" <<'EOF'
+import random, sys
+seed, src, dst = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+rng = random.Random(seed)
+b = bytearray(open(src, "rb").read())
+alphabet = b"0123456789\t\n -+#*MFctgA"
+kind = rng.randrange(4)
+for _ in range(rng.randint(1, 3)):
+    at = rng.randrange(len(b)) if b else 0
+    if kind == 0 and b:
+        b[at] = rng.choice(alphabet)
+    elif kind == 1:
+        b[at:at] = bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 4)))
+    elif kind == 2 and b:
+        del b[at:at + rng.randint(1, 4)]
+if kind == 3:
+    b = b[:rng.randrange(len(b) + 1)]
+open(dst, "wb").write(bytes(b))
+EOF
+}
+printf '# ploidy\nctgA 1 3000 M 1\nctgA 2000 9000 F 1\nctgA 4000 5000 M 0\n* * * M 2\n* * * F 2\n' \
+    >"$W/clean.txt"
+for seed in ${FUZZ_SEEDS:-1 2 3 4 5 6 7 8}; do
+    mutate "$seed" "$W/clean.txt" "$W/d.txt"
+    (cd "$W" && "$BCFTOOLS" call --no-version -m -S sexes.txt --ploidy-file d.txt mp.bcf) \
+        >"$W/d.exp" 2>/dev/null
+    brc=$?
+    (cd "$W" && timeout "$SS_TIMEOUT" "$SEQSHARD" mpileup --no-version --quiet -@ 2 \
+        --shard-size 3k "${MP[@]}" --call --no-version -m -S sexes.txt --ploidy-file d.txt \
+        -o d.got) </dev/null 2>"$W/d.err"
+    rc=$?
+    name="seed $seed: a damaged --ploidy-file"
+    if [ $rc = 0 ] && [ $brc = 0 ] && cmp -s "$W/d.exp" "$W/d.got"; then
+        ss_ok "$name (the same bytes)"
+    elif [ $rc = 2 ] && [ "$(grep -vc '^Note: ' "$W/d.err")" = 1 ] && [ ! -e "$W/d.got" ]; then
+        ss_ok "$name (refused: $(grep -v '^Note: ' "$W/d.err" | cut -c1-100))"
+    else
+        ss_bad "$name" "exit $rc (bcftools $brc): want bcftools' bytes, or one line and exit 2" \
+            "$(grep -v '^Note: ' "$W/d.err" | head -2)" "$(od -c "$W/d.txt" | head -5)"
+    fi
+    rm -f "$W/d.got"
+done
 
 ss_summary
 exit $?
