@@ -394,15 +394,16 @@ static int check(const mc_opts_t *o, int models)
 static int bad_word(int c, char **words, int (*theirs)(const char *word))
 {
     char word[64];
+    const char *last = words[optind - 1]; /* the word getopt_long stepped past */
     if (c == '?' && optopt == '?') {
         usage();
         return -1;
     }
-    if (optopt > ' ' && optopt < 127)
+    /* an unknown letter (optopt), or a long option: unknown (optopt 0) or without its value */
+    if (optopt > ' ' && optopt < 127 && (c == '?' || strncmp(last, "--", 2)))
         snprintf(word, sizeof(word), "-%c", optopt);
     else
-        snprintf(word, sizeof(word), "%.*s", (int)strcspn(words[optind - 1], "="),
-                 words[optind - 1]);
+        snprintf(word, sizeof(word), "%.*s", (int)strcspn(last, "="), last);
     if (c == '?' && theirs && theirs(word))
         fprintf(stderr, MC_PFX ": %s is an option of seqshard mpileup, not of bcftools call: "
                                "give it before --call\n", word);

@@ -47,6 +47,8 @@ refused "--call ... --max-depth" "--max-depth $before" --max-depth 10
 refused "--call ... --foo" "unknown option '--foo' \\(the words after --call are bcftools call's" --foo
 refused "--call ... -z" "unknown option '-z'" -z
 refused "--call ... --ploidy (no value)" "option '--ploidy' needs a value" --ploidy
+refused "--call ... --samples-file (no value)" "option '--samples-file' needs a value" --samples-file
+refused "--call ... --no-version -Bm" "-B $before" --no-version -Bm
 
 # -o/-O/--write-index after --call name the output; --threads after it is bcftools call's
 "$SEQSHARD" mpileup --quiet --no-version -o "$W/a.vcf.gz" -Oz --write-index "${R[@]}" --call -m \
