@@ -49,6 +49,7 @@ mkdir -p "$W/md" && . "$(dirname "$0")/lib_markdup.sh" && md_input "$W/md" || {
     exit 1
 }
 MDIN=$W/md/in.bam
+mapfile -t TPL < <(ls "$T") # the side files' names: what a case's directory may hold
 
 # ---- the table ---------------------------------------------------------------------------------
 # NAME | FILE the check names (-o FILE, then the one changed before --resume) | seqshard's words,
@@ -128,7 +129,7 @@ clash() {
     timeout "$SS_TIMEOUT" "$SEQSHARD" "${args[@]}" </dev/null >/dev/null 2>"$d/err"
     rc=$?
     lines=$(ss_error_lines "$d/err" | grep -vc '^Note: ')
-    left=$(ss_left "$d" err $(ls "$T"))
+    left=$(ss_left "$d" err "${TPL[@]}")
     if [ "$rc" != 1 ]; then
         ss_bad "$name" "status $rc, want 1" "$(ss_quote "$SEQSHARD" "${args[@]}")" \
             "$(head -3 "$d/err")"
@@ -153,7 +154,7 @@ resumed() {
         </dev/null >/dev/null 2>&1; } 2>/dev/null
     if [ ! -f "$d/.out.tmp.seqshard" ] || [ ! -f "$d/.out.resume" ]; then
         ss_bad "$name: --resume" "the interrupted run left no temporary output and manifest" \
-            "$(ss_left "$d" $(ls "$T"))"
+            "$(ss_left "$d" "${TPL[@]}")"
         return
     fi
     later "$d/$file"
