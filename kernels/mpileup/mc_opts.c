@@ -405,13 +405,17 @@ static int bad_word(int c, char **words, int (*theirs)(const char *word))
     else
         snprintf(word, sizeof(word), "%.*s", (int)strcspn(last, "="), last);
     if (c == '?' && theirs && theirs(word))
-        fprintf(stderr, MC_PFX ": %s is an option of seqshard mpileup, not of bcftools call: "
-                               "give it before --call\n", word);
+        fprintf(stderr,
+                MC_PFX ": %s is an option of seqshard mpileup, not of bcftools call: "
+                       "give it before --call\n",
+                word);
     else if (c == ':')
         fprintf(stderr, MC_PFX ": option '%s' needs a value\n", word);
     else
-        fprintf(stderr, MC_PFX ": unknown option '%s' (the words after --call are bcftools "
-                               "call's options)\n", word);
+        fprintf(stderr,
+                MC_PFX ": unknown option '%s' (the words after --call are bcftools "
+                       "call's options)\n",
+                word);
     return -1;
 }
 

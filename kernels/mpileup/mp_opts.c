@@ -602,7 +602,8 @@ static int check(mp_opts_t *o, ss_common_opts_t *co)
                         "-Oz\n");
         return -1;
     }
-    if (o->call_argc > 0 && mc_opts_parse(o->call_argc - 1, o->call_argv + 1, mpileup_word, &o->call) < 0)
+    if (o->call_argc > 0 &&
+        mc_opts_parse(o->call_argc - 1, o->call_argv + 1, mpileup_word, &o->call) < 0)
         return -1;
     /* the caller's files are the run's too (--resume's identity, the clash check) */
     mc_file_t files[MC_MAX_FILES];
