@@ -115,6 +115,14 @@ char *ss_cmd_line_kept(const ss_cmd_t *cmd, int argc, char **argv);
  */
 int ss_opt_run_word(const char *a, int *takes_value);
 
+/*
+ * The option of cmd (its groups and its steps' options) that the command-line
+ * word names: "--name" or "--name=VALUE" by its whole long name, "-X..." by
+ * its first letter; NULL when none does. Lets a parser of words meant for
+ * another program (mpileup's --call) say that a word is seqshard's. Main thread.
+ */
+const ss_opt_t *ss_cmd_find_word(const ss_cmd_t *cmd, const char *word);
+
 /* cmd's --help text, its man page (roff) and its completion list, on fp. */
 void ss_cmd_help(const ss_cmd_t *cmd, FILE *fp);
 void ss_cmd_man(const ss_cmd_t *cmd, FILE *fp);

@@ -232,6 +232,22 @@ int ss_opt_run_word(const char *a, int *takes_value)
     return 0;
 }
 
+const ss_opt_t *ss_cmd_find_word(const ss_cmd_t *cmd, const char *word)
+{
+    ss_cmd_steps_t with;
+    cmd = ss_cmd_with_steps(cmd, &with);
+    int is_long = word[0] == '-' && word[1] == '-' && word[2];
+    size_t n = is_long ? strcspn(word + 2, "=") : 0;
+    if (word[0] != '-' || !word[1] || (word[1] == '-' && !is_long))
+        return NULL;
+    for (const ss_opt_group_t *g = cmd->groups; g->title; g++)
+        for (const ss_opt_t *o = g->opts; o->key; o++)
+            if (is_long ? o->name && strlen(o->name) == n && !strncmp(o->name, word + 2, n)
+                        : o->letter == word[1])
+                return o;
+    return NULL;
+}
+
 /*
  * Append argv[i] to s without the run options in it; returns how many of
  * the following words were their values (0 or 1), or -1 out of memory. A

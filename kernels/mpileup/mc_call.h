@@ -90,7 +90,9 @@ typedef struct mc_opts_s {
     char **sample_lines; /* -s LIST / -S FILE, one sample a line (owned), or NULL */
     int n_sample_lines;
     int samples_is_file;  /* it was -S (a PED file is also read as one) */
+    char *samples_path;   /* -S FILE: owned, or NULL */
     mc_ploidy_t ploidy;   /* --ploidy / --ploidy-file / the default */
+    char *ploidy_path;    /* --ploidy-file: owned, or NULL */
     int ploidy_given;     /* --ploidy or --ploidy-file was given */
     int record_cmd_line;  /* 0 with --no-version (the header is always without) */
     mc_targets_t targets; /* -T (or -t) FILE */
@@ -104,14 +106,28 @@ typedef struct mc_opts_s {
  * Parse bcftools call's options: argv[0..argc) are the words after --call
  * (no program name). Names, meanings and defaults are bcftools 1.16's; what
  * cannot work on one record stream (-o/-O, -r/-R, -C trio, -i, input
- * files) is refused with a one-line reason on stderr. Files (-G, -S,
- * --ploidy-file, -T) are read here. Returns 0 with *o set (free it with
- * mc_opts_free), or -1 after a message. Main thread only (uses getopt_long;
- * its globals are restored on return).
+ * files) is refused with a one-line reason on stderr. theirs (or NULL):
+ * whether a word bcftools call does not know is an option of the command
+ * running the caller, which is then said. Files (-G, -S, --ploidy-file, -T)
+ * are read here. Returns 0 with *o set (free it with mc_opts_free), or -1
+ * after a message. Main thread only (uses getopt_long; its globals are
+ * restored on return).
  */
-int mc_opts_parse(int argc, char **argv, mc_opts_t **o);
+int mc_opts_parse(int argc, char **argv, int (*theirs)(const char *word), mc_opts_t **o);
 /* Free what mc_opts_parse made; accepts NULL. */
 void mc_opts_free(mc_opts_t *o);
+
+/* A file the caller reads, and what it is in a message ("the --call -S samples file"). */
+typedef struct {
+    const char *path, *role;
+} mc_file_t;
+#define MC_MAX_FILES 4
+/*
+ * The files o reads (-T/-t, -G, -S, --ploidy-file) into files[0..MC_MAX_FILES):
+ * the run's too (--resume's identity, the clash check). The paths are o's.
+ * Returns how many.
+ */
+int mc_opts_files(const mc_opts_t *o, mc_file_t files[MC_MAX_FILES]);
 
 /*
  * The header `bcftools call --no-version` writes for input with the header
@@ -200,8 +216,8 @@ int mc_missed_plan_end(const mc_missed_plan_t *p, const mc_opts_t *o, bcf_hdr_t 
 
 /*
  * Whether the caller's records depend on nothing before them: 0 only when a
- * sample has its own ploidy (-S) under a definition whose ploidy varies, the
- * quirk above. Any thread.
+ * sample has its own ploidy (-S) under a definition whose rules make the
+ * ploidy vary along the genome, the quirk above. Any thread.
  */
 int mc_caller_memoryless(const mc_caller_t *c);
 

@@ -174,9 +174,17 @@ mc_caller_t *mc_init(const mc_opts_t *o, const bcf_hdr_t *mpileup_hdr)
     return c;
 }
 
+/*
+ * Without rules every record asks the same ploidy of each sex, so every
+ * caller, wherever it starts, sets the samples' ploidies at its first record
+ * exactly as bcftools has them there (or, when each sex is at the highest,
+ * never sets them, as bcftools never does).
+ */
 int mc_caller_memoryless(const mc_caller_t *c)
 {
     const mc_ploidy_t *p = &c->o->ploidy;
+    if (!p->n_rules)
+        return 1;
     for (int i = 0; i < c->nsmpl; i++)
         if (c->sample2sex[i] < 0 && p->min != p->max)
             return 0; /* its own ploidy, which waits for the ploidy to leave its highest */

@@ -53,7 +53,8 @@ static const struct option long_opts[] = {
     {"no-version", no_argument, NULL, O_NO_VERSION},
     {NULL, 0, NULL, 0},
 };
-static const char short_opts[] = "h?o:O:r:R:s:S:t:T:ANMV:vcmp:C:n:P:f:a:ig:XYF:G:";
+/* ':' first: a missing value comes back as ':', so the one-line message is ours */
+static const char short_opts[] = ":ho:O:r:R:s:S:t:T:ANMV:vcmp:C:n:P:f:a:ig:XYF:G:";
 
 /* What the ploidy options asked for; resolved once all options are read. */
 typedef struct {
@@ -82,7 +83,9 @@ void mc_opts_free(mc_opts_t *o)
     for (int i = 0; i < o->n_sample_lines; i++)
         free(o->sample_lines[i]);
     free(o->sample_lines);
+    free(o->samples_path);
     mc_ploidy_free(&o->ploidy);
+    free(o->ploidy_path);
     mc_targets_free(&o->targets);
     free(o);
 }
@@ -326,6 +329,8 @@ static int apply(mc_opts_t *o, ploidy_arg_t *pl, int *models, int c, const char 
 static int set_ploidy(mc_opts_t *o, const ploidy_arg_t *pl)
 {
     o->ploidy_given = pl->file || pl->preset;
+    if (pl->file && set_string(&o->ploidy_path, pl->file) < 0)
+        return -1;
     if (pl->file)
         return mc_ploidy_file(pl->file, &o->ploidy);
     if (pl->preset)
@@ -381,8 +386,42 @@ static int check(const mc_opts_t *o, int models)
     return 0;
 }
 
+/*
+ * What getopt_long refused (c: '?' or ':'), in one line; -? is help, as in
+ * bcftools. An option of the command running the caller (theirs) given here
+ * by mistake is named as such: the run's own options go before --call. -1.
+ */
+static int bad_word(int c, char **words, int (*theirs)(const char *word))
+{
+    char word[64];
+    const char *last = words[optind - 1]; /* the word getopt_long stepped past */
+    if (c == '?' && optopt == '?') {
+        usage();
+        return -1;
+    }
+    /* an unknown letter (optopt), or a long option: unknown (optopt 0) or without its value */
+    if (optopt > ' ' && optopt < 127 && (c == '?' || strncmp(last, "--", 2)))
+        snprintf(word, sizeof(word), "-%c", optopt);
+    else
+        snprintf(word, sizeof(word), "%.*s", (int)strcspn(last, "="), last);
+    if (c == '?' && theirs && theirs(word))
+        fprintf(stderr,
+                MC_PFX ": %s is an option of seqshard mpileup, not of bcftools call: "
+                       "give it before --call\n",
+                word);
+    else if (c == ':')
+        fprintf(stderr, MC_PFX ": option '%s' needs a value\n", word);
+    else
+        fprintf(stderr,
+                MC_PFX ": unknown option '%s' (the words after --call are bcftools "
+                       "call's options)\n",
+                word);
+    return -1;
+}
+
 /* Run getopt_long on our words, leaving its globals as they were. */
-static int parse_words(mc_opts_t *o, int argc, char **argv, ploidy_arg_t *pl, int *models)
+static int parse_words(mc_opts_t *o, int argc, char **argv, int (*theirs)(const char *word),
+                       ploidy_arg_t *pl, int *models)
 {
     char **words = malloc((argc + 2) * sizeof(*words));
     if (!words)
@@ -393,10 +432,10 @@ static int parse_words(mc_opts_t *o, int argc, char **argv, ploidy_arg_t *pl, in
     int saved_ind = optind, saved_err = opterr, saved_opt = optopt;
     char *saved_arg = optarg;
     optind = 0; /* GNU: start afresh */
-    opterr = 1;
+    opterr = 0;
     int c, ret = 0;
     while (ret == 0 && (c = getopt_long(argc + 1, words, short_opts, long_opts, NULL)) >= 0)
-        ret = apply(o, pl, models, c, optarg);
+        ret = c == '?' || c == ':' ? bad_word(c, words, theirs) : apply(o, pl, models, c, optarg);
     if (ret == 0 && optind <= argc) {
         fprintf(stderr, MC_PFX ": %s: the caller reads mpileup's records, not a file\n",
                 words[optind]);
@@ -407,7 +446,21 @@ static int parse_words(mc_opts_t *o, int argc, char **argv, ploidy_arg_t *pl, in
     return ret;
 }
 
-int mc_opts_parse(int argc, char **argv, mc_opts_t **out)
+int mc_opts_files(const mc_opts_t *o, mc_file_t files[MC_MAX_FILES])
+{
+    int n = 0;
+    if (o->targets.path)
+        files[n++] = (mc_file_t){o->targets.path, "the --call -T targets file"};
+    if (o->groups && strcmp(o->groups, "-"))
+        files[n++] = (mc_file_t){o->groups, "the --call -G groups file"};
+    if (o->samples_path)
+        files[n++] = (mc_file_t){o->samples_path, "the --call -S samples file"};
+    if (o->ploidy_path)
+        files[n++] = (mc_file_t){o->ploidy_path, "the --call --ploidy-file"};
+    return n;
+}
+
+int mc_opts_parse(int argc, char **argv, int (*theirs)(const char *word), mc_opts_t **out)
 {
     *out = NULL;
     mc_opts_t *o = malloc(sizeof(*o));
@@ -416,7 +469,7 @@ int mc_opts_parse(int argc, char **argv, mc_opts_t **out)
     opts_default(o);
     ploidy_arg_t pl = {NULL, NULL};
     int models = 0;
-    if (parse_words(o, argc, argv, &pl, &models) < 0 || set_ploidy(o, &pl) < 0 ||
+    if (parse_words(o, argc, argv, theirs, &pl, &models) < 0 || set_ploidy(o, &pl) < 0 ||
         check(o, models) < 0 || (o->targets.path && mc_targets_read(o) < 0)) {
         mc_opts_free(o);
         return -1;

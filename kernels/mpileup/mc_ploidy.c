@@ -10,6 +10,8 @@
  * get the overall default, not their own.
  */
 #include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,10 +96,11 @@ static int sex_index(mc_ploidy_t *p, const char *name, size_t len)
 
 /*
  * CHROM FROM TO as regidx_parse_tab reads them: 1-based coordinates made
- * 0-based, TO missing or unreadable meaning FROM. 1: a blank or comment
- * line, 0: read, -1: not readable (after a message).
+ * 0-based, TO missing or unreadable meaning FROM. where: "FILE:LINE" for
+ * messages. 1: a blank or comment line, 0: read, -1: not readable (after a
+ * message).
  */
-static int parse_region(const char *line, mc_ploidy_rule_t *r)
+static int parse_region(const char *line, const char *where, mc_ploidy_rule_t *r)
 {
     const char *chrom = skip_space(line);
     if (!*chrom || *chrom == '#')
@@ -112,33 +115,32 @@ static int parse_region(const char *line, mc_ploidy_rule_t *r)
     }
     char *next;
     uint32_t from = strtod(end + 1, &next);
-    if (next == end + 1 || from == 0) {
-        fprintf(stderr,
-                MC_PFX ": could not parse the ploidy line \"%s\": expected 1-based "
-                       "coordinates\n",
-                line);
-        return -1;
-    }
+    if (next == end + 1 || from == 0)
+        goto bad;
     r->beg = r->end = from - 1;
     if (next[0] && next[1]) {
         const char *to_s = next + 1;
         uint32_t to = strtod(to_s, &next);
         if (next != to_s && (!*next || isspace((unsigned char)*next))) {
-            if (to == 0) {
-                fprintf(stderr,
-                        MC_PFX ": could not parse the ploidy line \"%s\": expected "
-                               "1-based coordinates\n",
-                        line);
-                return -1;
-            }
+            if (to == 0)
+                goto bad;
             r->end = to - 1;
         }
     }
     return 0;
+bad:
+    fprintf(stderr, MC_PFX ": %s: \"%.80s\": FROM and TO are 1-based positions; fix the line\n",
+            where, line);
+    return -1;
 }
 
-/* SEX PLOIDY, the fourth and fifth words of line, into r. 0, or -1 after a message. */
-static int parse_sex_ploidy(mc_ploidy_t *p, const char *line, mc_ploidy_rule_t *r)
+/*
+ * SEX PLOIDY, the fourth and fifth words of line, into r. A ploidy the
+ * callers cannot call (bcftools keeps it in a byte, so -1 would be 255) is
+ * refused here, before any work. 0, or -1 after a message.
+ */
+static int parse_sex_ploidy(mc_ploidy_t *p, const char *line, const char *where,
+                            mc_ploidy_rule_t *r)
 {
     const char *s = skip_space(line);
     for (int i = 0; i < 3; i++) {
@@ -148,26 +150,29 @@ static int parse_sex_ploidy(mc_ploidy_t *p, const char *line, mc_ploidy_rule_t *
         s = skip_space(s);
     }
     const char *sex_end = skip_word(s);
-    if (!*s || !*sex_end)
-        goto bad;
-    if ((r->sex = sex_index(p, s, sex_end - s)) < 0)
-        return -1;
-    if (!*skip_space(sex_end))
+    if (!*s || !*sex_end || !*skip_space(sex_end))
         goto bad;
     char *end;
-    r->ploidy = strtol(sex_end, &end, 10);
+    long ploidy = strtol(sex_end, &end, 10);
     if (end == sex_end)
         goto bad;
+    if (ploidy < 0 || ploidy > 2) {
+        fprintf(stderr,
+                MC_PFX ": %s: \"%.80s\": ploidy %ld is not one bcftools call 1.16 can call "
+                       "(it stops or miscalls at variants); give 0, 1 or 2\n",
+                where, line, ploidy);
+        return -1;
+    }
+    if ((r->sex = sex_index(p, s, sex_end - s)) < 0)
+        return -1;
+    r->ploidy = (int)ploidy;
     if (p->min < 0 || r->ploidy < p->min)
         p->min = r->ploidy;
     if (p->max < 0 || r->ploidy > p->max)
         p->max = r->ploidy;
     return 0;
 bad:
-    fprintf(stderr,
-            MC_PFX ": could not parse the ploidy line \"%s\": give CHROM FROM TO SEX "
-                   "PLOIDY\n",
-            line);
+    fprintf(stderr, MC_PFX ": %s: \"%.80s\": give CHROM FROM TO SEX PLOIDY\n", where, line);
     return -1;
 }
 
@@ -189,20 +194,20 @@ static int add_rule(mc_ploidy_t *p, const mc_ploidy_rule_t *r)
     return 0;
 }
 
-/* One line of a definition. 0, or -1 after a message. */
-static int parse_line(mc_ploidy_t *p, const char *line)
+/* One line of a definition (where: "FILE:LINE" for messages). 0, or -1 after a message. */
+static int parse_line(mc_ploidy_t *p, const char *line, const char *where)
 {
     mc_ploidy_rule_t r = {0};
     const char *s = skip_space(line);
     int is_default = s[0] == '*' && (!s[1] || isspace((unsigned char)s[1]));
     if (!is_default) {
-        int ret = parse_region(line, &r);
+        int ret = parse_region(line, where, &r);
         if (ret != 0) {
             free(r.chrom);
             return ret > 0 ? 0 : -1;
         }
     }
-    if (parse_sex_ploidy(p, line, &r) < 0) {
+    if (parse_sex_ploidy(p, line, where, &r) < 0) {
         free(r.chrom);
         return -1;
     }
@@ -217,13 +222,24 @@ static int parse_line(mc_ploidy_t *p, const char *line)
     return 0;
 }
 
-/* Defaults for the sexes no "*" line set, as ploidy.c does after reading (dflt 2). */
-static void finish(mc_ploidy_t *p)
+/*
+ * Defaults for the sexes no "*" line set, as ploidy.c does after reading (dflt 2).
+ * A sex "*" (in a rule) without its own "* * * * PLOIDY" line makes the default
+ * unset, which bcftools calls as ploidy -1: refused. 0, or -1 after a message.
+ */
+static int finish(mc_ploidy_t *p, const char *where)
 {
     int dflt = 2;
     for (int i = 0; i < p->n_sexes; i++)
         if (!strcmp(p->sexes[i], "*"))
             dflt = p->sex_default[i];
+    if (dflt < 0) {
+        fprintf(stderr,
+                MC_PFX ": %s: a rule names sex '*' but no \"* * * * PLOIDY\" line gives its "
+                       "default, which bcftools call then takes as ploidy -1; add that line\n",
+                where);
+        return -1;
+    }
     for (int i = 0; i < p->n_sexes; i++)
         if (p->sex_default[i] == -1)
             p->sex_default[i] = dflt;
@@ -232,6 +248,7 @@ static void finish(mc_ploidy_t *p)
         p->min = dflt;
     if (p->max < 0 || dflt > p->max)
         p->max = dflt;
+    return 0;
 }
 
 static void start(mc_ploidy_t *p)
@@ -251,7 +268,7 @@ int mc_ploidy_text(const char *text, mc_ploidy_t *p)
         while (*e && *e != '\r' && *e != '\n')
             e++;
         char *line = strndup(s, e - s);
-        if (!line || parse_line(p, line) < 0) {
+        if (!line || parse_line(p, line, "--ploidy") < 0) {
             free(line);
             mc_ploidy_free(p);
             return -1;
@@ -259,34 +276,70 @@ int mc_ploidy_text(const char *text, mc_ploidy_t *p)
         free(line);
         s = skip_space(e);
     }
-    finish(p);
+    if (finish(p, "--ploidy") < 0) {
+        mc_ploidy_free(p);
+        return -1;
+    }
     return 0;
 }
 
-/* --ploidy-file: the file's lines. 0, or -1 after a message. */
+/*
+ * After an empty line, which ends the file for bcftools (htslib's line reader
+ * returns 0 there): warn when lines with words follow, as those are not read.
+ */
+static void warn_unread(htsFile *fp, kstring_t *line, const char *fname, int lineno)
+{
+    while (hts_getline(fp, KS_SEP_LINE, line) >= 0)
+        if (*skip_space(line->s)) {
+            fprintf(stderr,
+                    "Warning: %s:%d: an empty line ends the --ploidy-file, as in bcftools call "
+                    "1.16; the lines after it are not read (remove it to use them)\n",
+                    fname, lineno);
+            return;
+        }
+}
+
+/* The lines of fp, up to the first empty one. 0, or -1 after a message. */
+static int read_lines(htsFile *fp, const char *fname, mc_ploidy_t *p)
+{
+    kstring_t line = KS_INITIALIZE;
+    char where[PATH_MAX + 32];
+    int lineno = 0, r, ret = 0;
+    while (ret == 0 && (r = hts_getline(fp, KS_SEP_LINE, &line)) > 0) {
+        snprintf(where, sizeof(where), "%s:%d", fname, ++lineno);
+        ret = parse_line(p, line.s, where);
+    }
+    if (ret == 0 && r == 0)
+        warn_unread(fp, &line, fname, lineno + 1);
+    else if (ret == 0 && r < -1) {
+        fprintf(stderr, MC_PFX ": %s: cannot read the --ploidy-file after line %d\n", fname,
+                lineno);
+        ret = -1;
+    }
+    ks_free(&line);
+    return ret;
+}
+
+/* --ploidy-file: the file's lines, as bcftools call 1.16 reads them. 0, or -1 after a message. */
 int mc_ploidy_file(const char *fname, mc_ploidy_t *p)
 {
     start(p);
     htsFile *fp = hts_open(fname, "r");
     if (!fp) {
-        fprintf(stderr, MC_PFX ": could not read the ploidy file %s\n", fname);
+        fprintf(stderr, MC_PFX ": %s: cannot open the --ploidy-file: %s; check the path\n", fname,
+                strerror(errno));
         return -1;
     }
-    kstring_t line = KS_INITIALIZE;
-    int ret = 0, r;
-    while ((r = hts_getline(fp, KS_SEP_LINE, &line)) >= 0)
-        if ((ret = parse_line(p, line.s)) < 0)
-            break;
-    if (r < -1)
+    int ret = read_lines(fp, fname, p);
+    if (hts_close(fp) != 0 && ret == 0) {
+        fprintf(stderr, MC_PFX ": %s: cannot read the --ploidy-file\n", fname);
         ret = -1;
-    ks_free(&line);
-    if (hts_close(fp) != 0 || ret < 0) {
-        fprintf(stderr, MC_PFX ": could not read the ploidy file %s\n", fname);
-        mc_ploidy_free(p);
-        return -1;
     }
-    finish(p);
-    return 0;
+    if (ret == 0)
+        ret = finish(p, fname);
+    if (ret < 0)
+        mc_ploidy_free(p);
+    return ret;
 }
 
 static void list_presets(int detailed)

@@ -133,7 +133,9 @@ int mc_samples_read(mc_opts_t *o, const char *arg, int is_file)
     o->sample_lines = lines;
     o->n_sample_lines = n;
     o->samples_is_file = is_file;
-    return 0;
+    free(o->samples_path);
+    o->samples_path = is_file ? strdup(arg) : NULL;
+    return is_file && !o->samples_path ? -1 : 0;
 }
 
 void mc_samples_free(mc_samples_t *s)

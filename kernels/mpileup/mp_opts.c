@@ -563,6 +563,12 @@ static int call_gvcf(mp_opts_t *o)
     return 0;
 }
 
+/* Whether word is an option of seqshard mpileup (its own, the run's, the steps'). */
+static int mpileup_word(const char *word)
+{
+    return ss_cmd_find_word(&mp_cmd, word) != NULL;
+}
+
 /* What bcftools refuses, and what follows from the options together. */
 static int check(mp_opts_t *o, ss_common_opts_t *co)
 {
@@ -596,15 +602,14 @@ static int check(mp_opts_t *o, ss_common_opts_t *co)
                         "-Oz\n");
         return -1;
     }
-    if (o->call_argc > 0 && mc_opts_parse(o->call_argc - 1, o->call_argv + 1, &o->call) < 0)
+    if (o->call_argc > 0 &&
+        mc_opts_parse(o->call_argc - 1, o->call_argv + 1, mpileup_word, &o->call) < 0)
         return -1;
     /* the caller's files are the run's too (--resume's identity, the clash check) */
-    if (o->call && o->call->targets.path &&
-        ss_common_add_read(co, o->call->targets.path, "the --call -T targets file", 0) < 0)
-        return -1;
-    if (o->call && o->call->groups && strcmp(o->call->groups, "-") &&
-        ss_common_add_read(co, o->call->groups, "the --call -G groups file", 0) < 0)
-        return -1;
+    mc_file_t files[MC_MAX_FILES];
+    for (int i = 0, n = o->call ? mc_opts_files(o->call, files) : 0; i < n; i++)
+        if (ss_common_add_read(co, files[i].path, files[i].role, 0) < 0)
+            return -1;
     if (o->call && o->gvcf_ranges) {
         fprintf(stderr, "seqshard mpileup: -g with --call is not supported: bcftools call reads "
                         "mpileup's gVCF blocks, which are not fed to the caller here; give -g "

@@ -78,9 +78,10 @@ static int call_header(mp_run_t *r, const mp_opts_t *o)
     int memoryless = mc_caller_memoryless(probe);
     mc_destroy(probe);
     if (!memoryless) {
-        ss_error("--call: a sample with its own ploidy in -S under --ploidy that varies along "
-                 "the genome takes bcftools call's ploidy only from its first record where the "
-                 "ploidy changes, which shards cannot follow; give the ploidy by sex (M/F) "
+        ss_error("--call: a sample with its own ploidy in -S, under ploidy rules that vary "
+                 "along the genome (CHROM FROM TO lines: --ploidy GRCh37/GRCh38 or "
+                 "--ploidy-file), takes bcftools call's ploidy only from its first record where "
+                 "the ploidy changes, which shards cannot follow; give the ploidy by sex (M/F) "
                  "instead, or run bcftools call");
         return -1;
     }
