@@ -196,15 +196,15 @@ int mc_constrain_alleles(mc_caller_t *c, bcf1_t *rec)
     char *const *tgt = c->tgt_als;
     int ntgt = n_alleles(tgt), unseen = c->unseen, nals = 1, has_new = 0;
     if (ntgt > 5) {
-        fprintf(stderr, MC_PFX ": -C alleles: at most 5 alleles are accepted, got %d at %s:%"
-                PRIhts_pos " (as bcftools); give that target fewer ALTs\n", ntgt,
+        mc_fail(c, "-C alleles: at most 5 alleles are accepted, got %d at %s:%"
+                PRIhts_pos " (as bcftools); give that target fewer ALTs", ntgt,
                 bcf_seqname_safe(c->hdr, rec), rec->pos + 1);
         return -1;
     }
     vcmp_t v;
     if (vcmp_set_ref(&v, rec->d.allele[0], tgt[0]) < 0) {
-        fprintf(stderr, MC_PFX ": -C alleles: the reference alleles are not compatible at %s:%"
-                PRIhts_pos " .. %s vs %s (as bcftools); correct the targets' REF there\n",
+        mc_fail(c, "-C alleles: the reference alleles are not compatible at %s:%"
+                PRIhts_pos " .. %s vs %s (as bcftools); correct the targets' REF there",
                 bcf_seqname_safe(c->hdr, rec), rec->pos + 1, tgt[0], rec->d.allele[0]);
         return -1;
     }
@@ -237,6 +237,7 @@ int mc_constrain_alleles(mc_caller_t *c, bcf1_t *rec)
 
 int mc_call_site(mc_caller_t *c, bcf1_t **recs, int n, bcf1_t *out, mc_emit_fn emit, void *ctx)
 {
+    c->err[0] = '\0';
     size_t lo = 0, hi = 0;
     int contig = n ? mc_site_targets(c, recs[0], &lo, &hi) : -1;
     char ***als = contig >= 0 ? c->o->targets.contigs[contig].als : NULL;

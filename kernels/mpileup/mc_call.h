@@ -167,6 +167,11 @@ void mc_destroy(mc_caller_t *c);
  * record, is put in that state with mc_caller_ploidy_seen.
  */
 int mc_call(mc_caller_t *c, bcf1_t *in, bcf1_t *out);
+/*
+ * Why the last mc_call or mc_call_site of c failed ("" if it said nothing), for the
+ * kernel's one-line message; valid until c's next call. The thread that owns c.
+ */
+const char *mc_error(const mc_caller_t *c);
 
 /*
  * -C alleles: call the records mpileup made at one position (recs[0..n), in

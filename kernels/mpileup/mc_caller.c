@@ -3,6 +3,7 @@
  * call 1.16 (vcfcall.c's main loop): which records are skipped, the <*>
  * allele, each sample's ploidy at the record, then the model.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,11 +270,25 @@ static int skipped(mc_caller_t *c, bcf1_t *rec)
     return is_ref && o->variants_only;
 }
 
+void mc_fail(mc_caller_t *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err, sizeof(c->err), fmt, ap);
+    va_end(ap);
+}
+
+const char *mc_error(const mc_caller_t *c)
+{
+    return c->err;
+}
+
 int mc_call(mc_caller_t *c, bcf1_t *in, bcf1_t *out)
 {
+    c->err[0] = '\0';
     if (!bcf_copy(out, in) || (c->imap && bcf_subset(c->hdr, out, c->nsmpl, c->imap) < 0) ||
         bcf_unpack(out, BCF_UN_STR) < 0) {
-        fprintf(stderr, MC_PFX ": could not read the record at %s:%" PRIhts_pos "\n",
+        mc_fail(c, "could not read the record at %s:%" PRIhts_pos,
                 bcf_seqname_safe(c->hdr, in), in->pos + 1);
         return -1;
     }

@@ -153,7 +153,7 @@ static int write_genotypes(mc_caller_t *c, bcf1_t *rec, const mc_afs_result_t *r
 static int update_record(mc_caller_t *c, bcf1_t *rec, const mc_afs_result_t *r, const double em[10])
 {
     if (bcf_get_info_float(c->hdr, rec, "I16", &c->anno16, &c->m16) != 16) {
-        fprintf(stderr, MC_PFX ": no I16 annotation at %s:%" PRIhts_pos "\n",
+        mc_fail(c, "no I16 annotation at %s:%" PRIhts_pos,
                 bcf_seqname_safe(c->hdr, rec), rec->pos + 1);
         return -1;
     }
@@ -204,9 +204,9 @@ int mc_consensus_call(mc_caller_t *c, bcf1_t *rec)
     int nals = rec->n_allele, ngts = nals * (nals + 1) / 2;
     c->nPLs = bcf_get_format_int32(c->hdr, rec, "PL", &c->PLs, &c->mPLs);
     if (c->nPLs != c->nsmpl * ngts || nals < 2) {
-        fprintf(stderr,
-                MC_PFX ": wrong number of PL fields at %s:%" PRIhts_pos " (nals=%d "
-                       "npl=%d)\n",
+        mc_fail(c,
+                "wrong number of PL fields at %s:%" PRIhts_pos " (nals=%d "
+                       "npl=%d)",
                 bcf_seqname_safe(c->hdr, rec), rec->pos + 1, nals, c->nPLs);
         return -1;
     }
@@ -223,8 +223,8 @@ int mc_consensus_call(mc_caller_t *c, bcf1_t *rec)
     mc_afs_result_t r;
     int ret = mc_afs_site(c->afs, rec, c->PLs, c->nPLs, &r);
     if (ret < 0) {
-        fprintf(stderr,
-                MC_PFX ": could not compute the allele frequency spectrum at %s:%" PRIhts_pos "\n",
+        mc_fail(c,
+                "could not compute the allele frequency spectrum at %s:%" PRIhts_pos,
                 bcf_seqname_safe(c->hdr, rec), rec->pos + 1);
         return -1;
     }

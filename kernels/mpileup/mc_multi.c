@@ -78,7 +78,7 @@ static int freqs_from_info(mc_caller_t *c, bcf1_t *rec, int nals)
     mc_group_t *g = &c->grp[0];
     int nqs = bcf_get_info_float(c->hdr, rec, "QS", &g->qsum, &g->mqsum);
     if (nqs <= 0) {
-        fprintf(stderr, MC_PFX ": the QS annotation is not present at %s:%" PRIhts_pos "\n",
+        mc_fail(c, "the QS annotation is not present at %s:%" PRIhts_pos,
                 bcf_seqname_safe(c->hdr, rec), rec->pos + 1);
         return -1;
     }
@@ -96,9 +96,9 @@ static int freqs_from_format(mc_caller_t *c, bcf1_t *rec, int nals)
 {
     int nad = bcf_get_format_int32(c->hdr, rec, c->grp_tag, &c->ADs, &c->mADs);
     if (nad < 1) {
-        fprintf(stderr,
-                MC_PFX ": FORMAT/%s is required with the -G option, mpileup must be "
-                       "run with \"-a AD\" or \"-a QS\"\n",
+        mc_fail(c,
+                "FORMAT/%s is required with the -G option, mpileup must be "
+                       "run with \"-a AD\" or \"-a QS\"",
                 c->grp_tag);
         return -1;
     }
@@ -147,7 +147,7 @@ static int freqs_with_panel(mc_caller_t *c, bcf1_t *rec, int nals)
                 (c->grp[g].qsum[i + 1] + 0.5 * c->ac[i]) / (c->grp[g].nsmpl + 0.5 * an);
     }
     if (ac0 < 0) {
-        fprintf(stderr, MC_PFX ": incorrect %s,%s values at %s:%" PRIhts_pos "\n", o->prior_an,
+        mc_fail(c, "incorrect %s,%s values at %s:%" PRIhts_pos, o->prior_an,
                 o->prior_ac, bcf_seqname_safe(c->hdr, rec), rec->pos + 1);
         return -1;
     }
@@ -247,9 +247,9 @@ static int variant_genotypes(mc_caller_t *c, bcf1_t *rec, int nals_ori, int *n_a
 {
     for (int s = 0; s < c->nsmpl; s++) {
         if (c->ploidy[s] > 2) { /* where bcftools stops on an assertion */
-            fprintf(stderr,
-                    MC_PFX ": %s has ploidy %d at %s:%" PRIhts_pos "; -m calls ploidy "
-                           "0, 1 or 2\n",
+            mc_fail(c,
+                    "%s has ploidy %d at %s:%" PRIhts_pos "; -m calls ploidy "
+                           "0, 1 or 2",
                     c->hdr->samples[s], c->ploidy[s], bcf_seqname_safe(c->hdr, rec), rec->pos + 1);
             return -1;
         }
@@ -354,9 +354,9 @@ static int read_pls(mc_caller_t *c, bcf1_t *rec, int nals)
     int ngts = nals * (nals + 1) / 2;
     c->nPLs = bcf_get_format_int32(c->hdr, rec, "PL", &c->PLs, &c->mPLs);
     if (c->nPLs != c->nsmpl * ngts) {
-        fprintf(stderr,
-                MC_PFX ": wrong number of PL fields at %s:%" PRIhts_pos " (nals=%d "
-                       "npl=%d)\n",
+        mc_fail(c,
+                "wrong number of PL fields at %s:%" PRIhts_pos " (nals=%d "
+                       "npl=%d)",
                 bcf_seqname_safe(c->hdr, rec), rec->pos + 1, nals, c->nPLs);
         return -1;
     }

@@ -57,6 +57,8 @@ typedef struct {
 } mc_missed_t;
 
 struct mc_caller_s {
+    /* why the last call failed (mc_fail), for the kernel's one line (mc_error) */
+    char err[400];
     const mc_opts_t *o;
     bcf_hdr_t *hdr; /* the output header (owned); records are edited through it */
     int nsmpl;
@@ -127,6 +129,8 @@ static inline double mc_log_add(double a, double b)
 
 /* mc_alleles.c: -C alleles; the targets at rec's site ([*lo, *hi); the contig's index,
  * or -1), mc_caller.c */
+/* Record why a call fails, in c->err, for mc_error; the caller then returns -1. */
+void mc_fail(mc_caller_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int mc_constrain_alleles(mc_caller_t *c, bcf1_t *rec);
 int mc_site_targets(mc_caller_t *c, const bcf1_t *rec, size_t *lo, size_t *hi);
 

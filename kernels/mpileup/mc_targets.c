@@ -97,7 +97,7 @@ static char **parse_alleles(const char *s, int *n)
 
 /*
  * One line as bcftools' tgt_parse reads it. 1 added, 0 comment, -1 bad line,
- * -2 memory, -3 (-C alleles) no REF and ALT after POS.
+ * -2 memory, -3 (-C alleles) no REF and ALT after POS, -4 an empty allele ("A,,").
  */
 static int parse_line(mc_targets_t *t, const char *line, int alleles)
 {
@@ -121,6 +121,11 @@ static int parse_line(mc_targets_t *t, const char *line, int alleles)
         free_alleles(als);
         return n < 0 && *end && end[1] ? -2 : -3;
     }
+    for (int k = 0; alleles && k < n; k++)
+        if (!als[k][0]) { /* bcftools calls on with it, other QUALs than ours */
+            free_alleles(als);
+            return -4;
+        }
     int i = contig_index(t, s, (size_t)(e - s));
     if (i < 0 || add_target(&t->contigs[i], (hts_pos_t)(uint32_t)v - 1, als) < 0) {
         free_alleles(als);
@@ -184,6 +189,11 @@ static int read_lines(mc_targets_t *t, htsFile *fp, const char *path, int allele
         fprintf(stderr,
                 MC_PFX ": -T %s, line %d: -C alleles needs a third column, REF and ALT joined "
                        "by commas (e.g. A,T), got \"%.60s\"\n",
+                path, n, line.s);
+    else if (r == -4)
+        fprintf(stderr,
+                MC_PFX ": -T %s, line %d: -C alleles: an empty allele in \"%.60s\"; give REF "
+                       "and ALT as bases joined by commas (e.g. A,T)\n",
                 path, n, line.s);
     else if (r == -2)
         fprintf(stderr, MC_PFX ": -T %s: out of memory reading the targets\n", path);

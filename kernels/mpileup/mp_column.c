@@ -253,13 +253,20 @@ static int put_block(void *ctx, bcf1_t *block)
     return mp_put_record(b->w, block, b->out);
 }
 
+/* The caller's reason for a failed call, or the one left when it gave none. */
+static const char *why_not_called(const mc_caller_t *c)
+{
+    const char *why = mc_error(c);
+    return *why ? why : "out of memory; lower -@";
+}
+
 /* --call: bcftools call's record for this one in w->called: 1, 0 when it writes none, or -1. */
 static int call_record(mp_worker_t *w)
 {
     int r = mc_call(w->caller, w->rec, w->called);
     if (r < 0)
-        ss_error("--call failed at %s:%lld (the line above says why)",
-                 bcf_seqname_safe(w->run->vcf_hdr, w->rec), (long long)w->rec->pos + 1);
+        ss_error("--call failed at %s:%lld: %s", bcf_seqname_safe(w->run->vcf_hdr, w->rec),
+                 (long long)w->rec->pos + 1, why_not_called(w->caller));
     return r;
 }
 
@@ -325,9 +332,9 @@ static int call_site(mp_worker_t *w, kstring_t *out)
     w->n_site = 0;
     if (mc_call_site(w->caller, w->site, n, w->called, write_called, &b) < 0) {
         if (n)
-            ss_error("--call -C alleles failed at %s:%lld (the line above says why)",
+            ss_error("--call -C alleles failed at %s:%lld: %s",
                      bcf_seqname_safe(w->run->vcf_hdr, w->site[0]),
-                     (long long)w->site[0]->pos + 1);
+                     (long long)w->site[0]->pos + 1, why_not_called(w->caller));
         return -1;
     }
     return 0;

@@ -14,11 +14,12 @@
 
 #include "mpileup.h"
 
-/* An -R file's lines as regidx reads them, counted, so that a bad one can be named. */
+/* An -R or -T file's lines as regidx reads them, counted, so that a bad one can be named. */
 typedef struct {
     const char *path;
     regidx_parse_f parse; /* the parser regidx_init picks for the file's name */
-    int lineno, refused;
+    int lineno;
+    char refused[320]; /* why a line was refused, "" if none */
 } regions_file_t;
 
 static regidx_parse_f file_parser(const char *path)
@@ -36,9 +37,12 @@ static regidx_parse_f file_parser(const char *path)
 }
 
 /*
- * htslib's parser, but a negative start is refused: regidx would clamp it to
- * the contig's start and walk a region nobody asked for. regidx_init calls
- * this once per line, in order, so the count is the line's number.
+ * htslib's parser, but an interval that is no interval is refused: a negative start
+ * (regidx would clamp it to the contig's start and walk a region nobody asked for), or an
+ * end before the start (a reversed line, an empty BED interval, a start with a letter in
+ * it): bcftools 1.16 then walks or drops whole contigs, other lines' among them, by
+ * regidx's internals. regidx_init calls this once per line, in order, so the count is
+ * the line's number.
  */
 static int parse_checked(const char *line, char **chr_beg, char **chr_end, hts_pos_t *beg,
                          hts_pos_t *end, void *payload, void *usr)
@@ -46,23 +50,28 @@ static int parse_checked(const char *line, char **chr_beg, char **chr_end, hts_p
     regions_file_t *f = usr;
     f->lineno++;
     int ret = f->parse(line, chr_beg, chr_end, beg, end, payload, NULL);
-    if (ret == 0 && *beg < 0) {
-        int one_based = f->parse != regidx_parse_bed;
-        fprintf(stderr, "seqshard mpileup: %s:%d: the start %lld on '%.*s' is negative; "
-                        "starts count from %d (%s): fix or remove the line\n",
-                f->path, f->lineno, (long long)*beg + one_based, (int)(*chr_end - *chr_beg + 1),
-                *chr_beg, one_based, one_based ? "1-based tab-separated" : "0-based BED");
-        f->refused = 1;
-        return -2;
-    }
-    return ret;
+    if (ret != 0 || (*beg >= 0 && *end >= *beg))
+        return ret;
+    int one_based = f->parse != regidx_parse_bed, len = (int)(*chr_end - *chr_beg + 1);
+    if (*beg < 0)
+        snprintf(f->refused, sizeof(f->refused),
+                 "%s:%d: the start %lld on '%.*s' is negative; starts count from %d (%s): "
+                 "fix or remove the line", f->path, f->lineno, (long long)*beg + one_based,
+                 len, *chr_beg, one_based, one_based ? "1-based tab-separated" : "0-based BED");
+    else
+        snprintf(f->refused, sizeof(f->refused),
+                 "%s:%d: the interval on '%.*s' ends (%lld) before it starts (%lld), or is "
+                 "empty; give START <= END (%s): fix or remove the line", f->path, f->lineno,
+                 len, *chr_beg, (long long)*end + 1, (long long)*beg + one_based,
+                 one_based ? "1-based, inclusive" : "BED: 0-based start, END > START");
+    return -2;
 }
 
 /* The -r list or -R file as regidx holds it; NULL after a message. */
 static regidx_t *load_regions(const mp_opts_t *o)
 {
     regidx_t *idx;
-    regions_file_t f = { o->regions_file, NULL, 0, 0 };
+    regions_file_t f = { o->regions_file, NULL, 0, "" };
     if (o->regions_file) {
         f.parse = file_parser(o->regions_file);
         idx = regidx_init(o->regions_file, parse_checked, NULL, 0, &f);
@@ -75,7 +84,9 @@ static regidx_t *load_regions(const mp_opts_t *o)
         }
         free(list);
     }
-    if (!idx && !f.refused)
+    if (!idx && f.refused[0])
+        fprintf(stderr, "seqshard mpileup: %s\n", f.refused);
+    else if (!idx)
         fprintf(stderr, "seqshard mpileup: could not parse the regions %s; give CHR, CHR:BEG "
                         "or CHR:BEG-END (-r) or a BED or tab-separated file (-R)\n",
                 o->regions_file ? o->regions_file : o->regions);
@@ -121,8 +132,10 @@ int mp_targets_load(mp_targets_t *t, const mp_opts_t *o)
         return 0;
     t->include = arg[0] != '^';
     arg += !t->include;
+    regions_file_t f = { arg, NULL, 0, "" };
     if (o->targets_is_file) {
-        t->idx = regidx_init(arg, NULL, NULL, 0, NULL);
+        f.parse = file_parser(arg);
+        t->idx = regidx_init(arg, parse_checked, NULL, 0, &f);
     } else {
         char *list = strdup(arg);
         t->idx = regidx_init(NULL, regidx_parse_reg, NULL, 0, NULL);
@@ -131,6 +144,10 @@ int mp_targets_load(mp_targets_t *t, const mp_opts_t *o)
             t->idx = NULL;
         }
         free(list);
+    }
+    if (!t->idx && f.refused[0]) {
+        ss_error("-T %s", f.refused);
+        return -1;
     }
     if (!t->idx) {
         ss_error("%s %s: could not read the targets; give CHR, CHR:BEG or CHR:BEG-END "

@@ -12,12 +12,19 @@
 #   RG list    pileup -G (mpileup -G)
 #   BAM list   pileup -b (mpileup -b)
 #   FAI        pileup -f with the damaged ref.fa.fai (mpileup -f)
+#   regions    mpileup -R BED and -R positions (bcftools mpileup -R)
+#   targets    mpileup -T BED and -T positions (bcftools mpileup -T), --call -T positions
+#              (bcftools call -T), --call -C alleles -T alleles (CHROM POS REF,ALT)
+#              (the files of -G and -S: mpileup_read_groups.sh; --ploidy-file:
+#              mpileup_call_ploidy.sh)
 #   VCF        realign --known (text damaged, then bgzip + tabix; or the .vcf.gz
 #              itself cut short): no twin, so exit 0 must write every input record
 #              (realign drops none), and a cut .vcf.gz the clean run's bytes
 # Each run must either exit 0 with the twin's bytes (the twin succeeding on the same
 # file), or exit 1 or 2 with one line on stderr; never die of a signal, hang, or
-# exit 0 where the twin fails (warnings may come before the one line). A failure prints
+# exit 0 where the twin fails (warnings may come before the one line). A case where the
+# twin itself dies of a signal (bcftools 1.16 on an empty -R file) has no verdict to
+# compare with: it prints a SKIP line. A failure prints
 # its seed and keeps the damaged files.
 # FUZZ_SEEDS="a b c" runs other seeds.
 set -u
@@ -26,6 +33,7 @@ set -u
 ss_setup
 W=$SS_WORK
 FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-60}
+BCFTOOLS=${BCFTOOLS:-bcftools}
 SEEDS=${FUZZ_SEEDS:-1 2 3 4 5 6 7 9 10 11 12 19} # 19: a .vcf.gz cut at a block edge (8: a .fai whose
 # longer contig takes samtools 40 s: FUZZ_SEEDS=8 runs it)
 S1=$TD/s1.bam
@@ -46,6 +54,9 @@ EOF
 printf 'ctgA\t1\nctgA\t2000\nctgA\t2001\nctgA\t31000\nctgB\t120\nctgB\t39999\n' >"$W/clean.pos"
 printf 's2\nnosuchgroup\n' >"$W/clean.rg"
 printf '%s\n%s\n' "$S1" "$S2" >"$W/clean.list"
+# alleles for --call -C alleles: the data's true mutations as CHROM POS REF,ALT
+grep -v '^#' "$TD/s1.bam.mutations.vcf" | awk -v OFS='\t' '{print $1, $2, $4 "," $5}' |
+    head -60 >"$W/clean.alleles"
 cp "$REF" "$W/ref.fa" && cp "$REF.fai" "$W/clean.fai"
 # known indels: the first 40 of the data's true mutations that are indels
 grep '^#' "$TD/s1.bam.mutations.vcf" >"$W/clean.vcf"
@@ -90,8 +101,9 @@ check() {
     elif [ "$rc" -ge 128 ]; then
         ss_bad "$name" "killed by signal $((rc - 128))" "$(head -3 "$err" | cut -c1-200)"
     elif [ "$rc" = 1 ] || [ "$rc" = 2 ]; then
-        # warnings before it are allowed (a .fai that disagrees with @SQ is one)
-        grep -v '^seqshard: warning: ' "$err" >"$err.lines"
+        # warnings before it are allowed (a .fai that disagrees with @SQ is one), and
+        # bcftools call's own note on the ploidy, which --call prints as bcftools does
+        grep -v -e '^seqshard: warning: ' -e '^Note: ' "$err" >"$err.lines"
         if [ "$(ss_lines "$err.lines")" != 1 ]; then
             ss_bad "$name" "exit $rc with $(ss_lines "$err.lines") error lines, want one" \
                 "$(head -4 "$err" | cut -c1-200)"
@@ -125,6 +137,37 @@ twin() {
     local exprc=$?
     timeout "$FUZZ_TIMEOUT" "$SEQSHARD" "${ss[@]}" --quiet -@ 2 --shard-size 3k \
         >"$W/got" 2>"$W/got.err" </dev/null
+    check "$name" "$W/exp" "$exprc" "$W/got" "$W/got.err" $?
+}
+
+# bcf_twin NAME -- ARGS -- CALL_OPTS: bcftools mpileup ARGS (piped to bcftools call CALL_OPTS
+# when given) against seqshard mpileup ARGS [--call CALL_OPTS], with the same damaged file.
+bcf_twin() {
+    local name=$1 mp=() call=()
+    shift 2
+    while [ "$1" != -- ]; do mp+=("$1"); shift; done
+    shift
+    call=("$@")
+    local exprc st
+    if [ ${#call[@]} = 0 ]; then
+        "$BCFTOOLS" mpileup --no-version "${mp[@]}" >"$W/exp" 2>"$W/exp.err" </dev/null
+        exprc=$?
+    else
+        "$BCFTOOLS" mpileup --no-version -Ou "${mp[@]}" 2>"$W/exp.err" </dev/null |
+            "$BCFTOOLS" call --no-version "${call[@]}" >"$W/exp" 2>>"$W/exp.err"
+        st=("${PIPESTATUS[@]}")
+        # call's status; mpileup's when call succeeded (a call that stops early leaves
+        # mpileup to die of SIGPIPE, which is not mpileup's verdict)
+        exprc=${st[1]}
+        [ "$exprc" = 0 ] && exprc=${st[0]}
+    fi
+    if [ $exprc -gt 128 ] && [ $exprc -lt 160 ]; then # a signal (255 is an exit status)
+        echo "SKIP $name: bcftools itself died of signal $((exprc - 128))"
+        return 0
+    fi
+    [ ${#call[@]} != 0 ] && call=(--call "${call[@]}")
+    timeout "$FUZZ_TIMEOUT" "$SEQSHARD" mpileup --no-version --quiet -@ 2 --shard-size 3k \
+        "${mp[@]}" "${call[@]}" >"$W/got" 2>"$W/got.err" </dev/null
     check "$name" "$W/exp" "$exprc" "$W/got" "$W/got.err" $?
 }
 
@@ -178,6 +221,15 @@ for seed in $SEEDS; do
     mutate "$seed" "$W/clean.pos" "$W/m.pos"
     twin "seed $seed: pileup -l positions" -- mpileup -l "$W/m.pos" "$S1" -- \
         pileup -l "$W/m.pos" "$S1"
+    for kind in bed pos; do
+        f=$W/m.$kind
+        bcf_twin "seed $seed: mpileup -R $kind" -- -f "$REF" -R "$f" "$S1" --
+        bcf_twin "seed $seed: mpileup -T $kind" -- -f "$REF" -T "$f" "$S1" "$S2" --
+    done
+    bcf_twin "seed $seed: --call -T positions" -- -f "$REF" "$S1" -- -m -T "$W/m.pos"
+    mutate "$seed" "$W/clean.alleles" "$W/m.alleles"
+    bcf_twin "seed $seed: --call -C alleles -T" -- -f "$REF" "$S1" -- -m -C alleles \
+        -T "$W/m.alleles"
     mutate "$seed" "$W/clean.rg" "$W/m.rg"
     twin "seed $seed: pileup -G" -- mpileup -G "$W/m.rg" "$S1" "$S2" -- \
         pileup -G "$W/m.rg" "$S1" "$S2"
@@ -201,7 +253,7 @@ r=random.Random(int(sys.argv[3])); open(sys.argv[2],'wb').write(b[:r.randrange(l
     cp "$W/clean.vcf.gz.tbi" "$W/cut.vcf.gz.tbi"
     realign_known "seed $seed: realign --known, .vcf.gz cut" "$W/cut.vcf.gz" 1
     if [ "$ss_failed" != "$before" ]; then
-        for f in m.bed m.pos m.rg m.list ref.fa.fai m.vcf cut.vcf.gz; do
+        for f in m.bed m.pos m.alleles m.rg m.list ref.fa.fai m.vcf cut.vcf.gz; do
             cp "$W/$f" "$W/failed.$seed.$f"
         done
     fi

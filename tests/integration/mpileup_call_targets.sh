@@ -156,5 +156,31 @@ fi
 
 # --write-index=tbi (after --call, or on mpileup's side): the .tbi of bcftools index -t
 
+# -C alleles refusals: one line, status 1 or 2, nothing written
+refused() { # NAME MENTION TARGETS_FILE
+    local name=$1 mention=$2 out=$W/refused.vcf
+    rm -f "$out"
+    "$SEQSHARD" mpileup --no-version --quiet -@ 2 --shard-size 2k "${R[@]}" "$TD/s1.bam" \
+        -o "$out" --call -m -C alleles -T "$3" </dev/null >/dev/null 2>"$W/refused.err"
+    local rc=$? lines
+    lines=$(grep -vc '^Note: ' "$W/refused.err")
+    if [ $rc != 1 ] && [ $rc != 2 ]; then
+        ss_bad "$name" "exit status $rc, want 1 or 2" "$(head -3 "$W/refused.err")"
+    elif [ "$lines" != 1 ] || ! grep -qE "$mention" "$W/refused.err"; then
+        ss_bad "$name" "want one line naming '$mention', got $lines" "$(head -3 "$W/refused.err")"
+    elif [ -e "$out" ]; then
+        ss_bad "$name" "left $out behind"
+    else
+        ss_ok "$name"
+    fi
+}
+# a REF the reference does not have: bcftools stops there too; the reason in the one line
+awk -v OFS='\t' 'NR == 5 { $3 = ($3 ~ /^A/ ? "C" : "A") substr($3, 2) } 1' "$TAL" >"$W/badref.tsv"
+refused "-C alleles: a REF the reference lacks" "failed at ctg[AB]:[0-9]+: .*not compatible" \
+    "$W/badref.tsv"
+# an empty allele (A,,): bcftools calls on with other QUALs; refused with the line
+awk -v OFS='\t' 'NR == 7 { sub(/,.*/, ",,", $3) } 1' "$TAL" >"$W/empty.tsv"
+refused "-C alleles: an empty allele" "empty.tsv, line 7: .*empty allele" "$W/empty.tsv"
+
 ss_summary
 exit $?

@@ -94,6 +94,21 @@ mp_fails "-R BED negative start -@2 2k -Oz --write-index" 2 'negative\.bed:3:' o
     -Oz --write-index -@ 2 --shard-size 2k -f "$REF" -R "$W/negative.bed" "$S1"
 mp_fails "-R tab file negative start"   2 'negative\.txt:1:.*-5' out.vcf -f "$REF" \
     -R "$W/negative.txt" "$S1"
+# An interval that is no interval (reversed, empty, a start with a letter in it: the end
+# then parses as the next column): bcftools walks or drops whole contigs, the other lines'
+# intervals among them, by regidx's internals; refused with the file and line, -R and -T.
+printf 'ctgA\t100\t200\nctgB\t5000\t4000\nctgB\t30000\t30010\n' >"$W/reversed.bed"
+printf 'ctgA\t2000\t2000\nctgB\t30000\t30010\n' >"$W/empty.bed"
+printf 'ctgA\t100\t200\nctgB\t10000b\t0\t+\n' >"$W/letter.bed"
+printf 'ctgA\t300\t200\n' >"$W/reversed.txt"
+mp_fails "-R BED reversed interval"     2 'reversed\.bed:2:.*ends \(4000\)' out.vcf -f "$REF" \
+    -R "$W/reversed.bed" "$S1"
+mp_fails "-R tab file reversed"         2 'reversed\.txt:1:.*ends \(200\) before .*\(300\)' \
+    out.vcf -f "$REF" -R "$W/reversed.txt" "$S1"
+mp_fails "-T BED empty interval"        1 'empty\.bed:1:' out.vcf -f "$REF" \
+    -T "$W/empty.bed" "$S1"
+mp_fails "-T BED start with a letter -@2 2k" 1 'letter\.bed:2:' out.vcf -@ 2 --shard-size 2k \
+    -f "$REF" -T "$W/letter.bed" "$S1"
 
 # An existing output survives a failed run: untouched, nothing added beside it.
 mkdir -p "$W/keep"

@@ -23,6 +23,7 @@ mkdir -p "$T"
 cp "$TD/ref.fa" "$TD/ref.fa.fai" "$TD/positions.txt" "$T/"
 cp "$TD/regions.bed" "$T/t.bed"
 echo s2 >"$T/rg.txt"                                      # read groups (s1.bam has s1)
+echo s1 >"$T/rgkeep.txt" # mpileup -G keeps the groups it names: one the input has
 echo "$BAM" >"$T/list"                                    # -b/-f lists
 printf 'ctgA\t1\t30000\nctgB\t1\t20000\n' >"$T/regions.tsv" # bcftools -R/-T CHROM BEG END
 echo s1 >"$T/samples.txt"
@@ -68,7 +69,7 @@ cases=(
     "mpileup -T|regions.tsv|mpileup -f $REF -T %regions.tsv $BAM"
     "mpileup -T ^FILE|regions.tsv|mpileup -f $REF -T ^%regions.tsv $BAM"
     "mpileup -S|samples.txt|mpileup -f $REF -S %samples.txt $BAM"
-    "mpileup -G|rg.txt|mpileup -f $REF -G %rg.txt $BAM"
+    "mpileup -G|rgkeep.txt|mpileup -f $REF -G %rgkeep.txt $BAM"
     "mpileup -G ^FILE|rg.txt|mpileup -f $REF -G ^%rg.txt $BAM"
     "mpileup --realign --known|k.vcf.gz|mpileup -f $REF --realign --known %k.vcf.gz $BAM"
     "mpileup --call -T|sites.tsv|mpileup -f $REF $BAM --call -m -T %sites.tsv"
