@@ -97,5 +97,30 @@ for args in "-a" "-aa -r one" "-J -r two"; do
     done
 done
 
+# A CRAM of the same reads: htslib 1.16 cannot decode back a slice with a read past its
+# contig's end while it rebuilds MD/NM (samtools view -T fails too); mpileup and view say
+# so in one line, exit 1, nothing written. pileup rebuilds neither and reads it.
+if "$SAMTOOLS" view -C -T "$W/ref.fa" -o "$W/in.cram" "$IN" && "$SAMTOOLS" index "$W/in.cram"; then
+    ss_pileup "pileup of the CRAM"     "1:1g" "${EF[@]}" "$W/in.cram"
+    PAST='in\.cram: cannot decode CRAM records in shard [0-9]+ \(one:1-1\): a read runs past '
+    PAST+='the end of @SQ SN:one \(LN:1\).*samtools view -b --input-fmt-option decode_md=0 -T '
+    for cmd in "mpileup --quiet -f $W/ref.fa -o OUT/x.vcf" "view --quiet -T $W/ref.fa -o OUT/x.sam"; do
+        ss_case_no=$((ss_case_no + 1))
+        o=$W/cram.$ss_case_no
+        mkdir -p "$o"
+        # shellcheck disable=SC2086  # the command's words
+        ss_run_seqshard "$o/stdout" "$o/stderr" ${cmd//OUT/$o} "$W/in.cram"
+        if [ "$ss_rc" != 1 ] || [ "$(wc -l <"$o/stderr")" != 1 ] ||
+            ! grep -qE -- "$PAST" "$o/stderr" || [ -e "$o/x.vcf" ] || [ -e "$o/x.sam" ]; then
+            ss_bad "${cmd%% *} of a CRAM with a read past one's end" "exit status $ss_rc" \
+                "want one line matching: $PAST" "stderr: $(head -3 "$o/stderr" | cut -c1-300)"
+        else
+            ss_ok "${cmd%% *} of a CRAM with a read past one's end"
+        fi
+    done
+else
+    ss_bad "setup" "samtools could not write the CRAM"
+fi
+
 ss_summary
 exit $?
