@@ -76,6 +76,8 @@ for r in one:3-5 lead:2501- two:3- plas:2001-; do
 done
 ss_pileup "pileup -r tail:2-10, no reference" "$P" -r tail:2-10 "$IN"
 ss_pileup "pileup -aa -r one:2-"       "$P" -aa -r one:2- "${EF[@]}" "$IN"
+ss_pileup "pileup -aa -r one:100-200 (no read reaches)" "$P" -aa -r one:100-200 "${EF[@]}" "$IN"
+ss_pileup "pileup -aa -r lead:3000-3010" "$P" -aa -r lead:3000-3010 "${EF[@]}" "$IN"
 ss_pileup "pileup -l BED past the ends" "$P" -l "$PB" "${EF[@]}" "$IN"
 ss_pileup "pileup -a -l BED -r lead:2501-" "$P" -a -l "$PB" -r lead:2501- "${EF[@]}" "$IN"
 for args in "-a" "-aa -r one" "-J -r two"; do
