@@ -41,19 +41,19 @@ static int fasta_md5(faidx_t *fai, const char *name, char hex[33])
  * Whether a read of tid runs past len, its @SQ LN, once decoded without MD/NM.
  * htslib 1.16 logs "CRAM CIGAR extends beyond slice reference extents" for
  * such a read when it rebuilds MD/NM (samtools view, bcftools mpileup, this
- * program's view and mpileup do) and returns an error no other damage gives
- * apart: decoding the contig's end again without them tells. Only the reads
- * over the contig's last base are read, through the CRAM's own index, on this
- * error path alone. 1 if so; 0 if not, or when it cannot tell.
+ * program's view and mpileup do), and returns the error a damaged slice
+ * returns; the log is not ours to read. Decoding the contig's end again
+ * without MD/NM tells the two apart: only the reads from the contig's last
+ * base on, through the CRAM's index, on this error path alone. 1 if a read
+ * runs past; 0 if not, or when it cannot tell (the damage message stands).
  */
 static int overhang_decodes(const char *path, const char *reference, int tid, hts_pos_t len)
 {
     samFile *fp = hts_open(path, "r");
     sam_hdr_t *h = fp ? sam_hdr_read(fp) : NULL;
-    hts_idx_t *idx = h && hts_set_fai_filename(fp, reference) == 0 &&
-                             hts_set_opt(fp, CRAM_OPT_DECODE_MD, 0) == 0
-                         ? sam_index_load(fp, path)
-                         : NULL;
+    int ready = h && hts_set_fai_filename(fp, reference) == 0 &&
+                hts_set_opt(fp, CRAM_OPT_DECODE_MD, 0) == 0;
+    hts_idx_t *idx = ready ? sam_index_load(fp, path) : NULL;
     hts_itr_t *itr = idx ? sam_itr_queryi(idx, tid, len > 0 ? len - 1 : 0, HTS_POS_MAX) : NULL;
     bam1_t *b = itr ? bam_init1() : NULL;
     int past = 0;
@@ -115,8 +115,8 @@ void ss_io_cram_read_error(const char *path, sam_hdr_t *h, const char *reference
                  "@SQ SN:%s (LN:%lld), and htslib cannot decode such a CRAM slice while it "
                  "rebuilds MD/NM ('samtools view -T' fails on it too); read the BAM it was made "
                  "from, or convert it: samtools view -b --input-fmt-option decode_md=0 -T %s "
-                 "-o OUT.bam %s", path, shard_idx, where, sn,
-                 (long long)sam_hdr_tid2len(h, tid), reference, path);
+                 "-o OUT.bam %s",
+                 path, shard_idx, where, sn, (long long)sam_hdr_tid2len(h, tid), reference, path);
     } else {
         /* samtools quickcheck reads only the header and the EOF block: it passes such files */
         ss_error("%s: cannot decode CRAM records in shard %d (%s): the file is truncated or "
