@@ -317,6 +317,9 @@ typedef struct ss_common_opts_s {
     int resume;              /* --resume: reuse the shards an interrupted run of the same
                               * command wrote beside -o FILE (framework/resume/resume.c) */
     int all_contigs;         /* plan contigs with no reads too (pileup -aa) */
+    int past_end;            /* kernel prints the positions past a contig's end that reads
+                              * running past it cover (pileup, mpileup): a region or -l
+                              * interval starting at or past the end gets a shard there */
     int unplaced;            /* kernel reads the unplaced unmapped reads: a whole-genome plan
                               * ends with their shard (tid SS_TID_UNPLACED), and the regions
                               * "*" (them) and "." (the whole file) are allowed */

@@ -11,6 +11,7 @@
 
 #include <htslib/faidx.h>
 #include <htslib/hts.h>
+#include <htslib/sam.h>
 
 #include "../base/ss_base.h"
 #include "ss_io.h"
@@ -34,6 +35,37 @@ static int fasta_md5(faidx_t *fai, const char *name, char hex[33])
     hts_md5_destroy(md5);
     free(seq);
     return 0;
+}
+
+/*
+ * Whether a read of tid runs past len, its @SQ LN, once decoded without MD/NM.
+ * htslib 1.16 logs "CRAM CIGAR extends beyond slice reference extents" for
+ * such a read when it rebuilds MD/NM (samtools view, bcftools mpileup, this
+ * program's view and mpileup do), and returns the error a damaged slice
+ * returns; the log is not ours to read. Decoding the contig's end again
+ * without MD/NM tells the two apart: only the reads from the contig's last
+ * base on, through the CRAM's index, on this error path alone. 1 if a read
+ * runs past; 0 if not, or when it cannot tell (the damage message stands).
+ */
+static int overhang_decodes(const char *path, const char *reference, int tid, hts_pos_t len)
+{
+    samFile *fp = hts_open(path, "r");
+    sam_hdr_t *h = fp ? sam_hdr_read(fp) : NULL;
+    int ready = h && hts_set_fai_filename(fp, reference) == 0 &&
+                hts_set_opt(fp, CRAM_OPT_DECODE_MD, 0) == 0;
+    hts_idx_t *idx = ready ? sam_index_load(fp, path) : NULL;
+    hts_itr_t *itr = idx ? sam_itr_queryi(idx, tid, len > 0 ? len - 1 : 0, HTS_POS_MAX) : NULL;
+    bam1_t *b = itr ? bam_init1() : NULL;
+    int past = 0;
+    while (b && !past && sam_itr_next(fp, itr, b) >= 0)
+        past = b->core.tid == tid && bam_endpos(b) > len;
+    bam_destroy1(b);
+    hts_itr_destroy(itr);
+    hts_idx_destroy(idx);
+    sam_hdr_destroy(h);
+    if (fp)
+        hts_close(fp);
+    return past;
 }
 
 void ss_io_cram_read_error(const char *path, sam_hdr_t *h, const char *reference,
@@ -77,6 +109,14 @@ void ss_io_cram_read_error(const char *path, sam_hdr_t *h, const char *reference
         ss_error("%s: cannot decode CRAM records in shard %d (%s): %s is not the reference the "
                  "CRAM was made with (@SQ SN:%s M5:%s, FASTA MD5 %s); give the right FASTA with "
                  "%s", path, shard_idx, where, reference, sn, want, got, ref_opt);
+    } else if (overhang_decodes(path, reference, tid, sam_hdr_tid2len(h, tid))) {
+        /* htslib logs "CRAM CIGAR extends beyond slice reference extents" and returns -1 */
+        ss_error("%s: cannot decode CRAM records in shard %d (%s): a read runs past the end of "
+                 "@SQ SN:%s (LN:%lld), and htslib cannot decode such a CRAM slice while it "
+                 "rebuilds MD/NM ('samtools view -T' fails on it too); read the BAM it was made "
+                 "from, or convert it: samtools view -b --input-fmt-option decode_md=0 -T %s "
+                 "-o OUT.bam %s",
+                 path, shard_idx, where, sn, (long long)sam_hdr_tid2len(h, tid), reference, path);
     } else {
         /* samtools quickcheck reads only the header and the EOF block: it passes such files */
         ss_error("%s: cannot decode CRAM records in shard %d (%s): the file is truncated or "

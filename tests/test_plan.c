@@ -568,6 +568,70 @@ static void test_region_list_bed(void)
     unlink(bed);
 }
 
+/* Plan a region list with -l and the kernel's past_end; the shard count. */
+static int plan_past(const char *const *regions, int n_regions, const char *bed, int past_end,
+                     ss_shard_t **shards)
+{
+    ss_common_opts_t o;
+    opts_for(&o, regions, n_regions, bed, 0);
+    o.past_end = past_end;
+    ss_job_t *job = ss_job_open(&o, "test");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+    int n = -1;
+    SS_EQ_FATAL(ss_plan_build(job, NULL, shards, &n), 0);
+    ss_job_close(job);
+    ss_common_opts_free(&o);
+    return n;
+}
+
+/*
+ * Regions and -l intervals starting at or past a contig's end: for a kernel that
+ * prints what reads running past the end cover (past_end), one shard of one base
+ * at the first position asked for, running on to the scope's end; else none.
+ */
+static void test_past_end(void)
+{
+    const char *regs[] = { "small:30001-", "small:30005-30009", "small:29991-30009" };
+    ss_shard_t *s;
+    SS_EQ(plan_past(regs, 2, NULL, 0, &s), 0);
+    free(s);
+    int n = plan_past(regs, 3, NULL, 1, &s);
+    SS_EQ_FATAL(n, 3);
+    hts_pos_t want[][4] = { { SMALL_LEN, SMALL_LEN + 1, SMALL_LEN, HTS_POS_MAX },
+                            { 30004, 30005, 30004, 30009 },
+                            { 29990, SMALL_LEN, 29990, 30009 } }; /* the contig's part only */
+    for (int i = 0; i < n; i++) {
+        SS_EQ(s[i].tid, 2);
+        SS_EQ(s[i].beg, want[i][0]);
+        SS_EQ(s[i].end, want[i][1]);
+        SS_EQ(s[i].scope_beg, want[i][2]);
+        SS_EQ(s[i].scope_end, want[i][3]);
+        SS_EQ(s[i].query_end, want[i][3]);
+    }
+    free(s);
+    /* -l: the first interval past the end, unless a span already reaches the end */
+    const char *bed = write_bed("small 10 20\n"
+                                "small 30003 30008\n"
+                                "small 30020 30030\n"
+                                "dense 1999900 2000050\n"
+                                "dense 2000060 2000070\n");
+    n = plan_past(NULL, 0, bed, 1, &s);
+    SS_EQ_FATAL(n, 3);
+    SS_EQ(s[0].tid, 0);
+    SS_EQ(s[0].end, DENSE_LEN);
+    SS_EQ(s[0].query_end, HTS_POS_MAX);
+    SS_EQ(s[1].tid, 2);
+    SS_EQ(s[1].end, 20);
+    SS_EQ(s[2].tid, 2);
+    SS_EQ(s[2].beg, 30003);
+    SS_EQ(s[2].end, 30004);
+    SS_EQ(s[2].query_end, HTS_POS_MAX);
+    free(s);
+    SS_EQ(plan_past(NULL, 0, bed, 0, &s), 2);
+    free(s);
+    unlink(bed);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -583,7 +647,8 @@ int main(void)
         !CU_add_test(s, "region_unplaced", test_region_unplaced) ||
         !CU_add_test(s, "region_merge", test_region_merge) ||
         !CU_add_test(s, "region_list_errors", test_region_list_errors) ||
-        !CU_add_test(s, "region_list_bed", test_region_list_bed))
+        !CU_add_test(s, "region_list_bed", test_region_list_bed) ||
+        !CU_add_test(s, "past_end", test_past_end))
         return 1;
     return ss_test_run();
 }

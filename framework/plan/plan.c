@@ -97,6 +97,7 @@ typedef struct {
     const ss_job_t *job;
     hts_pos_t shard_size, max_bp;
     int all_contigs;
+    int past_end;                    /* the kernel prints positions past a contig's end */
     spans_t spans;
     int64_t *cell_work;              /* per cell, summed over the estimating inputs */
     double *cell_out;                /* per cell, estimated output of all inputs (with spec) */
@@ -147,8 +148,23 @@ static int span_add_unplaced(plan_t *p)
 }
 
 /*
+ * The span of a scope's positions past its contig's end, for a kernel that
+ * prints them (past_end): one base at beg, the first of them asked for. Its
+ * shard, ending past the contig, is the scope's last and carries on to the
+ * scope's end (ss_shard_t.query_end); a kernel that prints only positions
+ * inside contigs gets none.
+ */
+static int span_add_past_end(plan_t *p, int tid, hts_pos_t beg, hts_pos_t lo, hts_pos_t hi)
+{
+    if (!p->past_end)
+        return 0;
+    return span_add(p, tid, beg, beg + 1, lo, hi, 0);
+}
+
+/*
  * BED intervals of tid clipped to the scope [lo, hi) and the contig, neighbours
- * closer than a shard bridged.
+ * closer than a shard bridged. Intervals past the contig's end are the last
+ * shard's: a span past the end when no span reaches the end (span_add_past_end).
  */
 static int spans_from_bed(plan_t *p, int tid, hts_pos_t lo, hts_pos_t hi)
 {
@@ -156,10 +172,12 @@ static int spans_from_bed(plan_t *p, int tid, hts_pos_t lo, hts_pos_t hi)
     int n;
     const hts_pair_pos_t *iv = ss_bed_intervals(ss_job_bed(p->job), sam_hdr_tid2name(h, tid), &n);
     hts_pos_t len = sam_hdr_tid2len(h, tid), clip = hi < len ? hi : len;
-    hts_pos_t cur_beg = -1, cur_end = -1;
+    hts_pos_t cur_beg = -1, cur_end = -1, past = -1;
     for (int i = 0; i < n; i++) {
         hts_pos_t b = iv[i].beg > lo ? iv[i].beg : lo;
         hts_pos_t e = iv[i].end < clip ? iv[i].end : clip;
+        if (past < 0 && b >= len && b < (iv[i].end < hi ? iv[i].end : hi))
+            past = b; /* the first position past the end that the scope and -l ask for */
         if (e <= b)
             continue; /* outside the scope, or an empty interval: no position to print */
         if (cur_beg >= 0 && b - cur_end <= p->shard_size) {
@@ -173,18 +191,23 @@ static int spans_from_bed(plan_t *p, int tid, hts_pos_t lo, hts_pos_t hi)
     }
     if (cur_beg >= 0 && span_add(p, tid, cur_beg, cur_end, lo, hi, 0) < 0)
         return -1;
+    if (past >= 0 && cur_end < len)
+        return span_add_past_end(p, tid, past, lo, hi);
     return 0;
 }
 
 /*
  * The scope [lo, hi) of tid: the -l intervals within it, or all of it; hi
- * may pass the contig's end (a region's END as given), the spans never do.
+ * may pass the contig's end (a region's END as given), the spans do only
+ * where the scope starts past it (span_add_past_end).
  */
 static int spans_from_scope(plan_t *p, int tid, hts_pos_t lo, hts_pos_t hi)
 {
     if (ss_job_bed(p->job))
         return spans_from_bed(p, tid, lo, hi);
     hts_pos_t len = sam_hdr_tid2len(ss_job_header(p->job), tid), end = hi < len ? hi : len;
+    if (lo >= len && lo < hi)
+        return span_add_past_end(p, tid, lo, lo, hi);
     return span_add(p, tid, lo, end, lo, hi, lo == 0 && end == len);
 }
 
@@ -234,7 +257,8 @@ static int add_density(plan_t *p, ss_io_est_t *est, sam_hdr_t *h, span_t *s, dou
                        int is_cram)
 {
     hts_pos_t len = sam_hdr_tid2len(h, s->tid);
-    hts_pos_t lo = s->beg > DENSITY_REACH ? s->beg - DENSITY_REACH : 0;
+    hts_pos_t beg = s->beg < len ? s->beg : len; /* a span past the end (span_add_past_end) */
+    hts_pos_t lo = beg > DENSITY_REACH ? beg - DENSITY_REACH : 0;
     hts_pos_t hi = s->end + DENSITY_REACH < len ? s->end + DENSITY_REACH : len;
     hts_pos_t pos[2] = { lo, hi };
     int64_t w;
@@ -647,6 +671,7 @@ int ss_plan_build(const ss_job_t *job, const ss_out_spec_t *spec, ss_shard_t **s
     p.shard_size = o->shard_size >= MIN_SHARD_BP ? o->shard_size : SS_DEFAULT_SHARD_SIZE;
     p.max_bp = MAX_SHARD_FACTOR * p.shard_size;
     p.all_contigs = o->all_contigs;
+    p.past_end = o->past_end;
     *shards = NULL;
     *n = 0;
     int r = build_spans(&p);

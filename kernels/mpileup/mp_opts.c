@@ -719,6 +719,7 @@ int mp_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         return SS_EXIT_USAGE;
     }
     co->cram_md = 1;       /* NMBZ reads NM: bcftools has CRAM rebuild MD/NM */
+    co->past_end = 1;      /* bcftools prints what reads running past a contig's end cover */
     /*
      * A position's records take 150-200 bytes of -Ou output (one to three samples), so
      * at the usual size a shard's output outgrows its share of the output budget

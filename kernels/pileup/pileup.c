@@ -488,7 +488,9 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
         size_t per_base = out->l / (size_t)(sh->end - sh->beg);
         w->bytes_per_base = per_base + per_base / 4 + 8;
     }
-    if (o->all && cursor < sh->end && pl_emit_uncovered(w, sh->tid, cursor, sh->end, 0, covered, out) < 0)
+    /* -a fills the contig only: a shard past its end (a region starting there) prints reads */
+    hts_pos_t len = sam_hdr_tid2len(w->hdr, sh->tid), fill = sh->end < len ? sh->end : len;
+    if (o->all && cursor < fill && pl_emit_uncovered(w, sh->tid, cursor, fill, 0, covered, out) < 0)
         return pileup_error(w, sh);
     return 0;
 }

@@ -322,6 +322,7 @@ int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         return SS_EXIT_USAGE;
     }
     co->all_contigs = o->all >= 2;
+    co->past_end = 1; /* samtools prints what reads running past a contig's end cover */
     /*
      * samtools mpileup without -r reads the whole file, the unplaced reads at
      * its end too, and fails on a damaged one: a whole-genome plan ends with
