@@ -24,6 +24,7 @@ static pthread_mutex_t err_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int err_raised;   /* read without the lock by workers polling */
 static char err_first[MSG_MAX]; /* under err_lock */
 static int err_deferred;        /* under err_lock: keep, print at ss_error_flush */
+static int err_shown;           /* under err_lock: the first error was printed, or need not be */
 static char err_prefix[32];     /* "rank 3: " in a multi-rank run; set before threads */
 
 /* Bytes saved by cutting every word of buf[0..len) longer than cap down to cap. */
@@ -137,8 +138,10 @@ void ss_error(const char *fmt, ...)
     if (first) {
         snprintf(err_first, sizeof(err_first), "%.*s", (int)len - 1, line);
         atomic_store(&err_raised, 1);
-        if (!err_deferred)
+        if (!err_deferred) {
             write_stderr(line, len);
+            err_shown = 1;
+        }
     }
     pthread_mutex_unlock(&err_lock);
 }
@@ -158,10 +161,18 @@ void ss_error_defer(int on)
 void ss_error_flush(void)
 {
     pthread_mutex_lock(&err_lock);
-    if (atomic_load(&err_raised)) {
+    if (atomic_load(&err_raised) && !err_shown) {
         write_stderr(err_first, strlen(err_first));
         write_stderr("\n", 1);
+        err_shown = 1;
     }
+    pthread_mutex_unlock(&err_lock);
+}
+
+void ss_error_quiet(void)
+{
+    pthread_mutex_lock(&err_lock);
+    err_shown = 1;
     pthread_mutex_unlock(&err_lock);
 }
 
@@ -180,6 +191,7 @@ void ss_error_reset(void)
     pthread_mutex_lock(&err_lock);
     err_first[0] = '\0';
     atomic_store(&err_raised, 0);
+    err_shown = 0;
     pthread_mutex_unlock(&err_lock);
 }
 

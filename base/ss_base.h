@@ -27,10 +27,13 @@ void ss_error_reset(void);
  */
 void ss_error_set_prefix(const char *prefix);
 /*
- * Multi-rank setup: while deferred, ss_error() records the first error
- * without printing it; ss_error_flush() prints it. Main thread.
+ * Multi-rank runs: while deferred, ss_error() records the first error without
+ * printing it; ss_error_flush() prints it, once (a second flush, or a flush
+ * after ss_error_quiet(), prints nothing). ss_error_quiet(): another rank has
+ * reported the failure, so this one's stays unprinted. Main thread.
  */
 void ss_error_defer(int on);
 void ss_error_flush(void);
+void ss_error_quiet(void);
 
 #endif

@@ -193,8 +193,15 @@ static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
         rc = -1;
     if (agree_setup(rc != -1 && rc != SS_EXIT_OK) && rc == -1)
         rc = SS_EXIT_FAIL;
-    if (rc == -1)
+    if (rc == -1) {
+        /* several ranks: a run-time message waits until the rank knows it is the first
+         * to fail (engine_par.c), so ranks that fail together print one line; what is
+         * left unprinted at the end, and not reported by another rank, is printed here */
+        ss_error_defer(ss_comm_parallel());
         rc = ss_engine_run(k, kopts, run, &spec, job) == SS_EXIT_OK ? SS_EXIT_OK : SS_EXIT_FAIL;
+        ss_error_defer(0);
+        ss_error_flush();
+    }
     if (rc == SS_EXIT_FAIL)
         ss_log_failed(NULL); /* a no-op when the log is off or the engine already said so */
     if (spec.header)

@@ -172,6 +172,7 @@ void ss_comm_finalize(void)
 
 void ss_comm_abort(int code)
 {
+    ss_error_flush(); /* a message deferred in a multi-rank run is said before the end */
     if (inited)
         MPI_Abort(MPI_COMM_WORLD, code);
     exit(code);
@@ -236,14 +237,23 @@ int ss_comm_counter_next(void)
     return idx < n_shards_ ? (int)idx : -1;
 }
 
-void ss_comm_raise_stop(void)
+/*
+ * The stop word's bits: STOP_RAISED, and STOP_TOLD once a rank that raised it has a
+ * message to print. OR-ed in one atomic step, so of the ranks that fail with a message
+ * exactly one sees STOP_TOLD unset: the one whose message is the job's.
+ */
+#define STOP_RAISED 2
+#define STOP_TOLD 1
+
+int ss_comm_raise_stop(int told)
 {
     local_stop = 1;
     if (!inited || win == MPI_WIN_NULL)
-        return;
-    int64_t me = rank_ + 1, old;
-    MPI_Fetch_and_op(&me, &old, MPI_INT64_T, 0, WORD_STOP, MPI_REPLACE, win);
+        return 1;
+    int64_t me = STOP_RAISED | (told ? STOP_TOLD : 0), old;
+    MPI_Fetch_and_op(&me, &old, MPI_INT64_T, 0, WORD_STOP, MPI_BOR, win);
     MPI_Win_flush(0, win);
+    return !(old & STOP_TOLD);
 }
 
 int ss_comm_stop_raised(void)
@@ -686,6 +696,7 @@ int ss_comm_init(int *argc, char ***argv)
 void ss_comm_finalize(void) {}
 void ss_comm_abort(int code)
 {
+    ss_error_flush();
     exit(code);
 }
 int ss_comm_rank(void)
@@ -706,9 +717,11 @@ int ss_comm_counter_next(void)
 {
     return local_stop || local_next >= n_shards_ ? -1 : local_next++;
 }
-void ss_comm_raise_stop(void)
+int ss_comm_raise_stop(int told)
 {
+    (void)told;
     local_stop = 1;
+    return 1;
 }
 int ss_comm_stop_raised(void)
 {

@@ -61,8 +61,12 @@ int ss_comm_counter_open(int n_shards);
  * when all are taken or some rank raised the stop flag.
  */
 int ss_comm_counter_next(void);
-/* Tell every rank to stop taking shards (this rank failed). */
-void ss_comm_raise_stop(void);
+/*
+ * Tell every rank to stop taking shards (this rank failed; told: it has a message to
+ * print). 1 when no rank with a message raised it before: this rank's message is the
+ * job's one; 0 when another rank's is (and one process: always 1).
+ */
+int ss_comm_raise_stop(int told);
 /* 1 if any rank raised the stop flag. */
 int ss_comm_stop_raised(void);
 /* How many shards were handed out (all ranks), for progress on rank 0. */

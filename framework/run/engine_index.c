@@ -186,7 +186,10 @@ static int collect_root(engine_t *e, const int *owner)
                 if (!ss_comm_stop_raised())
                     ss_error("rank 0: receiving shard %d's index piece from rank %d failed", i,
                              owner[i]);
-                ss_comm_raise_stop();
+                if (ss_comm_raise_stop(ss_error_raised()))
+                    ss_error_flush();
+                else
+                    ss_error_quiet();
                 rc = -1;
                 break;
             }

@@ -44,6 +44,19 @@ static void progress_parallel(engine_t *e)
  * must notice another rank's failure soon, as those sizes may never come.
  * Returns 0 or -1 (this rank failed, or another rank raised the stop flag).
  */
+/*
+ * This rank failed: raise the stop, and print its message only if no other rank's was
+ * printed before (ranks that fail together, on a full disk say, give one line). The
+ * message waits (ss_error_defer, set for the run by the driver) until then.
+ */
+static void tell_first(void)
+{
+    if (ss_comm_raise_stop(1))
+        ss_error_flush();
+    else
+        ss_error_quiet();
+}
+
 static int par_run(engine_t *e, int n_workers, worker_t *w)
 {
     int rc = ss_engine_start_workers(e, n_workers, w);
@@ -80,11 +93,11 @@ static int par_run(engine_t *e, int n_workers, worker_t *w)
         ss_funnel_end(e->funnel); /* what was sent but not taken must not block the sender */
     int failed = rc < 0 || ss_error_raised() || ss_comm_stop_raised();
     if (ss_error_raised())
-        ss_comm_raise_stop();
+        tell_first();
     ss_sched_par_stop(e->sched, failed);
     ss_engine_join_workers(n_workers, w);
     if (ss_error_raised()) {
-        ss_comm_raise_stop(); /* a worker may have failed after the check above */
+        tell_first(); /* a worker may have failed after the check above */
         return -1;
     }
     return failed ? -1 : 0;

@@ -44,6 +44,24 @@ if ss_full_fs "$FULL" 1m; then
     [ -z "$left" ] && ss_ok "np=2 full --tmp-dir: no output" ||
         ss_bad "np=2 full --tmp-dir: no output" "left: $left"
     SS_ANY_LINES=0
+    # Every rank's write fails at about the same time: one line of seqshard's, not one
+    # per rank (the first rank to raise the stop tells; Open MPI's own lines aside).
+    for np in 3 4; do
+        rm -rf "${FULL:?}"/* "$FULL"/.[!.]*
+        nprun=(mpirun --oversubscribe --bind-to none -np "$np")
+        [ "$(id -u)" = 0 ] && nprun+=(--allow-run-as-root)
+        timeout "$SS_TIMEOUT" "${nprun[@]}" "$SEQSHARD" pileup "${FW[@]}" --shard-size 20k -B \
+            -o "$FULL/out.txt" "$S1" "$TD/s2.bam" </dev/null >/dev/null 2>"$SS_WORK/np.err"
+        rc=$?
+        n=$(grep -c '^seqshard: ' "$SS_WORK/np.err")
+        if [ $rc != 0 ] && [ $rc != 124 ] && [ "$n" = 1 ] &&
+            grep -q '^seqshard: .*out\.txt.*\(space\|full\)' "$SS_WORK/np.err"; then
+            ss_ok "np=$np pileup into a full disk: one line"
+        else
+            ss_bad "np=$np pileup into a full disk" "exit $rc, $n lines of seqshard's, want 1" \
+                "$(grep '^seqshard: ' "$SS_WORK/np.err" | head -4 | cut -c1-200)"
+        fi
+    done
 fi
 
 # ---- signals to mpirun ----------------------------------------------------------------
