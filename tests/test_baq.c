@@ -1,5 +1,5 @@
 /*
- * test_baq.c -- our BAQ (kernels/pileup/baq.c) against htslib's
+ * test_baq.c -- our BAQ (genomics/baq.c) against htslib's
  * sam_prob_realn on the same reads: every byte of every record after BAQ
  * (qualities, BQ/ZQ tags, the rest of the aux data) and every return code,
  * on each path in turn (scalar, SSE2, AVX2 where the CPU has it).
@@ -19,7 +19,7 @@
 #include <htslib/hts_log.h>
 #include <htslib/sam.h>
 
-#include "../kernels/pileup/baq.h"
+#include "../genomics/baq.h"
 #include "ss_testutil.h"
 
 #define REF_LEN 4000
@@ -50,12 +50,12 @@ static void make_ref(void)
     ref[REF_LEN] = 0;
 }
 
-static const pl_baq_path_t paths[] = {PL_BAQ_SCALAR, PL_BAQ_SSE2, PL_BAQ_AVX2};
+static const baq_path_t paths[] = {BAQ_PATH_SCALAR, BAQ_PATH_SSE2, BAQ_PATH_AVX2};
 
-static int path_runs(pl_baq_path_t p)
+static int path_runs(baq_path_t p)
 {
     __builtin_cpu_init();
-    return p != PL_BAQ_AVX2 || __builtin_cpu_supports("avx2");
+    return p != BAQ_PATH_AVX2 || __builtin_cpu_supports("avx2");
 }
 
 /* A CIGAR for a query of lq bases (shape: 0 plain M, 1 random). Returns n_cigar. */
@@ -212,7 +212,7 @@ static void report_diff(const bam1_t *in, const bam1_t *a, const bam1_t *b, int 
 }
 
 /* BAQ n reads both ways, compare; returns mismatches (and prints the first). */
-static int compare_batch(pl_baq_t *q, bam1_t **reads, int n, const char *r, hts_pos_t rl,
+static int compare_batch(baq_t *q, bam1_t **reads, int n, const char *r, hts_pos_t rl,
                          int flag)
 {
     bam1_t *ours[BATCH] = {NULL}, *theirs[BATCH] = {NULL};
@@ -221,7 +221,7 @@ static int compare_batch(pl_baq_t *q, bam1_t **reads, int n, const char *r, hts_
         ours[i] = bam_dup1(reads[i]);
         theirs[i] = bam_dup1(reads[i]);
     }
-    CU_ASSERT_EQUAL(pl_baq_batch(q, ours, n, r, rl, flag, ret), 0);
+    CU_ASSERT_EQUAL(baq_batch(q, ours, n, r, rl, flag, ret), 0);
     for (int i = 0; i < n; i++) {
         int want = sam_prob_realn(theirs[i], r, rl, flag);
         if (ret[i] != want || !same_record(ours[i], theirs[i])) {
@@ -244,7 +244,7 @@ static void test_random_reads(void)
             fprintf(stderr, "\n(no AVX2 on this CPU: path avx2 not tested) ");
             continue;
         }
-        pl_baq_t *q = pl_baq_init(paths[p]);
+        baq_t *q = baq_init(paths[p]);
         CU_ASSERT_PTR_NOT_NULL_FATAL(q);
         int bad = 0, total = 0;
         for (int round = 0; round < 120 / CASE_SHARE; round++) {
@@ -262,10 +262,10 @@ static void test_random_reads(void)
                 bam_destroy1(reads[i]);
         }
         if (bad)
-            fprintf(stderr, "path %s: %d of %d reads differ\n", pl_baq_path_name(paths[p]), bad,
+            fprintf(stderr, "path %s: %d of %d reads differ\n", baq_path_name(paths[p]), bad,
                     total);
         SS_EQ(bad, 0);
-        pl_baq_destroy(q);
+        baq_destroy(q);
     }
 }
 
@@ -277,7 +277,7 @@ static void test_lanes_independent(void)
     for (size_t p = 0; p < sizeof(paths) / sizeof(paths[0]); p++) {
         if (!path_runs(paths[p]))
             continue;
-        pl_baq_t *q = pl_baq_init(paths[p]);
+        baq_t *q = baq_init(paths[p]);
         bam1_t *reads[BATCH];
         for (int n = 1; n <= 17; n++) {
             for (int i = 0; i < n; i++)
@@ -287,7 +287,7 @@ static void test_lanes_independent(void)
             for (int i = 0; i < n; i++)
                 bam_destroy1(reads[i]);
         }
-        pl_baq_destroy(q);
+        baq_destroy(q);
     }
 }
 
@@ -310,7 +310,7 @@ static void test_s1_bam(void)
             continue;
         samFile *fp = sam_open(bam, "r");
         sam_hdr_t *h = sam_hdr_read(fp);
-        pl_baq_t *q = pl_baq_init(paths[p]);
+        baq_t *q = baq_init(paths[p]);
         bam1_t *reads[BATCH];
         int n = 0, tid = -1, bad = 0, total = 0;
         hts_pos_t len = 0;
@@ -347,7 +347,7 @@ static void test_s1_bam(void)
         free(seq);
         SS_CMP(total, >, 1000);
         SS_EQ(bad, 0);
-        pl_baq_destroy(q);
+        baq_destroy(q);
         sam_hdr_destroy(h);
         sam_close(fp);
     }
@@ -355,17 +355,17 @@ static void test_s1_bam(void)
 }
 
 /*
- * pl_baq_glocal_score against probaln_glocal without state or q (bcftools'
+ * baq_glocal_score against probaln_glocal without state or q (bcftools'
  * indel scoring): random codes 0-4 with some above, qualities 0-93 with some
  * above, lengths 0-300 either side longer, bands 1-60, bcftools' two gap
  * settings; a negative length too. One workspace grows and is reused.
  */
 static void test_glocal_score(void)
 {
-    pl_baq_path_t p;
+    baq_path_t p;
     const char *why;
-    SS_EQ(pl_baq_path_select(&p, &why), 0);
-    pl_baq_t *q = pl_baq_init(p);
+    SS_EQ(baq_path_select(&p, &why), 0);
+    baq_t *q = baq_init(p);
     CU_ASSERT_PTR_NOT_NULL_FATAL(q);
     static uint8_t r[320], x[320], qual[320];
     int bad = 0;
@@ -381,34 +381,34 @@ static void test_glocal_score(void)
         }
         probaln_par_t par = {rnd(2) ? 1e-3 : 1e-4, rnd(2) ? 0.1 : 0.3, 1 + (int)rnd(60)};
         int want = probaln_glocal(r, lr, x, lq, qual, &par, NULL, NULL);
-        int got = pl_baq_glocal_score(q, r, lr, x, lq, qual, &par);
+        int got = baq_glocal_score(q, r, lr, x, lq, qual, &par);
         if (got != want && bad++ < 5)
             fprintf(stderr, "score: lr %d lq %d bw %d: htslib %d, ours %d\n", lr, lq, par.bw,
                     want, got);
     }
     SS_EQ(bad, 0);
     probaln_par_t par = {1e-3, 0.1, 10};
-    SS_EQ(pl_baq_glocal_score(q, r, -1, x, 5, qual, &par), INT_MIN);
-    pl_baq_destroy(q);
+    SS_EQ(baq_glocal_score(q, r, -1, x, 5, qual, &par), INT_MIN);
+    baq_destroy(q);
 }
 
 static void test_path_select(void)
 {
-    pl_baq_path_t p;
+    baq_path_t p;
     const char *why;
     setenv("SEQSHARD_BAQ_PATH", "scalar", 1);
-    SS_EQ(pl_baq_path_select(&p, &why), 0);
-    SS_EQ(p, PL_BAQ_SCALAR);
+    SS_EQ(baq_path_select(&p, &why), 0);
+    SS_EQ(p, BAQ_PATH_SCALAR);
     setenv("SEQSHARD_BAQ_PATH", "htslib", 1);
-    SS_EQ(pl_baq_path_select(&p, &why), 0);
-    SS_EQ(p, PL_BAQ_HTSLIB);
+    SS_EQ(baq_path_select(&p, &why), 0);
+    SS_EQ(p, BAQ_PATH_HTSLIB);
     setenv("SEQSHARD_BAQ_PATH", "avx512", 1);
-    SS_EQ(pl_baq_path_select(&p, &why), -1);
+    SS_EQ(baq_path_select(&p, &why), -1);
     CU_ASSERT_PTR_NOT_NULL(why);
     unsetenv("SEQSHARD_BAQ_PATH");
-    SS_EQ(pl_baq_path_select(&p, &why), 0);
-    SS_EQ(p, path_runs(PL_BAQ_AVX2) ? PL_BAQ_AVX2 : PL_BAQ_SSE2);
-    SS_STR_EQ(pl_baq_path_name(PL_BAQ_SSE2), "sse2");
+    SS_EQ(baq_path_select(&p, &why), 0);
+    SS_EQ(p, path_runs(BAQ_PATH_AVX2) ? BAQ_PATH_AVX2 : BAQ_PATH_SSE2);
+    SS_STR_EQ(baq_path_name(BAQ_PATH_SSE2), "sse2");
 }
 
 int main(void)

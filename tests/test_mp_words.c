@@ -15,6 +15,7 @@
 
 #include <CUnit/Basic.h>
 
+#include "base/ss_exact_fp.h"
 #include "../kernels/mpileup/mp_call.h"
 #include "../kernels/mpileup/mp_words.h"
 #include "ss_testutil.h"

@@ -8,7 +8,7 @@
  */
 #include <htslib/sam.h>
 
-#include "../kernels/pileup/pileup_engine.h"
+#include "../genomics/pileup_engine.h"
 #include "ss_testutil.h"
 
 #define MAX_READS 600

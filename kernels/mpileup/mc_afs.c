@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ss_exact_fp.h"
 #include "mc_priv.h"
 
 #define AFS_THETA   1e-3

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <ctype.h>
 
+#include "base/ss_exact_fp.h"
 #include "mc_priv.h"
 
 /* vcmp: how two REFs differ. ndref > 0: the first is longer by dref; < 0: the second. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ss_exact_fp.h"
 #include "mc_priv.h"
 
 /* The output header for the resolved samples (bcftools' init_data). NULL after a message. */

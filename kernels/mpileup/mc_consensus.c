@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ss_exact_fp.h"
 #include "mc_priv.h"
 
 static const char *const consensus_lines[] = {

@@ -11,6 +11,7 @@
 
 #include <htslib/kfunc.h>
 
+#include "base/ss_exact_fp.h"
 #include "mc_priv.h"
 
 #define EM_TRIES 10 /* EM steps before switching to Brent */

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ss_exact_fp.h"
 #include "mc_priv.h"
 
 static const mc_target_contig_t *missed_contig(const mc_caller_t *c)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ss_exact_fp.h"
 #include "mc_priv.h"
 
 /* One shard's summary, read back; runs point into the joined bytes. */

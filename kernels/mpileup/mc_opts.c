@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/ss_exact_fp.h"
 #include "mc_priv.h"
 #include "mpileup.h" /* mp_gvcf_parse: call's -g reads its bounds as mpileup's does */
 

@@ -20,6 +20,7 @@
 #include <htslib/kseq.h>
 #include <htslib/kstring.h>
 
+#include "base/ss_exact_fp.h"
 #include "mc_priv.h"
 
 typedef struct {

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/ss_exact_fp.h" /* its users are built with the exact flags */
+
 #include "mc_call.h"
 
 #define MC_PFX "seqshard mpileup --call"

@@ -9,6 +9,7 @@
 
 #include <htslib/kfunc.h>
 
+#include "base/ss_exact_fp.h"
 #include "mc_priv.h"
 
 /* Make *(T **)p hold at least n elements of size bytes; *m counts elements. 0, or -1. */

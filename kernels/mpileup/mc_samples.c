@@ -16,6 +16,7 @@
 #include <htslib/khash_str2int.h>
 #include <htslib/kstring.h>
 
+#include "base/ss_exact_fp.h"
 #include "mc_priv.h"
 
 static void free_lines(char **lines, int n)

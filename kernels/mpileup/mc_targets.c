@@ -19,6 +19,7 @@
 #include <htslib/kseq.h> /* KS_SEP_LINE: a line ends at \n or \r\n */
 #include <htslib/kstring.h>
 
+#include "base/ss_exact_fp.h"
 #include "mc_priv.h"
 
 /* The contig named name, added when new; -1 when out of memory. */

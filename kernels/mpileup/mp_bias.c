@@ -18,6 +18,7 @@
 
 #include <htslib/kfunc.h>
 
+#include "base/ss_exact_fp.h"
 #include "mp_bias.h"
 
 /* VDB's model was fitted on 100 bp reads: positions come in 100 bins. */

@@ -143,7 +143,7 @@ typedef struct {
     int32_t *ref_nm, *alt_nm; /* the site's arrays (mp_site_t), for mp_glfgen */
     /* indel scoring's buffers, reused from column to column (mp_indel.c) */
     void *indel_ws;
-    struct pl_baq_s *baq; /* the worker's alignment workspace (kernels/pileup/baq.h) */
+    struct baq_s *baq; /* the worker's alignment workspace (genomics/baq.h) */
 } mp_aux_t;
 
 /* A read mp_glfgen kept: what its sums and, later, the bias histograms (mp_bias_bins) need. */

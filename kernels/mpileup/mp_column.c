@@ -9,6 +9,7 @@
 #include <string.h>
 
 
+#include "base/ss_exact_fp.h"
 #include "mpileup.h"
 
 /* The SNP record's alleles hold an ALT (bcftools' has_alt): the site's MWU tests ran. */
@@ -139,7 +140,7 @@ int mp_column_baq(mp_worker_t *w)
             w->baq_reads[n_baq++] = b;
         }
     /* bcftools ignores sam_prob_realn's code; only a workspace that cannot grow is ours */
-    if (n_baq && pl_baq_batch(w->baq, w->baq_reads, n_baq, w->ref, w->ref_len,
+    if (n_baq && baq_batch(w->baq, w->baq_reads, n_baq, w->ref, w->ref_len,
                               o->redo_baq ? 7 : 3, w->baq_ret) < 0)
         return -1;
     for (int i = 0; i < n_baq; i++)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ss_exact_fp.h"
 #include "mp_errmod.h"
 
 #define ETA    0.03 /* errmod's floor on the dependency weight */

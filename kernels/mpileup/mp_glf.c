@@ -15,8 +15,9 @@
 #include <htslib/hts.h>
 #include <htslib/sam.h>
 
+#include "base/ss_exact_fp.h"
 #include "../../alloc/ss_alloc.h"
-#include "../pileup/pileup_engine.h"
+#include "../../genomics/pileup_engine.h"
 #include "mp_call.h"
 #include "mp_words.h"
 

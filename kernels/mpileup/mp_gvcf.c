@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ss_exact_fp.h"
 #include "mpileup.h"
 
 struct mp_gvcf_s {

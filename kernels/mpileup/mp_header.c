@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ss_exact_fp.h"
 #include "mpileup.h"
 
 /* The INFO and FORMAT lines that do not depend on the options, after the DP line. */

@@ -17,6 +17,7 @@
 
 #include <htslib/hts_log.h>
 
+#include "base/ss_exact_fp.h"
 #include "../../alloc/ss_alloc.h"
 #include "mp_indel.h"
 

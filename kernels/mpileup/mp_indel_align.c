@@ -9,7 +9,8 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "../pileup/baq.h"
+#include "base/ss_exact_fp.h"
+#include "../../genomics/baq.h"
 #include "mp_indel.h"
 
 #define MP_INDEL_NO_SCORE 0xffffff /* a read that cannot be aligned to the candidate */
@@ -208,7 +209,7 @@ static int align_to_hap(const mp_indel_col_t *col, const mp_aux_t *bca, mp_indel
 
     const uint8_t *seg = ws->hap + rs->tbeg - col->left;
     int seg_len = rs->tend - rs->tbeg + len;
-    int sc = pl_baq_glocal_score(bca->baq, seg, seg_len, ws->query, n_q, qual, &par);
+    int sc = baq_glocal_score(bca->baq, seg, seg_len, ws->query, n_q, qual, &par);
     if (sc == INT_MIN && errno == ENOMEM)
         return -1;
     if (sc < 0) {

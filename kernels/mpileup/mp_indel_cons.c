@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <string.h>
 
+#include "base/ss_exact_fp.h"
 #include "mp_indel.h"
 
 static int is_match_op(int op)

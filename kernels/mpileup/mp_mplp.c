@@ -19,6 +19,7 @@
  */
 #include <stdlib.h>
 
+#include "base/ss_exact_fp.h"
 #include "../../alloc/ss_alloc.h"
 #include "mpileup.h"
 

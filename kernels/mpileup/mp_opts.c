@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/ss_exact_fp.h"
 #include "mpileup.h"
 
 void mp_opts_default(mp_opts_t *o)

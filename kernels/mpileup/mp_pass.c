@@ -10,6 +10,7 @@
 #include <string.h>
 
 
+#include "base/ss_exact_fp.h"
 #include "mpileup.h"
 
 /* A read error or out of memory in the shard, named. Always -1. */

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/ss_exact_fp.h"
 #include "mp_bias.h"
 #include "mp_call.h"
 

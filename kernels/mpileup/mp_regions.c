@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/ss_exact_fp.h"
 #include "mpileup.h"
 
 /* An -R or -T file's lines as regidx reads them, counted, so that a bad one can be named. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ss_exact_fp.h"
 #include "mpileup.h"
 
 /* The sample named name, added after the others when new. -1 out of memory. */

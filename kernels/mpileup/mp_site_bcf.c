@@ -19,6 +19,7 @@
 #include <htslib/kstring.h>
 #include <htslib/vcf.h>
 
+#include "base/ss_exact_fp.h"
 #include "mp_bcf.h"
 #include "mp_call.h"
 

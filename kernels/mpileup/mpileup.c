@@ -14,6 +14,7 @@
 #include <string.h>
 
 
+#include "base/ss_exact_fp.h"
 #include "mpileup.h"
 
 
@@ -137,7 +138,7 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
         mp_header_build(r, o, job, &r->head) < 0 || call_header(r, o) < 0)
         return -1;
     const char *why;
-    if (pl_baq_path_select(&r->baq_path, &why) < 0) {
+    if (baq_path_select(&r->baq_path, &why) < 0) {
         ss_error("%s", why);
         return -1;
     }
@@ -271,7 +272,7 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
     w->rec = private_record();
     w->sync = private_record();
     w->scratch = ss_bam_private();
-    w->baq = pl_baq_init(w->run->baq_path);
+    w->baq = baq_init(w->run->baq_path);
     const char *fasta = ss_job_opts(job)->reference;
     if (!(w->refs = ss_ref_init(fasta))) {
         if (!fasta)
@@ -326,7 +327,7 @@ static void worker_destroy(void *wstate)
             regitr_destroy(w->in[i].targets_itr);
     free(w->in), free(w->n_plp), free(w->plp), free(w->grp), free(w->grp_n);
     free(w->grp_plp), free(w->bcr), free(w->file_sample);
-    pl_baq_destroy(w->baq);
+    baq_destroy(w->baq);
     mp_mplp_destroy(w->mplp);
     free(w->baq_reads), free(w->baq_ret);
     if (w->bca) {

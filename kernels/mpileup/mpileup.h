@@ -20,9 +20,11 @@
 #include <htslib/sam.h>
 #include <htslib/vcf.h>
 
+#include "base/ss_exact_fp.h" /* its users are built with the exact flags */
+
 #include "../../framework/ss_framework.h"
-#include "../pileup/baq.h"
-#include "../pileup/pileup_engine.h"
+#include "../../genomics/baq.h"
+#include "../../genomics/pileup_engine.h"
 #include "mc_call.h"
 #include "mp_call.h"
 
@@ -186,7 +188,7 @@ typedef struct {
     bcf_hdr_t *vcf_hdr;  /* mpileup's records' header */
     bcf_hdr_t *out_hdr;  /* the output's: bcftools call's with --call, else vcf_hdr */
     kstring_t head;   /* the header's bytes, as the output opens */
-    pl_baq_path_t baq_path; /* the BAQ code this machine runs (pileup's, bit for bit htslib's) */
+    baq_path_t baq_path; /* the BAQ code this machine runs (pileup's, bit for bit htslib's) */
     mc_missed_plan_t **missed; /* --call -i: the plan, set once every shard was summed up */
     const mc_opts_t *call;     /* --call's options (the kernel's), or NULL */
 } mp_run_t;
@@ -302,7 +304,7 @@ typedef struct {
     int extending;              /* past the shard's end, following its last block: records
                                  * feed the block only */
     int max_indel_depth;        /* -L times the samples */
-    pl_baq_t *baq;              /* BAQ and indel scoring's alignments, reused */
+    baq_t *baq;              /* BAQ and indel scoring's alignments, reused */
     bam1_t **baq_reads;         /* the column's reads that BAQ realigns, a batch */
     int *baq_ret;
     int m_baq;

@@ -15,7 +15,7 @@
 #include <htslib/bgzf.h>
 
 #include "pileup.h"
-#include "pileup_engine.h"
+#include "../../genomics/pileup_engine.h"
 
 void pl_usage(FILE *fp);
 int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts);
@@ -92,7 +92,7 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
         return -1;
     }
     *run = r;
-    if (pl_baq_path_select(&r->baq_path, &why) < 0) {
+    if (baq_path_select(&r->baq_path, &why) < 0) {
         ss_error("%s", why);
         return -1;
     }
@@ -110,12 +110,12 @@ static void run_free(void *run)
 static const char *describe(void)
 {
     static char buf[128];
-    pl_baq_path_t p;
+    baq_path_t p;
     const char *why;
-    if (pl_baq_path_select(&p, &why) < 0)
+    if (baq_path_select(&p, &why) < 0)
         snprintf(buf, sizeof(buf), "BAQ path: none (%s)", why);
     else
-        snprintf(buf, sizeof(buf), "BAQ path: %s", pl_baq_path_name(p));
+        snprintf(buf, sizeof(buf), "BAQ path: %s", baq_path_name(p));
     return buf;
 }
 
@@ -143,7 +143,7 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
     w->scratch = ss_bam_private();
     w->ref = ss_ref_init(ss_job_opts(job)->reference);
     w->ref_aux = ss_ref_init(ss_job_opts(job)->reference);
-    w->baq = pl_baq_init(r->baq_path);
+    w->baq = baq_init(r->baq_path);
     if (!w->baq || !w->in || !w->eng || !w->has_col || !w->at || !w->n_plp || !w->plp || !w->cov || !w->scratch || !w->ref ||
         !w->ref_aux || ss_ks_private(&w->fmt.head, 256) < 0 ||
         ss_ks_private(&w->fmt.ins, 1024) < 0 || ss_ks_private(&w->fmt.bases, 4096) < 0 ||
@@ -181,7 +181,7 @@ static void worker_destroy(void *wstate)
         pe_destroy(w->eng[i]);
     for (int i = 0; w->in && i < w->n; i++)
         pl_ahead_destroy(w->in[i].ahead);
-    pl_baq_destroy(w->baq);
+    baq_destroy(w->baq);
     free(w->in);
     free(w->eng);
     free(w->has_col);

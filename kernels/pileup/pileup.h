@@ -21,7 +21,7 @@
 #include <htslib/sam.h>
 
 #include "../../framework/ss_framework.h"
-#include "baq.h"
+#include "../../genomics/baq.h"
 
 /* Extra columns, in the order samtools prints them. */
 enum {
@@ -98,7 +98,7 @@ typedef struct pl_input_s {
     int ref_tid;
     int do_baq;              /* BAQ applies (reference loaded and not -B) */
     hts_pos_t baq_from;      /* BAQ only reads ending past this (see pl_safe_start) */
-    pl_baq_t *baq;           /* the worker's BAQ workspace, shared by its inputs */
+    baq_t *baq;           /* the worker's BAQ workspace, shared by its inputs */
     pl_ahead_t *ahead;       /* reads taken ahead for BAQ, owned */
     int q_tid;               /* the contig of the range queried */
     hts_pos_t shard_end;     /* pl_query_shard: the shard's end, -1 after pl_query */
@@ -191,12 +191,12 @@ typedef struct {
     bam1_t *scratch;
     pl_fmt_buf_t fmt;
     size_t bytes_per_base;   /* output per position in the last shard, to size the next */
-    pl_baq_t *baq;
+    baq_t *baq;
 } pl_worker_t;
 
 /* The run state: what every worker needs beyond the options. */
 typedef struct {
-    pl_baq_path_t baq_path;
+    baq_path_t baq_path;
 } pl_run_t;
 
 /* The region the reference run reads on tid: -r, or the whole contig. */

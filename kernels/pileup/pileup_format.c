@@ -9,7 +9,7 @@
 #include <htslib/kstring.h>
 
 #include "pileup.h"
-#include "pileup_engine.h"
+#include "../../genomics/pileup_engine.h"
 
 /* A base is counted and printed only if its quality reaches -Q. */
 static inline int base_qual(const bam_pileup1_t *p)

@@ -110,7 +110,7 @@ static int keep_read(pl_input_t *in, bam1_t *b, int may_baq)
     if (k == DROP)
         return 0;
     if (k == KEEP_BAQ)
-        pl_baq_one(in->baq, b, in->ref, in->ref_len, baq_flag(in));
+        baq_one(in->baq, b, in->ref, in->ref_len, baq_flag(in));
     return keep_after_baq(in, b);
 }
 
@@ -212,7 +212,7 @@ static void ahead_fill(pl_input_t *in)
         consumed = 0;
     }
     a->tail = consumed;
-    if (n_baq && pl_baq_batch(in->baq, a->baq, n_baq, in->ref, in->ref_len, baq_flag(in),
+    if (n_baq && baq_batch(in->baq, a->baq, n_baq, in->ref, in->ref_len, baq_flag(in),
                               a->baq_ret) < 0) {
         ss_error("%s: out of memory for BAQ; lower -@", in->path);
         a->n = 0;

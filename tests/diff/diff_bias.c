@@ -26,6 +26,7 @@
 
 #include <htslib/kfunc.h>
 
+#include "base/ss_exact_fp.h"
 #include "../../kernels/mpileup/mp_bias.h"
 #include "diff_routines.h"
 

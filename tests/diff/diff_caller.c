@@ -16,6 +16,7 @@
 
 #include <htslib/kfunc.h>
 
+#include "base/ss_exact_fp.h"
 #include "../../kernels/mpileup/mc_priv.h"
 #include "diff_routines.h"
 

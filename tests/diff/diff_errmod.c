@@ -18,6 +18,7 @@
 #include <htslib/hts.h>
 #include <htslib/hts_os.h>
 
+#include "base/ss_exact_fp.h"
 #include "../../kernels/mpileup/mp_errmod.h"
 #include "../../kernels/mpileup/mp_rng.h"
 #include "diff_routines.h"

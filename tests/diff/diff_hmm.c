@@ -1,7 +1,7 @@
 /*
  * diff_hmm.c -- the alignment HMM two ways: the indel model's forward-only
- * score (pl_baq_glocal_score) against htslib's probaln_glocal, and BAQ
- * (pl_baq_batch on every path this CPU runs) against htslib's sam_prob_realn.
+ * score (baq_glocal_score) against htslib's probaln_glocal, and BAQ
+ * (baq_batch on every path this CPU runs) against htslib's sam_prob_realn.
  *
  * Parameters are those the callers pass (bcftools' indel model: d 1e-4,
  * e 1e-2, band indel + 3; long reads: 1e-3, 1e-1; BAQ: 1e-3 or 1e-7, 0.1)
@@ -18,8 +18,9 @@
 #include <htslib/hts.h>
 #include <htslib/sam.h>
 
-#include "../../kernels/pileup/baq.h"
-#include "../../kernels/pileup/baq_priv.h"
+#include "base/ss_exact_fp.h"
+#include "../../genomics/baq.h"
+#include "../../genomics/baq_priv.h"
 #include "diff_probaln.h"
 #include "diff_routines.h"
 #include "diff_seq.h"
@@ -85,10 +86,10 @@ static void q2p_fill(void)
  * likelihood against the transcription's bits, or the transcription against
  * htslib (then the transcription is what is wrong). *ours, *theirs get the scores.
  */
-static int score_differs(pl_baq_t *q, double *ws, const score_case_t *c, int *ours, int *theirs)
+static int score_differs(baq_t *q, double *ws, const score_case_t *c, int *ours, int *theirs)
 {
     *theirs = probaln_glocal(c->ref, c->l_ref, c->query, c->l_query, c->qual, &c->par, NULL, NULL);
-    *ours = pl_baq_glocal_score(q, c->ref, c->l_ref, c->query, c->l_query, c->qual, &c->par);
+    *ours = baq_glocal_score(q, c->ref, c->l_ref, c->query, c->l_query, c->qual, &c->par);
     double tr_phred;
     int tr =
         tr_probaln(c->ref, c->l_ref, c->query, c->l_query, c->qual, &c->par, &tr_phred, NULL, NULL);
@@ -104,7 +105,7 @@ static int score_differs(pl_baq_t *q, double *ws, const score_case_t *c, int *ou
 }
 
 /* Drops bases from either end of ref and query while the case still differs. */
-static void score_shrink(pl_baq_t *q, double *ws, score_case_t *c)
+static void score_shrink(baq_t *q, double *ws, score_case_t *c)
 {
     int a, b, progress = 1;
     while (progress) {
@@ -137,7 +138,7 @@ static void score_shrink(pl_baq_t *q, double *ws, score_case_t *c)
 void diff_hmm_score(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t)
 {
     pthread_once(&q2p_once, q2p_fill);
-    pl_baq_t *q = pl_baq_init(PL_BAQ_SCALAR);
+    baq_t *q = baq_init(BAQ_PATH_SCALAR);
     score_case_t *c = malloc(sizeof(*c));
     /* the forward pass's workspace for the longest case: (lq + 1) rows of 3 (2bw + 5) */
     double *ws = aligned_alloc(64, 64 * 1024 * 1024);
@@ -166,7 +167,7 @@ void diff_hmm_score(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t)
     }
     free(ws);
     free(c);
-    pl_baq_destroy(q);
+    baq_destroy(q);
 }
 
 /* ---- BAQ ------------------------------------------------------------------------------- */
@@ -235,10 +236,10 @@ static void print_read(FILE *f, const bam1_t *b)
     fputc('\n', f);
 }
 
-static const pl_baq_path_t baq_paths[] = {PL_BAQ_SCALAR, PL_BAQ_SSE2, PL_BAQ_AVX2};
+static const baq_path_t baq_paths[] = {BAQ_PATH_SCALAR, BAQ_PATH_SSE2, BAQ_PATH_AVX2};
 
 /* One case: a batch of reads (some of one shape, for full SIMD groups) on every path. */
-static void baq_case(pl_baq_t **q, int n_paths, uint64_t seed, uint64_t i, diff_tally_t *t)
+static void baq_case(baq_t **q, int n_paths, uint64_t seed, uint64_t i, diff_tally_t *t)
 {
     diff_rng_t r;
     diff_rng_init(&r, seed, "baq", i);
@@ -262,13 +263,13 @@ static void baq_case(pl_baq_t **q, int n_paths, uint64_t seed, uint64_t i, diff_
     for (int p = 0; p < n_paths && !bad; p++) {
         for (int k = 0; k < n; k++)
             got[k] = bam_dup1(in[k]);
-        pl_baq_batch(q[p], got, n, ref, WIN, flag, got_ret);
+        baq_batch(q[p], got, n, ref, WIN, flag, got_ret);
         for (int k = 0; k < n && !bad; k++) {
             if (got_ret[k] == want_ret[k] && same_record(got[k], want[k]))
                 continue;
             bad = 1;
             if (diff_report(t, "baq", seed, i, "path %s, flag %d, read %d of %d: ret %d, htslib %d",
-                            pl_baq_path_name(baq_paths[p]), flag, k, n, got_ret[k], want_ret[k]))
+                            baq_path_name(baq_paths[p]), flag, k, n, got_ret[k], want_ret[k]))
                 print_read(t->log, in[k]);
         }
         for (int k = 0; k < n; k++)
@@ -282,13 +283,13 @@ static void baq_case(pl_baq_t **q, int n_paths, uint64_t seed, uint64_t i, diff_
 
 void diff_baq(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t)
 {
-    pl_baq_t *q[3];
+    baq_t *q[3];
     int n_paths = 0;
     __builtin_cpu_init();
     for (int p = 0; p < 3; p++) {
-        if (baq_paths[p] == PL_BAQ_AVX2 && !__builtin_cpu_supports("avx2"))
+        if (baq_paths[p] == BAQ_PATH_AVX2 && !__builtin_cpu_supports("avx2"))
             continue;
-        if (!(q[n_paths++] = pl_baq_init(baq_paths[p]))) {
+        if (!(q[n_paths++] = baq_init(baq_paths[p]))) {
             fprintf(stderr, "ssdiff: out of memory\n");
             exit(2);
         }
@@ -296,7 +297,7 @@ void diff_baq(uint64_t seed, uint64_t first, uint64_t n, diff_tally_t *t)
     for (uint64_t i = first; i < first + n; i++)
         baq_case(q, n_paths, seed, i, t);
     for (int p = 0; p < n_paths; p++)
-        pl_baq_destroy(q[p]);
+        baq_destroy(q[p]);
 }
 
 /* ---- the pass alone, every width, against the transcription's unrounded posteriors -------- */

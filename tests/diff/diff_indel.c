@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ss_exact_fp.h"
 #include "../../kernels/mpileup/mp_indel.h"
 #include "diff_routines.h"
 

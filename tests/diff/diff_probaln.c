@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "base/ss_exact_fp.h"
 #include "diff_probaln.h"
 
 #define TR_EI .25

@@ -3,6 +3,7 @@
  */
 #include <stdarg.h>
 
+#include "base/ss_exact_fp.h"
 #include "diff.h"
 
 static uint64_t mix(uint64_t z)

@@ -4,6 +4,7 @@
  * tenth of the cases of a cheap one, so every routine gets a run of similar
  * time.
  */
+#include "base/ss_exact_fp.h"
 #include "diff_routines.h"
 #include "diff.h"
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ss_exact_fp.h"
 #include "../../kernels/mpileup/mp_words.h"
 #include "diff_routines.h"
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/ss_exact_fp.h"
 #include "diff.h"
 
 #define MAX_THREADS 64

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ss_exact_fp.h"
 #include "baq.h"
 #include "baq_priv.h"
 
@@ -29,8 +30,8 @@
 #define BAQ_HAVE_AVX2_BUILD 0
 #endif
 
-struct pl_baq_s {
-    pl_baq_path_t path;
+struct baq_s {
+    baq_path_t path;
     float q2p[256];
     baq_job_t *jobs;
     int *order;
@@ -45,7 +46,7 @@ struct pl_baq_s {
 
 static const char *const path_names[] = {"htslib", "scalar", "sse2", "avx2"};
 
-const char *pl_baq_path_name(pl_baq_path_t path)
+const char *baq_path_name(baq_path_t path)
 {
     return (unsigned)path < 4 ? path_names[path] : "?";
 }
@@ -60,22 +61,22 @@ static int have_avx2(void)
 #endif
 }
 
-int pl_baq_path_select(pl_baq_path_t *path, const char **why)
+int baq_path_select(baq_path_t *path, const char **why)
 {
     const char *v = getenv("SEQSHARD_BAQ_PATH");
     *why = NULL;
     if (!v || !*v) {
-        *path = have_avx2() ? PL_BAQ_AVX2 : PL_BAQ_SSE2;
+        *path = have_avx2() ? BAQ_PATH_AVX2 : BAQ_PATH_SSE2;
         return 0;
     }
     for (int i = 0; i < 4; i++)
         if (strcmp(v, path_names[i]) == 0) {
-            if (i == PL_BAQ_AVX2 && !have_avx2()) {
+            if (i == BAQ_PATH_AVX2 && !have_avx2()) {
                 *why = "SEQSHARD_BAQ_PATH=avx2, but this CPU has no AVX2; use sse2, scalar or "
                        "htslib, or unset it";
                 return -1;
             }
-            *path = (pl_baq_path_t)i;
+            *path = (baq_path_t)i;
             return 0;
         }
     *why = "SEQSHARD_BAQ_PATH must be scalar, sse2, avx2 or htslib (unset: the best this CPU "
@@ -85,9 +86,9 @@ int pl_baq_path_select(pl_baq_path_t *path, const char **why)
 
 /* ---- the workspace ----------------------------------------------------------------------- */
 
-pl_baq_t *pl_baq_init(pl_baq_path_t path)
+baq_t *baq_init(baq_path_t path)
 {
-    pl_baq_t *q = calloc(1, sizeof(*q));
+    baq_t *q = calloc(1, sizeof(*q));
     if (!q)
         return NULL;
     q->path = path;
@@ -96,7 +97,7 @@ pl_baq_t *pl_baq_init(pl_baq_path_t path)
     return q;
 }
 
-void pl_baq_destroy(pl_baq_t *q)
+void baq_destroy(baq_t *q)
 {
     if (!q)
         return;
@@ -107,7 +108,7 @@ void pl_baq_destroy(pl_baq_t *q)
     free(q);
 }
 
-static int grow_jobs(pl_baq_t *q, int n)
+static int grow_jobs(baq_t *q, int n)
 {
     if (n <= q->m_jobs)
         return 0;
@@ -123,7 +124,7 @@ static int grow_jobs(pl_baq_t *q, int n)
     return 0;
 }
 
-static int grow_arena(pl_baq_t *q, size_t n)
+static int grow_arena(baq_t *q, size_t n)
 {
     if (n <= q->m_arena)
         return 0;
@@ -142,7 +143,7 @@ size_t baq_dp_doubles(const baq_shape_t *sh, int w)
     return (lq + 3) * row + (lq + 2) * w + 3 * lq * w + (size_t)sh->l_ref * w;
 }
 
-static int grow_ws(pl_baq_t *q, size_t doubles)
+static int grow_ws(baq_t *q, size_t doubles)
 {
     if (doubles <= q->m_ws)
         return 0;
@@ -169,7 +170,7 @@ static int shape_cmp(const baq_job_t *a, const baq_job_t *b)
 }
 
 /* Indices of the reads that need the pass, sorted by shape (insertion sort: batches are small). */
-static int sort_pending(pl_baq_t *q, int n)
+static int sort_pending(baq_t *q, int n)
 {
     int np = 0;
     for (int i = 0; i < n; i++) {
@@ -188,7 +189,7 @@ static int sort_pending(pl_baq_t *q, int n)
 typedef void (*dp_fn)(const baq_shape_t *, const baq_lane_t *, double *);
 
 /* Run w lanes from jobs ord[0..n-1] (n <= w; the last read fills the rest). */
-static int run_lanes(pl_baq_t *q, const int *ord, int n, int w, dp_fn fn)
+static int run_lanes(baq_t *q, const int *ord, int n, int w, dp_fn fn)
 {
     const baq_job_t *j0 = &q->jobs[ord[0]];
     baq_shape_t sh = {j0->l_query, j0->l_ref, j0->bw_pass, j0->d, 0.1f, q->q2p};
@@ -210,9 +211,9 @@ static int run_lanes(pl_baq_t *q, const int *ord, int n, int w, dp_fn fn)
  * mpileup's partial BAQ, where most reads come alone, a 4-lane AVX2 step with
  * one useful lane costs about half of the scalar pass (bench/bench-mpileup.sh).
  */
-static int run_group(pl_baq_t *q, const int *ord, int n)
+static int run_group(baq_t *q, const int *ord, int n)
 {
-    int w = q->path == PL_BAQ_AVX2 ? 4 : q->path == PL_BAQ_SSE2 ? 2 : 1;
+    int w = q->path == BAQ_PATH_AVX2 ? 4 : q->path == BAQ_PATH_SSE2 ? 2 : 1;
     dp_fn fn = w == 4 ? baq_dp_avx2_4 : w == 2 ? baq_dp_sse2_2 : baq_dp_scalar;
     while (n > 0) {
         int take = n < w ? n : w;
@@ -223,10 +224,10 @@ static int run_group(pl_baq_t *q, const int *ord, int n)
     return 0;
 }
 
-int pl_baq_batch(pl_baq_t *q, bam1_t *const *b, int n, const char *ref, hts_pos_t ref_len,
+int baq_batch(baq_t *q, bam1_t *const *b, int n, const char *ref, hts_pos_t ref_len,
                  int flag, int *ret)
 {
-    if (q->path == PL_BAQ_HTSLIB) {
+    if (q->path == BAQ_PATH_HTSLIB) {
         for (int i = 0; i < n; i++)
             ret[i] = sam_prob_realn(b[i], ref, ref_len, flag);
         return 0;
@@ -292,20 +293,20 @@ oom:
     return -1;
 }
 
-int pl_baq_one(pl_baq_t *q, bam1_t *b, const char *ref, hts_pos_t ref_len, int flag)
+int baq_one(baq_t *q, bam1_t *b, const char *ref, hts_pos_t ref_len, int flag)
 {
     int ret;
     bam1_t *one[1] = {b};
-    pl_baq_batch(q, one, 1, ref, ref_len, flag, &ret);
+    baq_batch(q, one, 1, ref, ref_len, flag, &ret);
     return ret;
 }
 
 /* ---- a forward-only score ---------------------------------------------------------------- */
 
-int pl_baq_glocal_score(pl_baq_t *q, const uint8_t *ref, int l_ref, const uint8_t *query,
+int baq_glocal_score(baq_t *q, const uint8_t *ref, int l_ref, const uint8_t *query,
                         int l_query, const uint8_t *qual, const probaln_par_t *par)
 {
-    if (q->path == PL_BAQ_HTSLIB || !qual)
+    if (q->path == BAQ_PATH_HTSLIB || !qual)
         return probaln_glocal(ref, l_ref, query, l_query, qual, par, NULL, NULL);
     if (l_ref < 0 || l_query < 0 || l_query >= INT_MAX - 2) {
         errno = EINVAL;

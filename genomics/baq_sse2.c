@@ -5,6 +5,7 @@
  */
 #include <math.h>
 
+#include "base/ss_exact_fp.h"
 #include "baq_priv.h"
 
 typedef double baq_v2d __attribute__((vector_size(16)));

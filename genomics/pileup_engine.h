@@ -1,5 +1,5 @@
 /*
- * pileup_engine.h -- private to the pileup kernel: the pileup of one input,
+ * pileup_engine.h -- the kernels' pileup of one input (pileup, mpileup),
  * with htslib 1.16's semantics (bam_plp_*) and a layout built for speed.
  *
  * htslib keeps the reads of the current window in a linked list of large
@@ -22,8 +22,8 @@
  * (mp_mplp.c), with a constructor that sets each read's client data, as
  * bam_plp_constructor does.
  */
-#ifndef SS_KERNEL_PILEUP_ENGINE_H
-#define SS_KERNEL_PILEUP_ENGINE_H
+#ifndef SS_GENOMICS_PILEUP_ENGINE_H
+#define SS_GENOMICS_PILEUP_ENGINE_H
 
 #include <htslib/sam.h>
 

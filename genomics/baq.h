@@ -1,6 +1,6 @@
 /*
- * baq.h -- the pileup kernel's BAQ, shared with mpileup (which also scores
- * its indel haplotypes with pl_baq_glocal_score): BAQ (base alignment quality) that
+ * baq.h -- BAQ for the kernels (pileup; mpileup, which also scores
+ * its indel haplotypes with baq_glocal_score): BAQ (base alignment quality) that
  * gives exactly what htslib 1.16's sam_prob_realn() gives, qualities and
  * BQ/ZQ tags, but several reads at a time.
  *
@@ -15,36 +15,36 @@
  * contraction, reassociation or flush-to-zero (CMakeLists.txt), and call the
  * scalar libm log() and pow() where htslib does.
  *
- * Threads: a pl_baq_t belongs to one worker; pl_baq_path_* may be called from
+ * Threads: a baq_t belongs to one worker; baq_path_* may be called from
  * any thread.
  */
-#ifndef SS_KERNEL_PILEUP_BAQ_H
-#define SS_KERNEL_PILEUP_BAQ_H
+#ifndef SS_GENOMICS_BAQ_H
+#define SS_GENOMICS_BAQ_H
 
 #include <htslib/hts.h>
 #include <htslib/sam.h>
 
 /* The code that runs the forward-backward pass. */
 typedef enum {
-    PL_BAQ_HTSLIB, /* htslib's sam_prob_realn, per read */
-    PL_BAQ_SCALAR, /* ours, one read at a time */
-    PL_BAQ_SSE2,   /* ours, 2 reads per step (SSE2) */
-    PL_BAQ_AVX2    /* ours, 4 reads per step (AVX2) */
-} pl_baq_path_t;
+    BAQ_PATH_HTSLIB, /* htslib's sam_prob_realn, per read */
+    BAQ_PATH_SCALAR, /* ours, one read at a time */
+    BAQ_PATH_SSE2,   /* ours, 2 reads per step (SSE2) */
+    BAQ_PATH_AVX2    /* ours, 4 reads per step (AVX2) */
+} baq_path_t;
 
 /*
  * The path to run: SEQSHARD_BAQ_PATH (scalar, sse2, avx2, htslib) when set,
  * else AVX2 where the CPU has it, else SSE2. Returns 0, or -1 with *why set
  * to a one-line static message (a bad value, or a path this CPU cannot run).
  */
-int pl_baq_path_select(pl_baq_path_t *path, const char **why);
-const char *pl_baq_path_name(pl_baq_path_t path);
+int baq_path_select(baq_path_t *path, const char **why);
+const char *baq_path_name(baq_path_t path);
 
-typedef struct pl_baq_s pl_baq_t;
+typedef struct baq_s baq_t;
 
 /* Workspace for one worker, grown on demand and reused. NULL when out of memory. */
-pl_baq_t *pl_baq_init(pl_baq_path_t path);
-void pl_baq_destroy(pl_baq_t *q);
+baq_t *baq_init(baq_path_t path);
+void baq_destroy(baq_t *q);
 
 /*
  * sam_prob_realn(b[i], ref, ref_len, flag) for every i < n, each with its
@@ -53,11 +53,11 @@ void pl_baq_destroy(pl_baq_t *q);
  * result of each is the one htslib gives it alone. Returns 0, or -1 when the
  * workspace could not grow (then ret[] is -4 where nothing was done).
  */
-int pl_baq_batch(pl_baq_t *q, bam1_t *const *b, int n, const char *ref, hts_pos_t ref_len,
+int baq_batch(baq_t *q, bam1_t *const *b, int n, const char *ref, hts_pos_t ref_len,
                  int flag, int *ret);
 
-/* One read: pl_baq_batch with n = 1. Returns what sam_prob_realn returns. */
-int pl_baq_one(pl_baq_t *q, bam1_t *b, const char *ref, hts_pos_t ref_len, int flag);
+/* One read: baq_batch with n = 1. Returns what sam_prob_realn returns. */
+int baq_one(baq_t *q, bam1_t *b, const char *ref, hts_pos_t ref_len, int flag);
 
 /*
  * htslib 1.16's probaln_glocal(ref, l_ref, query, l_query, qual, par, NULL,
@@ -66,7 +66,7 @@ int pl_baq_one(pl_baq_t *q, bam1_t *b, const char *ref, hts_pos_t ref_len, int f
  * for a negative length and when the workspace cannot grow (errno ENOMEM).
  * Allocates nothing once the workspace has grown (bcftools' indel scoring).
  */
-int pl_baq_glocal_score(pl_baq_t *q, const uint8_t *ref, int l_ref, const uint8_t *query,
+int baq_glocal_score(baq_t *q, const uint8_t *ref, int l_ref, const uint8_t *query,
                         int l_query, const uint8_t *qual, const probaln_par_t *par);
 
 #endif

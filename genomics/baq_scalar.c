@@ -4,6 +4,7 @@
  */
 #include <math.h>
 
+#include "base/ss_exact_fp.h"
 #include "baq_priv.h"
 
 #define BAQ_W 1

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../framework/ss_framework.h"
+#include "../alloc/ss_alloc.h" /* ss_alloc_private: the engine writes its state per read */
 #include "pileup_engine.h"
 
 #define OP(c) ((int)((c) & BAM_CIGAR_MASK))

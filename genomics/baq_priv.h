@@ -2,11 +2,13 @@
  * baq_priv.h -- private to baq*.c: the forward-backward pass on a group of
  * reads of one shape, in the widths each instruction set builds.
  */
-#ifndef SS_KERNEL_PILEUP_BAQ_PRIV_H
-#define SS_KERNEL_PILEUP_BAQ_PRIV_H
+#ifndef SS_GENOMICS_BAQ_PRIV_H
+#define SS_GENOMICS_BAQ_PRIV_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "base/ss_exact_fp.h" /* its users are built with the exact flags */
 
 struct bam1_t;
 

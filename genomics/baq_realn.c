@@ -13,6 +13,7 @@
 #include <htslib/hts_log.h>
 #include <htslib/sam.h>
 
+#include "base/ss_exact_fp.h"
 #include "baq_priv.h"
 
 static int tag_ok(const uint8_t *tg, enum htsLogLevel severity, const char *type, const bam1_t *b)

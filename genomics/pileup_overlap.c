@@ -15,7 +15,7 @@
 
 #include <htslib/khash.h> /* __ac_X31_hash_string, __ac_Wang_hash: htslib's choice of mate */
 
-#include "../../framework/ss_framework.h"
+#include "../alloc/ss_alloc.h" /* ss_alloc_private: the engine writes its state per read */
 #include "pileup_engine.h"
 
 /*

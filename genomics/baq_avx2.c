@@ -9,6 +9,7 @@
 
 #include <math.h>
 
+#include "base/ss_exact_fp.h"
 #include "baq_priv.h"
 
 typedef double baq_v4d __attribute__((vector_size(32)));
