@@ -10,7 +10,7 @@ build_pkgs=(build-essential cmake pkg-config libhts-dev libdeflate-dev libhwloc-
     libgoogle-perftools-dev libcunit1-dev zlib1g-dev libjemalloc-dev)
 test_pkgs=(samtools mosdepth bcftools bwa dwgsim tabix hyperfine bowtie-examples samtools-test sambamba time
     slurmctld slurmd slurm-client munge snakemake
-    python3-matplotlib)
+    python3-matplotlib clang-format)
 
 usage() {
     echo "usage: scripts/install-deps.sh [--test]"
