@@ -60,7 +60,9 @@ const ss_opt_t ss_opts_run[] = {
      SS_VALUES_DIR},
     {SS_OPT_QUIET, 0, "quiet", NULL, "no progress or log lines on stderr (errors still)", NULL},
     {SS_OPT_BIND, 0, "bind", "MODE",
-     "pin workers: auto, core, numa or none [auto: one per core when there are enough cores]",
+     "pin workers: auto, core, numa or none [auto: one per core when the launcher restricted "
+     "the process to some CPUs (mpirun --bind-to, srun --cpu-bind, taskset) and there are "
+     "enough; otherwise none]",
      "auto core numa none"},
     {SS_OPT_PRINT_BINDING, 0, "print-binding", NULL,
      "print each worker's core, NUMA node and package", NULL},

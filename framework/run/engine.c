@@ -80,22 +80,19 @@ static const char *spill_dir(const ss_common_opts_t *o, char *buf, size_t size)
 }
 
 /*
- * Several ranks on this node that the launcher did not bind (mpirun
- * --bind-to none, or oversubscribed) all see every core: pinning each rank's
- * workers to cores 0..N-1 would stack them on the same cores, so --bind auto
- * then leaves placement to the kernel.
+ * --bind auto pins only a process whose CPU set someone restricted: mpirun
+ * --bind-to, srun --cpu-bind, a cgroup cpuset or taskset. Such a set was
+ * given to this process alone, so its cores are ours to place workers on. A
+ * process that may run anywhere shares the node with whatever else runs
+ * there (a second seqshard from Snakemake, GNU parallel or xargs -P, other
+ * ranks that mpirun did not bind): pinning its workers to cores 0..N-1 would
+ * stack every such process on the same cores, so the kernel's scheduler
+ * places them.
  */
-static int shared_node_unbound(void)
+static int cpu_set_restricted(void)
 {
-    const char *v = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    if (!v)
-        v = getenv("MPI_LOCALNRANKS");
-    if (!v)
-        v = getenv("SLURM_NTASKS_PER_NODE");
-    if (!v || atoi(v) < 2)
-        return 0;
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    return online > 0 && cpu_count() >= online;
+    return online > 0 && cpu_count() < online;
 }
 
 /*
@@ -463,10 +460,21 @@ static int seal(engine_t *e, int rc, ss_output_t *rep)
 }
 
 /* Threads, placement and the ordered writer's window and buffers. 0, or 1 when it failed. */
+/* --print-binding where nothing is pinned: say so, and why. */
+static void print_unpinned(int asked, int n_workers)
+{
+    fprintf(stderr, "rank %d: %d worker%s not pinned (%s)\n", ss_comm_rank(), n_workers,
+            n_workers == 1 ? "" : "s",
+            asked == SS_BIND_NONE ? "--bind none"
+                                  : "--bind auto: this process may run on every CPU, so the "
+                                    "system places its threads; mpirun --bind-to, srun "
+                                    "--cpu-bind or --bind core pin them");
+}
+
 static int setup_workers(engine_t *e, setup_t *s, int failed)
 {
     const ss_common_opts_t *o = ss_job_opts(e->job);
-    int bind = shared_node_unbound() && o->bind == SS_BIND_AUTO ? SS_BIND_NONE : o->bind;
+    int bind = o->bind == SS_BIND_AUTO && !cpu_set_restricted() ? SS_BIND_NONE : o->bind;
     s->bind = bind;
     if (bind != SS_BIND_NONE && !failed) {
         if (!(s->topo = ss_topo_load(NULL, NULL)))
@@ -527,6 +535,8 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
             e->place = s->place;
         }
     }
+    if (!failed && !s->topo && o->print_binding)
+        print_unpinned(o->bind, s->n_workers);
     if (!failed && e->orun)
         ss_out_run_zpool(e->orun, s->threads);
     int no_pieces = !failed && e->orun && ss_engine_index_init(e, s->n) < 0;
