@@ -139,18 +139,75 @@ static const ss_opt_t *lookup(const tables_t *t, int c)
     return NULL;
 }
 
+/*
+ * Edits (insert, delete, substitute, swap two neighbours) between a and the
+ * first n bytes of b, stopping at cap + 1: how far a typing slip is.
+ */
+static int edits(const char *a, const char *b, size_t n, int cap)
+{
+    size_t m = strlen(a);
+    if (m > 62 || n > 62 || (m > n ? m - n : n - m) > (size_t)cap)
+        return cap + 1;
+    int d[64][64];
+    for (size_t i = 0; i <= m; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= n; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= m; i++)
+        for (size_t j = 1; j <= n; j++) {
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[m][n];
+}
+
+/*
+ * The long option a mistyped "--word[=value]" most likely meant: the nearest
+ * within two edits (one for names of four letters or fewer), the first of a
+ * tie in the table's order; NULL when none is that near.
+ */
+static const char *nearest_long(const tables_t *t, const char *given)
+{
+    if (given[0] != '-' || given[1] != '-')
+        return NULL;
+    const char *word = given + 2;
+    size_t n = strcspn(word, "=");
+    const char *best = NULL;
+    int best_d = 3;
+    for (const struct option *l = t->longs; l && l->name; l++) {
+        int cap = strlen(l->name) <= 4 ? 1 : 2;
+        int d = edits(l->name, word, n, cap);
+        if (d <= cap && d > 0 && d < best_d)
+            best = l->name, best_d = d;
+    }
+    return best;
+}
+
 /* One line for an unknown option or a missing value, naming it as given. -1. */
-static int unknown(const ss_cmd_t *cmd, int c, const char *given)
+static int unknown(const ss_cmd_t *cmd, const tables_t *t, int c, const char *given)
 {
     char name[64];
     if (optopt > 0 && optopt < 256)
         snprintf(name, sizeof(name), "-%c", optopt);
     else
         snprintf(name, sizeof(name), "%.60s", given);
-    fprintf(stderr,
-            c == ':' ? "seqshard %s: option '%s' needs a value; see 'seqshard %s --help'\n"
-                     : "seqshard %s: unknown option '%s'; see 'seqshard %s --help'\n",
-            cmd->name, name, cmd->name);
+    const char *near = c == ':' || optopt ? NULL : nearest_long(t, given);
+    if (near)
+        fprintf(stderr, "seqshard %s: unknown option '%s'; did you mean '--%s'? (see 'seqshard "
+                        "%s --help')\n",
+                cmd->name, name, near, cmd->name);
+    else
+        fprintf(stderr,
+                c == ':' ? "seqshard %s: option '%s' needs a value; see 'seqshard %s --help'\n"
+                         : "seqshard %s: unknown option '%s'; see 'seqshard %s --help'\n",
+                cmd->name, name, cmd->name);
     return -1;
 }
 
@@ -201,7 +258,7 @@ int ss_cmd_parse(const ss_cmd_t *cmd, int argc, char **argv, ss_common_opts_t *c
         else if (c == '?' && optopt == '?' && (o = lookup(&t, '?')))
             rc = dispatch(cmd, o, NULL, co, apply, ctx); /* "-?" is help where samtools has it */
         else if (c == '?' || c == ':' || !(o = lookup(&t, c)))
-            rc = unknown(cmd, c, argv[optind - 1]);
+            rc = unknown(cmd, &t, c, argv[optind - 1]);
         else
             rc = dispatch(cmd, o, optarg, co, apply, ctx);
     }

@@ -71,6 +71,16 @@ if head -1 r.sam | grep -q '^@HD'; then ss_ok "realign -o x.sam writes SAM"; els
     ss_bad "realign -o x.sam writes SAM" "$(head -c 40 r.sam | od -c | head -1)"; fi
 refused "realign: an unknown option is named, with the prefix" 2 \
     "^seqshard realign: unknown option '-Z'; see 'seqshard realign --help'$" realign -Z x.bam
+# a mistyped long option names the one it most likely meant (a slip of up to two letters)
+refused "pileup --ouput: did you mean --output" 2 \
+    "^seqshard pileup: unknown option '--ouput'; did you mean '--output'\\? \\(see 'seqshard pileup --help'\\)$" \
+    pileup --ouput x "$S1"
+refused "depth --min-MAPQ=3: did you mean --min-MQ" 2 "did you mean '--min-MQ'" \
+    depth --min-MAPQ=3 "$S1"
+refused "mpileup --max-depht: did you mean --max-depth" 2 "did you mean '--max-depth'" \
+    mpileup --max-depht 5 "$S1"
+refused "view --zzzzz: nothing near, no guess" 2 \
+    "^seqshard view: unknown option '--zzzzz'; see 'seqshard view --help'$" view --zzzzz "$S1"
 refused "realign -O vcf" 2 "seqshard realign: -O 'vcf': need sam, bam or cram" \
     realign -f "$REF" -O vcf -o x "$S1"
 
