@@ -9,6 +9,8 @@
 #                         total rows (mosdepth 0.3.3 leaves such contigs out)
 #   cohort.depth.txt.gz   decompressed = samtools depth -H s1.bam s2.bam (the header names
 #                         each column by its path as given, in both); tabix index
+#   cohort.calls.vcf.gz   records = bcftools mpileup -f ref.fa s1.bam s2.bam | bcftools
+#                         call -mv; CSI index
 # No snakemake: SKIP (77). Not root, or no Slurm: the Slurm part is skipped with the
 # reason. The cluster shares slurm_jobs.sh's folder, ports and lock (they take turns).
 set -u
@@ -47,6 +49,9 @@ for s in s1 s2; do
 done
 "$SAMTOOLS" depth -H "$TD/s1.bam" "$TD/s2.bam" >"$W/exp/cohort.depth" ||
     ss_bad "samtools depth" "samtools itself failed: the test is wrong"
+bcftools mpileup -f "$REF" -Ou "$TD/s1.bam" "$TD/s2.bam" 2>/dev/null |
+    bcftools call -mv 2>/dev/null | grep -v '^#' >"$W/exp/cohort.calls" ||
+    ss_bad "bcftools call" "bcftools mpileup | bcftools call failed: the test is wrong"
 
 # The summary/dist text without ctgEmpty and the total rows (see the header).
 md_text() { grep -Ev $'^(ctgEmpty(_region)?|total(_region)?)\t' "$1"; }
@@ -87,6 +92,15 @@ check_outputs() {
         ss_show_diff "$W/exp/cohort.depth" "$W/got.cohort.depth"
     else
         ss_ok "$name: cohort depth = samtools depth -H"
+    fi
+    if [ ! -s "$d/cohort.calls.vcf.gz.csi" ]; then
+        ss_bad "$name: cohort calls" "no index $d/cohort.calls.vcf.gz.csi"
+    elif ! bcftools view -H "$d/cohort.calls.vcf.gz" 2>/dev/null >"$W/got.cohort.calls" ||
+        ! cmp -s "$W/exp/cohort.calls" "$W/got.cohort.calls"; then
+        ss_bad "$name: cohort calls" "$d/cohort.calls.vcf.gz missing or differs from the bcftools pipe"
+        ss_show_diff "$W/exp/cohort.calls" "$W/got.cohort.calls"
+    else
+        ss_ok "$name: cohort calls = bcftools mpileup | bcftools call -mv"
     fi
 }
 
@@ -140,10 +154,10 @@ else
             check_outputs slurm "$W/slurm/results"
             # The rules ran as Slurm jobs, one log each, and got their threads as CPUs.
             n=$(find "$W/slurm/logs" -name 'slurm-*.log' | wc -l)
-            if [ "$n" = 5 ] && grep -q '2 threads' "$W/slurm/results/logs/s1.pileup.log"; then
-                ss_ok "slurm: 5 jobs ran under sbatch, 2 threads each"
+            if [ "$n" = 6 ] && grep -q '2 threads' "$W/slurm/results/logs/s1.pileup.log"; then
+                ss_ok "slurm: 6 jobs ran under sbatch, 2 threads each"
             else
-                ss_bad "slurm: jobs under sbatch" "$n Slurm job logs (want 5);" \
+                ss_bad "slurm: jobs under sbatch" "$n Slurm job logs (want 6);" \
                     "$(head -2 "$W/slurm/results/logs/s1.pileup.log" 2>/dev/null)"
             fi
         fi
