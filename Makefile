@@ -1,8 +1,8 @@
 # Thin wrapper over CMake/ctest. The real build is CMakeLists.txt.
 #   make [build]   install missing build packages, configure and build into build/
-#   make demo      check the build dependencies (scripts/check-deps.sh: apt only for what is
-#                  missing, only as root), build, run a pileup on demo/, show the output and
-#                  compare it with samtools mpileup's when samtools is installed
+#   make demo      check the build dependencies and samtools (scripts/check-deps.sh: apt
+#                  only for what is missing, only as root), build, run a pileup on demo/,
+#                  show the output and compare it with samtools mpileup's
 #   make test      test packages + build + ctest, then the same tests under ASan/UBSan; at
 #                  the end of each pass, the tests skipped and why (not root: the Slurm
 #                  cluster and full-disk cases; as another user it installs nothing)
@@ -84,7 +84,8 @@ demo:
 			echo "demo: DIFFERS from samtools mpileup (demo-out/samtools.pileup)" >&2; exit 1; \
 		fi; \
 	else \
-		echo "demo: install samtools to compare with samtools mpileup (apt-get install samtools)"; \
+		echo "demo: NOT compared with samtools mpileup: samtools is missing and was not" \
+		     "installed (that needs root); apt-get install samtools, then make demo again" >&2; \
 	fi
 
 # ctest, then what it skipped and why (scripts/test-summary.py reads its JUnit file);

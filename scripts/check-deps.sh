@@ -36,6 +36,7 @@ checks=(
     "tcmalloc|pkg-config --exists libtcmalloc|libgoogle-perftools-dev|-DSEQSHARD_ALLOCATOR=glibc"
     "Open MPI|command -v mpicc && command -v mpirun|libopenmpi-dev openmpi-bin|-DSEQSHARD_MPI=OFF"
     "CUnit|pkg-config --exists cunit|libcunit1-dev|-DSEQSHARD_TESTS=OFF"
+    "samtools (make demo compares with it)|command -v samtools|samtools|"
 )
 
 cmake_ok() {

@@ -150,7 +150,22 @@ def main_page(prog, text, names):
     for n, s in names:
         lines += ['.TP', f'.BR seqshard\\-{esc(n)} (1)', esc(s)]
     lines += ['.TP', '.B topology', 'print where the workers of a run would be placed']
+    lines += examples(text)
     return '\n'.join(lines) + COMMON_TAIL
+
+
+def examples(text):
+    """The help's "Examples:" block, one command a line, as an EXAMPLES section."""
+    out, on = [], False
+    for line in text.splitlines():
+        if line.startswith('Examples:'):
+            on = True
+            out = ['.SH EXAMPLES', '.nf']
+        elif on and line.startswith('  '):
+            out.append(esc(line.strip()))
+        elif on:
+            break
+    return out + ['.fi'] if out else []
 
 
 def main(argv):

@@ -116,7 +116,14 @@ static void usage(FILE *fp)
             SS_VERSION);
     list_kernels(fp);
     fprintf(fp, "  %-12s %s\n", "topology", "print where workers would run (pinning, NUMA)");
-    fprintf(fp, "\nRun 'seqshard <kernel> --help' for a kernel's options.\n");
+    fprintf(fp, "\nExamples:\n"
+                "  seqshard pileup -f ref.fa -o out.pileup.gz in.bam\n"
+                "  seqshard markdup -s --write-index fixed.bam marked.bam\n"
+                "  seqshard mpileup -f ref.fa -o calls.vcf.gz --write-index in.bam --call -mv\n"
+                "  seqshard depth --mosdepth sample --by 1000 in.bam\n"
+                "  mpirun -np 16 seqshard pileup -f ref.fa -o out.pileup.gz in.bam\n"
+                "  sbatch -N 4 slurm/seqshard.sbatch pileup -f ref.fa -o out.pileup.gz in.bam\n"
+                "\nRun 'seqshard <kernel> --help' for a kernel's options.\n");
 }
 
 static void version(FILE *fp)
