@@ -1,5 +1,5 @@
 /*
- * md_chain.c -- with -t or -d, samtools markdup revisits each original's
+ * dup_chain.c -- with -t or -d, samtools markdup revisits each original's
  * chain of duplicates once the original leaves its window: every duplicate's
  * do tag names the final original, a duplicate on the original's tile
  * within -d becomes optical (dt:Z:SQ), and duplicates within -d of each
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "md_machine.h"
+#include "dup_machine.h"
 
 int dup_in_window(const dup_machine_t *m, int i, hts_pos_t prev_coord, int prev_tid)
 {

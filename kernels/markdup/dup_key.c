@@ -1,9 +1,9 @@
 /*
- * md_key.c -- what samtools markdup 1.16.1 compares: a read's unclipped 5'
+ * dup_key.c -- what samtools markdup 1.16.1 compares: a read's unclipped 5'
  * ends, its key (own end, mate's end, orientation, which of the pair is
  * leftmost, barcode) and its score (the sum of its base qualities of at least
  * DUP_MIN_QUALITY). Coordinates are 1-based, as samtools computes them, so
- * its window arithmetic (md_machine.c) gives the same answers.
+ * its window arithmetic (dup_machine.c) gives the same answers.
  */
 #include <ctype.h>
 #include <stdlib.h>

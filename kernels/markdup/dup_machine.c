@@ -1,5 +1,5 @@
 /*
- * md_machine.c -- samtools markdup 1.16.1's streaming decisions, replayed over
+ * dup_machine.c -- samtools markdup 1.16.1's streaming decisions, replayed over
  * one block of records in file order. Each read that arrives is keyed: a
  * paired read (mate mapped) by its pair key and its single key, any other
  * examined read by its single key. The first read of a key holds the entry;
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "md_machine.h"
+#include "dup_machine.h"
 
 dup_machine_t *dup_machine_init(const dup_run_t *run)
 {

@@ -1,14 +1,14 @@
 /*
- * dup_machine.h -- the streaming machine's state, shared by md_machine.c
- * (arrivals, the buffer) and md_chain.c (duplicate chains: do tags and
+ * dup_machine.h -- the streaming machine's state, shared by dup_machine.c
+ * (arrivals, the buffer) and dup_chain.c (duplicate chains: do tags and
  * optical checks). Private to those two files.
  *
  * samtools keeps a FIFO of reads in file order; here the FIFO is the block
  * itself, [head, arrived], so a slot is the record's index. Links between
  * slots (a chain of duplicates of one original) are indexes, -1 for none.
  */
-#ifndef SS_KERNEL_MD_MACHINE_H
-#define SS_KERNEL_MD_MACHINE_H
+#ifndef SS_KERNEL_DUP_MACHINE_H
+#define SS_KERNEL_DUP_MACHINE_H
 
 #include "markdup.h"
 
@@ -76,7 +76,7 @@ static inline int dup_paired(const bam1_t *b)
     return (b->core.flag & BAM_FPAIRED) && !(b->core.flag & BAM_FMUNMAP);
 }
 
-/* md_chain.c: check the chains of the out-of-window originals in [head, upto]. 0 or -1. */
+/* dup_chain.c: check the chains of the out-of-window originals in [head, upto]. 0 or -1. */
 int dup_chains(dup_machine_t *m, int upto, hts_pos_t prev_coord, int prev_tid, int in_range);
 /* The window test samtools' buffer uses: 1 while read i may still gain duplicates. */
 int dup_in_window(const dup_machine_t *m, int i, hts_pos_t prev_coord, int prev_tid);

@@ -1,5 +1,5 @@
 /*
- * md_names.c -- -S: the duplicates whose other alignments samtools marks,
+ * dup_names.c -- -S: the duplicates whose other alignments samtools marks,
  * by name, joined from every shard's decisions (ss_kernel_t.gather). As in
  * samtools, a name's first decision in file order gives its do:Z original
  * and whether it is optical; a later optical verdict (a chain check) makes it

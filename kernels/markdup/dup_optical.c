@@ -1,5 +1,5 @@
 /*
- * md_optical.c -- where a read's cluster lay on the flow cell, read from its
+ * dup_optical.c -- where a read's cluster lay on the flow cell, read from its
  * name as samtools markdup 1.16.1 reads it (Illumina's colon-separated
  * fields, or --read-coords' groups), and whether two duplicates lie within
  * -d of each other on the same tile (an optical duplicate).

@@ -1,5 +1,5 @@
 /*
- * md_opts.c -- `seqshard markdup`'s command line: samtools markdup 1.16.1's
+ * dup_opts.c -- `seqshard markdup`'s command line: samtools markdup 1.16.1's
  * options, names and defaults, and its two file arguments.
  */
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * md_stats.c -- the -s report, line for line as samtools markdup 1.16.1
+ * dup_stats.c -- the -s report, line for line as samtools markdup 1.16.1
  * prints it, with the library size estimated as Picard does (the number of
  * molecules x for which sampling the pairs seen would leave the unique pairs
  * seen: c / x = 1 - exp(-n / x), solved by bisection).

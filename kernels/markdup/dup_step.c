@@ -1,5 +1,5 @@
 /*
- * md_step.c -- duplicate marking as a record step (ss_step.h): `--markdup` in
+ * dup_step.c -- duplicate marking as a record step (ss_step.h): `--markdup` in
  * front of any command that reads records, which then reads what
  * `seqshard markdup` would write, in one pass. A query streams its range and
  * the halo through the machine and keeps the records a region query of the
@@ -48,7 +48,7 @@ static const ss_opt_t st_opts[] = {
     {ST_COORDS_ORDER, 0, "markdup-coords-order", "STR", "markdup --coords-order [txy]", NULL},
     SS_OPT_END};
 
-/* Each step option's key in markdup's own parser (md_opts.c). */
+/* Each step option's key in markdup's own parser (dup_opts.c). */
 static const int st_keys[] = {'r',
                               'l',
                               'd',

@@ -1,5 +1,5 @@
 /*
- * md_stream.c -- one range of a file through the machine, read by read: the
+ * dup_stream.c -- one range of a file through the machine, read by read: the
  * reads of [beg - halo, hi), checked for what the machine relies on (file
  * order, no read reaching past -l from its POS), each pushed as owned when
  * its POS lies in [own_beg, own_end). Shared by the kernel and the step.
