@@ -15,12 +15,12 @@
 #include <htslib/hts.h>
 
 #include "../../alloc/ss_alloc.h"
-#include "../comm/ss_comm.h"
-#include "../out/ss_output.h"
-#include "../run/ss_run.h"
-#include "../step/ss_steps.h"
-#include "../topology/ss_topology.h"
-#include "ss_cli.h"
+#include "../comm/comm.h"
+#include "../out/output_check.h"
+#include "../run/run.h"
+#include "../step/steps.h"
+#include "../topology/topology.h"
+#include "cli.h"
 
 /*
  * Under mpirun every rank parses the same command line; let only rank 0 print

@@ -1,5 +1,5 @@
 /*
- * ss_cli.h -- what the command line leaves for the rest of the run: the
+ * cli.h -- what the command line leaves for the rest of the run: the
  * kernel's name and arguments as typed (options.c; the report and --resume's
  * identity read them), size parsing (options.c) and the SEQSHARD_* variables
  * (env.c).

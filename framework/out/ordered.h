@@ -1,5 +1,5 @@
 /*
- * ss_ordered.h -- the seam between workers, which finish shards in any order,
+ * ordered.h -- the seam between workers, which finish shards in any order,
  * and the output, which must receive them in shard order.
  *
  * The single-process implementation (ordered.c) keeps at most `window`

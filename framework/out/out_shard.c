@@ -1,5 +1,5 @@
 /*
- * out.c -- a worker's output for one shard: text appended as it comes, or
+ * out_shard.c -- a worker's output for one shard: text appended as it comes, or
  * records encoded in the run's format (SAM lines, BAM records packed into
  * BGZF blocks, CRAM containers from a per-shard htslib writer).
  *
@@ -16,11 +16,12 @@
 #include <htslib/bgzf.h>
 
 #include "../../alloc/ss_alloc.h"
-#include "ss_ordered.h"
-#include "ss_out.h"
-#include "ss_shard_index.h"
-#include "ss_side.h"
-#include "ss_spill.h"
+#include "compress.h"
+#include "ordered.h"
+#include "out_shard.h"
+#include "shard_index.h"
+#include "side.h"
+#include "spill.h"
 
 /* Room a buffer keeps for the lines a kernel writes between two checkpoints. */
 #define SPILL_SLACK ((size_t)1 << 20)
@@ -40,11 +41,11 @@ struct ss_out_s {
     ss_cram_enc_t *cram;
     sam_hdr_t *cram_hdr;    /* CRAM: this worker's copy of the header (htslib writes to it) */
     int cram_open;          /* a CRAM writer is open for this shard */
-    ss_spill_t spill;       /* the shard's leading bytes, moved out of buf (ss_spill.h) */
+    ss_spill_t spill;       /* the shard's leading bytes, moved out of buf (spill.h) */
     size_t spilled_raw;     /* bytes of buf moved there, before compression */
     ss_side_t *side;        /* side streams and reductions (side_out.c), or NULL */
     int worker;
-    ss_idx_piece_t idx; /* what the output's index needs of this shard (ss_shard_index.h) */
+    ss_idx_piece_t idx; /* what the output's index needs of this shard (shard_index.h) */
 };
 
 ss_out_t *ss_out_init(const ss_out_run_t *r, ss_ordered_t *bufs)

@@ -1,5 +1,5 @@
 /*
- * ss_run.h -- what the run does around the engine on the main thread: the
+ * run.h -- what the run does around the engine on the main thread: the
  * clocks (progress.c, runlog.c), terminating signals (signals.c), Slurm
  * defaults (slurm_env.c), the progress line (progress.c) and the batch log's
  * lines (runlog.c).

@@ -1,5 +1,5 @@
 /*
- * ss_resume.h -- the resume manifest (resume_manifest.c) and the run's resume
+ * resume.h -- the resume manifest (resume_manifest.c) and the run's resume
  * state (resume.c), so that `--resume` after any kill reuses the shards an
  * interrupted run wrote and recomputes the rest.
  *
@@ -24,8 +24,8 @@
 
 #include <stdint.h>
 
-#include "../out/ss_output.h"
-#include "../report/ss_report.h"
+#include "../out/output_file.h"
+#include "../report/report.h"
 
 #define SS_RESUME_VERSION  1
 /* bytes of one encoded record: its fields, the counters, the summary and its checksum */

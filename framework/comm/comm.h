@@ -1,5 +1,5 @@
 /*
- * ss_comm.h -- every MPI call seqshard makes lives behind this header, in
+ * comm.h -- every MPI call seqshard makes lives behind this header, in
  * comm.c (contract 5: MPI stays in one place).
  *
  * Built without MPI, or started without mpirun/srun, the program is one rank

@@ -1,5 +1,5 @@
 /*
- * ss_topology.h -- where worker threads run and where their memory lives.
+ * topology.h -- where worker threads run and where their memory lives.
  *
  * One topology per process, loaded with hwloc and restricted to the CPUs the
  * process is bound to (by mpirun, srun, taskset or a cgroup): seqshard never

@@ -1,8 +1,8 @@
 /*
- * ss_spill.h -- the part of one shard's output that did not stay in memory.
+ * spill.h -- the part of one shard's output that did not stay in memory.
  *
  * When a shard buffer would grow past the rank's output memory budget
- * (ss_ordered.h, out.c), its leading bytes (whole BGZF blocks for compressed
+ * (ordered.h, out_shard.c), its leading bytes (whole BGZF blocks for compressed
  * output) go to a temporary file of the shard's own, and the shard's output
  * is then that file's bytes followed by what is left in the buffer. So a shard may make far more output than fits
  * in memory, and the planner can cut shards by work (a CRAM slice decoded
@@ -11,7 +11,7 @@
  * The file is unlinked as soon as it is created: it disappears with its
  * descriptor in every outcome, crash included.
  *
- * Private to framework/out/ (run/ sees it through ss_out.h and ss_store.h); kernels and
+ * Private to framework/out/ (run/ sees it through out_shard.h and store.h); kernels and
  * io/ must not include it.
  */
 #ifndef SS_SPILL_H

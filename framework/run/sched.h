@@ -1,5 +1,5 @@
 /*
- * ss_sched.h -- which shard a worker takes next.
+ * sched.h -- which shard a worker takes next.
  *
  * The single-process scheduler (sched.c) hands out shard indexes in order
  * from one atomic counter, and holds a worker back while its shard is too
@@ -11,7 +11,7 @@
 #ifndef SS_SCHED_H
 #define SS_SCHED_H
 
-#include "../out/ss_ordered.h"
+#include "../out/ordered.h"
 
 typedef struct ss_sched_s ss_sched_t;
 struct ss_sched_s {

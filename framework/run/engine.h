@@ -1,5 +1,5 @@
 /*
- * ss_engine.h -- the run's state, and the helpers the multi-rank path
+ * engine.h -- the run's state, and the helpers the multi-rank path
  * (engine_par.c) shares with the engine. Main thread unless a comment says
  * otherwise.
  *
@@ -11,18 +11,19 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "../out/ss_funnel.h"
-#include "../out/ss_merge.h"
-#include "../out/ss_out.h"
-#include "../out/ss_output.h"
-#include "../out/ss_side.h"
-#include "../out/ss_store.h"
-#include "../report/ss_report.h"
-#include "../resume/ss_resume.h"
-#include "../step/ss_steps.h"
-#include "../topology/ss_topology.h"
-#include "ss_run.h"
-#include "ss_sched.h"
+#include "../out/funnel.h"
+#include "../out/merge.h"
+#include "../out/out_run.h"
+#include "../out/out_shard.h"
+#include "../out/output_file.h"
+#include "../out/side.h"
+#include "../out/store.h"
+#include "../report/report.h"
+#include "../resume/resume.h"
+#include "../step/steps.h"
+#include "../topology/topology.h"
+#include "run.h"
+#include "sched.h"
 
 /* Progress updates, and (several ranks) the stop-flag check, at most this often. */
 #define TICK_S 0.25

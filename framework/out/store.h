@@ -1,5 +1,5 @@
 /*
- * ss_store.h -- a rank's finished shard outputs, kept until the streaming
+ * store.h -- a rank's finished shard outputs, kept until the streaming
  * merge knows their offsets (store.c). Memory-capped; the rest spills to an
  * already-unlinked file in --tmp-dir.
  *
@@ -8,7 +8,7 @@
 #ifndef SS_STORE_H
 #define SS_STORE_H
 
-#include "ss_spill.h"
+#include "spill.h"
 #include <stddef.h>
 #include <stdint.h>
 

@@ -1,5 +1,5 @@
 /*
- * ss_shard_index.h -- the output's index built from the shards, not by reading
+ * shard_index.h -- the output's index built from the shards, not by reading
  * the finished file back (index_piece.c on the workers, index_merge.c on the
  * output's owner).
  *
@@ -129,7 +129,7 @@ int ss_idx_piece_record(ss_idx_piece_t *p, int32_t tid, hts_pos_t beg, hts_pos_t
 int ss_idx_piece_lines(ss_idx_piece_t *p, const char *text, size_t len, uint64_t text_off,
                        size_t leaving, int final);
 /*
- * SAM, as out.c formats each line (BCF: as index_bcf.c finds each record): a
+ * SAM, as out_shard.c formats each line (BCF: as index_bcf.c finds each record): a
  * record of the shard's text that ends at raw offset end_u, its newline
  * included. Records come in file order. 0, or -1 out of memory.
  */

@@ -1,5 +1,5 @@
 /*
- * ss_steps.h -- the record steps' registry, options and chains
+ * steps.h -- the record steps' registry, options and chains
  * (framework/step/): which steps the program has, the options each adds to a
  * command, and the chain of them a worker opens in front of each input.
  *

@@ -1,11 +1,11 @@
 /*
- * ss_side.h -- a run's side streams (side_out.c) and reductions (reduce.c),
+ * side.h -- a run's side streams (side_out.c) and reductions (reduce.c),
  * the two things a kernel's output may have besides its main stream
  * (ss_out_spec_t.n_streams, .n_values, .n_hists).
  *
  * Side streams: a worker writes each stream's text for its shard into its own
  * buffers (ss_out_stream); after the shard, ss_side_put compresses them (BGZF
- * streams, into whole blocks, as out.c does the main stream) and keeps them
+ * streams, into whole blocks, as out_shard.c does the main stream) and keeps them
  * in a store (store.c: memory, then a spill file). One rank: the main thread
  * appends shard i's pieces to each file as the ordered writer writes shard i.
  * Several ranks: at the end the ranks sum a vector of every piece's size, so
@@ -70,7 +70,7 @@ int ss_side_commit(ss_side_t *s);
 /* Remove whatever was not committed, free. Accepts NULL. Main thread, after the workers. */
 void ss_side_destroy(ss_side_t *s);
 
-/* out.c: which side and worker an output belongs to (set by ss_side_attach). */
+/* out_shard.c: which side and worker an output belongs to (set by ss_side_attach). */
 void ss_out_set_side(ss_out_t *o, ss_side_t *s, int worker);
 ss_side_t *ss_out_get_side(const ss_out_t *o, int *worker);
 

@@ -1,15 +1,13 @@
 /*
- * ss_output.h -- a file the run writes: created under a temporary name and
- * renamed into place on success, removed on failure or a signal (output.c);
- * the check of every path a run writes before any work (outcheck.c); BGZF
- * text and its tabix index (compress.c).
+ * output_file.h -- a file the run writes: created under a temporary name and
+ * renamed into place on success, removed on failure or a signal
+ * (output_file.c).
  *
  * Private to framework/; kernels and io/ must not include it. Used by out/,
- * run/ (the -o output), report/ (the JSON file), resume/ (files of our own),
- * plan/run_files.c (BGZF names) and cli/cli.c (the check).
+ * run/ (the -o output), report/ (the JSON file) and resume/ (files of our own).
  */
-#ifndef SS_OUTPUT_H
-#define SS_OUTPUT_H
+#ifndef SS_OUTPUT_FILE_H
+#define SS_OUTPUT_FILE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -108,25 +106,5 @@ const char *ss_output_index_tmp(ss_output_t *o, const char *ext);
 int ss_output_open_own(const char *path, int flags);
 int ss_output_create_own(const char *path, int flags);
 void ss_output_own_error(const char *shown, const char *path, int err);
-
-/*
- * Check every path the run writes before any work (outcheck.c): -o and
- * --report can be created (with an index name that many bytes longer beside
- * an indexed -o, ss_output_index_ext_len), --tmp-dir is a writable
- * directory, no file the run writes (ss_run_writes) is one it reads
- * (ss_run_reads), and no two of them are the same file. 0, or -1 after
- * ss_error(). Main thread.
- */
-int ss_outputs_check(const ss_common_opts_t *o, const ss_out_spec_t *spec);
-
-/* ---- BGZF text output (compress.c) ---- */
-
-/* 1 if path asks for BGZF-compressed text (.gz, .bgz). */
-int ss_bgzf_wanted(const char *path);
-/* Compress in[0..len) into whole BGZF blocks in *out (reset first). 0 or -1. Any thread. */
-int ss_bgzf_compress_ks(const char *in, size_t len, kstring_t *out, int level);
-/* `tabix -s1 -b2 -e2 [--csi]` on path, the index written to idx_path (a name the caller
- * created). 0 or -1 after ss_error naming final_path. */
-int ss_tabix_index(const char *path, const char *idx_path, const char *final_path, int csi);
 
 #endif

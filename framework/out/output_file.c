@@ -1,5 +1,5 @@
 /*
- * output.c -- an output file (-o, --report): written under a temporary name
+ * output_file.c -- an output file (-o, --report): written under a temporary name
  * in the same directory and renamed into place only when the whole run
  * succeeded, so a failed or interrupted run never leaves a FILE that looks
  * complete (and an existing FILE stays untouched). Without -o, or when FILE
@@ -39,8 +39,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../run/ss_run.h"
-#include "ss_output.h"
+#include "../run/run.h"
+#include "compress.h"
+#include "output_file.h"
 
 const unsigned char ss_bgzf_eof[28] = {
     0x1f, 0x8b, 0x08, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0x06, 0x00, 0x42, 0x43,

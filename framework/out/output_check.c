@@ -1,5 +1,5 @@
 /*
- * outcheck.c -- every path the run will write, checked before any work:
+ * output_check.c -- every path the run will write, checked before any work:
  * -o and --report (and the index beside a .gz -o) must be creatable where
  * they go, --tmp-dir must be a writable directory, and no file the run
  * writes (-o and its index, --report, the side streams and the kernel's
@@ -20,9 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../plan/ss_plan.h"
-#include "ss_out.h"
-#include "ss_output.h"
+#include "../plan/plan.h"
+#include "output_check.h"
+#include "output_file.h"
 
 typedef struct {
     int exists;

@@ -1,20 +1,17 @@
 /*
- * ss_out.h -- the run's output (out_run.c) and each worker's shard output
- * (out.c). The engine builds one ss_out_run_t on the main thread before the
- * workers start; from then on it is read-only and shared. Each worker owns
- * one ss_out_t.
+ * out_run.h -- the run's output (out_run.c): what the file is, its header,
+ * trailer and index. The engine builds one ss_out_run_t on the main thread
+ * before the workers start; from then on it is read-only and shared.
  *
  * Private to framework/out/ and framework/run/; kernels and io/ must not include it.
  */
-#ifndef SS_OUT_H
-#define SS_OUT_H
+#ifndef SS_OUT_RUN_H
+#define SS_OUT_RUN_H
 
 #include <stdatomic.h>
 
-#include "ss_ordered.h"
-#include "ss_output.h"
-#include "ss_shard_index.h"
-#include "ss_spill.h"
+#include "output_file.h"
+#include "shard_index.h"
 
 struct ss_out_run_s {
     ss_out_format_t format;
@@ -90,35 +87,5 @@ int ss_out_run_index_tabix(const ss_out_run_t *r, ss_output_t *out, const char *
  * (then it is read back too). Output owner, main thread.
  */
 ss_idx_merge_t *ss_out_run_index_merge(const ss_out_run_t *r, uint64_t header_len, int text_csi);
-
-/*
- * A worker's output. ss_out_init: NULL after ss_error(); bufs hands out the
- * shard buffers and holds their memory budget (ss_ordered.h): a buffer grows
- * within it and spills its bytes past it. begin binds the
- * shard and the buffer the ordered writer gave (cleared; 0, or -1 after
- * ss_error()); end finishes the
- * shard's bytes in buf (moving records sorted and kept by ownership, the
- * last BGZF block, CRAM containers, text compressed); abort drops a failed
- * shard's state. Worker thread that owns o.
- */
-ss_out_t *ss_out_init(const ss_out_run_t *r, ss_ordered_t *bufs);
-void ss_out_destroy(ss_out_t *o);
-int ss_out_begin(ss_out_t *o, const ss_shard_t *sh, kstring_t *buf);
-int ss_out_end(ss_out_t *o);
-void ss_out_abort(ss_out_t *o);
-/*
- * After end: the shard's leading bytes that left memory (ss_spill.h), which
- * come before buf's; the caller owns the file from now on. fd -1 if none.
- */
-ss_spill_t ss_out_take_spill(ss_out_t *o);
-/*
- * After end: the shard's index piece (ss_shard_index.h) into *piece, whose old
- * bytes it frees; empty when the run notes nothing or the piece is unusable
- * (then the index is built from the file).
- */
-void ss_out_take_index(ss_out_t *o, kstring_t *piece);
-
-/* The directory part of path into buf: "." when it has none, "/" for the root. Any thread. */
-void ss_out_dir_of(const char *path, char *buf, size_t size);
 
 #endif

@@ -1,10 +1,10 @@
 /*
- * ss_plan.h -- what the job keeps for the framework beyond the public API
+ * plan.h -- what the job keeps for the framework beyond the public API
  * (job.c: the planning input, its index, the indexes' tally, the steps'
  * reach) and the list of files a run reads and writes (run_files.c).
  *
  * Private to framework/; kernels and io/ must not include it. Used by plan/,
- * step/ (the reach), run/ (the tally and reach), out/outcheck.c and
+ * step/ (the reach), run/ (the tally and reach), out/output_check.c and
  * resume/ (the files).
  */
 #ifndef SS_PLAN_H

@@ -1,5 +1,5 @@
 /*
- * ss_funnel.h -- a multi-rank run's output to standard output, which rank 0
+ * funnel.h -- a multi-rank run's output to standard output, which rank 0
  * writes in shard order while the other ranks send it their shards when
  * asked (funnel.c). Main thread only; it calls MPI through comm.c.
  *
@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ss_output.h"
-#include "ss_store.h"
+#include "output_file.h"
+#include "store.h"
 
 typedef struct ss_funnel_s ss_funnel_t;
 

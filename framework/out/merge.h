@@ -1,5 +1,5 @@
 /*
- * ss_merge.h -- the streaming, collective, ordered merge of a multi-rank run
+ * merge.h -- the streaming, collective, ordered merge of a multi-rank run
  * (merge.c). Main thread only; it calls MPI through comm.c.
  *
  * Private to framework/out/ and framework/run/ (the multi-rank sink); kernels and io/ must
@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ss_output.h"
-#include "ss_store.h"
+#include "output_file.h"
+#include "store.h"
 
 typedef struct ss_merge_s ss_merge_t;
 

@@ -1,5 +1,5 @@
 /*
- * ss_report.h -- --report FILE.json: the per-worker, per-shard and per-rank
+ * report.h -- --report FILE.json: the per-worker, per-shard and per-rank
  * statistics a run collects, gathered to rank 0 (report_ranks.c) and written
  * as JSON (report.c, report_shards.c).
  *
@@ -14,9 +14,9 @@
 #include <stdio.h>
 
 #include "../../alloc/ss_count.h"
-#include "../out/ss_output.h"
+#include "../out/output_file.h"
 #include "../ss_framework.h"
-#include "../topology/ss_topology.h"
+#include "../topology/topology.h"
 
 /* The report's format: bumped when a field changes meaning or goes away. */
 #define SS_REPORT_SCHEMA 3
