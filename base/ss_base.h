@@ -1,7 +1,8 @@
 /*
  * ss_base.h -- what every module of seqshard shares and that depends on no
- * other module: the run's one error and warnings (error.c). io/, alloc/,
- * framework/ and kernels/ include it; it includes nothing of theirs.
+ * other module: the run's one error and warnings (error.c), and standard
+ * error silenced for a while (quiet.c). io/, alloc/, framework/ and kernels/
+ * include it; it includes nothing of theirs.
  *
  * Threading: every function here may be called from any thread, except the
  * setters marked "main thread".
@@ -35,5 +36,15 @@ void ss_error_set_prefix(const char *prefix);
 void ss_error_defer(int on);
 void ss_error_flush(void);
 void ss_error_quiet(void);
+
+/*
+ * Send standard error (the descriptor: htslib's lines and ss_error()'s too)
+ * to /dev/null until ss_quiet_end(saved). Returns the saved descriptor to
+ * hand to ss_quiet_end, or -1 when it could not be saved (then nothing
+ * changed, and ss_quiet_end(-1) does nothing). Main thread, with no worker
+ * running: the whole process's stderr changes.
+ */
+int ss_quiet_begin(void);
+void ss_quiet_end(int saved);
 
 #endif

@@ -5,8 +5,8 @@
  */
 #include <sys/stat.h>
 
-#include "../framework/cli/ss_cli.h"
-#include "../framework/plan/ss_plan.h"
+#include "../framework/cli/cli.h"
+#include "../framework/plan/plan.h"
 #include "ss_testutil.h"
 
 static void test_sizes(void)

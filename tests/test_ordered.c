@@ -8,7 +8,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
-#include "../framework/run/ss_sched.h"
+#include "../framework/run/sched.h"
 #include "ss_testutil.h"
 
 #define N_SHARDS 3000

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../framework/resume/ss_resume.h"
+#include "../framework/resume/resume.h"
 #include "ss_testutil.h"
 
 static char dir[256];

@@ -1,6 +1,6 @@
 /*
  * test_shard_index.c -- the output's index merged from the shards' pieces
- * (framework/out/ss_shard_index.h): pieces with offsets relative to their
+ * (framework/out/shard_index.h): pieces with offsets relative to their
  * shard, shifted by each shard's file offset, give the bytes of an index
  * built from the whole file's absolute offsets (BAM records, .csi and .bai)
  * and of tabix's own index of the same file (text lines, .tbi and .csi),
@@ -14,8 +14,9 @@
 #include <htslib/tbx.h>
 #include <htslib/vcf.h>
 
-#include "../framework/out/ss_output.h"
-#include "../framework/out/ss_shard_index.h"
+#include "../framework/out/compress.h"
+#include "../framework/out/shard_index.h"
+#include "../framework/ss_framework.h"
 #include "ss_testutil.h"
 
 /* A record of the synthetic layout: where it starts, relative to its shard. */
@@ -209,7 +210,7 @@ static size_t next_line(const kstring_t *t, size_t at, kstring_t *line)
     return (size_t)(nl - t->s) + 1;
 }
 
-/* SAM: each line of the shard's text noted as out.c notes it, at the raw offset after it. */
+/* SAM: each line of the shard's text noted as out_shard.c notes it, at the raw offset after it. */
 static void note_sam(ss_idx_piece_t *p, const kstring_t *t)
 {
     bam1_t *b = bam_init1();
@@ -226,7 +227,7 @@ static void note_sam(ss_idx_piece_t *p, const kstring_t *t)
 }
 
 /*
- * One shard's text as out.c hands it over: `cuts` spills of whole blocks
+ * One shard's text as out_shard.c hands it over: `cuts` spills of whole blocks
  * (a line may straddle each), then the rest; its bytes appended to file.
  */
 static void text_shard(ss_idx_piece_t *p, ss_idx_kind_t kind, const kstring_t *t, int cuts,

@@ -10,8 +10,8 @@
 #include <htslib/bgzf.h>
 #include <htslib/tbx.h>
 
-#include "../framework/out/ss_output.h"
-#include "../framework/out/ss_side.h"
+#include "../framework/out/compress.h"
+#include "../framework/out/side.h"
 #include "ss_testutil.h"
 
 static void test_identity_and_combine(void)

@@ -9,7 +9,7 @@
  */
 #include <sys/stat.h>
 
-#include "../framework/step/ss_steps.h"
+#include "../framework/step/steps.h"
 #include "ss_testutil.h"
 
 /* ---- two test steps: "tag" adds 1 to a counter per record; "late" does nothing ---- */

@@ -7,7 +7,7 @@
  */
 #include <pthread.h>
 
-#include "../framework/out/ss_store.h"
+#include "../framework/out/store.h"
 #include "ss_testutil.h"
 
 /* Piece i's bytes: its length and content follow from i alone. */

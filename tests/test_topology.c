@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "framework/ss_framework.h"
-#include "framework/topology/ss_topology.h"
+#include "framework/topology/topology.h"
 #include "ss_testutil.h"
 
 #define SYNTH "pack:2 numa:2 core:8 pu:1"

@@ -15,37 +15,12 @@
 #include <htslib/hts.h>
 
 #include "../../alloc/ss_alloc.h"
-#include "../comm/ss_comm.h"
-#include "../out/ss_output.h"
-#include "../run/ss_run.h"
-#include "../step/ss_steps.h"
-#include "../topology/ss_topology.h"
-#include "ss_cli.h"
-
-/*
- * Under mpirun every rank parses the same command line; let only rank 0 print
- * usage errors, so a typo gives one line, not one per rank.
- */
-static int quiet_stderr_off_rank0(void)
-{
-    if (ss_comm_rank() == 0)
-        return -1;
-    int saved = dup(STDERR_FILENO);
-    int null = open("/dev/null", O_WRONLY);
-    if (saved >= 0 && null >= 0)
-        dup2(null, STDERR_FILENO);
-    if (null >= 0)
-        close(null);
-    return saved;
-}
-
-static void restore_stderr(int saved)
-{
-    if (saved >= 0) {
-        dup2(saved, STDERR_FILENO);
-        close(saved);
-    }
-}
+#include "../comm/comm.h"
+#include "../out/output_check.h"
+#include "../run/run.h"
+#include "../step/steps.h"
+#include "../topology/topology.h"
+#include "cli.h"
 
 /*
  * Ranks must agree that setup worked before any collective step, or a rank
@@ -169,9 +144,11 @@ static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
      * (several per failure, per thread) are shown only with SEQSHARD_HTS_LOG=1 */
     if (!ss_env_on("SEQSHARD_HTS_LOG"))
         hts_set_log_level(HTS_LOG_OFF);
-    int saved = quiet_stderr_off_rank0();
+    /* under mpirun every rank parses the same command line; only rank 0 prints
+     * usage errors, so a typo gives one line, not one per rank */
+    int saved = ss_comm_rank() == 0 ? -1 : ss_quiet_begin();
     int r = k->parse(argc - 1, argv + 1, &co, &kopts);
-    restore_stderr(saved);
+    ss_quiet_end(saved);
     /* the shared output options, which prepare may still change */
     spec.level = co.out_level;
     spec.write_index = co.write_index;

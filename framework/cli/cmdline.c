@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../step/ss_steps.h"
+#include "../step/steps.h"
 
 /* The value getopt_long returns for the i-th described option's long form. */
 #define LONG_BASE 0x10000

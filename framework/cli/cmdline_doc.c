@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "../step/ss_steps.h"
+#include "../step/steps.h"
 
 #define HELP_WIDTH    80
 #define HELP_TEXT_COL 26 /* where an option's text starts in --help */

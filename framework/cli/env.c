@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ss_cli.h"
+#include "cli.h"
 
 typedef enum { ENV_COUNT, ENV_SIZE, ENV_SECONDS, ENV_FLAG, ENV_CHOICE, ENV_PRECISION } env_kind_t;
 

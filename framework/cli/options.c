@@ -11,9 +11,9 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "../step/ss_steps.h"
-#include "../topology/ss_topology.h"
-#include "ss_cli.h"
+#include "../step/steps.h"
+#include "../topology/topology.h"
+#include "cli.h"
 
 #define MAX_THREADS 4096
 #define MIN_SHARD_SIZE 1000

@@ -1,5 +1,5 @@
 /*
- * comm.c -- the one compilation unit that calls MPI (see ss_comm.h).
+ * comm.c -- the one compilation unit that calls MPI (see comm.h).
  *
  * One RMA window on rank 0 holds 2 + n_shards 64-bit words: word 0 counts
  * shards handed out, word 1 is the stop flag (failing rank + 1), and word
@@ -29,7 +29,7 @@
 #endif
 
 #include "../../base/ss_base.h"
-#include "ss_comm.h"
+#include "comm.h"
 
 /* One rank: the gather is a copy. */
 static int local_gatherv(const void *in, size_t len, void **out, size_t *out_len)

@@ -26,8 +26,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../cli/ss_cli.h"
-#include "ss_comm.h"
+#include "../cli/cli.h"
+#include "comm.h"
 
 /* Launcher options that change what its standard output receives: keep the pipe. */
 static int launcher_rewrites(void)

@@ -14,7 +14,8 @@
 #include <htslib/bgzf.h>
 #include <htslib/tbx.h>
 
-#include "ss_output.h"
+#include "../../base/ss_base.h"
+#include "compress.h"
 
 int ss_bgzf_wanted(const char *path)
 {

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../comm/ss_comm.h"
-#include "ss_funnel.h"
+#include "../comm/comm.h"
+#include "funnel.h"
 
 /* One message of a piece: rank 0 writes each as it comes. */
 #define CHUNK ((size_t)4 << 20)

@@ -1,6 +1,6 @@
 /*
  * index_patch.c -- the records the shards' pieces left out (runs: see
- * ss_shard_index.h) added to each contig's pseudo-bin counts in the index
+ * shard_index.h) added to each contig's pseudo-bin counts in the index
  * htslib saved.
  *
  * htslib counts a contig's mapped and unmapped records one hts_idx_push at a

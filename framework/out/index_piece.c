@@ -1,6 +1,6 @@
 /*
  * index_piece.c -- a worker's notes for the output's index, one shard at a
- * time (ss_shard_index.h says why the notes are a stream of entries).
+ * time (shard_index.h says why the notes are a stream of entries).
  *
  * Layout of a piece: a fixed header (PIECE_HEAD bytes, little-endian u64s:
  * kind, shard length, raw length, entries, blocks, where the block table
@@ -144,7 +144,7 @@ static int write_note(ss_idx_piece_t *p, const ss_idx_note_t *r, uint64_t run_m,
 /*
  * Whether r lies in the same windows as the record noted before it, on the
  * same contig and not before it: then it changes neither bin nor linear
- * index (ss_shard_index.h). Positions as hts_idx_push shoehorns them.
+ * index (shard_index.h). Positions as hts_idx_push shoehorns them.
  */
 static int joins_run(const ss_idx_piece_t *p, const ss_idx_note_t *r, hts_pos_t wbeg,
                      hts_pos_t wend)

@@ -6,7 +6,7 @@
 #ifndef SS_INDEX_PIECE_H
 #define SS_INDEX_PIECE_H
 
-#include "ss_shard_index.h"
+#include "shard_index.h"
 
 /* Header fields, u64 little-endian each: kind, shard_len, raw_len, n_ent, n_blocks, table_off. */
 #define PIECE_FIELDS 6
@@ -37,7 +37,7 @@ typedef struct {
 
 /*
  * Note a record: written at once, or held back while it joins a run
- * (ss_shard_index.h says why that is exact). 0, or -1 out of memory.
+ * (shard_index.h says why that is exact). 0, or -1 out of memory.
  */
 int ss_idx_note(ss_idx_piece_t *p, const ss_idx_note_t *r);
 /* Write the record held back, if any (before a meta entry, or at the shard's end). 0 or -1. */

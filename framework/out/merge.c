@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../comm/ss_comm.h"
-#include "ss_merge.h"
+#include "../comm/comm.h"
+#include "merge.h"
 
 /* Sizes read per MPI call: small while waiting (one size is usually what is
  * missing), doubled while whole chunks come back known (catching up). */
@@ -67,7 +67,7 @@ struct ss_merge_s {
     void *written_ctx;
 };
 
-/* Rank 0's temporary is the resumable one: a signal keeps it (output.c). */
+/* Rank 0's temporary is the resumable one: a signal keeps it (output_file.c). */
 static int is_fixed_tmp(const char *tmp)
 {
     size_t l = strlen(tmp), s = strlen(SS_OUTPUT_TMP_FIXED);

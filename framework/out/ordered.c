@@ -34,7 +34,7 @@
 #include <time.h>
 
 #include "../../alloc/ss_alloc.h"
-#include "ss_ordered.h"
+#include "ordered.h"
 
 /* A buffer and the worker group whose node holds its pages. */
 typedef struct {

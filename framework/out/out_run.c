@@ -21,8 +21,9 @@
 #include <htslib/thread_pool.h>
 #include <htslib/vcf.h>
 
-#include "../cli/ss_cli.h"
-#include "ss_out.h"
+#include "../cli/cli.h"
+#include "compress.h"
+#include "out_run.h"
 
 static int ends_with(const char *s, const char *suffix)
 {

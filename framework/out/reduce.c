@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../comm/ss_comm.h"
-#include "ss_side.h"
+#include "../comm/comm.h"
+#include "side.h"
 
 typedef struct {
     int64_t *v;     /* [n] */

@@ -23,7 +23,7 @@
 #include <htslib/khash.h>
 #include <htslib/tbx.h>
 
-#include "ss_side.h"
+#include "side.h"
 
 typedef struct {
     hts_pos_t beg, end;

@@ -2,7 +2,7 @@
  * side_out.c -- a run's side streams: files besides the main output, each
  * in shard order like it, BGZF-compressed by the worker that made the shard
  * and CSI-indexed as tabix -p bed --csi indexes them; and the small files a
- * kernel's finish hook writes from the reductions (reduce.c). See ss_side.h
+ * kernel's finish hook writes from the reductions (reduce.c). See side.h
  * for the flow and the threads.
  *
  * Invariants: piece[k * n_shards + i] is the store's piece number of stream
@@ -20,12 +20,14 @@
 
 #include <htslib/tbx.h>
 
-#include "../cli/ss_cli.h"
-#include "../comm/ss_comm.h"
-#include "../run/ss_run.h"
-#include "ss_out.h"
-#include "ss_side.h"
-#include "ss_store.h"
+#include "../cli/cli.h"
+#include "../comm/comm.h"
+#include "../run/run.h"
+#include "compress.h"
+#include "output_check.h"
+#include "output_file.h"
+#include "side.h"
+#include "store.h"
 
 /* Several ranks: pieces kept in memory before spilling, per worker and for the rank. */
 #define STORE_PER_WORKER ((size_t)32 << 20)

@@ -1,6 +1,6 @@
 /*
  * spill.c -- a shard's output past the output memory budget, in a temporary
- * file of its own (ss_spill.h). Written by the worker making the shard, read
+ * file of its own (spill.h). Written by the worker making the shard, read
  * back once by the main thread that writes the shard out, then closed.
  */
 #define _GNU_SOURCE
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "../../base/ss_base.h"
-#include "ss_spill.h"
+#include "spill.h"
 
 /* Read back in pieces of this size: the copy's only buffer. */
 #define COPY_CHUNK ((size_t)1 << 20)

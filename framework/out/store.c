@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "../../base/ss_base.h"
-#include "ss_store.h"
+#include "store.h"
 
 typedef struct {
     int idx;

@@ -16,9 +16,9 @@
 #include <htslib/cram.h>
 #include <htslib/faidx.h>
 
-#include "../comm/ss_comm.h"
-#include "../step/ss_steps.h"
-#include "ss_plan.h"
+#include "../comm/comm.h"
+#include "../step/steps.h"
+#include "plan.h"
 
 /*
  * htslib 1.16 (cram/cram_io.c, cram_populate_ref) looks a CRAM's reference up

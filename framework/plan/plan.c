@@ -38,8 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cli/ss_cli.h"
-#include "ss_plan.h"
+#include "../cli/cli.h"
+#include "plan.h"
 
 #define GRID_SHIFT 14                /* 16 kb cells, the BAI linear index's */
 #define GRID ((hts_pos_t)1 << GRID_SHIFT)

@@ -1,7 +1,7 @@
 /*
  * run_files.c -- the files a run reads and the files it writes, each with
  * what it is, in one list each: --resume's identity (resume.c) and the clash
- * check before any work (outcheck.c) read the same lists, so a file a kernel
+ * check before any work (output_check.c) read the same lists, so a file a kernel
  * registers (ss_common_add_read, ss_common_add_write) is covered by both.
  *
  * The lists name every file that may be read or written, whether or not it
@@ -11,14 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../out/ss_output.h"
-#include "ss_plan.h"
+#include "../out/compress.h"
+#include "plan.h"
 
 /* The index names htslib may load for an input: beside it, or in place of its extension. */
 static const char *const input_index_ext[] = {".bai", ".csi", ".crai"};
 /* The index names tabix and bcftools index load for a VCF/BCF (hts_idx_load). */
 static const char *const vcf_index_ext[] = {".tbi", ".csi"};
-/* The index names an index builder writes beside an output (output.c renames them too). */
+/* The index names an index builder writes beside an output (output_file.c renames them too). */
 static const char *const output_index_ext[] = {".tbi", ".csi", ".crai"};
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))

@@ -16,11 +16,11 @@
 #include <sys/stat.h>
 
 #include "../../alloc/ss_alloc.h"
-#include "../cli/ss_cli.h"
-#include "../comm/ss_comm.h"
-#include "../run/ss_run.h"
-#include "../step/ss_steps.h"
-#include "ss_report.h"
+#include "../cli/cli.h"
+#include "../comm/comm.h"
+#include "../run/run.h"
+#include "../step/steps.h"
+#include "report.h"
 
 void ss_json_str(FILE *fp, const char *s)
 {

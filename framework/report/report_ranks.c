@@ -9,8 +9,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "../comm/ss_comm.h"
-#include "ss_report.h"
+#include "../comm/comm.h"
+#include "report.h"
 
 static double tv_s(struct timeval t)
 {

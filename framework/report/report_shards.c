@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../run/ss_run.h"
-#include "ss_report.h"
+#include "../run/run.h"
+#include "report.h"
 
 /* "ctgA:1-4096" (1-based, inclusive) or "*" for the unplaced reads. */
 static void region_text(char *buf, size_t size, const ss_report_t *r, const ss_shard_t *sh)

@@ -1,5 +1,5 @@
 /*
- * resume.c -- the run's resume state (ss_resume.h): what identifies a run,
+ * resume.c -- the run's resume state (resume.h): what identifies a run,
  * which shards of an interrupted run's temporary output can be trusted, and
  * the records this run appends as it writes shards.
  *
@@ -27,10 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../cli/ss_cli.h"
-#include "../comm/ss_comm.h"
-#include "../plan/ss_plan.h"
-#include "ss_resume.h"
+#include "../cli/cli.h"
+#include "../comm/comm.h"
+#include "../plan/plan.h"
+#include "resume.h"
 
 struct ss_resume_s {
     int n;                /* shards in the plan */

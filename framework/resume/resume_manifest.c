@@ -1,5 +1,5 @@
 /*
- * resume_manifest.c -- the resume manifest's file format (ss_resume.h): a text
+ * resume_manifest.c -- the resume manifest's file format (resume.h): a text
  * header, so `head` shows what a manifest belongs to, then fixed-size binary
  * records, appended in batches after the output's bytes were synced.
  *
@@ -29,7 +29,7 @@
 #include <libdeflate.h>
 #endif
 
-#include "ss_resume.h"
+#include "resume.h"
 
 #define MAGIC_LINE "seqshard-resume 2\n"
 #define REC_MAGIC  0x43525353u /* "SSRC" */

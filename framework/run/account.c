@@ -25,9 +25,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "../comm/ss_comm.h"
-#include "../plan/ss_plan.h"
-#include "ss_engine.h"
+#include "../comm/comm.h"
+#include "../plan/plan.h"
+#include "engine.h"
 
 struct ss_acct_s {
     const ss_job_t *job;

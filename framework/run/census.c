@@ -19,11 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../comm/ss_comm.h"
-#include "../plan/ss_plan.h"
-#include "../step/ss_steps.h"
-#include "ss_engine.h"
-#include "ss_run.h"
+#include "../comm/comm.h"
+#include "../plan/plan.h"
+#include "../step/steps.h"
+#include "engine.h"
+#include "run.h"
 
 typedef struct {
     engine_t *e;

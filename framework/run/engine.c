@@ -46,10 +46,10 @@
 #include <unistd.h>
 
 #include "../../alloc/ss_alloc.h"
-#include "../cli/ss_cli.h"
-#include "../comm/ss_comm.h"
-#include "../plan/ss_plan.h"
-#include "ss_engine.h"
+#include "../cli/cli.h"
+#include "../comm/comm.h"
+#include "../plan/plan.h"
+#include "engine.h"
 
 /* Multi-rank: finished outputs kept in memory per worker before spilling. */
 #define STORE_MEM_PER_WORKER ((size_t)128 << 20)

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "../comm/ss_comm.h"
-#include "ss_engine.h"
+#include "../comm/comm.h"
+#include "engine.h"
 
 /* The report's figures from what setup decided and what the workers did. */
 static void report_fill(const engine_t *e, const setup_t *s, double t0, ss_report_t *r)

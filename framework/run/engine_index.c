@@ -1,6 +1,6 @@
 /*
  * engine_index.c -- the output's index from the shards' pieces
- * (out/ss_shard_index.h), without reading the output back.
+ * (out/shard_index.h), without reading the output back.
  *
  * Each worker leaves its shard's piece in e->ipieces[idx]. One rank: the
  * main thread adds each piece as it writes the shard, at the offset it
@@ -26,8 +26,8 @@
 #include <strings.h>
 #include <time.h>
 
-#include "../comm/ss_comm.h"
-#include "ss_engine.h"
+#include "../comm/comm.h"
+#include "engine.h"
 
 int ss_engine_index_init(engine_t *e, int n_shards)
 {

@@ -5,8 +5,8 @@
  */
 #include <string.h>
 
-#include "../comm/ss_comm.h"
-#include "ss_engine.h"
+#include "../comm/comm.h"
+#include "engine.h"
 
 /*
  * The output, and with -o FILE the resume state: shards an earlier run wrote

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../comm/ss_comm.h"
-#include "../out/ss_store.h"
-#include "ss_engine.h"
-#include "ss_sched.h"
+#include "../comm/comm.h"
+#include "../out/store.h"
+#include "engine.h"
+#include "sched.h"
 
 /* How often a rank whose pieces wait for other ranks' sizes looks again.
  * Sizes change only when some rank finishes a shard, so 10 ms costs nothing

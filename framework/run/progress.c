@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ss_run.h"
+#include "run.h"
 
 #define TTY_INTERVAL 0.25
 #define LOG_INTERVAL 30.0

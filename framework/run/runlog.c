@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "../../base/ss_base.h"
-#include "ss_run.h"
+#include "run.h"
 
 static struct {
     int on;        /* a batch log on rank 0, not quiet: the started line too */

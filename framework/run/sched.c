@@ -6,7 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "ss_sched.h"
+#include "sched.h"
 
 typedef struct {
     ss_sched_t ops;     /* first: the struct is used through a pointer to ops */

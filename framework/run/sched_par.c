@@ -21,8 +21,8 @@
 #include <time.h>
 
 #include "../../base/ss_base.h"
-#include "../comm/ss_comm.h"
-#include "ss_sched.h"
+#include "../comm/comm.h"
+#include "sched.h"
 
 typedef struct {
     ss_sched_t ops; /* first: used through a pointer to ops */

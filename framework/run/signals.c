@@ -26,7 +26,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "ss_run.h"
+#include "run.h"
 
 /* Files one process may have to remove: the output and its index names (4), a
  * guarded rank-0 output and its (4), the report and its (4). */

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "../../base/ss_base.h"
-#include "ss_run.h"
+#include "run.h"
 
 int ss_slurm_cpus(int cores)
 {

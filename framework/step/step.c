@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../plan/ss_plan.h"
-#include "ss_steps.h"
+#include "../plan/plan.h"
+#include "steps.h"
 
 static const ss_step_t *registry[SS_STEPS_MAX]; /* by order: nearest the file first */
 static int n_registry;

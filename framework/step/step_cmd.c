@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ss_steps.h"
+#include "steps.h"
 
 #define OPTS_MAX 24 /* a step's options, with --NAME and the end mark */
 

@@ -6,13 +6,13 @@
  * Plans are computed from that summary only, so the placement logic is the
  * same for this machine and for synthetic topologies (the tests).
  *
- * Policy (see ss_topology.h and docs/locality.md): workers are split among
+ * Policy (see topology.h and docs/locality.md): workers are split among
  * NUMA nodes in proportion to each node's usable cores (largest remainder),
  * in contiguous blocks of worker ids; within a node, worker k takes the
  * node's k-th core (modulo the node's cores when cores are shared).
  */
 #define _GNU_SOURCE
-#include "ss_topology.h"
+#include "topology.h"
 
 #include <errno.h>
 #include <stdatomic.h>

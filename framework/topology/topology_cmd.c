@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "../ss_framework.h"
-#include "ss_topology.h"
+#include "topology.h"
 
 #define OPT_BIND 0x2001
 #define OPT_SYNTHETIC 0x2002

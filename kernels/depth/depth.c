@@ -27,7 +27,7 @@ typedef struct {
     int zeros_everywhere;   /* -aa, or -a with -r: positions without reads print as 0 */
     unsigned char *counted; /* -a alone: [nref] 1 if the contig has a read that counts */
     char *header;           /* -H: the line the output opens with (the framework copies it) */
-    md_run_t *md;           /* --mosdepth */
+    mos_run_t *mos;         /* --mosdepth */
 } dp_run_t;
 
 typedef struct {
@@ -47,14 +47,14 @@ typedef struct {
     const hts_pair_pos_t *bed;  /* the shard contig's -b intervals, and the cursor */
     int bed_n, bed_k;
     uint64_t reads, rows;
-    md_worker_t *md;        /* --mosdepth: the rest is unused */
+    mos_worker_t *mos;      /* --mosdepth: the rest is unused */
 } dp_worker_t;
 
 static void opts_free(void *kopts)
 {
     dp_opts_t *o = kopts;
     if (o)
-        md_opts_free(o->md);
+        mos_opts_free(o->mos);
     free(o);
 }
 
@@ -64,7 +64,7 @@ static void run_free(void *run)
     if (r) {
         free(r->counted);
         free(r->header);
-        md_run_free(r->md);
+        mos_run_free(r->mos);
     }
     free(r);
 }
@@ -156,8 +156,8 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
     dp_run_t *r = calloc(1, sizeof(*r));
     if (!(*run = r))
         return ss_error("out of memory preparing depth"), -1;
-    if (o->md)
-        return md_prepare(o->md, job, &r->md, out);
+    if (o->mos)
+        return mos_prepare(o->mos, job, &r->mos, out);
     int region = ss_job_region(job) != NULL;
     r->zeros_everywhere = o->all >= 2 || (o->all && region);
     out->format = SS_FMT_TEXT;
@@ -180,7 +180,7 @@ static void worker_destroy(void *ws)
     dp_worker_t *w = ws;
     if (!w)
         return;
-    md_worker_destroy(w->md);
+    mos_worker_destroy(w->mos);
     for (int i = 0; i < w->n; i++) {
         if (w->b && w->b[i])
             bam_destroy1(w->b[i]);
@@ -205,8 +205,8 @@ static int worker_init(void **ws, const void *kopts, const void *run, const ss_j
         return ss_error("out of memory starting a depth worker"), -1;
     w->o = kopts, w->run = run, w->job = job, w->rd = rd;
     w->hdr = ss_job_header(job);
-    if (w->o->md)
-        return md_worker_init(&w->md, w->o->md, w->run->md, rd) < 0
+    if (w->o->mos)
+        return mos_worker_init(&w->mos, w->o->mos, w->run->mos, rd) < 0
                    ? (ss_error("out of memory starting a depth worker"), -1)
                    : 0;
     w->n = ss_job_inputs(job)->n;
@@ -402,14 +402,14 @@ static int finish(const void *kopts, const void *run, ss_finish_t *fin)
 {
     const dp_opts_t *o = kopts;
     const dp_run_t *r = run;
-    return o->md ? md_finish(o->md, r->md, fin) : 0;
+    return o->mos ? mos_finish(o->mos, r->mos, fin) : 0;
 }
 
 static int process(void *ws, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats_t *st)
 {
     dp_worker_t *w = ws;
-    if (w->md)
-        return md_process(w->md, sh, out, st);
+    if (w->mos)
+        return mos_process(w->mos, sh, out, st);
     kstring_t *text = ss_out_text(out);
     const char *ctg = sam_hdr_tid2name(w->hdr, sh->tid);
     hts_pos_t len = sam_hdr_tid2len(w->hdr, sh->tid);

@@ -38,7 +38,7 @@ typedef struct {
     int header;         /* -H: print "#CHROM\tPOS\t<inputs>" first */
     int overlaps;       /* -s: a later mate does not count where an earlier one did */
     int custom_index;   /* -X: index files follow the inputs */
-    struct md_opts_s *md; /* --mosdepth: mosdepth's files instead (mosdepth.h) */
+    struct mos_opts_s *mos; /* --mosdepth: mosdepth's files instead (mosdepth.h) */
 } dp_opts_t;
 
 void dp_opts_default(dp_opts_t *o);

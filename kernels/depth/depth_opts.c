@@ -136,7 +136,7 @@ static int apply(void *ctx, int c, const char *arg)
     case 'T': return ss_opt_string(&co->reference, arg);
     case O_FMTOPT: return add_fmt_opt(co, arg);
     case 'h': dp_usage(stdout); return 1;
-    default: /* --mosdepth is parsed by md_parse, which wants_mosdepth chose */
+    default: /* --mosdepth is parsed by mos_parse, which wants_mosdepth chose */
         fprintf(stderr, "seqshard depth: internal: option %d has no handler\n", c);
         return -1;
     }
@@ -199,7 +199,7 @@ int dp_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         return SS_EXIT_USAGE;
     dp_opts_default(o);
     if (wants_mosdepth(argc, argv)) /* its own letters: -n, -x, -F, -i, -m mean mosdepth's */
-        return md_parse(argc, argv, co, &o->md);
+        return mos_parse(argc, argv, co, &o->mos);
     void *ctx[2] = {o, co};
     int r = ss_cmd_parse(&dp_cmd, argc, argv, co, apply, ctx);
     if (r != 0)

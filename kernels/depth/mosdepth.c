@@ -31,7 +31,7 @@ typedef struct {
     const char *name;
     double mean; /* sum of depth / (end - beg), in position order */
     int64_t len, sum, min, max;
-    uint32_t *med; /* -m, while being read: [MD_MEDIAN_BINS] */
+    uint32_t *med; /* -m, while being read: [MOS_MEDIAN_BINS] */
     int64_t med_n;
     double value; /* the printed mean or median */
     int64_t *thr; /* [n_thresholds] */
@@ -43,11 +43,11 @@ typedef struct {
     int owned, open;
 } run_t;
 
-struct md_worker_s {
-    const md_opts_t *o;
-    const md_run_t *run;
+struct mos_worker_s {
+    const mos_opts_t *o;
+    const mos_run_t *run;
     ss_reader_t *rd;
-    md_counter_t *cnt;
+    mos_counter_t *cnt;
     racc_t *acc;
     int n_acc, m_acc;
     int64_t *thr;        /* the regions' threshold counts, [m_acc * n_thresholds] */
@@ -73,7 +73,7 @@ static inline void put_u(kstring_t *s, uint64_t v)
 }
 
 /* "CONTIG\tbeg\tend\t" with room for 64 more bytes. 0, or -1 out of memory. */
-static int line_start(md_worker_t *w, kstring_t *s, hts_pos_t beg, hts_pos_t end)
+static int line_start(mos_worker_t *w, kstring_t *s, hts_pos_t beg, hts_pos_t end)
 {
     if (ks_resize(s, s->l + w->prefix_len + 112) < 0)
         return -1;
@@ -88,20 +88,20 @@ static int line_start(md_worker_t *w, kstring_t *s, hts_pos_t beg, hts_pos_t end
 
 /* ---- worker ---- */
 
-int md_worker_init(md_worker_t **wp, const md_opts_t *o, const md_run_t *run, ss_reader_t *rd)
+int mos_worker_init(mos_worker_t **wp, const mos_opts_t *o, const mos_run_t *run, ss_reader_t *rd)
 {
-    md_worker_t *w = ss_alloc_private(sizeof(*w));
+    mos_worker_t *w = ss_alloc_private(sizeof(*w));
     if (!(*wp = w))
         return -1;
     w->o = o, w->run = run, w->rd = rd;
-    return (w->cnt = md_counter_init(o)) ? 0 : -1;
+    return (w->cnt = mos_counter_init(o)) ? 0 : -1;
 }
 
-void md_worker_destroy(md_worker_t *w)
+void mos_worker_destroy(mos_worker_t *w)
 {
     if (!w)
         return;
-    md_counter_destroy(w->cnt);
+    mos_counter_destroy(w->cnt);
     for (int i = 0; i < w->n_med_free; i++)
         free(w->med_free[i]);
     for (int i = 0; i < w->n_acc; i++)
@@ -117,8 +117,8 @@ void md_worker_destroy(md_worker_t *w)
 /* h[v]++, growing h (zeroed) when v is past it. 0, or -1 out of memory. */
 static inline int hist_add(int64_t **h, size_t *n, int64_t v)
 {
-    if (v > MD_MAX_COVERAGE)
-        v = MD_CLAMPED;
+    if (v > MOS_MAX_COVERAGE)
+        v = MOS_CLAMPED;
     if (v < 0)
         return 0;
     if ((size_t)v >= *n) {
@@ -137,7 +137,7 @@ static inline int hist_add(int64_t **h, size_t *n, int64_t v)
 
 /* ---- the regions a shard owns ---- */
 
-static racc_t *new_acc(md_worker_t *w)
+static racc_t *new_acc(mos_worker_t *w)
 {
     int nt = w->o->n_thresholds;
     if (w->n_acc == w->m_acc) {
@@ -158,7 +158,7 @@ static racc_t *new_acc(md_worker_t *w)
     return r;
 }
 
-static int add_region(md_worker_t *w, hts_pos_t beg, hts_pos_t end, const char *name,
+static int add_region(mos_worker_t *w, hts_pos_t beg, hts_pos_t end, const char *name,
                       hts_pos_t clen)
 {
     racc_t *r = new_acc(w);
@@ -172,7 +172,7 @@ static int add_region(md_worker_t *w, hts_pos_t beg, hts_pos_t end, const char *
 }
 
 /* The first BED interval of the contig that starts at or after pos. */
-static int lower_bound(const md_region_t *a, int n, hts_pos_t pos)
+static int lower_bound(const mos_region_t *a, int n, hts_pos_t pos)
 {
     int lo = 0, hi = n;
     while (lo < hi) {
@@ -186,7 +186,7 @@ static int lower_bound(const md_region_t *a, int n, hts_pos_t pos)
 }
 
 /* The shard's regions, in output order; their farthest end in *hi. 0, or -1. */
-static int own_regions(md_worker_t *w, const ss_shard_t *sh, hts_pos_t clen, hts_pos_t *hi)
+static int own_regions(mos_worker_t *w, const ss_shard_t *sh, hts_pos_t clen, hts_pos_t *hi)
 {
     w->n_acc = 0;
     int last = sh->end >= clen;
@@ -196,7 +196,7 @@ static int own_regions(md_worker_t *w, const ss_shard_t *sh, hts_pos_t clen, hts
             if (add_region(w, s, s + W < clen ? s + W : clen, NULL, clen) < 0)
                 return -1;
     } else if (w->o->by) {
-        const md_region_t *a = w->run->regions[sh->tid];
+        const mos_region_t *a = w->run->regions[sh->tid];
         int n = w->run->n_regions[sh->tid];
         int i0 = lower_bound(a, n, sh->beg), i1 = last ? n : lower_bound(a, n, sh->end);
         for (int i = i0; i < i1; i++)
@@ -214,16 +214,16 @@ static int own_regions(md_worker_t *w, const ss_shard_t *sh, hts_pos_t clen, hts
     return 0;
 }
 
-static uint32_t *take_med(md_worker_t *w)
+static uint32_t *take_med(mos_worker_t *w)
 {
     uint32_t *m =
-        w->n_med_free ? w->med_free[--w->n_med_free] : malloc(MD_MEDIAN_BINS * sizeof(*m));
+        w->n_med_free ? w->med_free[--w->n_med_free] : malloc(MOS_MEDIAN_BINS * sizeof(*m));
     if (m)
-        memset(m, 0, MD_MEDIAN_BINS * sizeof(*m));
+        memset(m, 0, MOS_MEDIAN_BINS * sizeof(*m));
     return m;
 }
 
-static int give_med(md_worker_t *w, uint32_t *m)
+static int give_med(mos_worker_t *w, uint32_t *m)
 {
     if (w->n_med_free == w->m_med_free) {
         int n = w->m_med_free ? 2 * w->m_med_free : 8;
@@ -239,9 +239,9 @@ static int give_med(md_worker_t *w, uint32_t *m)
 }
 
 /* Add the depths d of [s, e) (d[0] is position s) to region r. 0, or -1 out of memory. */
-static int region_take(md_worker_t *w, racc_t *r, const int32_t *d, hts_pos_t s, hts_pos_t e)
+static int region_take(mos_worker_t *w, racc_t *r, const int32_t *d, hts_pos_t s, hts_pos_t e)
 {
-    const md_opts_t *o = w->o;
+    const mos_opts_t *o = w->o;
     double L = (double)(r->end - r->beg);
     int bed = o->by != NULL, nt = o->n_thresholds;
     if (o->median && !r->med && !(r->med = take_med(w)))
@@ -261,7 +261,7 @@ static int region_take(md_worker_t *w, racc_t *r, const int32_t *d, hts_pos_t s,
         for (int t = 0; t < nt && v >= o->thresholds[t]; t++)
             r->thr[t]++;
         if (r->med) {
-            r->med[v >= MD_MEDIAN_BINS ? MD_MEDIAN_BINS - 1 : v < 0 ? 0 : v]++;
+            r->med[v >= MOS_MEDIAN_BINS ? MOS_MEDIAN_BINS - 1 : v < 0 ? 0 : v]++;
             r->med_n++;
         }
         if (bed && hist_add(&w->rh, &w->rhn, v) < 0)
@@ -272,17 +272,17 @@ static int region_take(md_worker_t *w, racc_t *r, const int32_t *d, hts_pos_t s,
 }
 
 /* -m: the region was read to its end; its median, and its count table back to the pool. */
-static void median_done(md_worker_t *w, racc_t *r)
+static void median_done(mos_worker_t *w, racc_t *r)
 {
     if (!r->med)
         return;
-    r->value = md_median(r->med, r->med_n);
+    r->value = mos_median(r->med, r->med_n);
     give_med(w, r->med);
     r->med = NULL;
 }
 
 /* The region is read whole: its printed value (and with a window, its dist count). */
-static int region_done(md_worker_t *w, racc_t *r)
+static int region_done(mos_worker_t *w, racc_t *r)
 {
     if (r->med)
         median_done(w, r);
@@ -290,8 +290,8 @@ static int region_done(md_worker_t *w, racc_t *r)
         r->value = r->mean;
     if (w->o->window) { /* the fraction of windows: each counts at its rounded value */
         int64_t bin = (int64_t)(r->value + 0.5);
-        if (bin > MD_WINDOW_DIST_BINS - 1)
-            bin = MD_WINDOW_DIST_BINS - 1;
+        if (bin > MOS_WINDOW_DIST_BINS - 1)
+            bin = MOS_WINDOW_DIST_BINS - 1;
         if (hist_add(&w->rh, &w->rhn, bin) < 0)
             return -1;
     }
@@ -301,7 +301,7 @@ static int region_done(md_worker_t *w, racc_t *r)
 /* ---- runs of equal depth (per-base) and of equal bin (quantized) ---- */
 
 typedef struct {
-    md_worker_t *w;
+    mos_worker_t *w;
     const ss_shard_t *sh;
     hts_pos_t clen;
     kstring_t *base, *quant; /* the streams, or NULL */
@@ -321,7 +321,7 @@ static int emit_base(walk_t *k, hts_pos_t s, hts_pos_t e, int64_t v)
 
 static int emit_quant(walk_t *k, hts_pos_t s, hts_pos_t e, int64_t bin)
 {
-    const md_opts_t *o = k->w->o;
+    const mos_opts_t *o = k->w->o;
     if (bin < 0 || bin >= o->n_quants - 1)
         return 0; /* depths outside every bin print nothing */
     if (line_start(k->w, k->quant, s, e) < 0 || kputs(o->qlabels[bin], k->quant) < 0 ||
@@ -357,10 +357,10 @@ static int run_close(walk_t *k, run_t *r, int quant)
 
 static inline int64_t qbin(const walk_t *k, hts_pos_t p, int32_t v)
 {
-    const md_opts_t *o = k->w->o;
+    const mos_opts_t *o = k->w->o;
     if (p == k->clen - 1 && p > 0)
         v = k->prev; /* mosdepth: the last base is in the run of the one before it */
-    return md_quant_bin(o->quants, o->n_quants, v);
+    return mos_quant_bin(o->quants, o->n_quants, v);
 }
 
 /* Start the trackers at position p (the shard's first, or the one before it). */
@@ -378,7 +378,7 @@ static void runs_start(walk_t *k, hts_pos_t p, int32_t v)
 /* The summary and global-dist counts of the shard's own positions in d[0..n). 0, or -1. */
 static int own_counts(walk_t *k, const int32_t *d, size_t n)
 {
-    md_worker_t *w = k->w;
+    mos_worker_t *w = k->w;
     int32_t mn = INT32_MAX, mx = INT32_MIN;
     int64_t sum = 0;
     for (size_t i = 0; i < n; i++) {
@@ -391,7 +391,7 @@ static int own_counts(walk_t *k, const int32_t *d, size_t n)
     k->bases += sum;
     k->min = mn < k->min ? mn : k->min;
     k->max = mx > k->max ? mx : k->max;
-    if (mx > MD_MAX_COVERAGE || mn < 0) { /* mosdepth's clamp: the slow way */
+    if (mx > MOS_MAX_COVERAGE || mn < 0) { /* mosdepth's clamp: the slow way */
         for (size_t i = 0; i < n; i++)
             if (hist_add(&w->gh, &w->ghn, d[i]) < 0)
                 return -1;
@@ -421,7 +421,7 @@ static int base_runs(walk_t *k, const int32_t *d, hts_pos_t c0, hts_pos_t p, hts
 /* The positions [c0, c1) with depths d: every consumer's share. 0, or -1 out of memory. */
 static int consume(walk_t *k, const int32_t *d, hts_pos_t c0, hts_pos_t c1)
 {
-    md_worker_t *w = k->w;
+    mos_worker_t *w = k->w;
     const ss_shard_t *sh = k->sh;
     hts_pos_t p = c0;
     if (p == (sh->beg > 0 ? sh->beg - 1 : 0)) {
@@ -476,15 +476,15 @@ static hts_pos_t next_end(const walk_t *k, hts_pos_t c0, hts_pos_t hi, hts_pos_t
 
 static int walk(walk_t *k, hts_pos_t hi, uint64_t *reads)
 {
-    md_worker_t *w = k->w;
+    mos_worker_t *w = k->w;
     const ss_shard_t *sh = k->sh;
     ss_source_t *src = ss_reader_source(w->rd, 0);
     hts_pos_t c0 = sh->beg > 0 ? sh->beg - 1 : 0, ext = FIRST_EXT;
-    if (md_count_start(w->cnt, src, sh->tid, c0, k->clen, sh->idx) < 0)
+    if (mos_count_start(w->cnt, src, sh->tid, c0, k->clen, sh->idx) < 0)
         return -1;
     while (c0 < k->clen) {
         hts_pos_t c1 = next_end(k, c0, hi, &ext);
-        const int32_t *d = md_count_next(w->cnt, c1, reads);
+        const int32_t *d = mos_count_next(w->cnt, c1, reads);
         if (!d || consume(k, d, c0, c1) < 0)
             return -1;
         c0 = c1;
@@ -499,16 +499,16 @@ static int walk(walk_t *k, hts_pos_t hi, uint64_t *reads)
 
 /* ---- one shard ---- */
 
-static int put_float_line(md_worker_t *w, kstring_t *s, const racc_t *r)
+static int put_float_line(mos_worker_t *w, kstring_t *s, const racc_t *r)
 {
     if (line_start(w, s, r->beg, r->end) < 0)
         return -1;
     if (r->name && (kputs(r->name, s) < 0 || kputc('\t', s) < 0))
         return -1;
-    return md_put_float(s, r->value, w->o->precision) < 0 || kputc('\n', s) < 0 ? -1 : 0;
+    return mos_put_float(s, r->value, w->o->precision) < 0 || kputc('\n', s) < 0 ? -1 : 0;
 }
 
-static int put_thresholds_line(md_worker_t *w, kstring_t *s, const racc_t *r)
+static int put_thresholds_line(mos_worker_t *w, kstring_t *s, const racc_t *r)
 {
     if (line_start(w, s, r->beg, r->end) < 0 || kputs(r->name ? r->name : "unknown", s) < 0)
         return -1;
@@ -519,24 +519,24 @@ static int put_thresholds_line(md_worker_t *w, kstring_t *s, const racc_t *r)
 }
 
 /* The regions' lines, in order, and their share of the <chrom>_region row. */
-static int regions_out(md_worker_t *w, ss_out_t *out, int64_t *v)
+static int regions_out(mos_worker_t *w, ss_out_t *out, int64_t *v)
 {
-    const md_run_t *run = w->run;
+    const mos_run_t *run = w->run;
     kstring_t *reg =
-        run->stream[MD_REGIONS] >= 0 ? ss_out_stream(out, run->stream[MD_REGIONS]) : NULL;
+        run->stream[MOS_REGIONS] >= 0 ? ss_out_stream(out, run->stream[MOS_REGIONS]) : NULL;
     kstring_t *thr =
-        run->stream[MD_THRESHOLDS] >= 0 ? ss_out_stream(out, run->stream[MD_THRESHOLDS]) : NULL;
+        run->stream[MOS_THRESHOLDS] >= 0 ? ss_out_stream(out, run->stream[MOS_THRESHOLDS]) : NULL;
     for (int i = 0; i < w->n_acc; i++) {
         racc_t *r = &w->acc[i];
         if (region_done(w, r) < 0 || (reg && put_float_line(w, reg, r) < 0) ||
             (thr && put_thresholds_line(w, thr, r) < 0))
             return -1;
-        v[MD_RLEN] += r->len;
-        v[MD_RBASES] += r->sum;
-        if (r->len && r->min < v[MD_RMIN])
-            v[MD_RMIN] = r->min;
-        if (r->len && r->max > v[MD_RMAX])
-            v[MD_RMAX] = r->max;
+        v[MOS_RLEN] += r->len;
+        v[MOS_RBASES] += r->sum;
+        if (r->len && r->min < v[MOS_RMIN])
+            v[MOS_RMIN] = r->min;
+        if (r->len && r->max > v[MOS_RMAX])
+            v[MOS_RMAX] = r->max;
     }
     return 0;
 }
@@ -555,9 +555,9 @@ static int flush_hist(ss_out_t *out, int h, int64_t *a, size_t n)
     return 0;
 }
 
-int md_process(md_worker_t *w, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats_t *st)
+int mos_process(mos_worker_t *w, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats_t *st)
 {
-    const md_run_t *run = w->run;
+    const mos_run_t *run = w->run;
     const char *ctg = sam_hdr_tid2name(run->hdr, sh->tid);
     hts_pos_t clen = sam_hdr_tid2len(run->hdr, sh->tid);
     if (run->skip[sh->tid] || clen <= 0 || sh->beg >= clen)
@@ -573,13 +573,13 @@ int md_process(md_worker_t *w, const ss_shard_t *sh, ss_out_t *out, ss_shard_sta
     if (own_regions(w, sh, clen, &hi) < 0)
         return ss_error("out of memory for shard %d's regions", sh->idx), -1;
     walk_t k = {.w = w, .sh = sh, .clen = clen, .min = INT64_MAX, .max = INT64_MIN};
-    if (run->stream[MD_PER_BASE] >= 0)
-        k.base = ss_out_stream(out, run->stream[MD_PER_BASE]);
-    if (run->stream[MD_QUANTIZED] >= 0)
-        k.quant = ss_out_stream(out, run->stream[MD_QUANTIZED]);
+    if (run->stream[MOS_PER_BASE] >= 0)
+        k.base = ss_out_stream(out, run->stream[MOS_PER_BASE]);
+    if (run->stream[MOS_QUANTIZED] >= 0)
+        k.quant = ss_out_stream(out, run->stream[MOS_QUANTIZED]);
     uint64_t reads = 0;
     if (walk(&k, hi, &reads) < 0) {
-        int err = md_count_read_error(w->cnt);
+        int err = mos_count_read_error(w->cnt);
         char where[256];
         snprintf(where, sizeof(where), "%s:%lld-%lld", ctg, (long long)sh->beg + 1,
                  (long long)sh->end);
@@ -589,12 +589,12 @@ int md_process(md_worker_t *w, const ss_shard_t *sh, ss_out_t *out, ss_shard_sta
             ss_error("out of memory in shard %d (%s)", sh->idx, where);
         return -1;
     }
-    int64_t *v = ss_out_values(out) + (size_t)sh->tid * MD_NV;
-    v[MD_BASES] += k.bases;
-    if (k.min < v[MD_MIN])
-        v[MD_MIN] = k.min;
-    if (k.max > v[MD_MAX])
-        v[MD_MAX] = k.max;
+    int64_t *v = ss_out_values(out) + (size_t)sh->tid * MOS_NV;
+    v[MOS_BASES] += k.bases;
+    if (k.min < v[MOS_MIN])
+        v[MOS_MIN] = k.min;
+    if (k.max > v[MOS_MAX])
+        v[MOS_MAX] = k.max;
     if (regions_out(w, out, v) < 0 || flush_hist(out, 2 * sh->tid, w->gh, w->ghn) < 0 ||
         flush_hist(out, 2 * sh->tid + 1, w->rh, w->rhn) < 0) {
         if (!ss_error_raised())

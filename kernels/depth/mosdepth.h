@@ -16,13 +16,13 @@
 
 #include "../../framework/ss_framework.h"
 
-#define MD_DEFAULT_EFLAG    1796          /* UNMAP | SECONDARY | QCFAIL | DUP */
-#define MD_MAX_COVERAGE     400000        /* mosdepth's histogram clamp: deeper counts at ... */
-#define MD_CLAMPED          (400000 - 10) /* ... this depth */
-#define MD_MEDIAN_BINS      65536         /* -m: depths past the last bin count in it */
-#define MD_WINDOW_DIST_BINS 1000          /* window means past this count in the last bin */
+#define MOS_DEFAULT_EFLAG    1796          /* UNMAP | SECONDARY | QCFAIL | DUP */
+#define MOS_MAX_COVERAGE     400000        /* mosdepth's histogram clamp: deeper counts at ... */
+#define MOS_CLAMPED          (400000 - 10) /* ... this depth */
+#define MOS_MEDIAN_BINS      65536         /* -m: depths past the last bin count in it */
+#define MOS_WINDOW_DIST_BINS 1000          /* window means past this count in the last bin */
 
-typedef struct md_opts_s {
+typedef struct mos_opts_s {
     char *prefix;
     char *by;                      /* --by: a BED path, or NULL */
     hts_pos_t window;              /* --by INT: window size; 0 */
@@ -39,79 +39,79 @@ typedef struct md_opts_s {
     char *chrom;        /* -c: the one contig to count, or NULL for all */
     char **read_groups; /* -R: count only reads whose RG is one of these; NULL for all */
     int n_read_groups;
-} md_opts_t;
+} mos_opts_t;
 
-int md_parse(int argc, char **argv, ss_common_opts_t *co, md_opts_t **out);
-void md_opts_free(md_opts_t *o);
-void md_usage(FILE *fp);
+int mos_parse(int argc, char **argv, ss_common_opts_t *co, mos_opts_t **out);
+void mos_opts_free(mos_opts_t *o);
+void mos_usage(FILE *fp);
 /* Quantize bounds from mosdepth's syntax ("0:1:10:", "1:4", "5"); 0, or -1 malformed. */
-int md_quantize_parse(const char *arg, int64_t **q, int *n);
+int mos_quantize_parse(const char *arg, int64_t **q, int *n);
 
 /* A --by BED interval, 0-based half-open; name NULL when the line has 3 columns. */
 typedef struct {
     hts_pos_t beg, end;
     char *name;
     int line; /* in the file: equal starts keep the file's order, as mosdepth's sort */
-} md_region_t;
+} mos_region_t;
 
 /* Streams of the run; -1 when a file is not written. */
-enum { MD_PER_BASE, MD_REGIONS, MD_THRESHOLDS, MD_QUANTIZED, MD_N_STREAMS };
+enum { MOS_PER_BASE, MOS_REGIONS, MOS_THRESHOLDS, MOS_QUANTIZED, MOS_N_STREAMS };
 
-/* Reduced values per contig (ss_out_values), MD_NV of them at tid * MD_NV. */
-enum { MD_BASES, MD_MIN, MD_MAX, MD_RLEN, MD_RBASES, MD_RMIN, MD_RMAX, MD_NV };
+/* Reduced values per contig (ss_out_values), MOS_NV of them at tid * MOS_NV. */
+enum { MOS_BASES, MOS_MIN, MOS_MAX, MOS_RLEN, MOS_RBASES, MOS_RMIN, MOS_RMAX, MOS_NV };
 
 typedef struct {
-    const md_opts_t *o;
+    const mos_opts_t *o;
     int nref;
-    md_region_t **regions; /* [nref] BED intervals by contig, sorted by start (stable) */
-    int *n_regions;        /* [nref] */
-    unsigned char *skip;   /* [nref] contigs mosdepth leaves out (-n, a BED without them) */
-    int stream[MD_N_STREAMS];
-    char *path[MD_N_STREAMS];
+    mos_region_t **regions; /* [nref] BED intervals by contig, sorted by start (stable) */
+    int *n_regions;         /* [nref] */
+    unsigned char *skip;    /* [nref] contigs mosdepth leaves out (-n, a BED without them) */
+    int stream[MOS_N_STREAMS];
+    char *path[MOS_N_STREAMS];
     char *thresholds_header;
-    ss_reduce_op_t *ops; /* [nref * MD_NV] */
+    ss_reduce_op_t *ops; /* [nref * MOS_NV] */
     const sam_hdr_t *hdr;
     const char *reference, *ref_option; /* -f and its name, for a CRAM's read errors */
-} md_run_t;
+} mos_run_t;
 
-int md_prepare(const md_opts_t *o, const ss_job_t *job, md_run_t **run, ss_out_spec_t *out);
-void md_run_free(md_run_t *r);
+int mos_prepare(const mos_opts_t *o, const ss_job_t *job, mos_run_t **run, ss_out_spec_t *out);
+void mos_run_free(mos_run_t *r);
 /* Read the --by BED into r's per-contig lists. 0, or -1 after ss_error(). */
-int md_read_bed(md_run_t *r, const char *path, const sam_hdr_t *hdr);
+int mos_read_bed(mos_run_t *r, const char *path, const sam_hdr_t *hdr);
 
 /* ---- the depth of a range (mosdepth_count.c) ---- */
 
-typedef struct md_counter_s md_counter_t;
+typedef struct mos_counter_s mos_counter_t;
 
-md_counter_t *md_counter_init(const md_opts_t *o);
-void md_counter_destroy(md_counter_t *c);
+mos_counter_t *mos_counter_init(const mos_opts_t *o);
+void mos_counter_destroy(mos_counter_t *c);
 /*
  * The depth along contig tid from beg on, in mosdepth's counting (default: the
  * M/=/X blocks, a proper pair's overlap counted once; -x: POS to the end), from
- * one query that reads on as far as asked. md_count_start: 0, or -1 after
- * ss_error(). md_count_next: the depths of [where the last call ended (or beg),
+ * one query that reads on as far as asked. mos_count_start: 0, or -1 after
+ * ss_error(). mos_count_next: the depths of [where the last call ended (or beg),
  * end), valid until the next call, or NULL after ss_error(); reads counts the
  * records read. Worker thread that owns c.
  */
-int md_count_start(md_counter_t *c, ss_source_t *src, int tid, hts_pos_t beg, hts_pos_t clen,
+int mos_count_start(mos_counter_t *c, ss_source_t *src, int tid, hts_pos_t beg, hts_pos_t clen,
                    int shard);
-const int32_t *md_count_next(md_counter_t *c, hts_pos_t end, uint64_t *reads);
-/* The htslib read error (< -1) that made md_count_next return NULL unreported, or 0. */
-int md_count_read_error(const md_counter_t *c);
+const int32_t *mos_count_next(mos_counter_t *c, hts_pos_t end, uint64_t *reads);
+/* The htslib read error (< -1) that made mos_count_next return NULL unreported, or 0. */
+int mos_count_read_error(const mos_counter_t *c);
 
 /* ---- the kernel (mosdepth.c) and the final files (mosdepth_finish.c) ---- */
 
-typedef struct md_worker_s md_worker_t;
-int md_worker_init(md_worker_t **w, const md_opts_t *o, const md_run_t *run, ss_reader_t *rd);
-void md_worker_destroy(md_worker_t *w);
-int md_process(md_worker_t *w, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats_t *st);
-int md_finish(const md_opts_t *o, const md_run_t *run, ss_finish_t *fin);
+typedef struct mos_worker_s mos_worker_t;
+int mos_worker_init(mos_worker_t **w, const mos_opts_t *o, const mos_run_t *run, ss_reader_t *rd);
+void mos_worker_destroy(mos_worker_t *w);
+int mos_process(mos_worker_t *w, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats_t *st);
+int mos_finish(const mos_opts_t *o, const mos_run_t *run, ss_finish_t *fin);
 
 /* "%#.*f" as mosdepth prints its means and fractions. */
-int md_put_float(kstring_t *s, double v, int precision);
+int mos_put_float(kstring_t *s, double v, int precision);
 /* Index in quants of the bin holding d (mosdepth's linear_search), or -1. */
-int md_quant_bin(const int64_t *quants, int n, int64_t d);
+int mos_quant_bin(const int64_t *quants, int n, int64_t d);
 /* mosdepth's median of counts[] over n values. */
-int md_median(const uint32_t *counts, int64_t n);
+int mos_median(const uint32_t *counts, int64_t n);
 
 #endif

@@ -33,7 +33,7 @@ typedef struct {
     char name[];
 } mate_t;
 
-KHASH_MAP_INIT_STR(md_mate, mate_t *)
+KHASH_MAP_INIT_STR(mos_mate, mate_t *)
 
 /*
  * The stream: one query from the walk's start to the contig's end, read as far as the
@@ -41,9 +41,9 @@ KHASH_MAP_INIT_STR(md_mate, mate_t *)
  * are added once their POS is below the end of the range asked for, the one read past it
  * waits in b (pending); carry is the depth at base - 1.
  */
-struct md_counter_s {
-    const md_opts_t *o;
-    khash_t(md_mate) * seen;
+struct mos_counter_s {
+    const mos_opts_t *o;
+    khash_t(mos_mate) * seen;
     bam1_t *b;
     int pending, done;
     ss_source_t *src;
@@ -56,37 +56,37 @@ struct md_counter_s {
     hts_pos_t *blk; /* the current read's blocks */
     int m_blk;
     hts_pos_t last; /* POS of the read before, for the order check */
-    int read_err;   /* the source's read error, not yet reported (md_count_read_error) */
+    int read_err;   /* the source's read error, not yet reported (mos_count_read_error) */
 };
 
-md_counter_t *md_counter_init(const md_opts_t *o)
+mos_counter_t *mos_counter_init(const mos_opts_t *o)
 {
-    md_counter_t *c = ss_alloc_private(sizeof(*c));
+    mos_counter_t *c = ss_alloc_private(sizeof(*c));
     if (!c)
         return NULL;
     c->o = o;
-    if (!(c->seen = kh_init(md_mate)) || !(c->b = ss_bam_private())) {
-        md_counter_destroy(c);
+    if (!(c->seen = kh_init(mos_mate)) || !(c->b = ss_bam_private())) {
+        mos_counter_destroy(c);
         return NULL;
     }
     return c;
 }
 
-static void forget_all(md_counter_t *c)
+static void forget_all(mos_counter_t *c)
 {
     for (khint_t k = kh_begin(c->seen); k < kh_end(c->seen); k++)
         if (kh_exist(c->seen, k))
             free(kh_val(c->seen, k));
-    kh_clear(md_mate, c->seen);
+    kh_clear(mos_mate, c->seen);
 }
 
-void md_counter_destroy(md_counter_t *c)
+void mos_counter_destroy(mos_counter_t *c)
 {
     if (!c)
         return;
     if (c->seen) {
         forget_all(c);
-        kh_destroy(md_mate, c->seen);
+        kh_destroy(mos_mate, c->seen);
     }
     if (c->b)
         bam_destroy1(c->b);
@@ -97,7 +97,7 @@ void md_counter_destroy(md_counter_t *c)
 }
 
 /* -R: the read's RG is one of the IDs (a read without RG is not). */
-static int in_read_groups(const md_opts_t *o, const bam1_t *b)
+static int in_read_groups(const mos_opts_t *o, const bam1_t *b)
 {
     const uint8_t *rg = bam_aux_get(b, "RG");
     const char *id = rg ? bam_aux2Z(rg) : NULL;
@@ -107,7 +107,7 @@ static int in_read_groups(const md_opts_t *o, const bam1_t *b)
     return 0;
 }
 
-static int passes(const md_opts_t *o, const bam1_t *b)
+static int passes(const mos_opts_t *o, const bam1_t *b)
 {
     if (b->core.qual < o->mapq || (b->core.flag & o->eflag))
         return 0;
@@ -117,7 +117,7 @@ static int passes(const md_opts_t *o, const bam1_t *b)
 }
 
 /* The read's M/=/X blocks into c->blk, adjacent ones joined; their count, or -1. */
-static int blocks(md_counter_t *c, const bam1_t *b)
+static int blocks(mos_counter_t *c, const bam1_t *b)
 {
     const uint32_t *cig = bam_get_cigar(b);
     hts_pos_t pos = b->core.pos;
@@ -148,7 +148,7 @@ static int blocks(md_counter_t *c, const bam1_t *b)
 }
 
 /* Hold positions up to base + want in diff (zeroed past used). 0, or -1 out of memory. */
-static int room(md_counter_t *c, size_t want)
+static int room(mos_counter_t *c, size_t want)
 {
     if (want <= c->cap)
         return 0;
@@ -167,7 +167,7 @@ static int room(md_counter_t *c, size_t want)
 }
 
 /* +v over [beg, end), cut to [base, clen). 0, or -1 out of memory. */
-static inline int add(md_counter_t *c, hts_pos_t beg, hts_pos_t end, int v)
+static inline int add(mos_counter_t *c, hts_pos_t beg, hts_pos_t end, int v)
 {
     if (beg < c->base)
         beg = c->base;
@@ -185,7 +185,7 @@ static inline int add(md_counter_t *c, hts_pos_t beg, hts_pos_t end, int v)
 }
 
 /* Remember the first mate of a pair that may overlap its second. 0, or -1 out of memory. */
-static int remember(md_counter_t *c, const bam1_t *b, int n)
+static int remember(mos_counter_t *c, const bam1_t *b, int n)
 {
     const char *qn = bam_get_qname(b);
     size_t len = strlen(qn);
@@ -199,7 +199,7 @@ static int remember(md_counter_t *c, const bam1_t *b, int n)
     m->n = n;
     memcpy(m->blk, c->blk, 2 * (size_t)n * sizeof(hts_pos_t));
     int absent;
-    khint_t k = kh_put(md_mate, c->seen, m->name, &absent);
+    khint_t k = kh_put(mos_mate, c->seen, m->name, &absent);
     if (absent < 0) {
         free(m);
         return -1;
@@ -213,7 +213,7 @@ static int remember(md_counter_t *c, const bam1_t *b, int n)
 }
 
 /* Subtract where the second mate's blocks (c->blk, n) meet the first's. 0, or -1. */
-static int subtract_overlap(md_counter_t *c, int n, const mate_t *m)
+static int subtract_overlap(mos_counter_t *c, int n, const mate_t *m)
 {
     int i = 0, j = 0;
     while (i < n && j < m->n) {
@@ -231,7 +231,7 @@ static int subtract_overlap(md_counter_t *c, int n, const mate_t *m)
 }
 
 /* Default mode: one read's blocks, with the mate-overlap rule. 0, or -1 out of memory. */
-static int count_blocks(md_counter_t *c, const bam1_t *b)
+static int count_blocks(mos_counter_t *c, const bam1_t *b)
 {
     int n = blocks(c, b);
     if (n < 0)
@@ -246,14 +246,14 @@ static int count_blocks(md_counter_t *c, const bam1_t *b)
         } else if (!(same && k->pos < k->mpos)) {
             /* a first mate that cannot overlap its pair has nothing to take: its mate
              * comes later (mosdepth looks anyway; only a name aligned twice could differ) */
-            khint_t it = kh_get(md_mate, c->seen, bam_get_qname(b));
+            khint_t it = kh_get(mos_mate, c->seen, bam_get_qname(b));
             int have = it != kh_end(c->seen);
             if (same && stop > k->mpos && k->pos == k->mpos && !have) {
                 if (remember(c, b, n) < 0)
                     return -1;
             } else if (have) {
                 mate_t *m = kh_val(c->seen, it);
-                kh_del(md_mate, c->seen, it);
+                kh_del(mos_mate, c->seen, it);
                 int r = subtract_overlap(c, n, m);
                 free(m);
                 if (r < 0)
@@ -267,7 +267,7 @@ static int count_blocks(md_counter_t *c, const bam1_t *b)
     return 0;
 }
 
-int md_count_start(md_counter_t *c, ss_source_t *src, int tid, hts_pos_t beg, hts_pos_t clen,
+int mos_count_start(mos_counter_t *c, ss_source_t *src, int tid, hts_pos_t beg, hts_pos_t clen,
                    int shard)
 {
     forget_all(c);
@@ -280,7 +280,7 @@ int md_count_start(md_counter_t *c, ss_source_t *src, int tid, hts_pos_t beg, ht
 }
 
 /* Add one read. 0, or -1 after ss_error(). */
-static int take(md_counter_t *c, const bam1_t *b)
+static int take(mos_counter_t *c, const bam1_t *b)
 {
     if (!passes(c->o, b))
         return 0;
@@ -291,7 +291,7 @@ static int take(md_counter_t *c, const bam1_t *b)
 }
 
 /* Add every read whose POS is below end; the first past it waits. 0, or -1. */
-static int read_to(md_counter_t *c, hts_pos_t end, uint64_t *reads)
+static int read_to(mos_counter_t *c, hts_pos_t end, uint64_t *reads)
 {
     if (c->pending) {
         if (c->b->core.pos >= end)
@@ -324,12 +324,12 @@ static int read_to(md_counter_t *c, hts_pos_t end, uint64_t *reads)
     return r < -1 ? -1 : 0;
 }
 
-int md_count_read_error(const md_counter_t *c)
+int mos_count_read_error(const mos_counter_t *c)
 {
     return c->read_err;
 }
 
-const int32_t *md_count_next(md_counter_t *c, hts_pos_t end, uint64_t *reads)
+const int32_t *mos_count_next(mos_counter_t *c, hts_pos_t end, uint64_t *reads)
 {
     size_t len = (size_t)(end - c->base);
     if (len > c->out_cap) {

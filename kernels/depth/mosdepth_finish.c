@@ -16,7 +16,7 @@
 
 /* ---- small helpers shared with mosdepth.c ---- */
 
-int md_put_float(kstring_t *s, double v, int precision)
+int mos_put_float(kstring_t *s, double v, int precision)
 {
     /* Nim's formatFloat(ffDecimal) is C's "%#.*f": precision 0 keeps the point ("23."),
      * and -1 is "%f" */
@@ -25,7 +25,7 @@ int md_put_float(kstring_t *s, double v, int precision)
     return ksprintf(s, "%#.*f", precision, v) < 0 ? -1 : 0;
 }
 
-int md_quant_bin(const int64_t *quants, int n, int64_t d)
+int mos_quant_bin(const int64_t *quants, int n, int64_t d)
 {
     if (d < quants[0] || d > quants[n - 1])
         return -1;
@@ -38,10 +38,10 @@ int md_quant_bin(const int64_t *quants, int n, int64_t d)
     return n - 1;
 }
 
-int md_median(const uint32_t *counts, int64_t n)
+int mos_median(const uint32_t *counts, int64_t n)
 {
     int64_t stop = (int64_t)(0.5 + (double)n * 0.5), cum = 0;
-    for (int i = 0; i < MD_MEDIAN_BINS; i++) {
+    for (int i = 0; i < MOS_MEDIAN_BINS; i++) {
         cum += counts[i];
         if (cum >= stop)
             return i;
@@ -53,17 +53,17 @@ int md_median(const uint32_t *counts, int64_t n)
 
 static int by_start(const void *pa, const void *pb)
 {
-    const md_region_t *a = pa, *b = pb;
+    const mos_region_t *a = pa, *b = pb;
     if (a->beg != b->beg)
         return a->beg < b->beg ? -1 : 1;
     return (a->line > b->line) - (a->line < b->line);
 }
 
-static int push_region(md_run_t *r, int tid, const md_region_t *x, int *cap)
+static int push_region(mos_run_t *r, int tid, const mos_region_t *x, int *cap)
 {
     if (r->n_regions[tid] == cap[tid]) {
         int m = cap[tid] ? 2 * cap[tid] : 16;
-        md_region_t *a = realloc(r->regions[tid], (size_t)m * sizeof(*a));
+        mos_region_t *a = realloc(r->regions[tid], (size_t)m * sizeof(*a));
         if (!a)
             return -1;
         r->regions[tid] = a, cap[tid] = m;
@@ -84,7 +84,7 @@ static int blank(char c)
  * 1 a region in *x (tid in *tid, -1 for a contig not in the header), 0 a
  * line to skip, -1 after ss_error().
  */
-static int parse_line(char *s, int line, const sam_hdr_t *hdr, const char *path, md_region_t *x,
+static int parse_line(char *s, int line, const sam_hdr_t *hdr, const char *path, mos_region_t *x,
                       int *tid)
 {
     while (*s && blank(*s))
@@ -127,7 +127,7 @@ static int parse_line(char *s, int line, const sam_hdr_t *hdr, const char *path,
     return 1;
 }
 
-int md_read_bed(md_run_t *r, const char *path, const sam_hdr_t *hdr)
+int mos_read_bed(mos_run_t *r, const char *path, const sam_hdr_t *hdr)
 {
     htsFile *fp = hts_open(path, "r");
     if (!fp) {
@@ -139,7 +139,7 @@ int md_read_bed(md_run_t *r, const char *path, const sam_hdr_t *hdr)
     kstring_t ks = KS_INITIALIZE;
     /* mosdepth reads until hts_getline returns <= 0: an empty line ends the file too */
     while (rc == 0 && hts_getline(fp, '\n', &ks) > 0) {
-        md_region_t x;
+        mos_region_t x;
         int tid, p = parse_line(ks.s, ++line, hdr, path, &x, &tid);
         if (p < 0)
             rc = -1;
@@ -161,13 +161,13 @@ int md_read_bed(md_run_t *r, const char *path, const sam_hdr_t *hdr)
                 missing);
     for (int t = 0; t < r->nref; t++)
         if (r->n_regions[t])
-            qsort(r->regions[t], (size_t)r->n_regions[t], sizeof(md_region_t), by_start);
+            qsort(r->regions[t], (size_t)r->n_regions[t], sizeof(mos_region_t), by_start);
     return 0;
 }
 
 /* ---- the run state ---- */
 
-void md_run_free(md_run_t *r)
+void mos_run_free(mos_run_t *r)
 {
     if (!r)
         return;
@@ -179,7 +179,7 @@ void md_run_free(md_run_t *r)
     free(r->regions);
     free(r->n_regions);
     free(r->skip);
-    for (int k = 0; k < MD_N_STREAMS; k++)
+    for (int k = 0; k < MOS_N_STREAMS; k++)
         free(r->path[k]);
     free(r->thresholds_header);
     free(r->ops);
@@ -195,7 +195,7 @@ static char *joined(const char *a, const char *b)
     return s;
 }
 
-static char *thresholds_header(const md_opts_t *o)
+static char *thresholds_header(const mos_opts_t *o)
 {
     kstring_t s = KS_INITIALIZE;
     int bad = kputs("#chrom\tstart\tend\tregion", &s) < 0;
@@ -210,13 +210,13 @@ static char *thresholds_header(const md_opts_t *o)
 }
 
 /* Declare the side streams this run writes. 0, or -1 out of memory. */
-static int add_streams(md_run_t *r, const md_opts_t *o, ss_out_spec_t *out)
+static int add_streams(mos_run_t *r, const mos_opts_t *o, ss_out_spec_t *out)
 {
-    static const char *const suffix[MD_N_STREAMS] = {".per-base.bed.gz", ".regions.bed.gz",
+    static const char *const suffix[MOS_N_STREAMS] = {".per-base.bed.gz", ".regions.bed.gz",
                                                      ".thresholds.bed.gz", ".quantized.bed.gz"};
-    int want[MD_N_STREAMS] = {!o->no_per_base, o->by || o->window, o->n_thresholds > 0,
+    int want[MOS_N_STREAMS] = {!o->no_per_base, o->by || o->window, o->n_thresholds > 0,
                               o->n_quants > 0};
-    for (int k = 0; k < MD_N_STREAMS; k++) {
+    for (int k = 0; k < MOS_N_STREAMS; k++) {
         r->stream[k] = -1;
         if (!want[k])
             continue;
@@ -227,14 +227,14 @@ static int add_streams(md_run_t *r, const md_opts_t *o, ss_out_spec_t *out)
             (ss_stream_spec_t){.path = r->path[k],
                                .format = SS_STREAM_BED_GZ,
                                .level = 1,
-                               .header = k == MD_THRESHOLDS ? r->thresholds_header : NULL};
+                               .header = k == MOS_THRESHOLDS ? r->thresholds_header : NULL};
     }
     return 0;
 }
 
-int md_prepare(const md_opts_t *o, const ss_job_t *job, md_run_t **run, ss_out_spec_t *out)
+int mos_prepare(const mos_opts_t *o, const ss_job_t *job, mos_run_t **run, ss_out_spec_t *out)
 {
-    md_run_t *r = calloc(1, sizeof(*r));
+    mos_run_t *r = calloc(1, sizeof(*r));
     if (!(*run = r))
         goto oom;
     r->o = o;
@@ -246,27 +246,27 @@ int md_prepare(const md_opts_t *o, const ss_job_t *job, md_run_t **run, ss_out_s
     r->regions = calloc(n, sizeof(*r->regions));
     r->n_regions = calloc(n, sizeof(*r->n_regions));
     r->skip = calloc(n, 1);
-    r->ops = malloc(n * MD_NV * sizeof(*r->ops));
+    r->ops = malloc(n * MOS_NV * sizeof(*r->ops));
     if (!r->regions || !r->n_regions || !r->skip || !r->ops)
         goto oom;
-    if (o->by && md_read_bed(r, o->by, r->hdr) < 0)
+    if (o->by && mos_read_bed(r, o->by, r->hdr) < 0)
         return -1;
     /* mosdepth skips a contig the BED does not name when nothing else needs it */
     int bed_only = o->no_per_base && !o->n_thresholds && !o->n_quants && o->by;
     int only = o->chrom ? sam_hdr_name2tid((sam_hdr_t *)r->hdr, o->chrom) : -1; /* -c */
     for (int t = 0; t < r->nref; t++) {
         r->skip[t] = (bed_only && r->n_regions[t] == 0) || (o->chrom && t != only);
-        static const ss_reduce_op_t per[MD_NV] = {SS_REDUCE_SUM, SS_REDUCE_MIN, SS_REDUCE_MAX,
+        static const ss_reduce_op_t per[MOS_NV] = {SS_REDUCE_SUM, SS_REDUCE_MIN, SS_REDUCE_MAX,
                                                   SS_REDUCE_SUM, SS_REDUCE_SUM, SS_REDUCE_MIN,
                                                   SS_REDUCE_MAX};
-        memcpy(r->ops + (size_t)t * MD_NV, per, sizeof(per));
+        memcpy(r->ops + (size_t)t * MOS_NV, per, sizeof(per));
     }
     if (o->n_thresholds && !(r->thresholds_header = thresholds_header(o)))
         goto oom;
     out->no_main = 1;
     if (add_streams(r, o, out) < 0)
         goto oom;
-    out->n_values = (size_t)r->nref * MD_NV;
+    out->n_values = (size_t)r->nref * MOS_NV;
     out->value_ops = r->ops;
     out->n_hists = 2 * r->nref;
     return 0;
@@ -287,7 +287,7 @@ static int summary_row(kstring_t *s, const char *name, const char *suffix, stat_
     int64_t mn = st.min == INT64_MAX ? 0 : st.min, mx = st.max == INT64_MIN ? 0 : st.max;
     if (ksprintf(s, "%s%s\t%lld\t%lld\t", name, suffix, (long long)st.len, (long long)st.bases) <
             0 ||
-        md_put_float(s, mean, prec) < 0 ||
+        mos_put_float(s, mean, prec) < 0 ||
         ksprintf(s, "\t%lld\t%lld\n", (long long)mn, (long long)mx) < 0)
         return -1;
     return 0;
@@ -321,7 +321,7 @@ static int dist_lines(kstring_t *s, const char *name, const int64_t *h, size_t n
         cum += (double)h[i] / (double)sum;
         if (cum < 8e-5)
             continue;
-        if (ksprintf(s, "%s\t%zu\t", name, i) < 0 || md_put_float(s, cum, prec) < 0 ||
+        if (ksprintf(s, "%s\t%zu\t", name, i) < 0 || mos_put_float(s, cum, prec) < 0 ||
             kputc('\n', s) < 0)
             return -1;
     }
@@ -351,13 +351,13 @@ typedef struct {
 } fin_t;
 
 /* Contig t's summary rows and dist lines; its counts join the totals. 0, or -1. */
-static int contig_out(const md_opts_t *o, const md_run_t *run, ss_finish_t *fin, fin_t *f, int t)
+static int contig_out(const mos_opts_t *o, const mos_run_t *run, ss_finish_t *fin, fin_t *f, int t)
 {
-    const int64_t *v = ss_finish_values(fin) + (size_t)t * MD_NV;
+    const int64_t *v = ss_finish_values(fin) + (size_t)t * MOS_NV;
     const char *name = sam_hdr_tid2name(run->hdr, t);
     int by = o->by || o->window;
-    stat_t c = {sam_hdr_tid2len(run->hdr, t), v[MD_BASES], v[MD_MIN], v[MD_MAX]};
-    stat_t cr = {v[MD_RLEN], v[MD_RBASES], v[MD_RMIN], v[MD_RMAX]};
+    stat_t c = {sam_hdr_tid2len(run->hdr, t), v[MOS_BASES], v[MOS_MIN], v[MOS_MAX]};
+    stat_t cr = {v[MOS_RLEN], v[MOS_RBASES], v[MOS_RMIN], v[MOS_RMAX]};
     stat_add(&f->total, c);
     stat_add(&f->total_region, cr);
     if (summary_row(f->summary, name, "", c, o->precision) < 0 ||
@@ -376,7 +376,7 @@ static int contig_out(const md_opts_t *o, const md_run_t *run, ss_finish_t *fin,
                : 0;
 }
 
-int md_finish(const md_opts_t *o, const md_run_t *run, ss_finish_t *fin)
+int mos_finish(const mos_opts_t *o, const mos_run_t *run, ss_finish_t *fin)
 {
     int by = o->by || o->window, rc = -1;
     char *ps = joined(o->prefix, ".mosdepth.summary.txt");

@@ -12,7 +12,7 @@
 
 enum { O_MOSDEPTH = 0x2001 };
 
-static const ss_opt_t md_opts[] = {
+static const ss_opt_t mos_opts[] = {
     {O_MOSDEPTH, 0, "mosdepth", "PREFIX", "the prefix of the files written (required)",
      SS_VALUES_FILE},
     {'b', 'b', "by", "BED|INT",
@@ -43,13 +43,13 @@ static const ss_opt_t md_opts[] = {
     {'h', 'h', "help", NULL, "print this help", NULL},
     SS_OPT_END};
 
-static const ss_opt_group_t md_groups[] = {
-    {"Options (mosdepth's)", md_opts,
+static const ss_opt_group_t mos_groups[] = {
+    {"Options (mosdepth's)", mos_opts,
      "  MOSDEPTH_PRECISION=N     decimals of means and fractions [2]"},
     {"Framework options (no -o: the files are named by PREFIX)", ss_opts_run, NULL},
     {NULL, NULL, NULL}};
 
-static const ss_cmd_t md_cmd = {
+static const ss_cmd_t mos_cmd = {
     .name = "depth",
     .synopsis = "--mosdepth PREFIX [options] in.bam|in.cram",
     .summary = "mosdepth 0.3.3's files, computed in parallel",
@@ -60,7 +60,7 @@ static const ss_cmd_t md_cmd = {
         "each BGZF with a .csi index; PREFIX.mosdepth.global.dist.txt,\n"
         "PREFIX.mosdepth.region.dist.txt (--by) and PREFIX.mosdepth.summary.txt. All\n"
         "are written under temporary names and renamed when the run worked: all or none.",
-    .groups = md_groups,
+    .groups = mos_groups,
     .after = "Where mosdepth 0.3.3 is wrong, seqshard is right: a mate contained in its pair's\n"
              "first read (both single-operation CIGARs) is counted once, not subtracted past\n"
              "its end; contigs without reads are in the summary and dist files, with depth 0;\n"
@@ -76,9 +76,9 @@ static const ss_cmd_t md_cmd = {
     .see_also = "seqshard-depth(1), mosdepth(1)",
     .steps = 1};
 
-void md_usage(FILE *fp)
+void mos_usage(FILE *fp)
 {
-    ss_cmd_help(&md_cmd, fp);
+    ss_cmd_help(&mos_cmd, fp);
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -102,7 +102,7 @@ static int whole(const char *s, long long *v)
     return s[0] && !*end && errno == 0 ? 0 : -1;
 }
 
-static int parse_thresholds(const char *arg, md_opts_t *o)
+static int parse_thresholds(const char *arg, mos_opts_t *o)
 {
     char *copy = strdup(arg), *save = NULL;
     int n = 1;
@@ -133,7 +133,7 @@ static int parse_thresholds(const char *arg, md_opts_t *o)
     return bad ? -1 : 0;
 }
 
-int md_quantize_parse(const char *arg, int64_t **q, int *n)
+int mos_quantize_parse(const char *arg, int64_t **q, int *n)
 {
     /* mosdepth's rewriting: "a" is ":a:"; a leading ':' starts at 0; a trailing ':' is
      * open-ended (INT64_MAX); then every ':'-separated item must be a whole number */
@@ -173,7 +173,7 @@ int md_quantize_parse(const char *arg, int64_t **q, int *n)
 }
 
 /* Bin labels as mosdepth's make_lookup: "lo:hi", "lo:inf", or $MOSDEPTH_Q<i>. */
-static int make_labels(md_opts_t *o)
+static int make_labels(mos_opts_t *o)
 {
     o->qlabels = calloc((size_t)o->n_quants, sizeof(char *));
     if (!o->qlabels)
@@ -195,7 +195,7 @@ static int make_labels(md_opts_t *o)
     return 0;
 }
 
-static int parse_by(const char *arg, md_opts_t *o)
+static int parse_by(const char *arg, mos_opts_t *o)
 {
     long long v;
     int digits = *arg != '\0';
@@ -214,7 +214,7 @@ static int parse_by(const char *arg, md_opts_t *o)
 }
 
 /* -R's comma-separated IDs (mosdepth splits on ',' and keeps empty items). 0, or -1. */
-static int parse_read_groups(const char *arg, md_opts_t *o)
+static int parse_read_groups(const char *arg, mos_opts_t *o)
 {
     for (int i = 0; i < o->n_read_groups; i++)
         free(o->read_groups[i]);
@@ -255,7 +255,7 @@ static int flag_value(const char *opt, const char *arg, int *out)
 /* One option of mosdepth mode's own (the shared ones went to co); 0, 1 for help, or -1. */
 static int apply(void *ctx, int c, const char *arg)
 {
-    md_opts_t *o = ((void **)ctx)[0];
+    mos_opts_t *o = ((void **)ctx)[0];
     ss_common_opts_t *co = ((void **)ctx)[1];
     switch (c) {
     case O_MOSDEPTH:
@@ -269,7 +269,7 @@ static int apply(void *ctx, int c, const char *arg)
         return parse_thresholds(arg, o);
     case 'q':
         free(o->quants);
-        if (md_quantize_parse(arg, &o->quants, &o->n_quants) < 0) {
+        if (mos_quantize_parse(arg, &o->quants, &o->n_quants) < 0) {
             fprintf(stderr, "seqshard depth: invalid quantize string: '%s' (e.g. 0:1:10:)\n", arg);
             return -1;
         }
@@ -295,22 +295,22 @@ static int apply(void *ctx, int c, const char *arg)
     case 'f':
         return ss_opt_string(&co->reference, arg);
     case 'h':
-        md_usage(stdout);
+        mos_usage(stdout);
         return 1;
     default:
         return -1;
     }
 }
 
-static void defaults(md_opts_t *o)
+static void defaults(mos_opts_t *o)
 {
     memset(o, 0, sizeof(*o));
-    o->eflag = MD_DEFAULT_EFLAG;
+    o->eflag = MOS_DEFAULT_EFLAG;
     o->precision = ss_env_precision("MOSDEPTH_PRECISION", 2); /* mosdepth's default */
 }
 
 /* What mosdepth refuses, and what seqshard needs. 0, or -1 after a message. */
-static int check(const md_opts_t *o, const ss_common_opts_t *co)
+static int check(const mos_opts_t *o, const ss_common_opts_t *co)
 {
     if (!o->prefix || !*o->prefix) {
         fprintf(stderr, "seqshard depth: --mosdepth needs a PREFIX for the output files\n");
@@ -333,7 +333,7 @@ static int check(const md_opts_t *o, const ss_common_opts_t *co)
  * POS, MAPQ, CIGAR, and for the mate-overlap rule the name and the mate's position.
  * Other formats ignore it. 0, or -1 out of memory.
  */
-static int cram_fields(const md_opts_t *o, ss_common_opts_t *co)
+static int cram_fields(const mos_opts_t *o, ss_common_opts_t *co)
 {
     int f = SAM_FLAG | SAM_RNAME | SAM_POS | SAM_MAPQ | SAM_CIGAR;
     if (!o->fast)
@@ -367,10 +367,10 @@ static int only_contig(ss_common_opts_t *co, const char *name)
 
 /*
  * The files of the run for --resume and the clash check: the --by BED it
- * reads, and every file PREFIX names that it writes (md_prepare's streams and
- * md_finish's files: keep the two lists alike). 0, or -1 out of memory.
+ * reads, and every file PREFIX names that it writes (mos_prepare's streams and
+ * mos_finish's files: keep the two lists alike). 0, or -1 out of memory.
  */
-static int register_files(const md_opts_t *o, ss_common_opts_t *co)
+static int register_files(const mos_opts_t *o, ss_common_opts_t *co)
 {
     static const struct {
         const char *suffix, *role;
@@ -401,14 +401,14 @@ static int register_files(const md_opts_t *o, ss_common_opts_t *co)
     return 0;
 }
 
-int md_parse(int argc, char **argv, ss_common_opts_t *co, md_opts_t **out)
+int mos_parse(int argc, char **argv, ss_common_opts_t *co, mos_opts_t **out)
 {
-    md_opts_t *o = malloc(sizeof(*o));
+    mos_opts_t *o = malloc(sizeof(*o));
     if (!(*out = o))
         return SS_EXIT_USAGE;
     defaults(o);
     void *ctx[2] = {o, co};
-    int r = ss_cmd_parse(&md_cmd, argc, argv, co, apply, ctx);
+    int r = ss_cmd_parse(&mos_cmd, argc, argv, co, apply, ctx);
     if (r != 0)
         return r > 0 ? -1 : SS_EXIT_USAGE;
     for (int i = optind; i < argc; i++)
@@ -423,7 +423,7 @@ int md_parse(int argc, char **argv, ss_common_opts_t *co, md_opts_t **out)
     return 0;
 }
 
-void md_opts_free(md_opts_t *o)
+void mos_opts_free(mos_opts_t *o)
 {
     if (!o)
         return;

@@ -9,7 +9,7 @@
  * on is the reads around it: those whose keys it shares, and the moving
  * buffer of -l (max read length) that decides how long a key stays known.
  *
- * So each shard replays samtools' streaming machine (md_machine.c) over its
+ * So each shard replays samtools' streaming machine (dup_machine.c) over its
  * range and a halo either side (DUP_HALO_READS read lengths): the state the
  * machine holds at any read depends only on reads within a few -l of it,
  * so a shard started that far back holds what one run over the file held
@@ -18,11 +18,11 @@
  * POS breaks that bound (and samtools' own window): the run stops and names
  * the -l to give.
  *
- * Files: markdup.c (the kernel), md_opts.c (options, --help), md_key.c
- * (keys, scores, barcodes), md_optical.c (tile coordinates), md_machine.c
- * and md_chain.c (the streaming machine, its chains of duplicates),
- * md_stream.c (a range through it), md_names.c (-S's names from every
- * shard), md_stats.c (-s/-f), md_step.c (--markdup in front of a command).
+ * Files: markdup.c (the kernel), dup_opts.c (options, --help), dup_key.c
+ * (keys, scores, barcodes), dup_optical.c (tile coordinates), dup_machine.c
+ * and dup_chain.c (the streaming machine, its chains of duplicates),
+ * dup_stream.c (a range through it), dup_names.c (-S's names from every
+ * shard), dup_stats.c (-s/-f), dup_step.c (--markdup in front of a command).
  */
 #ifndef SS_KERNEL_MARKDUP_H
 #define SS_KERNEL_MARKDUP_H
@@ -65,7 +65,7 @@ typedef struct {
     char *cmdline; /* @PG CL and the stats' COMMAND, owned */
 } dup_opts_t;
 
-/* -S: a duplicate's name, and what its other alignments get (md_names.c). */
+/* -S: a duplicate's name, and what its other alignments get (dup_names.c). */
 typedef struct {
     char *ori;   /* do:Z with -t, or NULL */
     int optical; /* dt:Z:SQ with -d, else LB */
@@ -106,7 +106,7 @@ typedef struct {
 /* The run state's regexes from o (markdup.c). 0, or -1 after ss_error(). */
 int dup_run_init(dup_run_t *r, const dup_opts_t *o);
 
-/* md_key.c */
+/* dup_key.c */
 hts_pos_t dup_unclipped_start(const bam1_t *b);
 hts_pos_t dup_unclipped_end(const bam1_t *b);
 /* 0, or -1 when the read has no MC:Z (the message is the caller's). */
@@ -118,7 +118,7 @@ int64_t dup_mate_score(const bam1_t *b);
 khint_t dup_key_hash(dup_key_t k);
 int dup_key_equal(dup_key_t a, dup_key_t b);
 
-/* md_optical.c: where a read name puts a cluster on the tile. */
+/* dup_optical.c: where a read name puts a cluster on the tile. */
 typedef struct {
     long x, y;
     int beg, end; /* the part of the name that must match (lane, tile) */
@@ -128,7 +128,7 @@ int dup_coords(const dup_run_t *r, const char *name, dup_coords_t *c);
 int dup_is_optical(const dup_run_t *r, const char *ori, const dup_coords_t *oc, const char *dup,
                    dup_coords_t *dc);
 
-/* md_machine.c: samtools markdup's streaming machine. */
+/* dup_machine.c: samtools markdup's streaming machine. */
 typedef struct dup_machine_s dup_machine_t;
 dup_machine_t *dup_machine_init(const dup_run_t *run);
 void dup_machine_destroy(dup_machine_t *m);
@@ -152,7 +152,7 @@ int dup_machine_end(dup_machine_t *m);
 /* -c: the read forgets earlier marking (DUP flag, dt and do tags). Any thread. */
 void dup_clear_marks(bam1_t *b);
 
-/* md_stream.c: a range of a file through the machine, for the kernel and the step. */
+/* dup_stream.c: a range of a file through the machine, for the kernel and the step. */
 typedef struct {
     const dup_opts_t *o;
     dup_machine_t *m;
@@ -175,7 +175,7 @@ hts_pos_t dup_halo(const dup_opts_t *o);
 int dup_stream(const dup_stream_t *st, const dup_span_t *sp, dup_counts_t *c, kstring_t *names,
                dup_emit_fn emit, void *ctx, uint64_t *owned_reads, int *err);
 
-/* md_opts.c: the options, by samtools' letters or the codes from DUP_OPT_INCLUDE_FAILS on. */
+/* dup_opts.c: the options, by samtools' letters or the codes from DUP_OPT_INCLUDE_FAILS on. */
 #define DUP_OPT_INCLUDE_FAILS 0x100
 int dup_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts);
 void dup_opts_free(void *kopts);
@@ -184,10 +184,10 @@ void dup_usage(FILE *fp);
 int dup_apply(dup_opts_t *o, ss_common_opts_t *co, int key, const char *arg);
 /* The options together, on command cmd: 0, or SS_EXIT_USAGE after a message. */
 int dup_check(dup_opts_t *o, const char *cmd);
-/* The step (md_step.c). */
+/* The step (dup_step.c). */
 extern const ss_step_t ss_step_markdup;
 
-/* md_stats.c: the -s text, from the counts summed over the run. */
+/* dup_stats.c: the -s text, from the counts summed over the run. */
 int dup_stats_text(const dup_opts_t *o, const dup_counts_t *c, kstring_t *s);
 
 #endif

@@ -163,8 +163,9 @@ void mc_destroy(mc_caller_t *c);
  * keeps the highest ploidy of the definition until the first record (not
  * skipped as above) where some sex's ploidy is not that highest one. With
  * the default ploidy that is the first record; with e.g. --ploidy GRCh37 it
- * is the first on X, Y or MT. A caller that starts mid-genome, after such a
- * record, is put in that state with mc_caller_ploidy_seen.
+ * is the first on X, Y or MT. A caller that starts mid-genome cannot know
+ * whether such a record came before: mc_caller_memoryless says when that
+ * matters.
  */
 int mc_call(mc_caller_t *c, bcf1_t *in, bcf1_t *out);
 /*
@@ -225,8 +226,5 @@ int mc_missed_plan_end(const mc_missed_plan_t *p, const mc_opts_t *o, bcf_hdr_t 
  * ploidy vary along the genome, the quirk above. Any thread.
  */
 int mc_caller_memoryless(const mc_caller_t *c);
-
-/* As if a record where the ploidy left its highest had been called. */
-void mc_caller_ploidy_seen(mc_caller_t *c);
 
 #endif

@@ -193,12 +193,6 @@ int mc_caller_memoryless(const mc_caller_t *c)
     return 1;
 }
 
-void mc_caller_ploidy_seen(mc_caller_t *c)
-{
-    for (int i = 0; i < c->n_sexes; i++)
-        c->sex2ploidy_prev[i] = -1; /* no ploidy: the next record sets every sample's */
-}
-
 /*
  * Each sample's ploidy at rec, set only when some sex's ploidy differs from
  * the previous record's (bcftools' set_ploidy; hence the quirk mc_call

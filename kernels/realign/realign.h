@@ -205,7 +205,6 @@ bam1_t *rl_block_next(rl_block_t *k);
 void rl_block_unget(rl_block_t *k);
 int rl_block_n(const rl_block_t *k);
 bam1_t *rl_block_rec(rl_block_t *k, int i);
-const rl_read_t *rl_block_read(const rl_block_t *k, int i);
 /* Add a known indel (already within the block's reference). 0 or -1 out of memory. */
 int rl_block_add_known(rl_block_t *k, const rl_indel_t *e);
 

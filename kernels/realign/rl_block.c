@@ -90,11 +90,6 @@ bam1_t *rl_block_rec(rl_block_t *k, int i)
     return k->recs[i];
 }
 
-const rl_read_t *rl_block_read(const rl_block_t *k, int i)
-{
-    return &k->reads[i];
-}
-
 int rl_block_add_known(rl_block_t *k, const rl_indel_t *e)
 {
     if (k->n_known == k->m_known) {

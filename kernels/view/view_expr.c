@@ -12,12 +12,10 @@
  * types the expression uses them with (each tag it names absent, a string or
  * a number). Main thread, at option parsing.
  */
-#include <fcntl.h>
 #include <htslib/hts_expr.h>
 #include <regex.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "view.h"
 
@@ -143,27 +141,6 @@ static int evaluates(const char *expr, char tags[][2], int n)
     return ok;
 }
 
-/* htslib prints its parse complaints on stderr: the probes must not add lines there. */
-static int quiet_stderr(void)
-{
-    fflush(stderr);
-    int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
-    if (saved >= 0 && null >= 0)
-        dup2(null, STDERR_FILENO);
-    if (null >= 0)
-        close(null);
-    return saved;
-}
-
-static void restore_stderr(int saved)
-{
-    if (saved < 0)
-        return;
-    fflush(stderr);
-    dup2(saved, STDERR_FILENO);
-    close(saved);
-}
-
 int vw_expr_check(const char *expr)
 {
     if (check_regexes(expr) < 0)
@@ -172,9 +149,10 @@ int vw_expr_check(const char *expr)
     int n = named_tags(expr, tags, PROBE_TAGS);
     if (n < 0)
         return 0; /* too many tags to try every type: left to the evaluation, as samtools */
-    int saved = quiet_stderr();
+    /* htslib prints its parse complaints on stderr: the probes must not add lines there */
+    int saved = ss_quiet_begin();
     int ok = evaluates(expr, tags, n);
-    restore_stderr(saved);
+    ss_quiet_end(saved);
     if (ok < 0) {
         fprintf(stderr, "seqshard view: out of memory checking -e '%s'\n", expr);
         return -1;

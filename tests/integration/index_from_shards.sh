@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # index_from_shards.sh -- the output's index merged from the shards' pieces, not
-# read back (framework/out/ss_shard_index.h): every index has the bytes that
+# read back (framework/out/shard_index.h): every index has the bytes that
 # samtools index (-c, -b, and .crai), tabix -s1 -b2 -e2 (--csi) and bcftools index (-t)
 # write for the same file: BAM copied block for block and re-encoded (view, and realign's
 # moved records), SAM.gz (.csi, and .bai when named so), CRAM (the .crai's gzip bytes too;

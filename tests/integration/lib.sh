@@ -17,7 +17,7 @@
 
 SS_SRC=${SS_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 SEQSHARD=${SEQSHARD:-$SS_SRC/build/seqshard}
-# The size of one --resume manifest record (SS_RESUME_REC_SIZE, framework/ss_resume.h):
+# The size of one --resume manifest record (SS_RESUME_REC_SIZE, framework/resume.h):
 # its fields, then SS_KERNEL_COUNTERS counters and SS_SUMMARY_N sums of 8 bytes.
 ss_def() { sed -n "s/^#define $1 \([0-9]*\).*/\1/p" "$SS_SRC/framework/ss_framework.h"; }
 SS_RESUME_REC=$((48 + 8 * $(ss_def SS_KERNEL_COUNTERS) + 8 * $(ss_def SS_SUMMARY_N)))
