@@ -11,6 +11,7 @@
 
 #include <stdatomic.h>
 
+#include "../../io/ss_encode.h"
 #include "ss_ordered.h"
 #include "ss_output.h"
 #include "ss_shard_index.h"

@@ -16,6 +16,8 @@
 #include <htslib/cram.h>
 #include <htslib/faidx.h>
 
+#include "../../io/ss_budget.h"
+#include "../../io/ss_diag.h"
 #include "../comm/ss_comm.h"
 #include "../step/ss_steps.h"
 #include "ss_plan.h"

@@ -38,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../io/ss_budget.h"
+#include "../../io/ss_estimate.h"
 #include "../cli/ss_cli.h"
 #include "ss_plan.h"
 

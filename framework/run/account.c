@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "../../io/ss_diag.h"
 #include "../comm/ss_comm.h"
 #include "../plan/ss_plan.h"
 #include "ss_engine.h"

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "../../alloc/ss_alloc.h"
+#include "../../io/ss_budget.h"
 #include "../cli/ss_cli.h"
 #include "../comm/ss_comm.h"
 #include "../plan/ss_plan.h"

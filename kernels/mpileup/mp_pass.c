@@ -10,6 +10,7 @@
 #include <string.h>
 
 
+#include "../../io/ss_diag.h"
 #include "mpileup.h"
 
 /* A read error or out of memory in the shard, named. Always -1. */

@@ -21,6 +21,7 @@
 #include <htslib/vcf.h>
 
 #include "../../framework/ss_framework.h"
+#include "../../io/ss_ref.h"
 #include "../pileup/baq.h"
 #include "../pileup/pileup_engine.h"
 #include "mc_call.h"

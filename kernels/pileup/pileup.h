@@ -21,6 +21,7 @@
 #include <htslib/sam.h>
 
 #include "../../framework/ss_framework.h"
+#include "../../io/ss_ref.h"
 #include "baq.h"
 
 /* Extra columns, in the order samtools prints them. */
