@@ -22,7 +22,8 @@
 
 #include "../base/ss_base.h"
 #include "../alloc/ss_alloc.h" /* ss_alloc_private: worker state kernels write per read */
-#include "../io/ss_io.h"
+#include "../io/ss_bed.h"
+#include "../io/ss_reader.h"
 #include "ss_cmdline.h"
 #include "ss_step.h"
 

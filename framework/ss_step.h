@@ -24,7 +24,7 @@
 #include <htslib/sam.h>
 #include <stdint.h>
 
-#include "../io/ss_io.h"
+#include "../io/ss_source.h"
 #include "ss_cmdline.h"
 
 struct ss_common_opts_s;

@@ -18,7 +18,7 @@
 #include <htslib/bgzf.h>
 
 #include "bgzf_async.h"
-#include "ss_io.h"
+#include "ss_encode.h"
 
 /* The record data (CIGAR, aux values) is copied as htslib holds it in memory,
  * which is little-endian only on little-endian hosts. */

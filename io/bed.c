@@ -32,7 +32,7 @@
 #include <htslib/kstring.h>
 
 #include "../base/ss_base.h"
-#include "ss_io.h"
+#include "ss_bed.h"
 
 typedef struct {
     char *name;

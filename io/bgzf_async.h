@@ -5,7 +5,7 @@
 #ifndef SS_IO_BGZF_ASYNC_H
 #define SS_IO_BGZF_ASYNC_H
 
-#include "ss_io.h"
+#include "ss_encode.h"
 
 /* Whether the full block goes to the pool: some core idles, or blocks are in flight. */
 int ss_bgzf_pack_to_pool(const ss_bgzf_pack_t *z);

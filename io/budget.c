@@ -35,7 +35,7 @@
 #include <sys/resource.h>
 
 #include "../base/ss_base.h"
-#include "ss_io.h"
+#include "ss_budget.h"
 
 /* Open when stdio and the planning input are all we know of (no /proc). */
 #define FDS_OPEN_GUESS 6

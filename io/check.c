@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ss_io.h"
+#include "ss_check.h"
 
 void ss_io_order_reset(ss_io_order_t *o)
 {

@@ -17,7 +17,7 @@
 #include <htslib/bgzf.h>
 #include <htslib/kstring.h>
 
-#include "ss_io.h"
+#include "ss_diag.h"
 
 typedef struct {
     int64_t off;    /* the container's offset */

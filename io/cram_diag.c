@@ -14,7 +14,7 @@
 #include <htslib/sam.h>
 
 #include "../base/ss_base.h"
-#include "ss_io.h"
+#include "ss_diag.h"
 
 /* MD5 (hex) of sequence `name` in fai as CRAM computes it: upper case. 0 or -1. */
 static int fasta_md5(faidx_t *fai, const char *name, char hex[33])

@@ -32,7 +32,8 @@
 #include <htslib/hfile.h>
 
 #include "../base/ss_base.h"
-#include "ss_io.h"
+#include "ss_budget.h"
+#include "ss_encode.h"
 
 #define CRAM_FILE_DEF_LEN 26
 #define CRAM_EOF_START 0x454f46 /* "EOF": ref_seq_start of the EOF container */

@@ -32,7 +32,7 @@
 #include <htslib/hfile.h>
 #include <stdlib.h>
 
-#include "ss_io.h"
+#include "ss_estimate.h"
 
 #define DEFAULT_RATIO 3.0 /* uncompressed / compressed bytes of a typical BAM block */
 

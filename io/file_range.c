@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "ss_io.h"
+#include "ss_encode.h"
 
 int ss_io_append_file_range(int fd, off_t off, size_t n, kstring_t *s)
 {

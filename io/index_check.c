@@ -22,7 +22,7 @@
 #include <htslib/cram.h>
 #include <htslib/hfile.h>
 
-#include "ss_io.h"
+#include "ss_diag.h"
 
 /* st's mtime for path (whole seconds), or -1 when it cannot be read. */
 static long long mtime_of(const char *path, long long *size)

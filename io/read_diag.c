@@ -21,7 +21,7 @@
 #include <htslib/hts.h>
 
 #include "../base/ss_base.h"
-#include "ss_io.h"
+#include "ss_diag.h"
 
 /* What hts_detect_format2 makes of the file: its category and description. -1 if unreadable. */
 static int detect(const char *path, htsFormat *fmt)
@@ -138,33 +138,4 @@ void ss_io_read_error(const char *path, samFile *fp, int ret, int shard_idx, con
              "%s > /dev/null' succeeds, the index does not match instead: re-index it with "
              "'samtools index %s'",
              path, shard, where, cause, path, path);
-}
-
-int ss_io_input_failed(ss_reader_t *rd, int i, int ret, int err, int tid, hts_pos_t beg,
-                       hts_pos_t end, const char *reference, const char *ref_opt)
-{
-    if (ret == SS_IO_REPORTED)
-        return -1;
-    char where[256];
-    snprintf(where, sizeof(where), "%s:%lld-%lld",
-             tid >= 0 ? sam_hdr_tid2name(ss_reader_header(rd, i), tid) : "*", (long long)beg + 1,
-             (long long)end);
-    if (err == ENOMEM) /* htslib's -4 is a bad record or a failed allocation */
-        ss_error("%s: out of memory reading shard %d (%s); lower -@ or --shard-size, or give "
-                 "the run more memory",
-                 ss_reader_path(rd, i), ss_reader_shard(rd), where);
-    else
-        ss_io_input_read_error(rd, i, ret, tid, where, reference, ref_opt);
-    return -1;
-}
-
-void ss_io_input_read_error(ss_reader_t *rd, int i, int ret, int tid, const char *where,
-                            const char *reference, const char *ref_opt)
-{
-    const char *path = ss_reader_path(rd, i);
-    if (ss_reader_is_cram(rd, i))
-        ss_io_cram_read_error(path, ss_reader_header(rd, i), reference, ref_opt,
-                              ss_reader_shard(rd), where, tid);
-    else
-        ss_io_read_error(path, ss_reader_file(rd, i), ret, ss_reader_shard(rd), where);
 }

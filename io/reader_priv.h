@@ -1,16 +1,28 @@
 /*
- * reader_priv.h -- private to the reader: the state reader.c, reader_window.c
- * (the shard's window) and reader_stdin.c (standard input) share. Every
- * function here is called by the worker that owns the reader.
+ * reader_priv.h -- private to io/'s reader: the state reader.c and the files
+ * it calls (reader_open.c, reader_window.c: the shard's window,
+ * reader_marks.c, reader_tally.c, reader_stdin.c: standard input) share, and
+ * the record source over one input (source.c) that the reader embeds. No
+ * file outside io/ includes it. Every function here is called by the worker
+ * that owns the reader.
  */
-#ifndef SS_READER_PRIV_H
-#define SS_READER_PRIV_H
+#ifndef READER_PRIV_H
+#define READER_PRIV_H
 
-#include "ss_io_private.h"
+#include "ss_reader.h"
 
 /* RD_STDIN: standard input, borrowed from the job (ss_io_inputs_t.stream), read in one pass */
 enum { RD_NEW, RD_HELD, RD_PER_SHARD, RD_STREAMED, RD_STDIN };
 enum { WIN_NONE, WIN_LOADED, WIN_FAILED }; /* a CRAM input's window this shard */
+
+/* Input i of a reader as a record source (source.c), embedded in the reader. */
+typedef struct {
+    ss_source_t src; /* first: a ss_source_t * is a rd_source_t * */
+    ss_reader_t *r;  /* the reader it reads through, input i */
+    int i;
+    int empty;       /* the current range has nothing (a BAM's absent unplaced reads) */
+    uint64_t seq;    /* records returned in the current range */
+} rd_source_t;
 
 typedef struct rd_block_s rd_block_t; /* part of a CRAM window (reader_window.c) */
 typedef struct rd_mark_s rd_mark_t;   /* where a BAM query may start (reader_marks.c) */
@@ -83,7 +95,8 @@ typedef struct {
 struct ss_reader_s {
     ss_io_inputs_t in; /* paths borrowed from the job */
     rd_file_t *f;
-    ss_file_source_t *src; /* [in.n]: each input as a record source (source.c) */
+    rd_source_t *src;      /* [in.n]: each input as a record source, zeroed until source.c
+                            * hands it out */
     ss_source_t **front;   /* [in.n]: what kernels read instead (steps), or NULL: the file */
     hts_pos_t front_reach; /* how far around a query the fronts read (window widening) */
     uint64_t records;      /* records the inputs returned, ever (ss_reader_records) */
@@ -104,7 +117,8 @@ struct ss_reader_s {
     int tally_lost;    /* out of memory once: the tally says nothing */
 };
 
-/* hts_close, under the shared reference's lock for a CRAM. Returns hts_close's result. */
+/* hts_close, under the shared reference's lock for a CRAM (reader_open.c). Returns hts_close's
+ * result. */
 int rd_close_input(samFile *fp);
 
 /* ---- the shard's window (reader_window.c) ---- */

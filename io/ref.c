@@ -22,9 +22,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <htslib/faidx.h>
 
 #include "../base/ss_base.h"
-#include "ss_io.h"
+#include "ss_budget.h"
+#include "ss_ref.h"
 
 /* Windows grow by at least this much: reads moving along a shard fetch once per 64 kb. */
 #define GROW_BP ((hts_pos_t)1 << 16)

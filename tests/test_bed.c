@@ -6,7 +6,7 @@
 #include <htslib/bgzf.h>
 
 #include "../framework/ss_framework.h"
-#include "../io/ss_io.h"
+#include "../io/ss_bed.h"
 #include "ss_testutil.h"
 
 static const char *write_text(const char *text)

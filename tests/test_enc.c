@@ -18,7 +18,7 @@
 #include <htslib/kstring.h>
 #include <htslib/thread_pool.h>
 
-#include "../io/ss_io.h"
+#include "../io/ss_encode.h"
 
 /* The empty block that ends a BGZF file (SAM spec 4.1.2). */
 #define BGZF_EOF "\037\213\010\4\0\0\0\0\0\377\6\0\102\103\2\0\033\0\3\0\0\0\0\0\0\0\0\0"

@@ -6,9 +6,14 @@
  */
 #include <dirent.h>
 #include <sys/resource.h>
+#include <htslib/faidx.h>
 
 #include "../framework/ss_framework.h"
-#include "../io/ss_io.h"
+#include "../io/ss_budget.h"
+#include "../io/ss_check.h"
+#include "../io/ss_estimate.h"
+#include "../io/ss_reader.h"
+#include "../io/ss_ref.h"
 #include "ss_testutil.h"
 
 static char bam1[256], bam2[256], big[256], fasta[256];

@@ -12,7 +12,7 @@
 #include <sys/resource.h>
 
 #include "../base/ss_base.h"
-#include "../io/ss_io.h"
+#include "../io/ss_ref.h"
 #include "../kernels/mpileup/mp_indel.h"
 #include "ss_testutil.h"
 

@@ -8,7 +8,8 @@
 #include <sys/stat.h>
 
 #include "../base/ss_base.h"
-#include "../io/ss_io.h"
+#include "../io/ss_reader.h"
+#include "../io/ss_source.h"
 #include "ss_testutil.h"
 
 static char bam_path[320], dir_path[256];

@@ -12,6 +12,7 @@
 
 #include "output_file.h"
 #include "shard_index.h"
+#include "../../io/ss_encode.h"
 
 struct ss_out_run_s {
     ss_out_format_t format;

@@ -19,6 +19,8 @@
 #include "../comm/comm.h"
 #include "../step/steps.h"
 #include "plan.h"
+#include "../../io/ss_budget.h"
+#include "../../io/ss_diag.h"
 
 /*
  * htslib 1.16 (cram/cram_io.c, cram_populate_ref) looks a CRAM's reference up

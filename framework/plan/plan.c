@@ -40,6 +40,8 @@
 
 #include "../cli/cli.h"
 #include "plan.h"
+#include "../../io/ss_budget.h"
+#include "../../io/ss_estimate.h"
 
 #define GRID_SHIFT 14                /* 16 kb cells, the BAI linear index's */
 #define GRID ((hts_pos_t)1 << GRID_SHIFT)

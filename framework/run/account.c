@@ -28,6 +28,7 @@
 #include "../comm/comm.h"
 #include "../plan/plan.h"
 #include "engine.h"
+#include "../../io/ss_diag.h"
 
 struct ss_acct_s {
     const ss_job_t *job;

@@ -50,6 +50,7 @@
 #include "../comm/comm.h"
 #include "../plan/plan.h"
 #include "engine.h"
+#include "../../io/ss_budget.h"
 
 /* Multi-rank: finished outputs kept in memory per worker before spilling. */
 #define STORE_MEM_PER_WORKER ((size_t)128 << 20)

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "../../io/ss_diag.h"
 #include "../ss_framework.h"
 
 struct ss_step_writer_s {

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../io/ss_diag.h"
 #include "depth.h"
 #include "mosdepth.h"
 

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../io/ss_diag.h"
 #include "mosdepth.h"
 
 #define CHUNK     ((hts_pos_t)1 << 16) /* positions counted at a time */

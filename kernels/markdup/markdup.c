@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../io/ss_diag.h"
 #include "markdup.h"
 
 typedef struct {

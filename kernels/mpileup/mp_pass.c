@@ -11,6 +11,7 @@
 
 
 #include "base/ss_exact_fp.h"
+#include "../../io/ss_diag.h"
 #include "mpileup.h"
 
 /* A read error or out of memory in the shard, named. Always -1. */

@@ -25,6 +25,7 @@
 #include "../../framework/ss_framework.h"
 #include "../../genomics/baq.h"
 #include "../../genomics/pileup_engine.h"
+#include "../../io/ss_ref.h"
 #include "mc_call.h"
 #include "mp_call.h"
 

@@ -14,6 +14,7 @@
 
 #include <htslib/bgzf.h>
 
+#include "../../io/ss_diag.h"
 #include "pileup.h"
 #include "../../genomics/pileup_engine.h"
 

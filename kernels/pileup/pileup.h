@@ -22,6 +22,7 @@
 
 #include "../../framework/ss_framework.h"
 #include "../../genomics/baq.h"
+#include "../../io/ss_ref.h"
 
 /* Extra columns, in the order samtools prints them. */
 enum {

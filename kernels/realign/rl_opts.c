@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../../io/ss_ref.h"
 #include "realign.h"
 
 enum { RL_OPT_KNOWN = 0x2001, RL_OPT_MAX_MOVE, RL_OPT_MAX_ISIZE, RL_OPT_MAX_WINDOW };

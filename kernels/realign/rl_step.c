@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "../../io/ss_ref.h"
 #include "realign.h"
 
 typedef struct {

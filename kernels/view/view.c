@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../io/ss_check.h"
+#include "../../io/ss_diag.h"
 #include "view.h"
 
 typedef struct {

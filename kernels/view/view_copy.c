@@ -35,6 +35,9 @@
 
 #include <htslib/bgzf.h>
 
+#include "../../io/ss_budget.h"
+#include "../../io/ss_check.h"
+#include "../../io/ss_encode.h"
 #include "view.h"
 
 struct vw_copier_s {

@@ -27,6 +27,7 @@
 #include <htslib/cram.h>
 #include <htslib/hfile.h>
 
+#include "../../io/ss_diag.h"
 #include "view.h"
 
 typedef struct {

@@ -8,6 +8,7 @@
 
 #include <htslib/faidx.h>
 
+#include "../../io/ss_ref.h"
 #include "view.h"
 
 /* The reference's index, without creating a .fai next to someone's FASTA. */
