@@ -1,5 +1,5 @@
 /*
- * test_mc_missed.c -- unit tests for kernels/mpileup/mc_missed_plan.c: from
+ * test_mc_missed.c -- unit tests for kernels/mpileup/call/mc_missed_plan.c: from
  * every shard's summary (where its last passing record is, which targets it
  * left), each shard's part and the lines bcftools call -i writes last.
  *
@@ -16,7 +16,7 @@
 #include <htslib/kstring.h>
 #include <htslib/vcf.h>
 
-#include "../kernels/mpileup/mc_call.h"
+#include "../kernels/mpileup/call/mc_call.h"
 #include "ss_testutil.h"
 
 static char *als_snp[] = {"A", "C", NULL};

@@ -1,5 +1,5 @@
 /*
- * test_mp_bcf.c -- unit tests for kernels/mpileup/mp_bcf.h: each typed value
+ * test_mp_bcf.c -- unit tests for kernels/mpileup/likelihood/mp_bcf.h: each typed value
  * must be the bytes htslib's own encoders (bcf_enc_vint, bcf_enc_vfloat,
  * bcf_enc_vchar, bcf_enc_size) write, since mpileup's records must be
  * bcftools' byte for byte.
@@ -13,7 +13,7 @@
 #include <htslib/kstring.h>
 #include <htslib/vcf.h>
 
-#include "../kernels/mpileup/mp_bcf.h"
+#include "../kernels/mpileup/likelihood/mp_bcf.h"
 #include "ss_testutil.h"
 
 /* xorshift64: a fixed stream, so a failure repeats. */

@@ -1,5 +1,5 @@
 /*
- * test_mp_bias.c -- unit tests for kernels/mpileup/mp_bias.c: the bias tests
+ * test_mp_bias.c -- unit tests for kernels/mpileup/likelihood/mp_bias.c: the bias tests
  * over a histogram's used bins (mp_mwu_hist) must give the same doubles as
  * bcftools' loop over every bin (mp_mwu_bias), and a histogram's marks must
  * name exactly the bins that are not 0.
@@ -12,7 +12,7 @@
 
 #include <CUnit/Basic.h>
 
-#include "../kernels/mpileup/mp_bias.h"
+#include "../kernels/mpileup/likelihood/mp_bias.h"
 #include "ss_testutil.h"
 
 #define N_CASES 3000

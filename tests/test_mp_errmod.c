@@ -1,5 +1,5 @@
 /*
- * test_mp_errmod.c -- unit tests for kernels/mpileup/mp_errmod.c: its tables
+ * test_mp_errmod.c -- unit tests for kernels/mpileup/likelihood/mp_errmod.c: its tables
  * and its likelihoods must be htslib 1.16's errmod bit for bit, since bcftools
  * mpileup prints those floats.
  */
@@ -11,7 +11,7 @@
 #include <CUnit/Basic.h>
 #include <htslib/hts.h>
 
-#include "../kernels/mpileup/mp_errmod.h"
+#include "../kernels/mpileup/likelihood/mp_errmod.h"
 #include "ss_testutil.h"
 
 #define DEPCORR (1. - 0.83) /* what bcftools mpileup passes */

@@ -1,5 +1,5 @@
 /*
- * test_mp_rng.c -- unit tests for kernels/mpileup/mp_rng.c: the stream must be
+ * test_mp_rng.c -- unit tests for kernels/mpileup/likelihood/mp_rng.c: the stream must be
  * libc's drand48 bit for bit (bcftools mpileup downsamples with it), and a jump
  * must land where the same number of single draws would.
  */
@@ -10,7 +10,7 @@
 
 #include <CUnit/Basic.h>
 
-#include "../kernels/mpileup/mp_rng.h"
+#include "../kernels/mpileup/likelihood/mp_rng.h"
 #include "ss_testutil.h"
 
 #define N_DRAWS 1000000

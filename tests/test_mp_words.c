@@ -1,12 +1,12 @@
 /*
- * test_mp_words.c -- unit tests for kernels/mpileup/mp_words.c: the SNP
+ * test_mp_words.c -- unit tests for kernels/mpileup/likelihood/mp_words.c: the SNP
  * words filled 16 bases at a time must equal mp_snp_word's, base by base, on
  * random reads (every length from 1 to past 300, every 4-bit base code,
  * qualities up to 255) and settings (--delta-BQ, --min-BQ, --max-BQ at and
  * past the byte range, mapping qualities 0..60, both strands); a word must
  * hold what the SNP record reads from it; a base outside the read's sequence
  * (SEQ '*') has no word and is not read; and a histogram of the bias tests
- * (mp_call.h) keeps a bin past its last inside its bins.
+ * (mp_likelihood.h) keeps a bin past its last inside its bins.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -16,8 +16,8 @@
 #include <CUnit/Basic.h>
 
 #include "base/ss_exact_fp.h"
-#include "../kernels/mpileup/mp_call.h"
-#include "../kernels/mpileup/mp_words.h"
+#include "../kernels/mpileup/likelihood/mp_likelihood.h"
+#include "../kernels/mpileup/likelihood/mp_words.h"
 #include "ss_testutil.h"
 
 #define N_READS 20000

@@ -13,7 +13,7 @@
 
 #include "../base/ss_base.h"
 #include "../io/ss_ref.h"
-#include "../kernels/mpileup/mp_indel.h"
+#include "../kernels/mpileup/indel/mp_indel.h"
 #include "ss_testutil.h"
 
 #define LEN_A 3000000 /* several windows long */

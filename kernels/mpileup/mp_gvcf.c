@@ -10,12 +10,16 @@
  * Shards: a block belongs to the shard where it starts. That shard follows it
  * past its end until it closes; the next shard skips the records that continue
  * it (mp_gvcf_skip_from).
+ *
+ * A worker's blocks go to its output as its records do (mp_gvcf_put_block);
+ * mp_gvcf_close flushes the block still open when the worker's records end.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/ss_exact_fp.h"
-#include "mpileup.h"
+#include "mp_gvcf.h"
+#include "pileup/mp_worker.h" /* a worker's blocks: its output, its records' header */
 
 struct mp_gvcf_s {
     const int *ranges;  /* -g's bounds, borrowed from the options */
@@ -275,4 +279,22 @@ int mp_gvcf_parse(const char *arg, int **ranges, int *n)
         s = end + 1;
     }
     return 0;
+}
+
+/* The header of the records written: the caller's with --call, else mpileup's. */
+const bcf_hdr_t *mp_gvcf_header(const mp_worker_t *w)
+{
+    return w->caller ? w->run->out_hdr : w->run->vcf_hdr;
+}
+
+int mp_gvcf_put_block(void *ctx, bcf1_t *block)
+{
+    mp_block_out_t *b = ctx;
+    return mp_put_record(b->w, block, b->out);
+}
+
+int mp_gvcf_close(mp_worker_t *w, kstring_t *out)
+{
+    mp_block_out_t b = {w, out};
+    return w->gv ? mp_gvcf_write(w->gv, mp_gvcf_header(w), NULL, mp_gvcf_put_block, &b) : 0;
 }

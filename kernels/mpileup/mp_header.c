@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "base/ss_exact_fp.h"
-#include "mpileup.h"
+#include "likelihood/mp_likelihood.h" /* the -a bits: MP_FMT_*, MP_INFO_* */
+#include "mp_run.h"
 
 /* The INFO and FORMAT lines that do not depend on the options, after the DP line. */
 static const char *const zscore_lines[] = {

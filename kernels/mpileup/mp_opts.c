@@ -12,7 +12,10 @@
 #include <strings.h>
 
 #include "base/ss_exact_fp.h"
-#include "mpileup.h"
+#include "likelihood/mp_likelihood.h" /* the -a bits (MP_FMT_*, MP_INFO_*), --ar (MP_AMBIG_*) */
+#include "mp_gvcf.h"
+#include "mp_opts.h"
+#include "select/mp_select.h" /* mp_regions_add */
 
 void mp_opts_default(mp_opts_t *o)
 {

@@ -1,21 +1,42 @@
 /*
- * mpileup.c -- the `mpileup` kernel: bcftools mpileup 1.16, one shard at a time.
+ * mpileup.c -- the `mpileup` kernel: bcftools mpileup 1.16's genotype
+ * likelihoods (VCF/BCF), one shard at a time, with the same bytes as one
+ * bcftools run over the whole input; --call runs bcftools call in the same pass.
  *
  * A shard runs htslib's pileup, as bcftools does, from a point early enough
  * (mp_shard_start) that every column it prints sees the reads, the depth cap,
  * the mate overlaps and the lazily applied BAQ of one run over the whole input;
  * columns before the shard are only walked. Each printed column makes a SNP
- * record and, where reads carry indels, an indel record (mp_call.h), encoded
+ * record and, where reads carry indels, an indel record (likelihood/), encoded
  * as VCF text or BCF into the shard's output.
+ *
+ * The kernel's rooms, along its flow (each header says what it holds):
+ *   ./          mpileup.c (this file: the kernel table, the run's set-up, shards,
+ *               census, carried values; no other file calls into it), mp_opts.c
+ *               (options, --help; mp_opts.h), mp_header.c (the VCF header; mp_run.h,
+ *               the run's state), mp_gvcf.c (-g blocks; mp_gvcf.h)
+ *   select/     what is read, and as which sample: mp_samples.c (read groups ->
+ *               samples), mp_sample_lists.c (-s/-S, -G), mp_region_select.c (-r/-R
+ *               regions, -t/-T targets); mp_select.h
+ *   pileup/     a worker's reads into columns: mp_read.c (the read filter, a shard's
+ *               start; mp_read.h), mp_mplp.c (htslib's multi-input pileup; mp_mplp.h),
+ *               mp_ref.c (the reference window; mp_ref.h), mp_pass.c (passes, the look
+ *               back), mp_column.c (a column: partial BAQ, samples, its records
+ *               written); mp_worker.h (the worker)
+ *   likelihood/ a column's likelihoods and record: mp_glf.c, mp_errmod.c, mp_bins.c,
+ *               mp_words.c, mp_bias.c, mp_record.c, mp_rng.c (the random stream),
+ *               mp_site_bcf.c (the record's bytes; mp_bcf.h); mp_likelihood.h
+ *   indel/      the indel model: mp_indel*.c; mp_indel.h (for its own files)
+ *   call/       --call, bcftools call: mc_*.c; mc_call.h (what the kernel uses),
+ *               mc_priv.h (for call/ only)
  */
-#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 
 #include "base/ss_exact_fp.h"
-#include "mpileup.h"
+#include "pileup/mp_worker.h"
 
 
 static void opts_free(void *kopts)
@@ -350,45 +371,6 @@ static void worker_destroy(void *wstate)
         bam_destroy1(w->scratch);
     ss_ref_destroy(w->refs);
     free(w);
-}
-
-int mp_bind_ref(mp_worker_t *w, int tid)
-{
-    ss_ref_release(w->refs); /* memory follows the shard, not the contig */
-    w->rs = (mp_ref_t){.src = w->refs, .tid = tid};
-    w->ref = NULL;
-    w->ref_len = 0;
-    hts_pos_t len;
-    const char *seq = ss_ref_get(w->refs, tid, sam_hdr_tid2name(w->hdr, tid), &len);
-    if (len < 0)
-        return -1;
-    /* NULL: not in the FASTA, so no reference there, as in bcftools */
-    w->rs.seq = w->ref = seq;
-    w->rs.len = w->ref_len = seq ? len : 0;
-    return 0;
-}
-
-int mp_ref_need(mp_ref_t *r, hts_pos_t lo, hts_pos_t hi)
-{
-    lo = lo < 0 ? 0 : lo;
-    if (hi > r->len) { /* up to the contig's end: the NUL after it is readable too */
-        hi = r->len + 1;
-        lo = lo < r->len ? lo : r->len > 0 ? r->len - 1 : 0;
-    }
-    if (r->hi > r->lo && lo >= r->lo && hi <= r->hi)
-        return 0;
-    if (ss_ref_cover(r->src, r->tid, lo, hi < r->len ? hi : r->len) < 0) {
-        errno = ENOMEM; /* the shard fails: see mp_call.h */
-        return -1;
-    }
-    /* io/ref.c keeps one window per contig, gaps filled: the hull of what was asked */
-    if (r->hi > r->lo) {
-        r->lo = lo < r->lo ? lo : r->lo;
-        r->hi = hi > r->hi ? hi : r->hi;
-    } else {
-        r->lo = lo, r->hi = hi;
-    }
-    return 0;
 }
 
 /* A shard's pass: its records, and whether its indel records needed the carried values. */

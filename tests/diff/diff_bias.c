@@ -27,7 +27,7 @@
 #include <htslib/kfunc.h>
 
 #include "base/ss_exact_fp.h"
-#include "../../kernels/mpileup/mp_bias.h"
+#include "../../kernels/mpileup/likelihood/mp_bias.h"
 #include "diff_routines.h"
 
 /* ---- bcftools 1.16, transcribed ------------------------------------------------------- */

@@ -17,7 +17,7 @@
 #include <htslib/kfunc.h>
 
 #include "base/ss_exact_fp.h"
-#include "../../kernels/mpileup/mc_priv.h"
+#include "../../kernels/mpileup/call/mc_priv.h"
 #include "diff_routines.h"
 
 #define CM_MAX_SMPL 100

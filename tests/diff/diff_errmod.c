@@ -19,8 +19,8 @@
 #include <htslib/hts_os.h>
 
 #include "base/ss_exact_fp.h"
-#include "../../kernels/mpileup/mp_errmod.h"
-#include "../../kernels/mpileup/mp_rng.h"
+#include "../../kernels/mpileup/likelihood/mp_errmod.h"
+#include "../../kernels/mpileup/likelihood/mp_rng.h"
 #include "diff_routines.h"
 
 #define DEPCORR   (1. - 0.83) /* bcftools' 1 - theta */

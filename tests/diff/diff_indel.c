@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "base/ss_exact_fp.h"
-#include "../../kernels/mpileup/mp_indel.h"
+#include "../../kernels/mpileup/indel/mp_indel.h"
 #include "diff_routines.h"
 
 #define ID_MAX_READS 10000

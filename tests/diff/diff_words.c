@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "base/ss_exact_fp.h"
-#include "../../kernels/mpileup/mp_words.h"
+#include "../../kernels/mpileup/likelihood/mp_words.h"
 #include "diff_routines.h"
 
 #define MAX_LEN  1000

@@ -18,7 +18,7 @@
 #include <htslib/hts_log.h>
 
 #include "base/ss_exact_fp.h"
-#include "../../alloc/ss_alloc.h"
+#include "../../../alloc/ss_alloc.h"
 #include "mp_indel.h"
 
 void *mp_indel_reserve(void *buf, size_t *cap, size_t need, size_t elem)

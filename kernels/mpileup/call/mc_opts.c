@@ -13,7 +13,7 @@
 
 #include "base/ss_exact_fp.h"
 #include "mc_priv.h"
-#include "mpileup.h" /* mp_gvcf_parse: call's -g reads its bounds as mpileup's does */
+#include "../mp_gvcf.h" /* mp_gvcf_parse: call's -g reads its bounds as mpileup's does */
 
 enum { O_PLOIDY = 1, O_PLOIDY_FILE, O_GROUP_TAG, O_REGIONS_OVERLAP, O_NO_VERSION = 8, O_THREADS };
 

@@ -11,8 +11,8 @@
 
 
 #include "base/ss_exact_fp.h"
-#include "../../io/ss_diag.h"
-#include "mpileup.h"
+#include "../../../io/ss_diag.h"
+#include "mp_worker.h"
 
 /* A read error or out of memory in the shard, named. Always -1. */
 int mp_shard_error(mp_worker_t *w, const ss_shard_t *sh)

@@ -16,9 +16,9 @@
 #include <htslib/sam.h>
 
 #include "base/ss_exact_fp.h"
-#include "../../alloc/ss_alloc.h"
-#include "../../genomics/pileup_engine.h"
-#include "mp_call.h"
+#include "../../../alloc/ss_alloc.h"
+#include "../../../genomics/pileup_engine.h"
+#include "mp_likelihood.h"
 #include "mp_words.h"
 
 #define DEFAULT_THETA   0.83 /* errmod's dependency: bcftools' default when theta <= 0 */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "base/ss_exact_fp.h"
-#include "mpileup.h"
+#include "mp_read.h"
 
 /*
  * BAQ appends a ZQ tag to the read, which may move its data while htslib's

@@ -64,7 +64,7 @@ typedef struct {
     size_t n, m;
 } mc_target_contig_t;
 
-/* -t/-T FILE as read (mc_targets.c). */
+/* -t/-T FILE as read (mc_site_targets.c). */
 typedef struct {
     char *path; /* owned, or NULL: every site is called */
     mc_target_contig_t *contigs;

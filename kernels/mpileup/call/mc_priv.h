@@ -163,7 +163,7 @@ int mc_ploidy_rules_on(const mc_ploidy_t *p, const char *chrom, int **idx, int *
 void mc_ploidy_query(const mc_ploidy_t *p, const int *rules, int n_rules, const int *sex_default,
                      int n_sexes, hts_pos_t pos, int *sex2ploidy);
 
-/* mc_targets.c: -T read into o->targets (0, or -1 after a message); a contig's index in
+/* mc_site_targets.c: -T read into o->targets (0, or -1 after a message); a contig's index in
  * them (-1: none); whether a site is a target (contig: that index); the targets at a
  * site, [*lo, *hi) of the contig's (none: lo == hi). */
 int mc_targets_read(mc_opts_t *o); /* o->targets.path, with alleles under -C alleles */

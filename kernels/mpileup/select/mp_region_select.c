@@ -1,5 +1,5 @@
 /*
- * mp_regions.c -- bcftools mpileup's -r/-R regions and -t/-T targets, through
+ * mp_region_select.c -- bcftools mpileup's -r/-R regions and -t/-T targets, through
  * htslib's regidx as bcftools reads them. Regions become the run's regions in
  * the order bcftools walks them (contig by contig as first named, each
  * contig's regions by position; overlapping ones are each walked, as in
@@ -13,7 +13,7 @@
 #include <strings.h>
 
 #include "base/ss_exact_fp.h"
-#include "mpileup.h"
+#include "mp_select.h"
 
 /* An -R or -T file's lines as regidx reads them, counted, so that a bad one can be named. */
 typedef struct {

@@ -10,7 +10,7 @@
 #include <htslib/sam.h>
 
 #include "base/ss_exact_fp.h"
-#include "mp_call.h"
+#include "mp_likelihood.h"
 
 void mp_soft_clips(const bam1_t *b, int *left, int *right)
 {

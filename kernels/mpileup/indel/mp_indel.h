@@ -1,7 +1,7 @@
 /*
  * mp_indel.h -- private to mp_indel*.c: the column mp_gap_prep scores and the
  * worker's buffers it scores with. Nothing outside mp_indel*.c includes it;
- * the kernel sees only mp_gap_prep and mp_indel_ws_free (mp_call.h).
+ * the kernel sees only mp_gap_prep and mp_indel_ws_free (../likelihood/mp_likelihood.h).
  *
  * Files: mp_indel.c (entry, candidate sizes, the per-read loop),
  * mp_indel_cons.c (masked sample references, insertion consensus, the
@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mp_call.h"
+#include "../likelihood/mp_likelihood.h"
 
 /* bcftools skips a column with this many candidate sizes or more (REF counted). */
 #define MP_INDEL_MAX_TYPES 64

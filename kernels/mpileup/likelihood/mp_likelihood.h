@@ -1,18 +1,18 @@
 /*
- * mp_call.h -- genotype likelihoods per pileup column, as bcftools mpileup
+ * mp_likelihood.h -- genotype likelihoods per pileup column, as bcftools mpileup
  * 1.16 computes them (bam2bcf.c, bam2bcf_indel.c), written for seqshard: every
  * piece of state lives in the worker's mp_aux_t, so workers run side by side,
  * and the one random draw (downsampling a sample's bases past 255) comes from
  * the caller's mp_rng_t instead of a process-wide stream.
  *
- * Flow per column (mpileup.c): mp_aux_clean; mp_glfgen per sample (ref_base
+ * Flow per column (pileup/mp_column.c): mp_aux_clean; mp_glfgen per sample (ref_base
  * 4-bit, or -1 for the indel record after mp_gap_prep); mp_combine; then
  * mp_site_to_bcf fills a bcf1_t.
  *
  * Private to kernels/mpileup/.
  */
-#ifndef SS_MP_CALL_H
-#define SS_MP_CALL_H
+#ifndef SS_MP_LIKELIHOOD_H
+#define SS_MP_LIKELIHOOD_H
 
 #include <stdint.h>
 #include <htslib/hts.h>
@@ -22,6 +22,7 @@
 
 #include "mp_errmod.h"
 #include "mp_rng.h"
+#include "../pileup/mp_ref.h" /* mp_gap_prep reads the reference through it */
 
 /* -a annotations and behaviour bits (bcftools' B2B_* values, the same bits). */
 #define MP_FMT_DP (1 << 0)
@@ -219,7 +220,7 @@ void mp_snp_words_free(void *client);
  * 4-bit (seq_nt16_table) for the SNP record or -1 for the indel record after
  * mp_gap_prep. Past 255 bases the sample's bases are shuffled with rng's draws
  * (as ks_shuffle with hts_drand48 does) and cut to 255. The reads must come
- * from the pileup engine (../pileup/pileup_engine.h: pe_rec_t). Returns what
+ * from the pileup engine (genomics/pileup_engine.h: pe_rec_t). Returns what
  * bcf_call_glfgen returns.
  */
 int mp_glfgen(int n, const bam_pileup1_t *pl, int ref_base, mp_aux_t *bca, mp_smpl_t *r,
@@ -242,34 +243,11 @@ int mp_site_to_bcf(mp_site_t *bc, bcf1_t *b, mp_smpl_t *bcr, int fmt_flag, const
 void mp_aux_clean(mp_aux_t *bca, mp_site_t *call);
 
 /*
- * The shard's stretch of its contig's reference, as the indel code reads it:
- * seq holds each base at its contig position (an address range as long as
- * the contig, NUL at len), but only a stretch is loaded (io/ref.c). [lo, hi)
- * is known to be loaded; a read elsewhere asks mp_ref_need first, and an
- * unloaded position is never read (its pages are not even readable).
- */
-typedef struct {
-    const char *seq;
-    hts_pos_t len;
-    hts_pos_t lo, hi;
-    struct ss_ref_s *src;
-    int tid;
-} mp_ref_t;
-/* How far a scan that runs out of the loaded stretch loads on at a time. */
-#define MP_REF_STEP ((hts_pos_t)1 << 16)
-/*
- * Load [lo, hi) of r's contig, clipped to it (the NUL at len included when hi
- * passes it). 0, or -1 after ss_error() with errno ENOMEM, so the column
- * fails its shard rather than losing its indel record. Worker thread. mpileup.c.
- */
-int mp_ref_need(mp_ref_t *r, hts_pos_t lo, hts_pos_t hi);
-
-/*
  * Indel candidates at pos and each read's score for each (bcf_call_gap_prep):
  * n samples, their reads plp[s][0..n_plp[s]), ref the contig (more of it
  * loaded as the window and repeat scans need). >= 0 when there is an indel
  * record to make, < 0 when not (and p->aux of the reads is set as bcftools
- * sets it). mp_indel.c.
+ * sets it). indel/mp_indel.c.
  */
 int mp_gap_prep(int n, int *n_plp, bam_pileup1_t **plp, int pos, mp_aux_t *bca, mp_ref_t *ref);
 /* Free what mp_gap_prep keeps in bca->indel_ws. */

@@ -16,7 +16,7 @@
 
 #include "base/ss_exact_fp.h"
 #include "mp_bias.h"
-#include "mp_call.h"
+#include "mp_likelihood.h"
 
 /*
  * Each allele's share of the samples' quality sums (each sample normalised to

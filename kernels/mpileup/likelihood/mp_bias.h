@@ -6,7 +6,7 @@
 #ifndef SS_MP_BIAS_H
 #define SS_MP_BIAS_H
 
-#include "mp_call.h"
+#include "mp_likelihood.h"
 
 /*
  * VDB from the ALT reads' position histogram (100 bins): 0 (biased)

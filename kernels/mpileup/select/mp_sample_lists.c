@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "base/ss_exact_fp.h"
-#include "mpileup.h"
+#include "mp_select.h"
 
 /*
  * Set key -> val. When key is there: replace its value (replace) or keep it.

@@ -1,5 +1,5 @@
 /*
- * mc_targets.c -- bcftools call 1.16's -T FILE (and -t FILE): the sites to
+ * mc_site_targets.c -- bcftools call 1.16's -T FILE (and -t FILE): the sites to
  * call. Each line is CHROM and a 1-based POS (read with strtod, as bcftools
  * reads it; anything after is ignored); '#' lines are comments; the first
  * empty line ends the file (htslib's line reader stops there). A record is

@@ -21,7 +21,7 @@
 
 #include "base/ss_exact_fp.h"
 #include "mp_bcf.h"
-#include "mp_call.h"
+#include "mp_likelihood.h"
 
 /* The tags a record can carry; an id in the header may be both an INFO and a FORMAT tag. */
 // clang-format off

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "base/ss_exact_fp.h"
-#include "mpileup.h"
+#include "mp_select.h"
 
 /* The sample named name, added after the others when new. -1 out of memory. */
 static int sample_id(mp_samples_t *s, const char *name)

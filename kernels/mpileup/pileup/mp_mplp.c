@@ -20,8 +20,8 @@
 #include <stdlib.h>
 
 #include "base/ss_exact_fp.h"
-#include "../../alloc/ss_alloc.h"
-#include "mpileup.h"
+#include "../../../alloc/ss_alloc.h"
+#include "mp_mplp.h"
 
 struct mp_mplp_s {
     int n;

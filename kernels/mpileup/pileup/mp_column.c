@@ -10,7 +10,7 @@
 
 
 #include "base/ss_exact_fp.h"
-#include "mpileup.h"
+#include "mp_worker.h"
 
 /* The SNP record's alleles hold an ALT (bcftools' has_alt): the site's MWU tests ran. */
 int mp_site_has_alt(const mp_site_t *bc)
@@ -243,17 +243,6 @@ int mp_put_record(mp_worker_t *w, bcf1_t *v, kstring_t *out)
     return mp_record_bytes(w->run->out_hdr, w->bcf ? w->sync : NULL, v, out);
 }
 
-typedef struct {
-    mp_worker_t *w;
-    kstring_t *out;
-} block_out_t;
-
-static int put_block(void *ctx, bcf1_t *block)
-{
-    block_out_t *b = ctx;
-    return mp_put_record(b->w, block, b->out);
-}
-
 /* The caller's reason for a failed call, or the one left when it gave none. */
 static const char *why_not_called(const mc_caller_t *c)
 {
@@ -271,12 +260,6 @@ static int call_record(mp_worker_t *w)
     return r;
 }
 
-/* The header of the records written: the caller's with --call, else mpileup's. */
-static const bcf_hdr_t *written_header(const mp_worker_t *w)
-{
-    return w->caller ? w->run->out_hdr : w->run->vcf_hdr;
-}
-
 /*
  * A record written (--call: the called one), or what gVCF makes of it: blocks
  * of mpileup's records with -g, of the called ones with --call -g, as
@@ -290,8 +273,8 @@ static int write_record(mp_worker_t *w, bcf1_t *rec, kstring_t *out)
         return mp_put_record(w, rec, out);
     if (w->extending && !mp_gvcf_open(w->gv))
         return 0;
-    block_out_t b = {w, out};
-    int r = mp_gvcf_write(w->gv, written_header(w), rec, put_block, &b);
+    mp_block_out_t b = {w, out};
+    int r = mp_gvcf_write(w->gv, mp_gvcf_header(w), rec, mp_gvcf_put_block, &b);
     if (r < 0)
         return -1;
     return r == 1 && !w->extending ? mp_put_record(w, rec, out) : 0;
@@ -300,7 +283,7 @@ static int write_record(mp_worker_t *w, bcf1_t *rec, kstring_t *out)
 /* mc_call_site's emit: a called record of the column. */
 static int write_called(void *ctx, bcf1_t *rec)
 {
-    block_out_t *b = ctx;
+    mp_block_out_t *b = ctx;
     return write_record(b->w, rec, b->out);
 }
 
@@ -328,7 +311,7 @@ static int emit_record(mp_worker_t *w, kstring_t *out)
 /* -C alleles: the column's records called against the targets at its position. 0 or -1. */
 static int call_site(mp_worker_t *w, kstring_t *out)
 {
-    block_out_t b = {w, out};
+    mp_block_out_t b = {w, out};
     int n = w->n_site;
     w->n_site = 0;
     if (mc_call_site(w->caller, w->site, n, w->called, write_called, &b) < 0) {
@@ -339,12 +322,6 @@ static int call_site(mp_worker_t *w, kstring_t *out)
         return -1;
     }
     return 0;
-}
-
-int mp_gvcf_close(mp_worker_t *w, kstring_t *out)
-{
-    block_out_t b = {w, out};
-    return w->gv ? mp_gvcf_write(w->gv, written_header(w), NULL, put_block, &b) : 0;
 }
 
 /*
