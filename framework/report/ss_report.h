@@ -15,7 +15,7 @@
 
 #include "../../alloc/ss_count.h"
 #include "../out/ss_output.h"
-#include "../ss_framework.h"
+#include "../driver.h"
 #include "../topology/ss_topology.h"
 
 /* The report's format: bumped when a field changes meaning or goes away. */

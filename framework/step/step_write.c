@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "../ss_framework.h"
+#include "../driver.h"
 
 struct ss_step_writer_s {
     ss_reader_t *rd;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../framework/ss_framework_extra.h"
 #include "depth.h"
 #include "mosdepth.h"
 

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../framework/ss_framework_extra.h"
 #include "mosdepth.h"
 
 #define CHUNK     ((hts_pos_t)1 << 16) /* positions counted at a time */

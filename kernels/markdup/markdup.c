@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../framework/ss_framework_extra.h"
 #include "markdup.h"
 
 typedef struct {
@@ -328,6 +329,8 @@ const ss_kernel_t ss_kernel_markdup = {
     .worker_init = worker_init,
     .process = process,
     .worker_destroy = worker_destroy,
+    .unplaced = 1, /* the unplaced unmapped reads pass through, at the end */
+    .cram_md = 1,  /* records are written whole: a CRAM input rebuilds MD/NM as samtools does */
     .finish = finish,
     .gather = gather,
     .gathered = gathered,

@@ -14,6 +14,7 @@
 #include <string.h>
 
 
+#include "../../framework/ss_framework_extra.h"
 #include "mpileup.h"
 
 
@@ -741,6 +742,8 @@ const ss_kernel_t ss_kernel_mpileup = {
     .worker_init = worker_init,
     .process = process,
     .worker_destroy = worker_destroy,
+    .past_end = 1, /* bcftools prints what reads running past a contig's end cover */
+    .cram_md = 1,  /* NMBZ reads NM: bcftools has CRAM rebuild MD/NM */
     .counter_names = counter_names,
     .census = census,
     .gather = gather,

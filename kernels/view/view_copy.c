@@ -35,6 +35,7 @@
 
 #include <htslib/bgzf.h>
 
+#include "../../framework/ss_framework_extra.h"
 #include "view.h"
 
 struct vw_copier_s {
