@@ -24,6 +24,19 @@
  */
 #define SS_SHARD_OUTPUT ((size_t)256 << 20)
 
+/*
+ * A file a kernel reads or writes besides the ones the framework knows
+ * (inputs, indexes, reference, -l/-b BED, -o, --report, side streams):
+ * registered by the kernel's parser (ss_common_add_read, ss_common_add_write)
+ * so that --resume's identity and the clash check before any work see it.
+ */
+typedef struct ss_side_file_s {
+    char *path;       /* owned */
+    const char *role; /* static: what it is, in messages ("the --known VCF") */
+    const char *opt;  /* writes, static: the option that names it, for the fix ("--mosdepth") */
+    int indexed;      /* reads: its index (path.tbi, path.csi) is read too */
+} ss_side_file_t;
+
 /* The shared options' defaults, and their memory (the steps' options too). Main thread. */
 void ss_common_opts_init(ss_common_opts_t *o);
 void ss_common_opts_free(ss_common_opts_t *o);

@@ -100,19 +100,6 @@ typedef struct {
 /* ---- the options a kernel's parser fills ---- */
 
 /*
- * A file a kernel reads or writes besides the ones the framework knows
- * (inputs, indexes, reference, -l/-b BED, -o, --report, side streams):
- * registered by the kernel's parser (ss_common_add_read, ss_common_add_write)
- * so that --resume's identity and the clash check before any work see it.
- */
-typedef struct {
-    char *path;       /* owned */
-    const char *role; /* static: what it is, in messages ("the --known VCF") */
-    const char *opt;  /* writes, static: the option that names it, for the fix ("--mosdepth") */
-    int indexed;      /* reads: its index (path.tbi, path.csi) is read too */
-} ss_side_file_t;
-
-/*
  * Options every kernel shares, filled by the kernel's parser (samtools'
  * names where they exist) and read by the framework. What a kernel is on
  * every run (reads standard input, the unplaced reads, ...) is not here but
@@ -149,11 +136,13 @@ typedef struct ss_common_opts_s {
                               * command wrote beside -o FILE (framework/resume/resume.c) */
     int all_contigs;         /* plan contigs with no reads too (pileup -aa) */
     int input_list;          /* inputs came from -b: file arguments are ignored, as samtools does */
-    ss_side_file_t *side_reads;  /* files the kernel reads besides the framework's, and the
-                                  * -b lists: ss_common_add_read; owned */
+    struct ss_side_file_s *side_reads;  /* files the kernel reads besides the framework's,
+                                         * and the -b lists: ss_common_add_read; owned
+                                         * (ss_side_file_t, driver.h) */
     int n_side_reads;
-    ss_side_file_t *side_writes; /* files the kernel writes besides -o (its finish files, its
-                                  * side streams): ss_common_add_write; owned */
+    struct ss_side_file_s *side_writes; /* files the kernel writes besides -o (its finish
+                                         * files, its side streams): ss_common_add_write;
+                                         * owned */
     int n_side_writes;
     void *step_opts[SS_STEPS_MAX]; /* each registered step's options, by registry index, once
                                     * one of them was given; owned (ss_step_t.opts_free) */
@@ -402,16 +391,8 @@ typedef struct ss_kernel_s {
      * before a shard changes that shard's output (bcftools mpileup's random
      * draws). The framework gives each shard of the run the sum of the
      * counts of the shards before it (ss_shard_t.before). Writes no output.
-     * 0, or -1 after ss_error(). (mpileup)
-     *
-     * In a run of one rank the census is not taken before the run: shards
-     * run in plan order, so the shards ahead of one have mostly finished
-     * and reported their counts (ss_shard_stats_t.census, which process
-     * must fill). When some are still running, process sees `before`
-     * SS_BEFORE_UNKNOWN; as long as its output does not depend on it, it
-     * goes on; once it would, it returns SS_SHARD_NEEDS_BEFORE, and the
-     * framework throws its output away, counts the shards still running
-     * with this hook, and runs process again with `before` known.
+     * 0, or -1 after ss_error(). With one rank, process takes part (the
+     * census section of ss_framework_extra.h). (mpileup)
      */
     int (*census)(void *wstate, const ss_shard_t *shard, uint64_t *count);
 
@@ -425,7 +406,7 @@ typedef struct ss_kernel_s {
      * plan order and hands them, on every rank, to gathered (main thread,
      * before any worker starts), which keeps what it needs where the run
      * state points (the run state itself stays read-only). Both 0, or -1
-     * after ss_error(). (markdup -S, mpileup --call)
+     * after ss_error(). (markdup -S, mpileup --call -i)
      */
     int (*gather)(void *wstate, const ss_shard_t *shard, kstring_t *bytes);
     int (*gathered)(const void *run, const char *bytes, size_t len);

@@ -59,6 +59,17 @@ kstring_t *ss_finish_file(ss_finish_t *f, const char *path);
 
 /* ---- the census (ss_kernel_t.census) ---- */
 
+/*
+ * In a run of one rank the census is not taken before the run: shards
+ * run in plan order, so the shards ahead of one have mostly finished
+ * and reported their counts (ss_shard_stats_t.census, which process
+ * must fill). When some are still running, process sees `before`
+ * SS_BEFORE_UNKNOWN; as long as its output does not depend on it, it
+ * goes on; once it would, it returns SS_SHARD_NEEDS_BEFORE, and the
+ * framework throws its output away, counts the shards still running
+ * with the census hook, and runs process again with `before` known.
+ */
+
 /* ss_shard_t.before when shards ahead of this one are still running (ss_kernel_t.census). */
 #define SS_BEFORE_UNKNOWN UINT64_MAX
 /* process's answer when its output would depend on a `before` it was not given. */
