@@ -14,6 +14,10 @@
 #include "ss_framework.h"
 #include "ss_framework_extra.h"
 
+/* Exit codes: 0 ok, 1 bad input or run failure, 2 bad usage (SS_EXIT_USAGE). */
+#define SS_EXIT_OK 0
+#define SS_EXIT_FAIL 1
+
 /*
  * The output a shard may make, estimated (ss_out_spec_t). Not a memory bound
  * (text past the output buffers' memory budget leaves memory): the balance between what a

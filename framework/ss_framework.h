@@ -36,9 +36,7 @@
 
 #define SS_VERSION "0.1.0"
 
-/* Exit codes: 0 ok, 1 bad input or run failure, 2 bad usage. */
-#define SS_EXIT_OK 0
-#define SS_EXIT_FAIL 1
+/* parse's answer to a bad option, and the program's exit status then (driver.h has the others). */
 #define SS_EXIT_USAGE 2
 
 /* The one process-wide view of the inputs the plan and kernels share. */

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../ss_framework.h"
+#include "../driver.h"
 #include "ss_topology.h"
 
 #define OPT_BIND 0x2001
