@@ -1,12 +1,20 @@
 /*
- * ss_framework.h -- the public face of the seqshard framework: jobs, shards,
- * the kernel interface and the engine that runs a kernel over a plan.
+ * ss_framework.h -- what every kernel needs: the kernel interface
+ * (ss_kernel_t), the shard, the job's inputs, the options a parser fills,
+ * the output spec and the output calls. Records are read through io/'s
+ * ss_source_t (ss_reader_source); errors go through ss_error() (base/).
  *
  * Data flow (see docs/architecture.md):
- *   ss_job_t (inputs + options) -> ss_plan_build() -> shards
- *   -> ss_engine_run(): workers call kernel->process(shard), which reads
+ *   ss_job_t (inputs + options) -> the plan -> shards
+ *   -> the engine: workers call kernel->process(shard), which reads
  *      records (ss_source_t) and writes text or records (ss_out_t)
  *   -> the sink (ordered writer, or the MPI merge) -> one output file.
+ *
+ * Rarer calls, each used by one or two kernels (side streams, reductions and
+ * the finish hook's files, view's BGZF block copy, the census' constants, a
+ * step's record writer, ...) are in ss_framework_extra.h; a kernel includes
+ * it only when it uses one. The program's driver (job, plan, engine, entry)
+ * is private to framework/ (driver.h, entry.h).
  *
  * Kernels never call MPI; only framework/ does.
  */
@@ -29,10 +37,153 @@
 
 #define SS_VERSION "0.1.0"
 
-/* Exit codes: 0 ok, 1 bad input or run failure, 2 bad usage. */
-#define SS_EXIT_OK 0
-#define SS_EXIT_FAIL 1
+/* parse's answer to a bad option, and the program's exit status then (driver.h has the others). */
 #define SS_EXIT_USAGE 2
+
+/* The one process-wide view of the inputs the plan and kernels share. */
+typedef struct ss_job_s ss_job_t;
+/* A worker's output for the shard it is processing (framework/out/out_shard.c). */
+typedef struct ss_out_s ss_out_t;
+/* The finish hook's view of the run's totals (ss_framework_extra.h). */
+typedef struct ss_finish_s ss_finish_t;
+
+/* ---- the shard ---- */
+
+/* A shard with this tid holds the unplaced unmapped reads (the file's end). */
+#define SS_TID_UNPLACED (-1)
+
+/*
+ * A shard: a half-open range [beg, end) on contig tid. Shards are numbered
+ * in plan order: the regions in the order the user gave them (each region's
+ * shards in genomic order), or, without regions, the contigs in header
+ * order; shard i's output precedes shard i+1's in the file. scope_beg and
+ * scope_end bound the shard's own region (or its contig), so a kernel knows
+ * where the reference tool would have started reading for that region.
+ */
+typedef struct {
+    int idx;              /* 0-based position in plan order */
+    int tid;              /* contig id in the first input's header, or SS_TID_UNPLACED */
+    hts_pos_t beg, end;   /* positions this shard owns */
+    hts_pos_t scope_beg;  /* start of the shard's region (or 0 for a whole contig) */
+    hts_pos_t scope_end;  /* end of the region as given (HTS_POS_MAX for a whole contig):
+                           * may pass the contig's length, unlike end */
+    uint64_t est_work;    /* planner's estimate (compressed bytes), for progress */
+    hts_pos_t query_end;  /* where a query for the shard's own records ends: end, or for the
+                           * last shard of its scope the scope's END as given, so records
+                           * placed past the contig's length are the last shard's */
+    uint64_t before;      /* with a census (ss_kernel_t.census): the sum of the counts of
+                           * every shard before this one in plan order, or
+                           * SS_BEFORE_UNKNOWN while some of them are still running;
+                           * else 0 */
+} ss_shard_t;
+
+/*
+ * How many counters a run may report: the kernel's own (ss_kernel_t.counter_names,
+ * at most 6), then its steps' (ss_step_t.counter_names).
+ */
+#define SS_KERNEL_COUNTERS 16
+
+/* Run-wide counters a kernel may add to per shard, for its summary hook. */
+#define SS_SUMMARY_N 4
+
+/* Counters a kernel fills per shard; summed per worker (and over ranks) for --report. */
+typedef struct {
+    uint64_t reads;   /* records read from the inputs */
+    uint64_t bases;   /* reference positions produced (pileup) or bases emitted */
+    uint64_t counts[SS_KERNEL_COUNTERS]; /* the kernel's own (counter_names), then its steps' */
+    uint64_t summary[SS_SUMMARY_N]; /* summed over every shard and rank for the summary hook */
+    uint64_t census;  /* with a census: what the census hook counts for this shard, as the
+                       * shard's own pass counted it (ss_kernel_t.census) */
+} ss_shard_stats_t;
+
+/* ---- the options a kernel's parser fills ---- */
+
+/*
+ * Options every kernel shares, filled by the kernel's parser (samtools'
+ * names where they exist) and read by the framework. What a kernel is on
+ * every run (reads standard input, the unplaced reads, ...) is not here but
+ * in its ss_kernel_t.
+ */
+typedef struct ss_common_opts_s {
+    char **inputs;           /* BAM/CRAM paths, owned */
+    int n_inputs;
+    char **index_paths;      /* -X: index file of each input, owned; NULL = beside it */
+    char **fmt_opts;         /* --input-fmt-option values (hts_opt syntax), owned */
+    int n_fmt_opts;
+    char *reference;         /* -f / -T / --reference, owned, may be NULL */
+    const char *ref_option;  /* the kernel's name for it in messages ("-f", "-T"), static */
+    char **regions;          /* regions in the order given (-r, view's arguments), owned */
+    int n_regions;           /* 0: the whole genome, unless no_regions */
+    int no_regions;          /* a region list was given and named none: nothing is read */
+    int merge_regions;       /* read the regions as one set: in header order ("*" last),
+                              * overlapping and touching ones merged (samtools view -M) */
+    char *bed;               /* -l, owned, may be NULL */
+    char *output;            /* -o, owned, NULL means stdout */
+    char *index_out;         /* the INDEX of -o FILE##idx##INDEX, owned, or NULL: beside FILE */
+    int out_format;          /* -O: SS_FMT_SAM/BAM/CRAM, or -1: from -o's name (ss_out_choose) */
+    int out_level;           /* level=N of -O or --output-fmt-option; -1: htslib's default */
+    int write_index;         /* --write-index */
+    char *report;            /* --report FILE.json, owned, may be NULL */
+    char *tmp_dir;           /* --tmp-dir, owned, may be NULL */
+    int threads;             /* -@; 0 = as many as the cores we may run on */
+    hts_pos_t shard_size;    /* --shard-size in bp-equivalents of work */
+    int shard_size_given;    /* --shard-size was on the command line */
+    int quiet;               /* --quiet */
+    int bind;                /* --bind: an ss_bind_mode_t (framework/topology/topology.h); 0 = auto */
+    int print_binding;       /* --print-binding: print each worker's placement on stderr */
+    int resume;              /* --resume: reuse the shards an interrupted run of the same
+                              * command wrote beside -o FILE (framework/resume/resume.c) */
+    int all_contigs;         /* plan contigs with no reads too (pileup -aa) */
+    int input_list;          /* inputs came from -b: file arguments are ignored, as samtools does */
+    struct ss_side_file_s *side_reads;  /* files the kernel reads besides the framework's,
+                                         * and the -b lists: ss_common_add_read; owned
+                                         * (ss_side_file_t, driver.h) */
+    int n_side_reads;
+    struct ss_side_file_s *side_writes; /* files the kernel writes besides -o (its finish
+                                         * files, its side streams): ss_common_add_write;
+                                         * owned */
+    int n_side_writes;
+    void *step_opts[SS_STEPS_MAX]; /* each registered step's options, by registry index, once
+                                    * one of them was given; owned (ss_step_t.opts_free) */
+    int step_on[SS_STEPS_MAX];     /* the step is in front of the kernel (--NAME) */
+} ss_common_opts_t;
+
+/*
+ * Option helpers for kernels' parsers. ss_opt_int: arg as a whole number in
+ * [lo, hi] into *out; 0, or -1 after a one-line usage message naming opt and
+ * arg. ss_opt_string: replace *dst by a copy of arg; 0, or -1 out of memory.
+ */
+int ss_opt_int(const char *opt, const char *arg, int lo, int hi, int *out);
+int ss_opt_string(char **dst, const char *arg);
+/*
+ * Read a file of input paths (-b) into o->inputs. As in samtools mpileup, a
+ * later -b replaces an earlier one, and once a list was read, file arguments
+ * (ss_common_add_input) are ignored with a warning. Returns 0 or -1 after ss_error.
+ */
+int ss_common_add_input_list(ss_common_opts_t *o, const char *list_path);
+/*
+ * Register a file the kernel reads (a VCF, a BED, a list): path (copied) and
+ * role (static, "the --known VCF"); indexed: its .tbi/.csi is read too. It
+ * becomes part of the run's identity for --resume, and no output may be it.
+ * ss_common_add_write: a file the kernel writes besides -o (its finish files,
+ * its side streams), named by option opt (static, for the fix: "give OPT
+ * another name"), which no other output and no read file may be. 0, or -1
+ * after ss_error() (out of memory). Main thread, during parse.
+ */
+int ss_common_add_read(ss_common_opts_t *o, const char *path, const char *role, int indexed);
+int ss_common_add_write(ss_common_opts_t *o, const char *path, const char *role, const char *opt);
+/* Add one input path. Returns 0 (also when ignored after -b) or -1 after ss_error. */
+int ss_common_add_input(ss_common_opts_t *o, const char *path);
+/*
+ * Append a region to the ordered list (view's "in.bam r1 r2 ..."). The text is
+ * checked against the header when the job opens. Returns 0 or -1 after ss_error.
+ * Main thread.
+ */
+int ss_common_add_region(ss_common_opts_t *o, const char *region);
+/* Make region the only one (-r: a later -r replaces an earlier one). 0 or -1 after ss_error. */
+int ss_common_set_region(ss_common_opts_t *o, const char *region);
+
+/* ---- what the kernel says its output is ---- */
 
 /*
  * What a run writes, decided once, before any work (out_run.c): text lines
@@ -49,22 +200,10 @@ typedef enum {
 } ss_out_format_t;
 
 /*
- * How text output is framed: BGZF when -o's name ends in .gz/.bgz (samtools' and
- * tabix's rule), always (bcftools' -Oz/-Ob), or never (-Ov/-Ou, whatever the name).
+ * A record kernel's output format: -O's, else what -o's name says (.bam,
+ * .cram, .sam, .sam.gz), else dflt. Main thread, in parse or prepare.
  */
-typedef enum {
-    SS_TEXT_BGZF_BY_NAME = 0,
-    SS_TEXT_BGZF_ALWAYS = 1,
-    SS_TEXT_BGZF_NEVER = -1
-} ss_text_bgzf_t;
-
-/* How BGZF text output is indexed: tabix -s1 -b2 -e2, none, or as `bcftools index` does. */
-typedef enum {
-    SS_TEXT_INDEX_TABIX = 0,
-    SS_TEXT_INDEX_NONE = 1,
-    SS_TEXT_INDEX_VCF = 2,    /* a CSI (min_shift 14) of the BCF or VCF.gz written */
-    SS_TEXT_INDEX_VCF_TBI = 3 /* a TBI of the VCF.gz written (bcftools index -t) */
-} ss_text_index_t;
+ss_out_format_t ss_out_format_from(const ss_common_opts_t *co, ss_out_format_t dflt);
 
 /* How many side streams a run may write besides its main output. */
 #define SS_OUT_STREAMS 8
@@ -104,8 +243,8 @@ typedef struct {
     const char *text_header; /* text: bytes that open the file, or NULL */
     size_t text_header_len;  /* their length when they hold NUL bytes (a BCF header); 0: a
                               * C string */
-    int text_bgzf;           /* text: an ss_text_bgzf_t */
-    int text_index;          /* text: an ss_text_index_t */
+    int text_bgzf;           /* text: an ss_text_bgzf_t (ss_framework_extra.h) */
+    int text_index;          /* text: an ss_text_index_t (ss_framework_extra.h) */
     /*
      * What a shard's output weighs, so the planner can cut shards that each
      * make about SS_SHARD_OUTPUT bytes at most whatever the number of inputs
@@ -117,11 +256,12 @@ typedef struct {
     double out_per_work;
     double out_per_base;
     /*
-     * Side streams and reductions (side_out.c, reduce.c; docs/kernel-guide.md): files
-     * besides the main output, each written in shard order like it, and per-worker
-     * int64 values and histograms the framework combines over workers and ranks for
-     * the kernel's finish hook. no_main: the kernel writes only those; there is no
-     * main output (and no -o).
+     * Side streams and reductions (side_out.c, reduce.c; docs/kernel-guide.md;
+     * their calls are in ss_framework_extra.h): files besides the main output,
+     * each written in shard order like it, and per-worker int64 values and
+     * histograms the framework combines over workers and ranks for the kernel's
+     * finish hook. no_main: the kernel writes only those; there is no main
+     * output (and no -o).
      */
     int no_main;
     int census;           /* run the kernel's census hook over every shard before the run
@@ -135,310 +275,7 @@ typedef struct {
     int n_hists;                     /* summed histograms, each grown as workers need */
 } ss_out_spec_t;
 
-/*
- * A record kernel's output format: -O's, else what -o's name says (.bam,
- * .cram, .sam, .sam.gz), else dflt. Main thread, in parse or prepare.
- */
-struct ss_common_opts_s;
-ss_out_format_t ss_out_format_from(const struct ss_common_opts_s *co, ss_out_format_t dflt);
-
-/* A worker's output for the shard it is processing (out.c). */
-typedef struct ss_out_s ss_out_t;
-
-/*
- * Text kernels: the shard's text buffer; append lines to it. The framework
- * compresses it when the output is BGZF. Worker thread, during process.
- */
-kstring_t *ss_out_text(ss_out_t *o);
-/*
- * Record kernels: write one record in the run's format. b is copied (moving
- * kernels) or encoded at once; the caller keeps it. Returns 0, or -1 after
- * ss_error() named the read. Worker thread, during process.
- */
-int ss_out_record(ss_out_t *o, const bam1_t *b);
-/*
- * BAM output only, with no record written yet in the shard: the shard's
- * buffer, for appending whole BGZF blocks that hold whole records in the
- * run's order (view's block copy). NULL after ss_error() otherwise.
- */
-kstring_t *ss_out_bgzf_blocks(ss_out_t *o);
-/* 1 when the output's index is built from what the shards note: then a kernel that
- * appends BGZF blocks itself notes their records with ss_out_index_copied. */
-int ss_out_indexing(const ss_out_t *o);
-/*
- * With ss_out_bgzf_blocks: note record b of the blocks appended, in file order,
- * for the output's index. end_voff is where htslib's reader stands after it
- * (bgzf_tell), its block address counted from the shard's first output byte.
- * 0, or -1 out of memory (the index is then built by reading the file).
- * Worker thread, during process.
- */
-int ss_out_index_copied(ss_out_t *o, const bam1_t *b, uint64_t end_voff);
-/*
- * Side stream k (0 <= k < spec.n_streams): the shard's text for it, as
- * ss_out_text is for the main output; the framework compresses, orders and
- * writes it. Worker thread, during process.
- */
-kstring_t *ss_out_stream(ss_out_t *o, int k);
-/*
- * The worker's reduced values (spec.n_values, starting at each op's identity).
- * They live across the worker's shards; add what each shard contributes, once
- * (count a position in the shard that owns it), so the result does not depend
- * on the shard size. Worker thread, during process.
- */
-int64_t *ss_out_values(ss_out_t *o);
-/*
- * Add bins[0..n) to histogram h (0 <= h < spec.n_hists), which the framework
- * sums over workers and ranks; it grows to the longest n added. Add a shard's
- * counts at once, at its end: the rank holds one copy of each histogram,
- * under a lock. 0, or -1 after ss_error() (out of memory). Worker thread,
- * during process.
- */
-int ss_out_hist_add(ss_out_t *o, int h, const int64_t *bins, size_t n);
-
-/*
- * The finish hook's view (ss_kernel_t.finish): the reduced values and
- * histograms, and small files to write. ss_finish_values: spec.n_values
- * values. ss_finish_hist: histogram h and its length in *len (NULL, 0 when
- * no worker touched it). ss_finish_file: the text of a new file at path,
- * written under a temporary name and renamed with every other output, all or
- * none; NULL after ss_error(). All owned by the framework. Main thread of
- * rank 0, during finish.
- */
-typedef struct ss_finish_s ss_finish_t;
-const int64_t *ss_finish_values(const ss_finish_t *f);
-const int64_t *ss_finish_hist(const ss_finish_t *f, int h, size_t *len);
-kstring_t *ss_finish_file(ss_finish_t *f, const char *path);
-
-/*
- * Make room for about n bytes of the shard's output (ss_ks_reserve), after
- * a checkpoint. 0 or -1.
- */
-int ss_out_reserve(ss_out_t *o, size_t n);
-/*
- * A text kernel calls this every so often (pileup: each column): past a few
- * MB, the shard's bytes so far leave memory for a temporary file, so a shard
- * may make any amount of output. The text buffer stays the same kstring_t,
- * shorter: keep no pointer into its bytes across the call. 0, or -1 after
- * ss_error(). ss_out_record and ss_out_reserve do it themselves.
- */
-int ss_out_checkpoint(ss_out_t *o);
-/* Bytes of output the shard has made so far. */
-size_t ss_out_length(const ss_out_t *o);
-
-/* A shard with this tid holds the unplaced unmapped reads (the file's end). */
-#define SS_TID_UNPLACED (-1)
-
-/*
- * One region of the user's region list: [beg, end) 0-based on contig tid.
- * end is the END given, which may lie past the contig's length (HTS_POS_MAX
- * for CONTIG or CONTIG:BEG): records placed past the end of a contig belong
- * to a region whose END reaches them, as in an htslib region query; clip to
- * the contig for positions. tid SS_TID_UNPLACED is the region "*" (the
- * unplaced unmapped reads; beg = end = 0).
- */
-typedef struct {
-    int tid;
-    hts_pos_t beg, end;
-} ss_interval_t;
-
-/*
- * A shard: a half-open range [beg, end) on contig tid. Shards are numbered
- * in plan order: the regions in the order the user gave them (each region's
- * shards in genomic order), or, without regions, the contigs in header
- * order; shard i's output precedes shard i+1's in the file. scope_beg and
- * scope_end bound the shard's own region (or its contig), so a kernel knows
- * where the reference tool would have started reading for that region.
- */
-typedef struct {
-    int idx;              /* 0-based position in plan order */
-    int tid;              /* contig id in the first input's header, or SS_TID_UNPLACED */
-    hts_pos_t beg, end;   /* positions this shard owns */
-    hts_pos_t scope_beg;  /* start of the shard's region (or 0 for a whole contig) */
-    hts_pos_t scope_end;  /* end of the region as given (HTS_POS_MAX for a whole contig):
-                           * may pass the contig's length, unlike end */
-    uint64_t est_work;    /* planner's estimate (compressed bytes), for progress */
-    hts_pos_t query_end;  /* where a query for the shard's own records ends: end, or for the
-                           * last shard of its scope the scope's END as given, so records
-                           * placed past the contig's length are the last shard's */
-    uint64_t before;      /* with a census (ss_kernel_t.census): the sum of the counts of
-                           * every shard before this one in plan order, or
-                           * SS_BEFORE_UNKNOWN while some of them are still running;
-                           * else 0 */
-} ss_shard_t;
-
-/* ss_shard_t.before when shards ahead of this one are still running (ss_kernel_t.census). */
-#define SS_BEFORE_UNKNOWN UINT64_MAX
-/* process's answer when its output would depend on a `before` it was not given. */
-#define SS_SHARD_NEEDS_BEFORE 2
-
-/*
- * A file a kernel reads or writes besides the ones the framework knows
- * (inputs, indexes, reference, -l/-b BED, -o, --report, side streams):
- * registered by the kernel's parser (ss_common_add_read, ss_common_add_write)
- * so that --resume's identity and the clash check before any work see it.
- */
-typedef struct {
-    char *path;       /* owned */
-    const char *role; /* static: what it is, in messages ("the --known VCF") */
-    const char *opt;  /* writes, static: the option that names it, for the fix ("--mosdepth") */
-    int indexed;      /* reads: its index (path.tbi, path.csi) is read too */
-} ss_side_file_t;
-
-/*
- * Options every kernel shares, filled by the kernel's parser (samtools'
- * names where they exist) and read by the framework.
- */
-typedef struct ss_common_opts_s {
-    char **inputs;           /* BAM/CRAM paths, owned */
-    int n_inputs;
-    char **index_paths;      /* -X: index file of each input, owned; NULL = beside it */
-    char **fmt_opts;         /* --input-fmt-option values (hts_opt syntax), owned */
-    int n_fmt_opts;
-    char *reference;         /* -f / -T / --reference, owned, may be NULL */
-    const char *ref_option;  /* the kernel's name for it in messages ("-f", "-T"), static */
-    char **regions;          /* regions in the order given (-r, view's arguments), owned */
-    int n_regions;           /* 0: the whole genome, unless no_regions */
-    int no_regions;          /* a region list was given and named none: nothing is read */
-    int merge_regions;       /* read the regions as one set: in header order ("*" last),
-                              * overlapping and touching ones merged (samtools view -M) */
-    char *bed;               /* -l, owned, may be NULL */
-    char *output;            /* -o, owned, NULL means stdout */
-    char *index_out;         /* the INDEX of -o FILE##idx##INDEX, owned, or NULL: beside FILE */
-    int out_format;          /* -O: SS_FMT_SAM/BAM/CRAM, or -1: from -o's name (ss_out_choose) */
-    int out_level;           /* level=N of -O or --output-fmt-option; -1: htslib's default */
-    int write_index;         /* --write-index */
-    char *report;            /* --report FILE.json, owned, may be NULL */
-    char *tmp_dir;           /* --tmp-dir, owned, may be NULL */
-    int threads;             /* -@; 0 = as many as the cores we may run on */
-    hts_pos_t shard_size;    /* --shard-size in bp-equivalents of work */
-    int shard_size_given;    /* --shard-size was on the command line */
-    int quiet;               /* --quiet */
-    int bind;                /* --bind: an ss_bind_mode_t (ss_topology.h); 0 = auto */
-    int print_binding;       /* --print-binding: print each worker's placement on stderr */
-    int resume;              /* --resume: reuse the shards an interrupted run of the same
-                              * command wrote beside -o FILE (framework/resume/resume.c) */
-    int all_contigs;         /* plan contigs with no reads too (pileup -aa) */
-    int past_end;            /* kernel prints the positions past a contig's end that reads
-                              * running past it cover (pileup, mpileup): a region or -l
-                              * interval starting at or past the end gets a shard there */
-    int unplaced;            /* kernel reads the unplaced unmapped reads: a whole-genome plan
-                              * ends with their shard (tid SS_TID_UNPLACED), and the regions
-                              * "*" (them) and "." (the whole file) are allowed */
-    int input_list;          /* inputs came from -b: file arguments are ignored, as samtools does */
-    int stdin_ok;            /* the kernel reads "-" (standard input) as a stream: one worker,
-                              * one shard per contig in file order, no index */
-    ss_side_file_t *side_reads;  /* files the kernel reads besides the framework's, and the
-                                  * -b lists: ss_common_add_read; owned */
-    int n_side_reads;
-    ss_side_file_t *side_writes; /* files the kernel writes besides -o (its finish files, its
-                                  * side streams): ss_common_add_write; owned */
-    int n_side_writes;
-    int cram_md;             /* kernel writes or reads MD/NM: CRAM inputs rebuild them as
-                              * htslib does by default (else decoding skips that work) */
-    void *step_opts[SS_STEPS_MAX]; /* each registered step's options, by registry index, once
-                                    * one of them was given; owned (ss_step_t.opts_free) */
-    int step_on[SS_STEPS_MAX];     /* the step is in front of the kernel (--NAME) */
-} ss_common_opts_t;
-
-/*
- * How many counters a run may report: the kernel's own (ss_kernel_t.counter_names,
- * at most 6), then its steps' (ss_step_t.counter_names).
- */
-#define SS_KERNEL_COUNTERS 16
-
-/* Run-wide counters a kernel may add to per shard, for its summary hook. */
-#define SS_SUMMARY_N 4
-
-/* Counters a kernel fills per shard; summed per worker (and over ranks) for --report. */
-typedef struct {
-    uint64_t reads;   /* records read from the inputs */
-    uint64_t bases;   /* reference positions produced (pileup) or bases emitted */
-    uint64_t counts[SS_KERNEL_COUNTERS]; /* the kernel's own (counter_names), then its steps' */
-    uint64_t summary[SS_SUMMARY_N]; /* summed over every shard and rank for the summary hook */
-    uint64_t census;  /* with a census: what the census hook counts for this shard, as the
-                       * shard's own pass counted it (ss_kernel_t.census) */
-} ss_shard_stats_t;
-
-/* Defaults shared by all kernels (threads 0, shard size SS_DEFAULT_SHARD_SIZE). */
-#define SS_DEFAULT_SHARD_SIZE 262144
-/*
- * The output a shard may make, estimated (ss_out_spec_t). Not a memory bound
- * (text past the output buffers' memory budget leaves memory): the balance between what a
- * shard costs per input (a CRAM slice decoded per shard) and the records a
- * CRAM input's window holds, which grow with the shard's length. At 1000
- * inputs (a third CRAM, 30x) 256 MiB gives 8 shards, 87 s of CPU and 470 MB;
- * 128 MiB gave 14 shards, 134 s and 397 MB (docs/benchmarks.md, cohorts).
- */
-#define SS_SHARD_OUTPUT ((size_t)256 << 20)
-void ss_common_opts_init(ss_common_opts_t *o);
-void ss_common_opts_free(ss_common_opts_t *o);
-
-/*
- * The framework's option codes (the keys of ss_opts_run and the output groups in
- * ss_cmdline.h): ss_cmd_parse passes them, and '@', to ss_common_opt.
- */
-#define SS_OPT_SHARD_SIZE 0x1001
-#define SS_OPT_REPORT 0x1002
-#define SS_OPT_TMP_DIR 0x1003
-#define SS_OPT_QUIET 0x1004
-#define SS_OPT_BIND 0x1005
-#define SS_OPT_PRINT_BINDING 0x1006
-#define SS_OPT_RESUME 0x1007
-#define SS_OPT_OUTPUT 0x1008       /* -o FILE[##idx##INDEX] */
-#define SS_OPT_OUTPUT_FMT 0x1009   /* -O / --output-fmt FMT[,level=N] */
-#define SS_OPT_FMT_OPTION 0x100a   /* --output-fmt-option level=N */
-#define SS_OPT_WRITE_INDEX 0x100b  /* --write-index */
-#define SS_OPT_FIRST_SHARED 0x1001 /* the codes ss_common_opt handles, with '@' */
-#define SS_OPT_LAST_SHARED 0x100b
-/*
- * Handle option c. Returns 1 if it was a common option (stored in *o), 0 if
- * not, -1 after printing a one-line error naming the option and the bad value.
- * Sizes accept k/m/g suffixes. Main thread.
- */
-int ss_common_opt(int c, const char *arg, ss_common_opts_t *o);
-/*
- * Option helpers for kernels' parsers. ss_opt_int: arg as a whole number in
- * [lo, hi] into *out; 0, or -1 after a one-line usage message naming opt and
- * arg. ss_opt_string: replace *dst by a copy of arg; 0, or -1 out of memory.
- */
-int ss_opt_int(const char *opt, const char *arg, int lo, int hi, int *out);
-int ss_opt_string(char **dst, const char *arg);
-/*
- * A precision variable (MOSDEPTH_PRECISION) as mosdepth 0.3.3 reads it: Nim's parseInt,
- * -1 to 32; dflt when unset or empty. Other values never reach a run: the environment
- * check (env.c) refuses them first. Any thread.
- */
-int ss_env_precision(const char *name, int dflt);
-/*
- * Read a file of input paths (-b) into o->inputs. As in samtools mpileup, a
- * later -b replaces an earlier one, and once a list was read, file arguments
- * (ss_common_add_input) are ignored with a warning. Returns 0 or -1 after ss_error.
- */
-int ss_common_add_input_list(ss_common_opts_t *o, const char *list_path);
-/*
- * Register a file the kernel reads (a VCF, a BED, a list): path (copied) and
- * role (static, "the --known VCF"); indexed: its .tbi/.csi is read too. It
- * becomes part of the run's identity for --resume, and no output may be it.
- * ss_common_add_write: a file the kernel writes besides -o (its finish files,
- * its side streams), named by option opt (static, for the fix: "give OPT
- * another name"), which no other output and no read file may be. 0, or -1
- * after ss_error() (out of memory). Main thread, during parse.
- */
-int ss_common_add_read(ss_common_opts_t *o, const char *path, const char *role, int indexed);
-int ss_common_add_write(ss_common_opts_t *o, const char *path, const char *role, const char *opt);
-/* Add one input path. Returns 0 (also when ignored after -b) or -1 after ss_error. */
-int ss_common_add_input(ss_common_opts_t *o, const char *path);
-/*
- * Append a region to the ordered list (view's "in.bam r1 r2 ..."). The text is
- * checked against the header when the job opens. Returns 0 or -1 after ss_error.
- * Main thread.
- */
-int ss_common_add_region(ss_common_opts_t *o, const char *region);
-/* Make region the only one (-r: a later -r replaces an earlier one). 0 or -1 after ss_error. */
-int ss_common_set_region(ss_common_opts_t *o, const char *region);
-
-/* The one process-wide view of the inputs the plan and kernels share. */
-typedef struct ss_job_s ss_job_t;
+/* ---- the kernel ---- */
 
 /*
  * The kernel interface. A kernel is a folder in kernels/ that fills this
@@ -454,6 +291,7 @@ typedef struct ss_job_s ss_job_t;
  * shard, in any order.
  */
 typedef struct ss_kernel_s {
+    /* ---- every kernel fills these (prepare to worker_destroy may be NULL: nothing to do) */
     const char *name;
     const char *summary; /* one line for `seqshard --help` */
 
@@ -492,106 +330,106 @@ typedef struct ss_kernel_s {
      */
     int (*process)(void *wstate, const ss_shard_t *shard, ss_out_t *out, ss_shard_stats_t *stats);
     void (*worker_destroy)(void *wstate);
+
+    /* ---- what the kernel reads, the same on every run (0: no) ---- */
+    int stdin_ok;            /* "-" (standard input) is read as a stream: one worker, one
+                              * shard per contig in file order, no index (pileup, view) */
+    int unplaced;            /* the unplaced unmapped reads: a whole-genome plan ends with
+                              * their shard (tid SS_TID_UNPLACED), and the regions "*" (them)
+                              * and "." (the whole file) are allowed (pileup, view, realign,
+                              * markdup) */
+    int past_end;            /* prints the positions past a contig's end that reads running
+                              * past it cover: a region or -l interval starting at or past
+                              * the end gets a shard there (pileup, mpileup) */
+    int cram_md;             /* writes or reads MD/NM: CRAM inputs rebuild them as htslib does
+                              * by default, else decoding skips that work (mpileup, markdup;
+                              * a step's own: ss_step_t.cram_md) */
+
+    /* ---- optional: each used by one or two kernels (their helpers: ss_framework_extra.h) */
     /*
      * Names of the kernel's own counters (stats->counts[i]), NULL-terminated,
      * at most 6; --report sums them over shards and ranks as "kernel_counts",
      * followed by its steps' counters. NULL: none. A counter that must not
-     * depend on the shard size counts each thing in one shard only.
+     * depend on the shard size counts each thing in one shard only. (mpileup)
      */
     const char *const *counter_names;
 
     /*
-     * Optional: one line on how this build runs the kernel on this machine
-     * (pileup: its BAQ code path), for `seqshard --version` and --report.
-     * Returns a static string. Main thread.
+     * One line on how this build runs the kernel on this machine (pileup: its
+     * BAQ code path), for `seqshard --version` and --report. Returns a static
+     * string. Main thread.
      */
     const char *(*describe)(void);
 
     /*
-     * Optional, text output: a result of the whole run that no shard can
-     * print alone (view -c: one count). process adds to stats->summary[];
-     * the framework sums those over every shard and rank, and calls this
-     * once, on the main thread of the rank that owns the output, after every
-     * shard was written; the text it appends to *text ends the output (before
-     * any trailer, compressed like the rest). It may also write what the run
-     * state holds from gathered (mpileup --call -i: the targets bcftools
-     * writes last). Not called when the run failed. 0, or -1 after ss_error().
+     * Text output: a result of the whole run that no shard can print alone
+     * (view -c: one count). process adds to stats->summary[]; the framework
+     * sums those over every shard and rank, and calls this once, on the main
+     * thread of the rank that owns the output, after every shard was written;
+     * the text it appends to *text ends the output (before any trailer,
+     * compressed like the rest). It may also write what the run state holds
+     * from gathered (mpileup --call -i: the targets bcftools writes last). Not
+     * called when the run failed. 0, or -1 after ss_error(). (view, mpileup)
      */
     int (*run_summary)(const void *kopts, const void *run, const uint64_t sums[SS_SUMMARY_N],
                        kstring_t *text);
 
     /*
-     * Optional: after every shard was written, on one rank (the output's
-     * owner), only if the run worked: the values and histograms reduced over
-     * all workers and ranks, and small files written through fin (the kernel
-     * never writes a file). Returns 0, or -1 after ss_error(); then no output
-     * of the run appears.
+     * After every shard was written, on one rank (the output's owner), only
+     * if the run worked: the values and histograms reduced over all workers
+     * and ranks, and small files written through fin (the kernel never
+     * writes a file). Returns 0, or -1 after ss_error(); then no output of
+     * the run appears. (depth --mosdepth, markdup -f)
      */
     int (*finish)(const void *kopts, const void *run, ss_finish_t *fin);
 
     /*
-     * Optional, run when prepare set spec.census: before the run, once per
-     * shard (worker threads, any order, any rank, with worker state from
+     * Run when prepare set spec.census: before the run, once per shard
+     * (worker threads, any order, any rank, with worker state from
      * worker_init), count what the shard holds of something whose total
      * before a shard changes that shard's output (bcftools mpileup's random
      * draws). The framework gives each shard of the run the sum of the
      * counts of the shards before it (ss_shard_t.before). Writes no output.
-     * 0, or -1 after ss_error().
-     *
-     * In a run of one rank the census is not taken before the run: shards
-     * run in plan order, so the shards ahead of one have mostly finished
-     * and reported their counts (ss_shard_stats_t.census, which process
-     * must fill). When some are still running, process sees `before`
-     * SS_BEFORE_UNKNOWN; as long as its output does not depend on it, it
-     * goes on; once it would, it returns SS_SHARD_NEEDS_BEFORE, and the
-     * framework throws its output away, counts the shards still running
-     * with this hook, and runs process again with `before` known.
+     * 0, or -1 after ss_error(). With one rank, process takes part (the
+     * census section of ss_framework_extra.h). (mpileup)
      */
     int (*census)(void *wstate, const ss_shard_t *shard, uint64_t *count);
 
     /*
-     * Optional, run when prepare set spec.gather: decisions one shard makes
-     * that records of other shards, ranks or contigs need (samtools markdup
-     * -S: the names of duplicates whose supplementary alignments must be
-     * marked wherever they lie). Before the run, once per shard (worker
-     * threads, any order, any rank), gather appends what the shard decides
-     * to *bytes, in its own format; the framework joins every shard's bytes
-     * in plan order and hands them, on every rank, to gathered (main thread,
+     * Run when prepare set spec.gather: decisions one shard makes that
+     * records of other shards, ranks or contigs need (samtools markdup -S:
+     * the names of duplicates whose supplementary alignments must be marked
+     * wherever they lie). Before the run, once per shard (worker threads,
+     * any order, any rank), gather appends what the shard decides to
+     * *bytes, in its own format; the framework joins every shard's bytes in
+     * plan order and hands them, on every rank, to gathered (main thread,
      * before any worker starts), which keeps what it needs where the run
      * state points (the run state itself stays read-only). Both 0, or -1
-     * after ss_error().
+     * after ss_error(). (markdup -S, mpileup --call -i)
      */
     int (*gather)(void *wstate, const ss_shard_t *shard, kstring_t *bytes);
     int (*gathered)(const void *run, const char *bytes, size_t len);
 } ss_kernel_t;
 
-/*
- * An empty record, as bam_init1() makes it, but on private cache lines
- * (ss_alloc_private): for records a worker fills per read. bam_destroy1() frees it.
- */
-static inline bam1_t *ss_bam_private(void)
-{
-    return ss_alloc_private(sizeof(bam1_t));
-}
+/* ---- the job: what every shard reads, read-only, any thread ---- */
 
-/* The 28-byte empty BGZF block that ends every BGZF/BAM file (SAM spec 4.1.2). */
-extern const unsigned char ss_bgzf_eof[28];
-
-
-/* ---- the job: inputs opened once on the main thread for planning ---- */
-
-/*
- * Open every input's header and index, check sort order and index presence,
- * load the reference index. Returns NULL after ss_error() on failure.
- * Main thread only. Freed with ss_job_close.
- */
-ss_job_t *ss_job_open(const ss_common_opts_t *opts, const char *kernel_name);
-void ss_job_close(ss_job_t *job);
 const ss_common_opts_t *ss_job_opts(const ss_job_t *job);
 sam_hdr_t *ss_job_header(const ss_job_t *job); /* first input's header; do not free */
 const ss_io_inputs_t *ss_job_inputs(const ss_job_t *job);
-/* The parsed -l file, or NULL. */
-const ss_bed_t *ss_job_bed(const ss_job_t *job);
+
+/*
+ * One region of the user's region list: [beg, end) 0-based on contig tid.
+ * end is the END given, which may lie past the contig's length (HTS_POS_MAX
+ * for CONTIG or CONTIG:BEG): records placed past the end of a contig belong
+ * to a region whose END reaches them, as in an htslib region query; clip to
+ * the contig for positions. tid SS_TID_UNPLACED is the region "*" (the
+ * unplaced unmapped reads; beg = end = 0).
+ */
+typedef struct {
+    int tid;
+    hts_pos_t beg, end;
+} ss_interval_t;
+
 /*
  * The regions in the order given, each parsed ("." expanded to every contig
  * and "*"); with merge_regions, sorted (header order, "*" last) and merged
@@ -602,58 +440,45 @@ const ss_bed_t *ss_job_bed(const ss_job_t *job);
 const ss_interval_t *ss_job_regions(const ss_job_t *job, int *n);
 /* The region when exactly one was given (pileup's -r), else NULL. */
 const ss_interval_t *ss_job_region(const ss_job_t *job);
+/* The parsed -l file, or NULL. */
+const ss_bed_t *ss_job_bed(const ss_job_t *job);
 
-/* ---- the plan ---- */
-
-/*
- * Cut the job's scope (the regions in the order given, or whole contigs in
- * header order; either intersected with the -l BED intervals) into shards of
- * balanced estimated work, numbered in that order. A region "*" is one shard
- * of tid SS_TID_UNPLACED. The plan depends only on the inputs and options,
- * never on threads or ranks. With spec (may be NULL), shards are also cut
- * where their estimated output would pass SS_SHARD_OUTPUT bytes (or
- * SEQSHARD_SHARD_OUTPUT's). Returns 0 and a malloc'ed array in *shards (caller frees; may be
- * NULL when *n is 0), or -1 after ss_error(). Main thread.
- */
-int ss_plan_build(const ss_job_t *job, const ss_out_spec_t *spec, ss_shard_t **shards, int *n);
-
-/* ---- the engine ---- */
+/* ---- writing a shard's output: worker thread, during process ---- */
 
 /*
- * Run kernel over the job, with the run state and output spec its prepare
- * made (the engine takes spec's header). Returns the process exit status (0
- * ok, 1 failure). Main thread; collective under mpirun.
+ * Text kernels: the shard's text buffer; append lines to it. The framework
+ * compresses it when the output is BGZF. Worker thread, during process.
  */
-int ss_engine_run(const ss_kernel_t *kernel, void *kopts, const void *run, ss_out_spec_t *spec,
-                  ss_job_t *job);
-
-/* ---- steps (ss_step.h) ---- */
+kstring_t *ss_out_text(ss_out_t *o);
+/*
+ * Record kernels: write one record in the run's format. b is copied (moving
+ * kernels) or encoded at once; the caller keeps it. Returns 0, or -1 after
+ * ss_error() named the read. Worker thread, during process.
+ */
+int ss_out_record(ss_out_t *o, const bam1_t *b);
+/*
+ * Make room for about n bytes of the shard's output (ss_ks_reserve), after
+ * a checkpoint. 0 or -1.
+ */
+int ss_out_reserve(ss_out_t *o, size_t n);
+/*
+ * A text kernel calls this every so often (pileup: each column): past a few
+ * MB, the shard's bytes so far leave memory for a temporary file, so a shard
+ * may make any amount of output. The text buffer stays the same kstring_t,
+ * shorter: keep no pointer into its bytes across the call. 0, or -1 after
+ * ss_error(). ss_out_record and ss_out_reserve do it themselves.
+ */
+int ss_out_checkpoint(ss_out_t *o);
 
 /*
- * The record writer behind a step that is a command of its own (`seqshard
- * realign`): a worker's writer of its input 0 (rd, borrowed), and one
- * shard: the records it owns (POS in its range; a region's first shard also
- * those reaching into the region from before it, its last those placed past
- * the contig's end), read through the chain, written to out in the run's
- * format. init: NULL after ss_error(). shard: 0, or -1 after ss_error()
- * named the file and shard. destroy accepts NULL. Worker thread.
+ * An empty record, as bam_init1() makes it, but on private cache lines
+ * (ss_alloc_private): for records a worker fills per read. bam_destroy1() frees it.
  */
-typedef struct ss_step_writer_s ss_step_writer_t;
-ss_step_writer_t *ss_step_writer_init(const ss_job_t *job, ss_reader_t *rd);
-int ss_step_writer_shard(ss_step_writer_t *w, const ss_shard_t *sh, ss_out_t *out,
-                         ss_shard_stats_t *st);
-void ss_step_writer_destroy(ss_step_writer_t *w);
+static inline bam1_t *ss_bam_private(void)
+{
+    return ss_alloc_private(sizeof(bam1_t));
+}
 
 /* Errors and messages: ss_error(), ss_warn() (base/ss_base.h). */
-
-/*
- * Top-level entry: `seqshard KERNEL ...` over the given kernels (in the
- * order `seqshard --help` lists them; kernels/main.c passes the program's,
- * a test program its own) and the record steps the kernels that read
- * records take (ss_step.h; chained by their order). Returns the exit
- * status. Main thread.
- */
-int ss_main(int argc, char **argv, const ss_kernel_t *const *kernels, int n_kernels,
-            const ss_step_t *const *steps, int n_steps);
 
 #endif

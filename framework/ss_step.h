@@ -47,6 +47,8 @@ typedef struct ss_step_s {
     const char *title;    /* its group in --help ("Realignment") */
     const char *note;     /* the group's paragraph, or NULL */
     const ss_opt_t *opts; /* its options besides --NAME (keys from 0x2000 up), SS_OPT_END */
+    int cram_md;          /* it writes or reads MD/NM: while it is on, CRAM inputs rebuild
+                           * them (ss_kernel_t.cram_md) */
 
     /*
      * Its options' defaults; NULL when out of memory. opts_free accepts NULL.

@@ -7,7 +7,7 @@
  * to the steps too; their order in a chain is the steps' own. Everything
  * else is in the sscore library.
  */
-#include "../framework/ss_framework.h"
+#include "../framework/entry.h"
 
 extern const ss_kernel_t ss_kernel_pileup;
 extern const ss_kernel_t ss_kernel_view;

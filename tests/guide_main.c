@@ -4,7 +4,7 @@
  * them into the build folder), so the guide's code is compiled and tested as
  * printed. Never installed.
  */
-#include "../framework/ss_framework.h"
+#include "../framework/entry.h"
 
 extern const ss_kernel_t ss_kernel_starts;
 extern const ss_kernel_t ss_kernel_mapq;

@@ -2,7 +2,7 @@
  * seqshard_test.c -- the test program: seqshard's kernels plus the ones
  * that exist only to test the framework (tests/kernels/). Never installed.
  */
-#include "../framework/ss_framework.h"
+#include "../framework/entry.h"
 
 extern const ss_kernel_t ss_kernel_pileup;
 extern const ss_kernel_t ss_kernel_view;

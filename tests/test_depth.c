@@ -10,6 +10,7 @@
 
 #include <CUnit/Basic.h>
 
+#include "../framework/driver.h" /* ss_common_opts_init */
 #include "../kernels/depth/depth.h"
 
 static sam_hdr_t *hdr;

@@ -8,7 +8,7 @@
 #include <htslib/bgzf.h>
 #include <sys/stat.h>
 
-#include "../framework/ss_framework.h"
+#include "../framework/driver.h"
 #include "ss_testutil.h"
 
 static char bam_path[320], out_path[320], dir_path[256];
@@ -188,7 +188,7 @@ static int run_opts(int threads, hts_pos_t shard, const tk_opts_t *ko, const cha
     o.quiet = 1;
     o.report = report ? strdup(report) : NULL;
     ss_error_reset();
-    ss_job_t *job = ss_job_open(&o, test_kernel.name);
+    ss_job_t *job = ss_job_open(&o, &test_kernel);
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
     ss_out_spec_t spec = { .format = SS_FMT_TEXT, .level = -1 };
     int rc = tk_prepare(ko, job, NULL, &spec) < 0

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <CUnit/Basic.h>
 
+#include "../framework/driver.h" /* ss_common_opts_init */
 #include "../kernels/pileup/pileup.h"
 #include "ss_testutil.h"
 

@@ -4,7 +4,7 @@
  * restricted by -r and -l, and cut from an ordered region list (view's
  * "in.bam r1 r2 ...", "*" the unplaced reads) in the order given.
  */
-#include "../framework/ss_framework.h"
+#include "../framework/driver.h"
 #include "ss_testutil.h"
 
 #define SHARD 20000
@@ -44,17 +44,25 @@ static int teardown(void)
     return 0;
 }
 
-/* Options over the test BAM: regions in order, a BED file, the unplaced-reads flag. */
-static void opts_for(ss_common_opts_t *o, const char *const *regions, int n_regions,
-                     const char *bed, int unplaced)
+/* The kernels the jobs are opened for: what each reads (ss_kernel_t.unplaced, past_end). */
+static const ss_kernel_t plain_kernel = { .name = "test" };
+static const ss_kernel_t unplaced_kernel = { .name = "test", .unplaced = 1 };
+static const ss_kernel_t past_end_kernel = { .name = "test", .past_end = 1 };
+
+/*
+ * Options over the test BAM: regions in order, a BED file; the kernel to open
+ * the job for, with or without the unplaced reads.
+ */
+static const ss_kernel_t *opts_for(ss_common_opts_t *o, const char *const *regions,
+                                   int n_regions, const char *bed, int unplaced)
 {
     ss_common_opts_init(o);
     ss_common_add_input(o, bam_path);
     o->shard_size = SHARD;
-    o->unplaced = unplaced;
     for (int i = 0; i < n_regions; i++)
         SS_EQ_FATAL(ss_common_add_region(o, regions[i]), 0);
     o->bed = bed ? strdup(bed) : NULL;
+    return unplaced ? &unplaced_kernel : &plain_kernel;
 }
 
 /* Plan a region list; returns the shard count (aborts the test on failure). */
@@ -62,8 +70,7 @@ static int plan_list(const char *const *regions, int n_regions, const char *bed,
                      ss_shard_t **shards)
 {
     ss_common_opts_t o;
-    opts_for(&o, regions, n_regions, bed, unplaced);
-    ss_job_t *job = ss_job_open(&o, "test");
+    ss_job_t *job = ss_job_open(&o, opts_for(&o, regions, n_regions, bed, unplaced));
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
     int n = -1;
     SS_EQ_FATAL(ss_plan_build(job, NULL, shards, &n), 0);
@@ -77,10 +84,10 @@ static int plan(const char *region, const char *bed, int all_contigs, int thread
                 ss_shard_t **shards)
 {
     ss_common_opts_t o;
-    opts_for(&o, &region, region ? 1 : 0, bed, 0);
+    const ss_kernel_t *k = opts_for(&o, &region, region ? 1 : 0, bed, 0);
     o.threads = threads;
     o.all_contigs = all_contigs;
-    ss_job_t *job = ss_job_open(&o, "test");
+    ss_job_t *job = ss_job_open(&o, k);
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
     int n = -1;
     SS_EQ_FATAL(ss_plan_build(job, NULL, shards, &n), 0);
@@ -211,7 +218,7 @@ static void test_deep_spot(void)
     ss_common_opts_init(&o);
     ss_common_add_input(&o, path);
     o.shard_size = SIZE;
-    ss_job_t *job = ss_job_open(&o, "test");
+    ss_job_t *job = ss_job_open(&o, &plain_kernel);
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
     ss_shard_t *s = NULL;
     int ns = -1;
@@ -390,9 +397,9 @@ static void test_region_unplaced(void)
 
     /* a kernel without unplaced reads (pileup -r) keeps refusing "*" */
     ss_common_opts_t o;
-    opts_for(&o, star, 1, NULL, 0);
+    const ss_kernel_t *k = opts_for(&o, star, 1, NULL, 0);
     ss_error_reset();
-    CU_ASSERT_PTR_NULL(ss_job_open(&o, "test"));
+    CU_ASSERT_PTR_NULL(ss_job_open(&o, k));
     SS_CONTAINS(ss_error_message(), "unknown contig '*' in region '*'");
     ss_error_reset();
     ss_common_opts_free(&o);
@@ -407,9 +414,9 @@ static void test_region_merge(void)
     const hts_pos_t want[][3] = { { 0, 150000, 185000 }, { 0, 185001, 186000 },
                                   { 0, 190000, 200000 }, { 2, 1000, 6000 } };
     ss_common_opts_t o;
-    opts_for(&o, regs, 9, NULL, 1);
+    const ss_kernel_t *k = opts_for(&o, regs, 9, NULL, 1);
     o.merge_regions = 1;
-    ss_job_t *job = ss_job_open(&o, "test");
+    ss_job_t *job = ss_job_open(&o, k);
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
     int nr = -1;
     const ss_interval_t *r = ss_job_regions(job, &nr);
@@ -450,9 +457,9 @@ static void test_region_list_errors(void)
                           "malformed region 'small:200-100'" };
     for (int k = 0; k < 2; k++) {
         ss_common_opts_t o;
-        opts_for(&o, bad[k], 3, NULL, 1);
+        const ss_kernel_t *kernel = opts_for(&o, bad[k], 3, NULL, 1);
         ss_error_reset();
-        CU_ASSERT_PTR_NULL(ss_job_open(&o, "test"));
+        CU_ASSERT_PTR_NULL(ss_job_open(&o, kernel));
         SS_CONTAINS(ss_error_message(), why[k]);
         ss_error_reset();
         ss_common_opts_free(&o);
@@ -461,8 +468,7 @@ static void test_region_list_errors(void)
     /* ss_job_region is the one region (pileup's -r), NULL for a list */
     for (int k = 1; k <= 2; k++) {
         ss_common_opts_t o;
-        opts_for(&o, regs + 1, k, NULL, 0);
-        ss_job_t *job = ss_job_open(&o, "test");
+        ss_job_t *job = ss_job_open(&o, opts_for(&o, regs + 1, k, NULL, 0));
         CU_ASSERT_PTR_NOT_NULL_FATAL(job);
         int nr = -1;
         const ss_interval_t *r = ss_job_regions(job, &nr);
@@ -574,8 +580,7 @@ static int plan_past(const char *const *regions, int n_regions, const char *bed,
 {
     ss_common_opts_t o;
     opts_for(&o, regions, n_regions, bed, 0);
-    o.past_end = past_end;
-    ss_job_t *job = ss_job_open(&o, "test");
+    ss_job_t *job = ss_job_open(&o, past_end ? &past_end_kernel : &plain_kernel);
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
     int n = -1;
     SS_EQ_FATAL(ss_plan_build(job, NULL, shards, &n), 0);

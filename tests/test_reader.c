@@ -14,7 +14,11 @@
 #include "../io/ss_estimate.h"
 #include "../io/ss_reader.h"
 #include "../io/ss_ref.h"
+#include "../framework/driver.h"
 #include "ss_testutil.h"
+
+/* The kernel the jobs are opened for: one that reads only files. */
+static const ss_kernel_t test_kernel = { .name = "test" };
 
 static char bam1[256], bam2[256], big[256], fasta[256];
 
@@ -421,7 +425,7 @@ static void test_budget_peak(void)
     for (int i = 0; i < N; i++)
         SS_EQ_FATAL(ss_common_add_input(&o, path[i % 3]), 0);
     o.reference = strdup(ref);
-    ss_job_t *job = ss_job_open(&o, "test");
+    ss_job_t *job = ss_job_open(&o, &test_kernel);
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
     const ss_io_inputs_t *in = ss_job_inputs(job);
     CU_ASSERT_PTR_NOT_NULL(in->cram_refs);
@@ -497,7 +501,7 @@ static void test_cram_window(void)
     for (int i = 0; i < N; i++)
         SS_EQ_FATAL(ss_common_add_input(&o, path), 0);
     o.reference = strdup(ref);
-    ss_job_t *job = ss_job_open(&o, "test");
+    ss_job_t *job = ss_job_open(&o, &test_kernel);
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
     CU_ASSERT_FATAL(ss_io_budget_init(N, 2, 1) > N);
     const ss_io_inputs_t *in = ss_job_inputs(job);

@@ -16,7 +16,7 @@
 
 #include "../framework/out/compress.h"
 #include "../framework/out/shard_index.h"
-#include "../framework/ss_framework.h"
+#include "../framework/ss_framework_extra.h"
 #include "ss_testutil.h"
 
 /* A record of the synthetic layout: where it starts, relative to its shard. */

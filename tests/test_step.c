@@ -135,6 +135,8 @@ static const ss_cmd_t tag_cmd = {.name = "tagcmd",
                                  .step = "tag"};
 static const ss_cmd_t plain_cmd = {
     .name = "plain", .synopsis = "in.bam", .summary = "s", .groups = groups};
+/* The kernel the jobs are opened for (reader_cmd's). */
+static const ss_kernel_t reader_kernel = {.name = "reader"};
 
 static int no_kernel_opts(void *ctx, int key, const char *arg)
 {
@@ -226,7 +228,7 @@ static void test_chain_in_front(void)
     char *argv[] = {"reader", "--tag"};
     SS_EQ_FATAL(parse(&reader_cmd, &co, 2, argv), 0);
     SS_EQ_FATAL(ss_common_add_input(&co, bam_path), 0);
-    ss_job_t *job = ss_job_open(&co, "reader");
+    ss_job_t *job = ss_job_open(&co, &reader_kernel);
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
     SS_EQ(ss_job_steps_prepare(job), 0);
     SS_EQ(ss_job_n_steps(job), 1);
@@ -278,7 +280,7 @@ static void test_recs(void)
     ss_common_opts_t co;
     ss_common_opts_init(&co);
     SS_EQ_FATAL(ss_common_add_input(&co, bam_path), 0);
-    ss_job_t *job = ss_job_open(&co, "reader");
+    ss_job_t *job = ss_job_open(&co, &reader_kernel);
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
     ss_reader_t *rd = ss_reader_init(ss_job_inputs(job));
     ss_step_recs_t *p = ss_step_recs_init();

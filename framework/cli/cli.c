@@ -164,7 +164,7 @@ static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
         rc = ss_error_raised() ? SS_EXIT_FAIL : SS_EXIT_USAGE;
     else if (ss_env_check() < 0)
         rc = SS_EXIT_USAGE;
-    else if (!(job = ss_job_open(&co, k->name)))
+    else if (!(job = ss_job_open(&co, k)))
         rc = SS_EXIT_FAIL;
     else if (ss_job_steps_prepare(job) < 0)
         rc = SS_EXIT_FAIL;

@@ -11,7 +11,7 @@
 #ifndef SS_CLI_H
 #define SS_CLI_H
 
-#include "../ss_framework.h"
+#include "../driver.h"
 
 /* The command shown in usage errors ("pileup"); NULL before a kernel is chosen. Main thread. */
 void ss_cli_set_command(const char *kernel_name, int argc, char **argv);

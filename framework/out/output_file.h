@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../ss_framework.h"
+#include "../driver.h"
 
 typedef struct ss_output_s ss_output_t;
 

@@ -24,7 +24,7 @@
 #ifndef SS_SIDE_H
 #define SS_SIDE_H
 
-#include "../ss_framework.h"
+#include "../driver.h"
 
 typedef struct ss_side_s ss_side_t;
 typedef struct ss_reduce_s ss_reduce_t;

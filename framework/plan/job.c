@@ -37,7 +37,7 @@
 
 struct ss_job_s {
     const ss_common_opts_t *opts; /* borrowed; outlives the job */
-    char *kernel_name;
+    const ss_kernel_t *kernel;    /* borrowed; outlives the job */
     ss_io_inputs_t inputs;        /* paths borrowed from opts */
     samFile *fp;                  /* first input, kept for planning */
     sam_hdr_t *h;
@@ -157,7 +157,7 @@ static int check_contigs(const char *path, sam_hdr_t *h, const char *first, sam_
 static int open_stdin(ss_job_t *job)
 {
     const ss_common_opts_t *o = job->opts;
-    const char *why = !o->stdin_ok ? "this kernel reads files only; give a BAM/CRAM path"
+    const char *why = !job->kernel->stdin_ok ? "this kernel reads files only; give a BAM/CRAM path"
                       : o->n_inputs > 1 ? "it must be the only input; give the others as files"
                       : o->n_regions ? "regions need an index, which a stream has none of; "
                                        "drop the regions or give a file"
@@ -283,11 +283,11 @@ static int check_input(ss_job_t *job, int i)
     }
     enum htsExactFormat fmt = hts_get_format(fp)->format;
     if (fmt == sam) {
-        if (job->opts->stdin_ok)
+        if (job->kernel->stdin_ok)
             ss_error("%s: is SAM text, which cannot be read by region; if it is "
                      "coordinate-sorted, stream it (one worker, no index): seqshard %s ... - < "
                      "%s; else convert it with 'samtools sort -o %s.bam %s' and index the result",
-                     path, job->kernel_name, path, path, path);
+                     path, job->kernel->name, path, path, path);
         else
             ss_error("%s: is SAM text, which cannot be read by region; convert it with "
                      "'samtools sort -o %s.bam %s' and index the result", path, path, path);
@@ -470,9 +470,9 @@ static int parse_region(ss_job_t *job, const char *reg)
     int tid = -1;
     hts_pos_t beg = 0, end = 0;
     /* htslib's region queries treat these two names before any contig name */
-    if (job->opts->unplaced && strcmp(reg, "*") == 0)
+    if (job->kernel->unplaced && strcmp(reg, "*") == 0)
         return region_add(job, SS_TID_UNPLACED, 0, 0);
-    if (job->opts->unplaced && strcmp(reg, ".") == 0)
+    if (job->kernel->unplaced && strcmp(reg, ".") == 0)
         return region_add_whole_file(job);
     if (sam_parse_region(job->h, reg, &tid, &beg, &end, HTS_PARSE_THOUSANDS_SEP)) {
         /*
@@ -533,25 +533,28 @@ static int share_cram_reference(ss_job_t *job)
     return 0;
 }
 
-ss_job_t *ss_job_open(const ss_common_opts_t *opts, const char *kernel_name)
+ss_job_t *ss_job_open(const ss_common_opts_t *opts, const ss_kernel_t *kernel)
 {
     ss_job_t *job = calloc(1, sizeof(*job));
-    if (!job || !(job->kernel_name = strdup(kernel_name ? kernel_name : ""))) {
+    if (!job) {
         ss_error("out of memory opening the inputs");
-        free(job);
         return NULL;
     }
     warm_htslib_tables();
     job->opts = opts;
+    job->kernel = kernel;
     job->inputs.paths = opts->inputs;
     job->inputs.n = opts->n_inputs;
     job->inputs.reference = opts->reference;
     job->inputs.index_paths = opts->index_paths;
     job->inputs.fmt_opts = opts->fmt_opts;
     job->inputs.n_fmt_opts = opts->n_fmt_opts;
-    job->inputs.cram_md = opts->cram_md;
-    for (int i = 0; i < SS_STEPS_MAX; i++)
+    job->inputs.cram_md = kernel->cram_md;
+    for (int i = 0; i < SS_STEPS_MAX; i++) {
         job->inputs.whole_records |= opts->step_on[i];
+        if (opts->step_on[i] && ss_steps_get(i))
+            job->inputs.cram_md |= ss_steps_get(i)->cram_md;
+    }
     if (opts->n_inputs < 1) {
         ss_error("no input files; give BAM/CRAM paths or -b LIST");
         goto fail;
@@ -622,13 +625,17 @@ void ss_job_close(ss_job_t *job)
         hts_close(job->fp);
     ss_bed_destroy(job->bed);
     free(job->regions);
-    free(job->kernel_name);
     free(job);
 }
 
 const ss_common_opts_t *ss_job_opts(const ss_job_t *job)
 {
     return job->opts;
+}
+
+const ss_kernel_t *ss_job_kernel(const ss_job_t *job)
+{
+    return job->kernel;
 }
 
 sam_hdr_t *ss_job_header(const ss_job_t *job)

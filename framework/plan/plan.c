@@ -232,7 +232,7 @@ static int build_spans(plan_t *p)
         if (spans_from_scope(p, tid, 0, HTS_POS_MAX) < 0)
             return -1;
     /* the unplaced unmapped reads come last in the file, so last in the plan */
-    if (ss_job_opts(p->job)->unplaced && span_add_unplaced(p) < 0)
+    if (ss_job_kernel(p->job)->unplaced && span_add_unplaced(p) < 0)
         return -1;
     return 0;
 }
@@ -673,7 +673,7 @@ int ss_plan_build(const ss_job_t *job, const ss_out_spec_t *spec, ss_shard_t **s
     p.shard_size = o->shard_size >= MIN_SHARD_BP ? o->shard_size : SS_DEFAULT_SHARD_SIZE;
     p.max_bp = MAX_SHARD_FACTOR * p.shard_size;
     p.all_contigs = o->all_contigs;
-    p.past_end = o->past_end;
+    p.past_end = ss_job_kernel(job)->past_end;
     *shards = NULL;
     *n = 0;
     int r = build_spans(&p);

@@ -12,8 +12,10 @@
 
 #include <stdint.h>
 
-#include "../ss_framework.h"
+#include "../driver.h"
 
+/* The kernel the job was opened for (ss_job_open). Any thread. */
+const ss_kernel_t *ss_job_kernel(const ss_job_t *job);
 /* The job's first input, open on the main thread for planning only (job.c). */
 samFile *ss_job_file(const ss_job_t *job);
 hts_idx_t *ss_job_index(const ss_job_t *job);

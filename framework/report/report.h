@@ -17,6 +17,7 @@
 #include "../out/output_file.h"
 #include "../ss_framework.h"
 #include "../topology/topology.h"
+#include "../driver.h"
 
 /* The report's format: bumped when a field changes meaning or goes away. */
 #define SS_REPORT_SCHEMA 3

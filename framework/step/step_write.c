@@ -14,6 +14,7 @@
 
 #include "../../io/ss_diag.h"
 #include "../ss_framework.h"
+#include "../driver.h"
 
 struct ss_step_writer_s {
     ss_reader_t *rd;

@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "../ss_framework.h"
+#include "../driver.h"
 
 /* The key of step i's --NAME option: SS_OPT_STEP_FLAG + i. */
 #define SS_OPT_STEP_FLAG 0x1800

@@ -18,6 +18,7 @@
 
 #include "../ss_framework.h"
 #include "topology.h"
+#include "../driver.h"
 
 #define OPT_BIND 0x2001
 #define OPT_SYNTHETIC 0x2002

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../../io/ss_diag.h"
+#include "../../framework/ss_framework_extra.h"
 #include "depth.h"
 #include "mosdepth.h"
 

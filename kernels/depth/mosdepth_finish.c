@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../framework/ss_framework_extra.h"
 #include "mosdepth.h"
 
 /* ---- small helpers shared with mosdepth.c ---- */

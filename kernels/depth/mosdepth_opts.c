@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../framework/ss_framework_extra.h"
 #include "mosdepth.h"
 
 enum { O_MOSDEPTH = 0x2001 };

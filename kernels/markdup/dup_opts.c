@@ -242,7 +242,5 @@ int dup_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
     o->format = ss_out_format_from(co, SS_FMT_BAM);
     o->threads = co->threads;
     co->ref_option = "--reference";
-    co->unplaced = 1; /* the unplaced unmapped reads pass through, at the end */
-    co->cram_md = 1;  /* records are written whole: a CRAM input rebuilds MD/NM as samtools does */
     return 0;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../../io/ss_diag.h"
+#include "../../framework/ss_framework_extra.h"
 #include "markdup.h"
 
 typedef struct {
@@ -329,6 +330,8 @@ const ss_kernel_t ss_kernel_markdup = {
     .worker_init = worker_init,
     .process = process,
     .worker_destroy = worker_destroy,
+    .unplaced = 1, /* the unplaced unmapped reads pass through, at the end */
+    .cram_md = 1,  /* records are written whole: a CRAM input rebuilds MD/NM as samtools does */
     .finish = finish,
     .gather = gather,
     .gathered = gathered,

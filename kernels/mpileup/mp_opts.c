@@ -16,6 +16,7 @@
 #include "mp_gvcf.h"
 #include "mp_opts.h"
 #include "select/mp_select.h" /* mp_regions_add */
+#include "../../framework/ss_framework_extra.h"
 
 void mp_opts_default(mp_opts_t *o)
 {
@@ -722,8 +723,6 @@ int mp_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
                         "block may run from one region into the next; give one region\n");
         return SS_EXIT_USAGE;
     }
-    co->cram_md = 1;       /* NMBZ reads NM: bcftools has CRAM rebuild MD/NM */
-    co->past_end = 1;      /* bcftools prints what reads running past a contig's end cover */
     /*
      * A position's records take 150-200 bytes of -Ou output (one to three samples), so
      * at the usual size a shard's output outgrows its share of the output budget

@@ -37,6 +37,7 @@
 
 #include "base/ss_exact_fp.h"
 #include "pileup/mp_worker.h"
+#include "../../framework/ss_framework_extra.h"
 
 
 static void opts_free(void *kopts)
@@ -724,6 +725,8 @@ const ss_kernel_t ss_kernel_mpileup = {
     .worker_init = worker_init,
     .process = process,
     .worker_destroy = worker_destroy,
+    .past_end = 1, /* bcftools prints what reads running past a contig's end cover */
+    .cram_md = 1,  /* NMBZ reads NM: bcftools has CRAM rebuild MD/NM */
     .counter_names = counter_names,
     .census = census,
     .gather = gather,

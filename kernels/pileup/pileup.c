@@ -508,4 +508,12 @@ const ss_kernel_t ss_kernel_pileup = {
     .worker_init = worker_init,
     .process = process,
     .worker_destroy = worker_destroy,
+    .stdin_ok = 1, /* "-": standard input, read by one worker in one pass */
+    /*
+     * samtools mpileup without -r reads the whole file, the unplaced reads at
+     * its end too, and fails on a damaged one: a whole-genome plan ends with
+     * their shard, which checks them and prints nothing (pl_check_unplaced).
+     */
+    .unplaced = 1,
+    .past_end = 1, /* samtools prints what reads running past a contig's end cover */
 };

@@ -322,14 +322,6 @@ int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         return SS_EXIT_USAGE;
     }
     co->all_contigs = o->all >= 2;
-    co->past_end = 1; /* samtools prints what reads running past a contig's end cover */
-    /*
-     * samtools mpileup without -r reads the whole file, the unplaced reads at
-     * its end too, and fails on a damaged one: a whole-genome plan ends with
-     * their shard, which checks them and prints nothing (pl_check_unplaced).
-     */
-    co->unplaced = 1;
-    co->stdin_ok = 1; /* "-": standard input, read by one worker in one pass */
     if (o->max_depth == 0)
         o->max_depth = INT_MAX; /* samtools: -d 0 lifts the cap */
     return 0;

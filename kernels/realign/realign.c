@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 
+#include "../../framework/ss_framework_extra.h"
 #include "realign.h"
 
 static const ss_opt_t input_opts[] = {
@@ -111,7 +112,6 @@ int rl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
         return SS_EXIT_USAGE;
     o->format = ss_out_format_from(co, SS_FMT_BAM);
     o->threads = co->threads;
-    co->unplaced = 1; /* the unplaced unmapped reads pass through, at the end */
     return 0;
 }
 
@@ -159,4 +159,5 @@ const ss_kernel_t ss_kernel_realign = {
     .worker_init = worker_init,
     .process = process,
     .worker_destroy = worker_destroy,
+    .unplaced = 1, /* the unplaced unmapped reads pass through, at the end */
 };

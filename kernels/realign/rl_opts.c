@@ -97,7 +97,6 @@ int rl_check(const void *sopts, ss_common_opts_t *co, const char *cmd)
                 cmd, co->ref_option);
         return -1;
     }
-    co->cram_md = 1; /* NM and MD are written (recomputed for moved reads) and NM read */
     return 0;
 }
 

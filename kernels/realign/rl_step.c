@@ -263,6 +263,7 @@ const ss_step_t ss_step_realign = {
             "nothing written between; each input is realigned on its own; needs the\n"
             "reference.",
     .opts = rl_step_opts,
+    .cram_md = 1, /* NM and MD are written (recomputed for moved reads) and NM read */
     .opts_new = rl_opts_new,
     .opts_free = rl_opts_free,
     .opt = rl_opt,

@@ -20,6 +20,7 @@
 
 #include "../../io/ss_check.h"
 #include "../../io/ss_diag.h"
+#include "../../framework/ss_framework_extra.h"
 #include "view.h"
 
 typedef struct {
@@ -478,5 +479,8 @@ const ss_kernel_t ss_kernel_view = {
     .worker_init = worker_init,
     .process = process,
     .worker_destroy = worker_destroy,
+    .stdin_ok = 1, /* "-": standard input, read by one worker in one pass */
+    /* the unplaced unmapped reads end a whole-file view; "*" and "." name them as regions */
+    .unplaced = 1,
     .run_summary = run_summary,
 };

@@ -38,6 +38,7 @@
 #include "../../io/ss_budget.h"
 #include "../../io/ss_check.h"
 #include "../../io/ss_encode.h"
+#include "../../framework/ss_framework_extra.h"
 #include "view.h"
 
 struct vw_copier_s {

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../../framework/ss_framework_extra.h"
 #include "view.h"
 
 void vw_opts_default(vw_opts_t *o)
@@ -317,9 +318,6 @@ int vw_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
      */
     if (o->fmt == VW_CRAM && !co->shard_size_given)
         co->shard_size = VW_CRAM_SHARD_FACTOR * (hts_pos_t)SS_DEFAULT_SHARD_SIZE;
-    /* the unplaced unmapped reads end a whole-file view; "*" and "." name them as regions */
-    co->unplaced = 1;
-    co->stdin_ok = 1; /* "-": standard input, read by one worker in one pass */
     /*
      * all_contigs stays 0: the planner still gives every contig at least one
      * shard, and a contig without records costs one index query.

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../framework/ss_framework.h"
+#include "../../framework/ss_framework_extra.h"
 
 #define SHIFT_MAX 150
 
@@ -144,7 +144,6 @@ static int shift_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts
     for (int i = optind; i < argc; i++)
         if (ss_common_add_input(co, argv[i]) < 0)
             return SS_EXIT_USAGE;
-    co->unplaced = 1;
     return co->n_inputs == 1 ? 0 : SS_EXIT_USAGE;
 }
 
@@ -187,4 +186,5 @@ const ss_kernel_t ss_kernel_test_shift = {
     .worker_init = shift_worker_init,
     .process = shift_process,
     .worker_destroy = shift_worker_destroy,
+    .unplaced = 1,
 };
