@@ -47,8 +47,7 @@ static int read_counts(ss_count_t *c, int this_thread)
 {
     uint64_t n[SS_COUNT_KINDS];
     int rc = ss_count_kinds(n, this_thread);
-    c->allocs = n[SS_COUNT_MALLOC] + n[SS_COUNT_CALLOC] + n[SS_COUNT_REALLOC] +
-                n[SS_COUNT_ALIGNED];
+    c->allocs = n[SS_COUNT_MALLOC] + n[SS_COUNT_CALLOC] + n[SS_COUNT_REALLOC] + n[SS_COUNT_ALIGNED];
     c->frees = n[SS_COUNT_FREE];
     return rc;
 }

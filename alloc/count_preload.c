@@ -141,7 +141,7 @@ static void resolve(void)
 /* ---- bootstrap buffer for allocations made by dlsym while resolving ---- */
 
 #define BOOT_SIZE (64 * 1024)
-#define BOOT_HDR 16 /* keeps 16-byte alignment; holds the block's size */
+#define BOOT_HDR  16 /* keeps 16-byte alignment; holds the block's size */
 static _Alignas(16) unsigned char boot[BOOT_SIZE];
 static atomic_size_t boot_used;
 
@@ -290,8 +290,7 @@ EXPORT void *valloc(size_t size)
     if (need_boot())
         return NULL;
     count(SS_COUNT_ALIGNED);
-    return next.valloc ? next.valloc(size)
-                       : aligned_via_posix((size_t)sysconf(_SC_PAGESIZE), size);
+    return next.valloc ? next.valloc(size) : aligned_via_posix((size_t)sysconf(_SC_PAGESIZE), size);
 }
 
 EXPORT void *pvalloc(size_t size)

@@ -13,11 +13,11 @@
 #include <htslib/kstring.h>
 
 typedef struct {
-    const char *name;        /* "tcmalloc", "jemalloc" or "glibc" */
-    const char *version;     /* as the allocator reports it, or "" */
-    size_t heap_bytes;       /* bytes the allocator holds from the OS */
-    size_t allocated_bytes;  /* bytes in use by the program */
-    size_t free_bytes;       /* held but free */
+    const char *name;          /* "tcmalloc", "jemalloc" or "glibc" */
+    const char *version;       /* as the allocator reports it, or "" */
+    size_t heap_bytes;         /* bytes the allocator holds from the OS */
+    size_t allocated_bytes;    /* bytes in use by the program */
+    size_t free_bytes;         /* held but free */
     size_t thread_cache_bytes; /* tcmalloc thread caches, 0 elsewhere */
 } ss_alloc_info_t;
 

@@ -14,7 +14,8 @@
 #define SS_EXACT_FP_H
 
 #ifndef SS_EXACT_FP
-#error "built without the exact floating-point flags: include ss_exact_fp.h in the .c file itself (CMakeLists.txt gives the flags to the files that do)"
+#error \
+    "built without the exact floating-point flags: include ss_exact_fp.h in the .c file itself (CMakeLists.txt gives the flags to the files that do)"
 #endif
 #ifdef __FAST_MATH__
 #error "built with -ffast-math, which changes htslib's and bcftools' numbers"

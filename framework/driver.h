@@ -15,7 +15,7 @@
 #include "ss_framework_extra.h"
 
 /* Exit codes: 0 ok, 1 bad input or run failure, 2 bad usage (SS_EXIT_USAGE). */
-#define SS_EXIT_OK 0
+#define SS_EXIT_OK   0
 #define SS_EXIT_FAIL 1
 
 /*

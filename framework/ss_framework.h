@@ -21,15 +21,15 @@
 #ifndef SS_FRAMEWORK_H
 #define SS_FRAMEWORK_H
 
-#include <stdint.h>
-#include <stdio.h>
 #include <getopt.h>
 #include <htslib/hts.h>
 #include <htslib/kstring.h>
 #include <htslib/sam.h>
+#include <stdint.h>
+#include <stdio.h>
 
-#include "../base/ss_base.h"
 #include "../alloc/ss_alloc.h" /* ss_alloc_private: worker state kernels write per read */
+#include "../base/ss_base.h"
 #include "../io/ss_bed.h"
 #include "../io/ss_reader.h"
 #include "ss_cmdline.h"
@@ -61,20 +61,20 @@ typedef struct ss_finish_s ss_finish_t;
  * where the reference tool would have started reading for that region.
  */
 typedef struct {
-    int idx;              /* 0-based position in plan order */
-    int tid;              /* contig id in the first input's header, or SS_TID_UNPLACED */
-    hts_pos_t beg, end;   /* positions this shard owns */
-    hts_pos_t scope_beg;  /* start of the shard's region (or 0 for a whole contig) */
-    hts_pos_t scope_end;  /* end of the region as given (HTS_POS_MAX for a whole contig):
-                           * may pass the contig's length, unlike end */
-    uint64_t est_work;    /* planner's estimate (compressed bytes), for progress */
-    hts_pos_t query_end;  /* where a query for the shard's own records ends: end, or for the
-                           * last shard of its scope the scope's END as given, so records
-                           * placed past the contig's length are the last shard's */
-    uint64_t before;      /* with a census (ss_kernel_t.census): the sum of the counts of
-                           * every shard before this one in plan order, or
-                           * SS_BEFORE_UNKNOWN while some of them are still running;
-                           * else 0 */
+    int idx;             /* 0-based position in plan order */
+    int tid;             /* contig id in the first input's header, or SS_TID_UNPLACED */
+    hts_pos_t beg, end;  /* positions this shard owns */
+    hts_pos_t scope_beg; /* start of the shard's region (or 0 for a whole contig) */
+    hts_pos_t scope_end; /* end of the region as given (HTS_POS_MAX for a whole contig):
+                          * may pass the contig's length, unlike end */
+    uint64_t est_work;   /* planner's estimate (compressed bytes), for progress */
+    hts_pos_t query_end; /* where a query for the shard's own records ends: end, or for the
+                          * last shard of its scope the scope's END as given, so records
+                          * placed past the contig's length are the last shard's */
+    uint64_t before;     /* with a census (ss_kernel_t.census): the sum of the counts of
+                          * every shard before this one in plan order, or
+                          * SS_BEFORE_UNKNOWN while some of them are still running;
+                          * else 0 */
 } ss_shard_t;
 
 /*
@@ -88,12 +88,12 @@ typedef struct {
 
 /* Counters a kernel fills per shard; summed per worker (and over ranks) for --report. */
 typedef struct {
-    uint64_t reads;   /* records read from the inputs */
-    uint64_t bases;   /* reference positions produced (pileup) or bases emitted */
+    uint64_t reads; /* records read from the inputs */
+    uint64_t bases; /* reference positions produced (pileup) or bases emitted */
     uint64_t counts[SS_KERNEL_COUNTERS]; /* the kernel's own (counter_names), then its steps' */
-    uint64_t summary[SS_SUMMARY_N]; /* summed over every shard and rank for the summary hook */
-    uint64_t census;  /* with a census: what the census hook counts for this shard, as the
-                       * shard's own pass counted it (ss_kernel_t.census) */
+    uint64_t summary[SS_SUMMARY_N];      /* summed over every shard and rank for the summary hook */
+    uint64_t census; /* with a census: what the census hook counts for this shard, as the
+                      * shard's own pass counted it (ss_kernel_t.census) */
 } ss_shard_stats_t;
 
 /* ---- the options a kernel's parser fills ---- */
@@ -105,39 +105,39 @@ typedef struct {
  * in its ss_kernel_t.
  */
 typedef struct ss_common_opts_s {
-    char **inputs;           /* BAM/CRAM paths, owned */
+    char **inputs; /* BAM/CRAM paths, owned */
     int n_inputs;
-    char **index_paths;      /* -X: index file of each input, owned; NULL = beside it */
-    char **fmt_opts;         /* --input-fmt-option values (hts_opt syntax), owned */
+    char **index_paths; /* -X: index file of each input, owned; NULL = beside it */
+    char **fmt_opts;    /* --input-fmt-option values (hts_opt syntax), owned */
     int n_fmt_opts;
-    char *reference;         /* -f / -T / --reference, owned, may be NULL */
-    const char *ref_option;  /* the kernel's name for it in messages ("-f", "-T"), static */
-    char **regions;          /* regions in the order given (-r, view's arguments), owned */
-    int n_regions;           /* 0: the whole genome, unless no_regions */
-    int no_regions;          /* a region list was given and named none: nothing is read */
-    int merge_regions;       /* read the regions as one set: in header order ("*" last),
-                              * overlapping and touching ones merged (samtools view -M) */
-    char *bed;               /* -l, owned, may be NULL */
-    char *output;            /* -o, owned, NULL means stdout */
-    char *index_out;         /* the INDEX of -o FILE##idx##INDEX, owned, or NULL: beside FILE */
-    int out_format;          /* -O: SS_FMT_SAM/BAM/CRAM, or -1: from -o's name (ss_out_choose) */
-    int out_level;           /* level=N of -O or --output-fmt-option; -1: htslib's default */
-    int write_index;         /* --write-index */
-    char *report;            /* --report FILE.json, owned, may be NULL */
-    char *tmp_dir;           /* --tmp-dir, owned, may be NULL */
-    int threads;             /* -@; 0 = as many as the cores we may run on */
-    hts_pos_t shard_size;    /* --shard-size in bp-equivalents of work */
-    int shard_size_given;    /* --shard-size was on the command line */
-    int quiet;               /* --quiet */
-    int bind;                /* --bind: an ss_bind_mode_t (framework/topology/topology.h); 0 = auto */
-    int print_binding;       /* --print-binding: print each worker's placement on stderr */
-    int resume;              /* --resume: reuse the shards an interrupted run of the same
-                              * command wrote beside -o FILE (framework/resume/resume.c) */
-    int all_contigs;         /* plan contigs with no reads too (pileup -aa) */
-    int input_list;          /* inputs came from -b: file arguments are ignored, as samtools does */
-    struct ss_side_file_s *side_reads;  /* files the kernel reads besides the framework's,
-                                         * and the -b lists: ss_common_add_read; owned
-                                         * (ss_side_file_t, driver.h) */
+    char *reference;        /* -f / -T / --reference, owned, may be NULL */
+    const char *ref_option; /* the kernel's name for it in messages ("-f", "-T"), static */
+    char **regions;         /* regions in the order given (-r, view's arguments), owned */
+    int n_regions;          /* 0: the whole genome, unless no_regions */
+    int no_regions;         /* a region list was given and named none: nothing is read */
+    int merge_regions;      /* read the regions as one set: in header order ("*" last),
+                             * overlapping and touching ones merged (samtools view -M) */
+    char *bed;              /* -l, owned, may be NULL */
+    char *output;           /* -o, owned, NULL means stdout */
+    char *index_out;        /* the INDEX of -o FILE##idx##INDEX, owned, or NULL: beside FILE */
+    int out_format;         /* -O: SS_FMT_SAM/BAM/CRAM, or -1: from -o's name (ss_out_choose) */
+    int out_level;          /* level=N of -O or --output-fmt-option; -1: htslib's default */
+    int write_index;        /* --write-index */
+    char *report;           /* --report FILE.json, owned, may be NULL */
+    char *tmp_dir;          /* --tmp-dir, owned, may be NULL */
+    int threads;            /* -@; 0 = as many as the cores we may run on */
+    hts_pos_t shard_size;   /* --shard-size in bp-equivalents of work */
+    int shard_size_given;   /* --shard-size was on the command line */
+    int quiet;              /* --quiet */
+    int bind;          /* --bind: an ss_bind_mode_t (framework/topology/topology.h); 0 = auto */
+    int print_binding; /* --print-binding: print each worker's placement on stderr */
+    int resume;        /* --resume: reuse the shards an interrupted run of the same
+                        * command wrote beside -o FILE (framework/resume/resume.c) */
+    int all_contigs;   /* plan contigs with no reads too (pileup -aa) */
+    int input_list;    /* inputs came from -b: file arguments are ignored, as samtools does */
+    struct ss_side_file_s *side_reads; /* files the kernel reads besides the framework's,
+                                        * and the -b lists: ss_common_add_read; owned
+                                        * (ss_side_file_t, driver.h) */
     int n_side_reads;
     struct ss_side_file_s *side_writes; /* files the kernel writes besides -o (its finish
                                          * files, its side streams): ss_common_add_write;
@@ -209,25 +209,18 @@ ss_out_format_t ss_out_format_from(const ss_common_opts_t *co, ss_out_format_t d
 #define SS_OUT_STREAMS 8
 
 /* A side stream's file: plain text, or BGZF text with a CSI index (tabix -p bed --csi). */
-typedef enum {
-    SS_STREAM_TEXT = 0,
-    SS_STREAM_BED_GZ = 1
-} ss_stream_format_t;
+typedef enum { SS_STREAM_TEXT = 0, SS_STREAM_BED_GZ = 1 } ss_stream_format_t;
 
 /* One side stream (ss_out_stream): its final name, opening bytes, format and level. */
 typedef struct {
-    const char *path;    /* the file it becomes; copied by the framework */
-    const char *header;  /* bytes that open it (compressed like the rest), or NULL */
+    const char *path;   /* the file it becomes; copied by the framework */
+    const char *header; /* bytes that open it (compressed like the rest), or NULL */
     ss_stream_format_t format;
-    int level;           /* BGZF level 0-9, -1 htslib's default */
+    int level; /* BGZF level 0-9, -1 htslib's default */
 } ss_stream_spec_t;
 
 /* How a reduced value combines over workers and ranks. Identities: 0, INT64_MAX, INT64_MIN. */
-typedef enum {
-    SS_REDUCE_SUM = 0,
-    SS_REDUCE_MIN = 1,
-    SS_REDUCE_MAX = 2
-} ss_reduce_op_t;
+typedef enum { SS_REDUCE_SUM = 0, SS_REDUCE_MIN = 1, SS_REDUCE_MAX = 2 } ss_reduce_op_t;
 
 /*
  * A kernel's output, filled by its prepare hook. The framework frees header
@@ -235,11 +228,11 @@ typedef enum {
  */
 typedef struct {
     ss_out_format_t format;
-    int level;            /* BAM/CRAM/BGZF compression level 0-9; -1: htslib's default */
-    sam_hdr_t *header;    /* records: the output header (with the kernel's @PG line) */
-    int sam_header;       /* SAM: write the header text first (samtools view -h) */
-    int write_index;      /* records: index the output (BAM: .csi, CRAM: .crai) */
-    int index_threads;    /* threads for building that index */
+    int level;               /* BAM/CRAM/BGZF compression level 0-9; -1: htslib's default */
+    sam_hdr_t *header;       /* records: the output header (with the kernel's @PG line) */
+    int sam_header;          /* SAM: write the header text first (samtools view -h) */
+    int write_index;         /* records: index the output (BAM: .csi, CRAM: .crai) */
+    int index_threads;       /* threads for building that index */
     const char *text_header; /* text: bytes that open the file, or NULL */
     size_t text_header_len;  /* their length when they hold NUL bytes (a BCF header); 0: a
                               * C string */
@@ -264,10 +257,10 @@ typedef struct {
      * output (and no -o).
      */
     int no_main;
-    int census;           /* run the kernel's census hook over every shard before the run
-                           * (ss_kernel_t.census), which fills each shard's `before` */
-    int gather;           /* run the kernel's gather hook over every shard before the run and
-                           * hand every shard's bytes, in plan order, to its gathered hook */
+    int census; /* run the kernel's census hook over every shard before the run
+                 * (ss_kernel_t.census), which fills each shard's `before` */
+    int gather; /* run the kernel's gather hook over every shard before the run and
+                 * hand every shard's bytes, in plan order, to its gathered hook */
     int n_streams;
     ss_stream_spec_t streams[SS_OUT_STREAMS];
     size_t n_values;                 /* reduced values, combined by value_ops[i] */
@@ -332,18 +325,18 @@ typedef struct ss_kernel_s {
     void (*worker_destroy)(void *wstate);
 
     /* ---- what the kernel reads, the same on every run (0: no) ---- */
-    int stdin_ok;            /* "-" (standard input) is read as a stream: one worker, one
-                              * shard per contig in file order, no index (pileup, view) */
-    int unplaced;            /* the unplaced unmapped reads: a whole-genome plan ends with
-                              * their shard (tid SS_TID_UNPLACED), and the regions "*" (them)
-                              * and "." (the whole file) are allowed (pileup, view, realign,
-                              * markdup) */
-    int past_end;            /* prints the positions past a contig's end that reads running
-                              * past it cover: a region or -l interval starting at or past
-                              * the end gets a shard there (pileup, mpileup) */
-    int cram_md;             /* writes or reads MD/NM: CRAM inputs rebuild them as htslib does
-                              * by default, else decoding skips that work (mpileup, markdup;
-                              * a step's own: ss_step_t.cram_md) */
+    int stdin_ok; /* "-" (standard input) is read as a stream: one worker, one
+                   * shard per contig in file order, no index (pileup, view) */
+    int unplaced; /* the unplaced unmapped reads: a whole-genome plan ends with
+                   * their shard (tid SS_TID_UNPLACED), and the regions "*" (them)
+                   * and "." (the whole file) are allowed (pileup, view, realign,
+                   * markdup) */
+    int past_end; /* prints the positions past a contig's end that reads running
+                   * past it cover: a region or -l interval starting at or past
+                   * the end gets a shard there (pileup, mpileup) */
+    int cram_md;  /* writes or reads MD/NM: CRAM inputs rebuild them as htslib does
+                   * by default, else decoding skips that work (mpileup, markdup;
+                   * a step's own: ss_step_t.cram_md) */
 
     /* ---- optional: each used by one or two kernels (their helpers: ss_framework_extra.h) */
     /*

@@ -132,19 +132,19 @@ size_t ss_out_length(const ss_out_t *o);
  * The framework's option codes (the keys of ss_opts_run and the output groups in
  * ss_cmdline.h): ss_cmd_parse passes them, and '@', to ss_common_opt.
  */
-#define SS_OPT_SHARD_SIZE 0x1001
-#define SS_OPT_REPORT 0x1002
-#define SS_OPT_TMP_DIR 0x1003
-#define SS_OPT_QUIET 0x1004
-#define SS_OPT_BIND 0x1005
+#define SS_OPT_SHARD_SIZE    0x1001
+#define SS_OPT_REPORT        0x1002
+#define SS_OPT_TMP_DIR       0x1003
+#define SS_OPT_QUIET         0x1004
+#define SS_OPT_BIND          0x1005
 #define SS_OPT_PRINT_BINDING 0x1006
-#define SS_OPT_RESUME 0x1007
-#define SS_OPT_OUTPUT 0x1008       /* -o FILE[##idx##INDEX] */
-#define SS_OPT_OUTPUT_FMT 0x1009   /* -O / --output-fmt FMT[,level=N] */
-#define SS_OPT_FMT_OPTION 0x100a   /* --output-fmt-option level=N */
-#define SS_OPT_WRITE_INDEX 0x100b  /* --write-index */
-#define SS_OPT_FIRST_SHARED 0x1001 /* the codes ss_common_opt handles, with '@' */
-#define SS_OPT_LAST_SHARED 0x100b
+#define SS_OPT_RESUME        0x1007
+#define SS_OPT_OUTPUT        0x1008 /* -o FILE[##idx##INDEX] */
+#define SS_OPT_OUTPUT_FMT    0x1009 /* -O / --output-fmt FMT[,level=N] */
+#define SS_OPT_FMT_OPTION    0x100a /* --output-fmt-option level=N */
+#define SS_OPT_WRITE_INDEX   0x100b /* --write-index */
+#define SS_OPT_FIRST_SHARED  0x1001 /* the codes ss_common_opt handles, with '@' */
+#define SS_OPT_LAST_SHARED   0x100b
 /*
  * Handle option c. Returns 1 if it was a common option (stored in *o), 0 if
  * not, -1 after printing a one-line error naming the option and the bad value.

@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/ss_exact_fp.h"
 #include "baq.h"
 #include "baq_priv.h"
+#include "base/ss_exact_fp.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define BAQ_HAVE_AVX2_BUILD 1
@@ -38,7 +38,7 @@ struct baq_s {
     int m_jobs;
     unsigned char *arena; /* per-read buffers of the batch */
     size_t m_arena;
-    double *ws;           /* the pass's workspace, 64-byte aligned */
+    double *ws; /* the pass's workspace, 64-byte aligned */
     size_t m_ws;
 };
 
@@ -198,8 +198,7 @@ static int run_lanes(baq_t *q, const int *ord, int n, int w, dp_fn fn)
         return -1;
     for (int l = 0; l < w; l++) {
         baq_job_t *j = &q->jobs[ord[l < n ? l : n - 1]];
-        ln[l] = (baq_lane_t){j->tseq, j->tref, bam_get_qual(j->b), j->state, j->miss,
-                             &j->failed};
+        ln[l] = (baq_lane_t){j->tseq, j->tref, bam_get_qual(j->b), j->state, j->miss, &j->failed};
     }
     fn(&sh, ln, q->ws);
     return 0;
@@ -224,8 +223,8 @@ static int run_group(baq_t *q, const int *ord, int n)
     return 0;
 }
 
-int baq_batch(baq_t *q, bam1_t *const *b, int n, const char *ref, hts_pos_t ref_len,
-                 int flag, int *ret)
+int baq_batch(baq_t *q, bam1_t *const *b, int n, const char *ref, hts_pos_t ref_len, int flag,
+              int *ret)
 {
     if (q->path == BAQ_PATH_HTSLIB) {
         for (int i = 0; i < n; i++)
@@ -303,8 +302,8 @@ int baq_one(baq_t *q, bam1_t *b, const char *ref, hts_pos_t ref_len, int flag)
 
 /* ---- a forward-only score ---------------------------------------------------------------- */
 
-int baq_glocal_score(baq_t *q, const uint8_t *ref, int l_ref, const uint8_t *query,
-                        int l_query, const uint8_t *qual, const probaln_par_t *par)
+int baq_glocal_score(baq_t *q, const uint8_t *ref, int l_ref, const uint8_t *query, int l_query,
+                     const uint8_t *qual, const probaln_par_t *par)
 {
     if (q->path == BAQ_PATH_HTSLIB || !qual)
         return probaln_glocal(ref, l_ref, query, l_query, qual, par, NULL, NULL);

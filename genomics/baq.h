@@ -53,8 +53,8 @@ void baq_destroy(baq_t *q);
  * result of each is the one htslib gives it alone. Returns 0, or -1 when the
  * workspace could not grow (then ret[] is -4 where nothing was done).
  */
-int baq_batch(baq_t *q, bam1_t *const *b, int n, const char *ref, hts_pos_t ref_len,
-                 int flag, int *ret);
+int baq_batch(baq_t *q, bam1_t *const *b, int n, const char *ref, hts_pos_t ref_len, int flag,
+              int *ret);
 
 /* One read: baq_batch with n = 1. Returns what sam_prob_realn returns. */
 int baq_one(baq_t *q, bam1_t *b, const char *ref, hts_pos_t ref_len, int flag);
@@ -66,7 +66,7 @@ int baq_one(baq_t *q, bam1_t *b, const char *ref, hts_pos_t ref_len, int flag);
  * for a negative length and when the workspace cannot grow (errno ENOMEM).
  * Allocates nothing once the workspace has grown (bcftools' indel scoring).
  */
-int baq_glocal_score(baq_t *q, const uint8_t *ref, int l_ref, const uint8_t *query,
-                        int l_query, const uint8_t *qual, const probaln_par_t *par);
+int baq_glocal_score(baq_t *q, const uint8_t *ref, int l_ref, const uint8_t *query, int l_query,
+                     const uint8_t *qual, const probaln_par_t *par);
 
 #endif

@@ -9,15 +9,15 @@
 
 #include <math.h>
 
-#include "base/ss_exact_fp.h"
 #include "baq_priv.h"
+#include "base/ss_exact_fp.h"
 
 typedef double baq_v4d __attribute__((vector_size(32)));
 typedef __typeof__((baq_v4d){0} == (baq_v4d){0}) baq_v4m;
 
-#define BAQ_W 4
-#define BAQ_FN baq_dp_avx2_4
-#define BAQ_VD baq_v4d
-#define BAQ_VM baq_v4m
+#define BAQ_W            4
+#define BAQ_FN           baq_dp_avx2_4
+#define BAQ_VD           baq_v4d
+#define BAQ_VM           baq_v4m
 #define BAQ_SEL(m, a, b) ((baq_v4d)(((m) & (baq_v4m)(a)) | (~(m) & (baq_v4m)(b))))
 #include "baq_dp.h"

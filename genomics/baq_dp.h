@@ -26,13 +26,13 @@
  */
 
 #define BQ_CAT2(a, b) a##_##b
-#define BQ_CAT(a, b) BQ_CAT2(a, b)
-#define BQ(name) BQ_CAT(BAQ_FN, name)
+#define BQ_CAT(a, b)  BQ_CAT2(a, b)
+#define BQ(name)      BQ_CAT(BAQ_FN, name)
 
 #define BQ_EM .33333333333
 #define BQ_EI .25
 
-#define BQ_LD(p) (*(const BAQ_VD *)(p))
+#define BQ_LD(p)    (*(const BAQ_VD *)(p))
 #define BQ_ST(p, v) (*(BAQ_VD *)(p) = (v))
 
 static inline BAQ_VD BQ(splat)(double x)
@@ -68,8 +68,8 @@ static inline BAQ_VD BQ(emit)(BAQ_VD r, BAQ_VD qc, BAQ_VD match, BAQ_VD mis, BAQ
 #endif
 
 typedef struct {
-    int lq, lr, bw, S;     /* S: cells per stored row (R + 2) */
-    double *F, *B, *s;     /* forward rows 0..lq, two backward rows, scale factors */
+    int lq, lr, bw, S; /* S: cells per stored row (R + 2) */
+    double *F, *B, *s; /* forward rows 0..lq, two backward rows, scale factors */
     double *qc, *match, *mis, *rc;
 } BQ(ctx_t);
 
@@ -103,7 +103,7 @@ static inline void BQ(zero_cell)(double *row, int c)
 }
 
 /* Per lane: query codes, emissions per row (N in the query: 1), reference codes. */
-static void BQ(setup)(BQ(ctx_t) *x, const baq_shape_t *sh, const baq_lane_t *ln)
+static void BQ(setup)(BQ(ctx_t) * x, const baq_shape_t *sh, const baq_lane_t *ln)
 {
     for (int l = 0; l < BAQ_W; l++) {
         for (int i = 0; i < x->lq; i++) {
@@ -118,7 +118,7 @@ static void BQ(setup)(BQ(ctx_t) *x, const baq_shape_t *sh, const baq_lane_t *ln)
     }
 }
 
-static void BQ(forward)(BQ(ctx_t) *x, const double *m, double bM, double bI)
+static void BQ(forward)(BQ(ctx_t) * x, const double *m, double bM, double bI)
 {
     const int lq = x->lq, lr = x->lr, bw = x->bw;
     const size_t row = (size_t)x->S * 3 * BAQ_W;
@@ -175,7 +175,7 @@ static void BQ(forward)(BQ(ctx_t) *x, const double *m, double bM, double bI)
 }
 
 /* The last scaling factor: the end state from row lq. */
-static void BQ(last_scale)(BQ(ctx_t) *x, double sM, double sI)
+static void BQ(last_scale)(BQ(ctx_t) * x, double sM, double sI)
 {
     const int lq = x->lq, bw = x->bw, R = x->S - 2;
     double *fl = x->F + (size_t)lq * x->S * 3 * BAQ_W;
@@ -191,7 +191,7 @@ static void BQ(last_scale)(BQ(ctx_t) *x, double sM, double sI)
 }
 
 /* Posterior of row i: the best state and 1 - its probability, per lane. */
-static void BQ(map_row)(BQ(ctx_t) *x, int i, const double *bi, const baq_lane_t *ln)
+static void BQ(map_row)(BQ(ctx_t) * x, int i, const double *bi, const baq_lane_t *ln)
 {
     const int bw = x->bw;
     const double *fi = x->F + (size_t)i * x->S * 3 * BAQ_W;
@@ -219,8 +219,7 @@ static void BQ(map_row)(BQ(ctx_t) *x, int i, const double *bi, const baq_lane_t 
 }
 
 /* Backward rows lq..1 in two alternating rows, each row's posterior as it is done. */
-static void BQ(backward)(BQ(ctx_t) *x, const double *m, double sM, double sI,
-                         const baq_lane_t *ln)
+static void BQ(backward)(BQ(ctx_t) * x, const double *m, double sM, double sI, const baq_lane_t *ln)
 {
     const int lq = x->lq, lr = x->lr, bw = x->bw, R = x->S - 2;
     const size_t row = (size_t)x->S * 3 * BAQ_W;
@@ -275,7 +274,7 @@ static void BQ(backward)(BQ(ctx_t) *x, const double *m, double sM, double sI,
 }
 
 /* The context over workspace ws, and the transitions as htslib sets them up. */
-static void BQ(begin)(BQ(ctx_t) *x, const baq_shape_t *sh, double *ws, double *m, double *sMI)
+static void BQ(begin)(BQ(ctx_t) * x, const baq_shape_t *sh, double *ws, double *m, double *sMI)
 {
     const int lq = sh->l_query, lr = sh->l_ref, bw = sh->bw;
     x->lq = lq, x->lr = lr, x->bw = bw;
@@ -314,7 +313,7 @@ static void BQ(begin)(BQ(ctx_t) *x, const baq_shape_t *sh, double *ws, double *m
  * order: the phred-scaled likelihood (phred: before rounding; likelihood:
  * rounded, INT_MIN where that is no int).
  */
-static double BQ(phred)(const BQ(ctx_t) *x, int lane)
+static double BQ(phred)(const BQ(ctx_t) * x, int lane)
 {
     double p = 1., pr = 0.;
     for (int i = 0; i <= x->lq + 1; i++) {
@@ -325,7 +324,7 @@ static double BQ(phred)(const BQ(ctx_t) *x, int lane)
     return pr + -4.343 * log(p * x->lr * x->lq);
 }
 
-static int BQ(likelihood)(const BQ(ctx_t) *x, int lane)
+static int BQ(likelihood)(const BQ(ctx_t) * x, int lane)
 {
     return baq_phred_int(BQ(phred)(x, lane) + .499);
 }

@@ -72,14 +72,14 @@ double baq_dp_scalar_phred_only(const baq_shape_t *sh, const baq_lane_t *lane, d
 /* A read of a batch (baq.c): where its pass reads and writes (baq_realn.c). */
 typedef struct {
     struct bam1_t *b;
-    int ret;            /* final code, or 1 while the pass is pending */
+    int ret;                         /* final code, or 1 while the pass is pending */
     int l_query, l_ref, bw, bw_pass; /* bw: realn's band; bw_pass: the pass's */
-    float d;            /* gap open probability, a float as htslib's conf.d */
-    int xb, xe;         /* the reference window, before the cut at the contig end */
+    float d;                         /* gap open probability, a float as htslib's conf.d */
+    int xb, xe;                      /* the reference window, before the cut at the contig end */
     uint8_t *tseq, *tref, *bq;
     int *state;
     double *miss;
-    int failed;         /* the pass's likelihood was INT_MIN: htslib fails the read (-4) */
+    int failed; /* the pass's likelihood was INT_MIN: htslib fails the read (-4) */
 } baq_job_t;
 
 /*

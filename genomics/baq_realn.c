@@ -13,8 +13,8 @@
 #include <htslib/hts_log.h>
 #include <htslib/sam.h>
 
-#include "base/ss_exact_fp.h"
 #include "baq_priv.h"
+#include "base/ss_exact_fp.h"
 
 static int tag_ok(const uint8_t *tg, enum htsLogLevel severity, const char *type, const bam1_t *b)
 {
@@ -219,8 +219,8 @@ static void bq_capped(baq_job_t *j)
 }
 
 /*
- * BAQ_EXTEND (samtools mpileup's default): BAQ per aligned block is the lower of the running maxima from
- * either end, and may exceed the base quality. left/right: scratch of l_query.
+ * BAQ_EXTEND (samtools mpileup's default): BAQ per aligned block is the lower of the running maxima
+ * from either end, and may exceed the base quality. left/right: scratch of l_query.
  */
 static void bq_extended(baq_job_t *j, uint8_t *left, uint8_t *right)
 {

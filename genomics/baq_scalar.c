@@ -4,12 +4,12 @@
  */
 #include <math.h>
 
-#include "base/ss_exact_fp.h"
 #include "baq_priv.h"
+#include "base/ss_exact_fp.h"
 
-#define BAQ_W 1
-#define BAQ_FN baq_dp_scalar
-#define BAQ_VD double
-#define BAQ_VM int
+#define BAQ_W            1
+#define BAQ_FN           baq_dp_scalar
+#define BAQ_VD           double
+#define BAQ_VM           int
 #define BAQ_SEL(m, a, b) ((m) ? (a) : (b))
 #include "baq_dp.h"

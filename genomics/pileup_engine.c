@@ -8,7 +8,7 @@
 #include "../alloc/ss_alloc.h" /* ss_alloc_private: the engine writes its state per read */
 #include "pileup_engine.h"
 
-#define OP(c) ((int)((c) & BAM_CIGAR_MASK))
+#define OP(c)  ((int)((c)&BAM_CIGAR_MASK))
 #define LEN(c) ((hts_pos_t)((c) >> BAM_CIGAR_SHIFT))
 
 /* Operations that consume the reference and so give a read a column. */
@@ -157,8 +157,14 @@ static int push(pe_t *e)
     if (!spare)
         goto oom;
     pe_read_t *r = &e->r[e->n];
-    *r = (pe_read_t){ .b = b, .seq = bam_get_seq(b), .qual = bam_get_qual(b), .beg = beg,
-                      .end = end, .fast_end = beg, .k = -1, .rev = bam_is_rev(b) };
+    *r = (pe_read_t){.b = b,
+                     .seq = bam_get_seq(b),
+                     .qual = bam_get_qual(b),
+                     .beg = beg,
+                     .end = end,
+                     .fast_end = beg,
+                     .k = -1,
+                     .rev = bam_is_rev(b)};
     if (e->want_mods) {
         if (!(r->mods = hts_base_mod_state_alloc()) || bam_parse_basemod(b, r->mods) < 0) {
             hts_base_mod_state_free(r->mods);
@@ -336,8 +342,8 @@ const bam_pileup1_t *pe_column(pe_t *e, int *n_out)
         pe_read_t *r = &reads[n];
         bam_pileup1_t *p = &plp[n];
         if (pos < r->fast_end)
-            *p = (bam_pileup1_t){ .b = r->b, .qpos = (int32_t)(pos + r->qoff),
-                                  .cigar_ind = r->k, .cd = r->cd };
+            *p = (bam_pileup1_t){
+                .b = r->b, .qpos = (int32_t)(pos + r->qoff), .cigar_ind = r->k, .cd = r->cd};
         else
             pe_resolve(r, pos, p);
     }

@@ -29,14 +29,14 @@
 
 /* One buffered read. */
 typedef struct {
-    bam1_t *b;                /* owned (pool) */
+    bam1_t *b; /* owned (pool) */
     const uint8_t *seq, *qual;
-    hts_pos_t beg, end;       /* end: beg + reference length, as htslib counts it */
-    hts_pos_t fast_end;       /* positions after the last resolved one and below this are plain */
-    hts_pos_t qoff;           /* query position = pos + qoff on a plain position */
-    hts_pos_t x;              /* CIGAR cursor: reference start of operation k */
-    int64_t y;                /* CIGAR cursor: query start of operation k */
-    int k;                    /* CIGAR cursor: current operation, -1 before the first column */
+    hts_pos_t beg, end; /* end: beg + reference length, as htslib counts it */
+    hts_pos_t fast_end; /* positions after the last resolved one and below this are plain */
+    hts_pos_t qoff;     /* query position = pos + qoff on a plain position */
+    hts_pos_t x;        /* CIGAR cursor: reference start of operation k */
+    int64_t y;          /* CIGAR cursor: query start of operation k */
+    int k;              /* CIGAR cursor: current operation, -1 before the first column */
     int rev;
     hts_base_mod_state *mods; /* -M, else NULL */
     bam_pileup_cd cd;         /* the constructor's, else cd.p = mods */
@@ -72,24 +72,24 @@ typedef int (*pe_read_f)(void *data, bam1_t *b);
 typedef int (*pe_construct_f)(void *data, const bam1_t *b, bam_pileup_cd *cd);
 
 typedef struct pe_s {
-    pe_read_t *r;             /* buffered reads, oldest first */
+    pe_read_t *r; /* buffered reads, oldest first */
     int n, m;
-    bam1_t **pool;            /* records ready for reuse */
+    bam1_t **pool; /* records ready for reuse */
     int n_pool, m_pool;
-    bam1_t *next;             /* the record being read */
-    hts_pos_t pos;            /* the next position to scan */
-    hts_pos_t max_pos;        /* start of the last record taken, -1 before any */
-    hts_pos_t next_end;       /* smallest end among buffered reads */
-    int maxcnt;               /* -d: reads held beyond which a read at pos is dropped */
+    bam1_t *next;       /* the record being read */
+    hts_pos_t pos;      /* the next position to scan */
+    hts_pos_t max_pos;  /* start of the last record taken, -1 before any */
+    hts_pos_t next_end; /* smallest end among buffered reads */
+    int maxcnt;         /* -d: reads held beyond which a read at pos is dropped */
     int eof, error;
-    int other_tid;            /* no read taken yet on a shard whose contig is not tid 0 */
-    int want_mods;            /* -M: parse base modifications on entry */
-    void *olap;               /* mate-overlap table, NULL with -x */
+    int other_tid; /* no read taken yet on a shard whose contig is not tid 0 */
+    int want_mods; /* -M: parse base modifications on entry */
+    void *olap;    /* mate-overlap table, NULL with -x */
     pe_read_f read;
     void *data;
-    pe_construct_f construct; /* NULL: none */
+    pe_construct_f construct;          /* NULL: none */
     void (*client_free)(void *client); /* frees a record's client data; NULL: none */
-    bam_pileup1_t *plp;       /* one column, for the general formatter */
+    bam_pileup1_t *plp;                /* one column, for the general formatter */
     int m_plp;
 } pe_t;
 

@@ -26,7 +26,7 @@
  */
 typedef struct {
     uint32_t hash;
-    bam1_t *b;                /* NULL: free slot */
+    bam1_t *b; /* NULL: free slot */
 } slot_t;
 
 typedef struct {
@@ -76,8 +76,7 @@ void pe_overlap_clear(void *olap)
 static uint32_t find(const olap_t *t, const char *name, uint32_t h)
 {
     uint32_t i = h & t->mask;
-    while (t->slot[i].b &&
-           (t->slot[i].hash != h || strcmp(bam_get_qname(t->slot[i].b), name) != 0))
+    while (t->slot[i].b && (t->slot[i].hash != h || strcmp(bam_get_qname(t->slot[i].b), name) != 0))
         i = (i + 1) & t->mask;
     return i;
 }
@@ -126,9 +125,9 @@ void pe_overlap_forget(void *olap, const bam1_t *b)
 /* A walk over the aligned (M/=/X) bases of one read. */
 typedef struct {
     const uint32_t *op, *end;
-    hts_pos_t icig;           /* offset in the current operation */
-    hts_pos_t iseq;           /* query position */
-    hts_pos_t iref;           /* reference position relative to the read's start */
+    hts_pos_t icig; /* offset in the current operation */
+    hts_pos_t iseq; /* query position */
+    hts_pos_t iref; /* reference position relative to the read's start */
 } walk_t;
 
 enum { WALK_BASE = 0, WALK_END = -1, WALK_BAD = -2 };
@@ -238,8 +237,8 @@ static void adjust(uint8_t *qa, uint8_t *qb, int same_base, int a_keeps_sum)
 /* a entered first (a->core.pos <= b->core.pos). Returns 0, or -1 on a bad CIGAR. */
 static int tweak_pair(bam1_t *a, bam1_t *b)
 {
-    walk_t wa = { bam_get_cigar(a), bam_get_cigar(a) + a->core.n_cigar, 0, 0, 0 };
-    walk_t wb = { bam_get_cigar(b), bam_get_cigar(b) + b->core.n_cigar, 0, 0, 0 };
+    walk_t wa = {bam_get_cigar(a), bam_get_cigar(a) + a->core.n_cigar, 0, 0, 0};
+    walk_t wb = {bam_get_cigar(b), bam_get_cigar(b) + b->core.n_cigar, 0, 0, 0};
     hts_pos_t apos = a->core.pos, bpos = b->core.pos, iref = bpos;
     int ra = walk_start(&wa, iref - apos);
     if (ra < 0)
@@ -281,8 +280,7 @@ int pe_overlap_push(void *olap, bam1_t *b, hts_pos_t end, bam1_t **mate)
     if ((c->flag & BAM_FMUNMAP) || !(c->flag & BAM_FPROPER_PAIR))
         return 0;
     /* mates on other contigs, or too far apart to overlap */
-    if ((c->mtid >= 0 && c->tid != c->mtid) ||
-        (llabs(c->isize) >= 2 * c->l_qseq && c->mpos >= end))
+    if ((c->mtid >= 0 && c->tid != c->mtid) || (llabs(c->isize) >= 2 * c->l_qseq && c->mpos >= end))
         return 0;
     const char *name = bam_get_qname(b);
     uint32_t h = name_hash(name), i = find(t, name, h);
@@ -294,7 +292,7 @@ int pe_overlap_push(void *olap, bam1_t *b, hts_pos_t end, bam1_t **mate)
                     return -2;
                 i = find(t, name, h);
             }
-            t->slot[i] = (slot_t){ h, b };
+            t->slot[i] = (slot_t){h, b};
             t->n++;
         }
         return 0;

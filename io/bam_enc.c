@@ -87,7 +87,8 @@ static int block_full(ss_bgzf_pack_t *z, kstring_t *out)
     return ss_bgzf_pack_to_pool(z) ? ss_bgzf_pack_send(z, out) : compress_pending(z, out);
 }
 
-int ss_bgzf_pack_write(ss_bgzf_pack_t *z, const void *p, size_t len, int whole_record, kstring_t *out)
+int ss_bgzf_pack_write(ss_bgzf_pack_t *z, const void *p, size_t len, int whole_record,
+                       kstring_t *out)
 {
     const uint8_t *src = p;
     if (whole_record && z->len + len > BGZF_BLOCK_SIZE && z->len > 0 && block_full(z, out) < 0)

@@ -23,21 +23,21 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <htslib/bgzf.h>
+#include <htslib/khash_str2int.h>
+#include <htslib/kstring.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <htslib/bgzf.h>
-#include <htslib/khash_str2int.h>
-#include <htslib/kstring.h>
 
 #include "../base/ss_base.h"
 #include "ss_bed.h"
 
 typedef struct {
     char *name;
-    hts_pair_pos_t *raw;    /* sorted by (beg, end) */
-    hts_pos_t *max_end;     /* max_end[i] = max(raw[0..i].end) */
+    hts_pair_pos_t *raw; /* sorted by (beg, end) */
+    hts_pos_t *max_end;  /* max_end[i] = max(raw[0..i].end) */
     int n_raw, m_raw;
     hts_pair_pos_t *merged; /* samtools' bed_unify of raw */
     int n_merged;
@@ -165,17 +165,19 @@ static int parse_line(char *s, const char *path, int lineno, char **name, hts_po
             return 0;
         if (num < 1)
             ss_error("%s:%d: no start position after '%s'; lines must be 'contig start end' "
-                     "(BED, 0-based) or 'contig position' (1-based)", path, lineno, s);
+                     "(BED, 0-based) or 'contig position' (1-based)",
+                     path, lineno, s);
         else if (num == 1)
             ss_error("%s:%d: position 0 on '%s'; single positions count from 1", path, lineno, s);
         else
             ss_error("%s:%d: end (%" PRIu64 ") is less than start (%" PRIu64 ") on '%s'; "
-                     "fix the line", path, lineno, e, b, s);
+                     "fix the line",
+                     path, lineno, e, b, s);
         return -1;
     }
     if (e > (uint64_t)HTS_POS_MAX) {
-        ss_error("%s:%d: position %" PRIu64 " on '%s' is too large; fix the line", path, lineno,
-                 e, s);
+        ss_error("%s:%d: position %" PRIu64 " on '%s' is too large; fix the line", path, lineno, e,
+                 s);
         return -1;
     }
     *name = s;
@@ -213,7 +215,8 @@ ss_bed_t *ss_bed_read(const char *path)
     }
     if (ret < -1) {
         ss_error("%s: read error after line %d of the region list; check the file (is it a "
-                 "truncated .gz?)", path, lineno);
+                 "truncated .gz?)",
+                 path, lineno);
         goto fail;
     }
     if (bgzf_close(fp) < 0) {

@@ -108,7 +108,8 @@ int ss_io_budget_init(int n_inputs, int n_workers, int shared_ref)
     if (limit < need) {
         ss_error("%d input%s need%s at least %d open files per worker (-@ %d: %ld in all) but "
                  "the limit is %ld (ulimit -n); raise it with ulimit -n %ld or use fewer "
-                 "threads", n_inputs, n_inputs == 1 ? "" : "s", n_inputs == 1 ? "s" : "",
+                 "threads",
+                 n_inputs, n_inputs == 1 ? "" : "s", n_inputs == 1 ? "s" : "",
                  per_worker(shared_ref), n_workers, need, limit, need);
         return -1;
     }
@@ -160,8 +161,10 @@ void ss_io_error_fds(const char *path, int err)
     long limit = fd_limit();
     if (err == ENFILE || limit == LONG_MAX)
         ss_error("%s: too many open files (the system's file table is full); close other "
-                 "programs' files or use fewer threads (-@)", path);
+                 "programs' files or use fewer threads (-@)",
+                 path);
     else
         ss_error("%s: too many open files (the limit is %ld, ulimit -n); raise it with "
-                 "ulimit -n %ld or use fewer threads (-@)", path, limit, 2 * limit);
+                 "ulimit -n %ld or use fewer threads (-@)",
+                 path, limit, 2 * limit);
 }

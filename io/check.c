@@ -178,7 +178,7 @@ int ss_io_itr_next(samFile *fp, hts_itr_t *itr, bam1_t *b, int n_targets, ss_io_
 {
     if (!itr || itr->multi)
         return -2;
-    checked_t c = { itr->readrec, fp, n_targets, o };
+    checked_t c = {itr->readrec, fp, n_targets, o};
     itr->readrec = checked_readrec;
     int r = hts_itr_next(fp->is_bgzf ? fp->fp.bgzf : NULL, itr, b, &c);
     itr->readrec = c.readrec;
@@ -218,19 +218,24 @@ void ss_io_bad_record_text(char *buf, size_t size, int code, const sam_hdr_t *h,
         problem = what;
         break;
     case SS_IO_BAD_MTID:
-        snprintf(what, sizeof(what), "a record's mate contig id %d is not in the header (%d "
-                 "contigs)", c->mtid, sam_hdr_nref(h));
+        snprintf(what, sizeof(what),
+                 "a record's mate contig id %d is not in the header (%d "
+                 "contigs)",
+                 c->mtid, sam_hdr_nref(h));
         problem = what;
         break;
     case SS_IO_BAD_POS:
-        snprintf(what, sizeof(what), "a record's position or mate position is negative (%" PRId64
-                 ", mate %" PRId64 ")", (int64_t)c->pos + 1, (int64_t)c->mpos + 1);
+        snprintf(what, sizeof(what),
+                 "a record's position or mate position is negative (%" PRId64 ", mate %" PRId64 ")",
+                 (int64_t)c->pos + 1, (int64_t)c->mpos + 1);
         problem = what;
         break;
     case SS_IO_UNSORTED:
         place(prev, sizeof(prev), h, o->tid, o->pos);
-        snprintf(what, sizeof(what), "records out of coordinate order: this one comes after "
-                 "one at %s", prev);
+        snprintf(what, sizeof(what),
+                 "records out of coordinate order: this one comes after "
+                 "one at %s",
+                 prev);
         problem = what;
         fix = "the file is corrupt or not sorted: check it with samtools quickcheck, sort it "
               "with samtools sort and index it with samtools index";

@@ -11,19 +11,19 @@
  * the index must name a container of the file.
  */
 #include <fcntl.h>
+#include <htslib/bgzf.h>
+#include <htslib/kstring.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <htslib/bgzf.h>
-#include <htslib/kstring.h>
 
 #include "ss_diag.h"
 
 typedef struct {
-    int64_t off;    /* the container's offset */
-    int ref;        /* its reference id, -2 for several */
+    int64_t off;      /* the container's offset */
+    int ref;          /* its reference id, -2 for several */
     int64_t beg, end; /* 1-based first position and end (start + span), as the CRAI gives them */
-    int64_t n_rec;  /* records; the index's lines of it, as counted */
+    int64_t n_rec;    /* records; the index's lines of it, as counted */
     int n_lines;
 } container_t;
 
@@ -37,13 +37,21 @@ int ss_io_itf8(const uint8_t *p, const uint8_t *end, int32_t *v)
         return -1;
     uint32_t x;
     switch (extra) {
-    case 0: x = b; break;
-    case 1: x = (b & 0x3f) << 8 | p[1]; break;
-    case 2: x = (b & 0x1f) << 16 | (uint32_t)p[1] << 8 | p[2]; break;
-    case 3: x = (b & 0x0f) << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; break;
+    case 0:
+        x = b;
+        break;
+    case 1:
+        x = (b & 0x3f) << 8 | p[1];
+        break;
+    case 2:
+        x = (b & 0x1f) << 16 | (uint32_t)p[1] << 8 | p[2];
+        break;
+    case 3:
+        x = (b & 0x0f) << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+        break;
     default:
-        x = (b & 0x0f) << 28 | (uint32_t)p[1] << 20 | (uint32_t)p[2] << 12 |
-            (uint32_t)p[3] << 4 | (p[4] & 0x0f);
+        x = (b & 0x0f) << 28 | (uint32_t)p[1] << 20 | (uint32_t)p[2] << 12 | (uint32_t)p[3] << 4 |
+            (p[4] & 0x0f);
     }
     *v = (int32_t)x;
     return extra + 1;
@@ -95,14 +103,13 @@ static int read_container(int fd, int major, int64_t off, container_t *c, int64_
     int32_t len;
     memcpy(&len, buf, 4);
     *next = off + (p - buf) + len;
-    *c = (container_t){ .off = off, .ref = f[0], .beg = f[1], .end = (int64_t)f[1] + f[2],
-                        .n_rec = f[3] };
+    *c = (container_t){
+        .off = off, .ref = f[0], .beg = f[1], .end = (int64_t)f[1] + f[2], .n_rec = f[3]};
     return len < 0 ? -1 : 0;
 }
 
 /* The file's containers with records, from the first data container to the end. */
-static int walk(const char *path, int major, int64_t first, int64_t size, container_t **out,
-                int *n)
+static int walk(const char *path, int major, int64_t first, int64_t size, container_t **out, int *n)
 {
     int m = 0, fd = open(path, O_RDONLY | O_CLOEXEC);
     *out = NULL;
@@ -156,7 +163,7 @@ static int match_lines(const char *crai, container_t *c, int n, int64_t *seen_be
     BGZF *z = bgzf_open(crai, "r");
     if (!z)
         return -1;
-    kstring_t line = { 0 };
+    kstring_t line = {0};
     int bad = 0;
     while (!bad && bgzf_getline(z, '\n', &line) >= 0) {
         long long ref, beg, span, off;
@@ -180,8 +187,7 @@ static int match_lines(const char *crai, container_t *c, int n, int64_t *seen_be
     return bad;
 }
 
-int ss_io_crai_problem(const char *path, int major, const char *crai, int64_t first,
-                       long long size)
+int ss_io_crai_problem(const char *path, int major, const char *crai, int64_t first, long long size)
 {
     container_t *c;
     int n, problem = 0;

@@ -95,20 +95,22 @@ void ss_io_cram_read_error(const char *path, sam_hdr_t *h, const char *reference
                  path, shard_idx, where);
     } else if (!sn) {
         ss_error("%s: cannot decode CRAM records in shard %d (%s): the file is corrupt or a "
-                 "reference is missing; check %s and REF_PATH/REF_CACHE", path, shard_idx,
-                 where, ref_opt);
+                 "reference is missing; check %s and REF_PATH/REF_CACHE",
+                 path, shard_idx, where, ref_opt);
     } else if (!reference) {
         ss_error("%s: cannot decode CRAM records in shard %d (%s): no reference found for @SQ "
                  "SN:%s M5:%s (looked in UR, REF_PATH, REF_CACHE); give the FASTA with %s or "
-                 "set REF_PATH", path, shard_idx, where, sn, want, ref_opt);
+                 "set REF_PATH",
+                 path, shard_idx, where, sn, want, ref_opt);
     } else if (!fai || !faidx_has_seq(fai, sn)) {
         ss_error("%s: cannot decode CRAM records in shard %d (%s): %s has no sequence for @SQ "
-                 "SN:%s M5:%s; give the FASTA the CRAM was made with via %s", path, shard_idx,
-                 where, reference, sn, want, ref_opt);
+                 "SN:%s M5:%s; give the FASTA the CRAM was made with via %s",
+                 path, shard_idx, where, reference, sn, want, ref_opt);
     } else if (md5_rc == 0 && strcasecmp(got, m5.s) != 0) {
         ss_error("%s: cannot decode CRAM records in shard %d (%s): %s is not the reference the "
                  "CRAM was made with (@SQ SN:%s M5:%s, FASTA MD5 %s); give the right FASTA with "
-                 "%s", path, shard_idx, where, reference, sn, want, got, ref_opt);
+                 "%s",
+                 path, shard_idx, where, reference, sn, want, got, ref_opt);
     } else if (overhang_decodes(path, reference, tid, sam_hdr_tid2len(h, tid))) {
         /* htslib logs "CRAM CIGAR extends beyond slice reference extents" and returns -1 */
         ss_error("%s: cannot decode CRAM records in shard %d (%s): a read runs past the end of "
@@ -121,8 +123,8 @@ void ss_io_cram_read_error(const char *path, sam_hdr_t *h, const char *reference
         /* samtools quickcheck reads only the header and the EOF block: it passes such files */
         ss_error("%s: cannot decode CRAM records in shard %d (%s): the file is truncated or "
                  "corrupt (a block fails its checksum or ends early; the reference for @SQ "
-                 "SN:%s matches); re-create it, 'samtools view -c %s' shows the damage", path,
-                 shard_idx, where, sn, path);
+                 "SN:%s matches); re-create it, 'samtools view -c %s' shows the damage",
+                 path, shard_idx, where, sn, path);
     }
     if (fai)
         fai_destroy(fai);

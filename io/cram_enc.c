@@ -36,16 +36,16 @@
 #include "ss_encode.h"
 
 #define CRAM_FILE_DEF_LEN 26
-#define CRAM_EOF_START 0x454f46 /* "EOF": ref_seq_start of the EOF container */
+#define CRAM_EOF_START    0x454f46 /* "EOF": ref_seq_start of the EOF container */
 
 struct ss_cram_enc_s {
-    ss_cram_opts_t o;   /* borrowed strings: they outlive the encoder */
+    ss_cram_opts_t o;             /* borrowed strings: they outlive the encoder */
     const ss_cram_frame_t *frame; /* the run's, read-only */
-    sam_hdr_t *hdr;     /* the worker's copy of the output header */
-    int fd;             /* scratch file: one shard's complete CRAM */
-    htsFile *holder;    /* owns the shared reference cache */
-    htsFile *cur;       /* this shard's writer, or NULL */
-    kstring_t check;    /* scratch for comparing the frame bytes */
+    sam_hdr_t *hdr;               /* the worker's copy of the output header */
+    int fd;                       /* scratch file: one shard's complete CRAM */
+    htsFile *holder;              /* owns the shared reference cache */
+    htsFile *cur;                 /* this shard's writer, or NULL */
+    kstring_t check;              /* scratch for comparing the frame bytes */
 };
 
 /* ---- scratch file ---- */
@@ -109,12 +109,17 @@ static size_t ltf8_len(const uint8_t *p)
 static int32_t itf8_get(const uint8_t *p)
 {
     switch (itf8_len(p)) {
-    case 1: return p[0];
-    case 2: return (p[0] & 0x3f) << 8 | p[1];
-    case 3: return (p[0] & 0x1f) << 16 | p[1] << 8 | p[2];
-    case 4: return (p[0] & 0x0f) << 24 | p[1] << 16 | p[2] << 8 | p[3];
-    default: return (int32_t)((uint32_t)(p[0] & 0x0f) << 28 | p[1] << 20 | p[2] << 12 |
-                              p[3] << 4 | (p[4] & 0x0f));
+    case 1:
+        return p[0];
+    case 2:
+        return (p[0] & 0x3f) << 8 | p[1];
+    case 3:
+        return (p[0] & 0x1f) << 16 | p[1] << 8 | p[2];
+    case 4:
+        return (p[0] & 0x0f) << 24 | p[1] << 16 | p[2] << 8 | p[3];
+    default:
+        return (int32_t)((uint32_t)(p[0] & 0x0f) << 28 | p[1] << 20 | p[2] << 12 | p[3] << 4 |
+                         (p[4] & 0x0f));
     }
 }
 
@@ -201,13 +206,13 @@ int ss_cram_frame_build(sam_hdr_t **hdr, const ss_cram_opts_t *o, ss_cram_frame_
     int fd = scratch_fd(NULL), ok = 0;
     htsFile *fp = fd >= 0 ? open_writer(fd, o) : NULL;
     if (!fp) {
-        ss_error("cannot start the CRAM encoder: %s; check memory and --tmp-dir",
-                 strerror(errno));
+        ss_error("cannot start the CRAM encoder: %s; check memory and --tmp-dir", strerror(errno));
         goto out;
     }
     if (reference && hts_set_fai_filename(fp, reference) < 0) {
         ss_error("%s: cannot use the reference for CRAM output; check that it exists and has "
-                 "a .fai (samtools faidx)", reference);
+                 "a .fai (samtools faidx)",
+                 reference);
         hts_close(fp);
         goto out;
     }
@@ -339,7 +344,8 @@ int ss_cram_enc_end(ss_cram_enc_t *cw, kstring_t *out, int shard_idx)
         memcmp(cw->check.s, f->head.s, f->head.l) ||
         memcmp(cw->check.s + f->head.l, f->eof.s, f->eof.l)) {
         ss_error("shard %d: the CRAM encoder framed the shard unexpectedly (header or EOF "
-                 "differs); please report this, and use -O bam meanwhile", shard_idx);
+                 "differs); please report this, and use -O bam meanwhile",
+                 shard_idx);
         return -1;
     }
     if (ss_io_append_file_range(cw->fd, (off_t)f->head.l, body, out) < 0) {

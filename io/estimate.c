@@ -40,9 +40,9 @@ struct ss_io_est_s {
     hts_idx_t *idx;
     samFile *fp;
     sam_hdr_t *h;
-    double ratio;   /* uncompressed / compressed bytes of the file's first data block */
+    double ratio; /* uncompressed / compressed bytes of the file's first data block */
     int has_ratio;
-    bam1_t *rec;    /* for the few reads of records (reads_reach, profiles); NULL until then */
+    bam1_t *rec; /* for the few reads of records (reads_reach, profiles); NULL until then */
 };
 
 /* A query's iterator over [beg, end) of tid, with e->rec to read it into; NULL on failure. */
@@ -167,8 +167,8 @@ static int bam_cells(ss_io_est_t *e, int tid, hts_pos_t len, const hts_pos_t *po
     double ratio = bam_ratio(e);
     int past = 0;
     for (int i = 1; i <= n; i++) {
-        uint64_t s = cell_start(e, tid, len, pos[i], i == n && pos[n] >= len, prev, end_data,
-                                &past);
+        uint64_t s =
+            cell_start(e, tid, len, pos[i], i == n && pos[n] >= len, prev, end_data, &past);
         if (s < prev)
             s = prev;
         work[i - 1] = voff_bytes(prev, s, ratio);
@@ -220,9 +220,9 @@ static void spread_steps(const hts_pos_t *pos, int n, int64_t *work)
         int64_t total = work[k], given = 0;
         hts_pos_t run_bp = pos[k + 1] - pos[run];
         for (int j = run; j <= k; j++) {
-            int64_t share = j == k ? total - given
-                                   : (int64_t)((double)total * (double)(pos[j + 1] - pos[j]) /
-                                               (double)run_bp);
+            int64_t share =
+                j == k ? total - given
+                       : (int64_t)((double)total * (double)(pos[j + 1] - pos[j]) / (double)run_bp);
             work[j] = share;
             given += share;
         }

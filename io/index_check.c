@@ -15,12 +15,12 @@
  * CRAI has none of these offsets in htslib's API: its lines are checked
  * against the file's container headers instead (crai_check.c).
  */
-#include <stdio.h>
-#include <string.h>
-#include <sys/stat.h>
 #include <htslib/bgzf.h>
 #include <htslib/cram.h>
 #include <htslib/hfile.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "ss_diag.h"
 
@@ -42,7 +42,7 @@ static long long mtime_of(const char *path, long long *size)
  */
 static int locate_index(const char *path, int is_cram, char *buf, size_t size)
 {
-    static const char *bam_ext[] = { ".csi", ".bai" }, *cram_ext[] = { ".crai" };
+    static const char *bam_ext[] = {".csi", ".bai"}, *cram_ext[] = {".crai"};
     const char **ext = is_cram ? cram_ext : bam_ext;
     int n_ext = is_cram ? 1 : 2;
     const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
@@ -107,8 +107,8 @@ static int check_offsets(samFile *fp, sam_hdr_t *h, hts_idx_t *idx, int64_t data
     return check_tail(fp, idx, file_size);
 }
 
-int ss_io_index_problem(const ss_io_inputs_t *in, int i, samFile *fp, sam_hdr_t *h,
-                        hts_idx_t *idx, char *msg, size_t size)
+int ss_io_index_problem(const ss_io_inputs_t *in, int i, samFile *fp, sam_hdr_t *h, hts_idx_t *idx,
+                        char *msg, size_t size)
 {
     const char *path = in->paths[i];
     char found[4096];
@@ -131,17 +131,23 @@ int ss_io_index_problem(const ss_io_inputs_t *in, int i, samFile *fp, sam_hdr_t 
     const char *name = idx_path ? idx_path : "(its index)";
     switch (problem) {
     case IDX_STALE:
-        snprintf(msg, size, "its index %s is older than the file (or does not cover it); "
-                 "re-index with samtools index %s", name, path);
+        snprintf(msg, size,
+                 "its index %s is older than the file (or does not cover it); "
+                 "re-index with samtools index %s",
+                 name, path);
         return -1;
     case IDX_OTHER:
-        snprintf(msg, size, "its index %s does not match the file; re-index with samtools "
-                 "index %s", name, path);
+        snprintf(msg, size,
+                 "its index %s does not match the file; re-index with samtools "
+                 "index %s",
+                 name, path);
         return -1;
     case IDX_PAST_END:
-        snprintf(msg, size, "its index %s points past the end of the file: the file is "
+        snprintf(msg, size,
+                 "its index %s points past the end of the file: the file is "
                  "truncated, or the index is another file's; check the file with samtools "
-                 "quickcheck, then re-index with samtools index %s", name, path);
+                 "quickcheck, then re-index with samtools index %s",
+                 name, path);
         return -1;
     }
     return 0;
@@ -188,21 +194,24 @@ static void tally_message(const ss_io_inputs_t *in, int bad, const char *detail,
 {
     char found[4096];
     if (bad < 0) {
-        snprintf(msg, size, "%d inputs: their indexes do not describe the files (%s); "
+        snprintf(msg, size,
+                 "%d inputs: their indexes do not describe the files (%s); "
                  "samtools idxstats and samtools view -c show which one; re-index it with "
-                 "samtools index", in->n, detail);
+                 "samtools index",
+                 in->n, detail);
         return;
     }
     const char *path = in->paths[bad];
     const char *idx_path = in->index_paths ? in->index_paths[bad] : NULL;
     if (!idx_path)
         idx_path = locate_index(path, 0, found, sizeof(found)) == 0 ? found : "(its index)";
-    snprintf(msg, size, "%s: its index %s does not describe the file (%s); re-index it with "
-             "samtools index %s", path, idx_path, detail, path);
+    snprintf(msg, size,
+             "%s: its index %s does not describe the file (%s); re-index it with "
+             "samtools index %s",
+             path, idx_path, detail, path);
 }
 
-void ss_io_tally_expect(const hts_idx_t *idx, int n_contigs, int i, int n_inputs,
-                        uint64_t *want)
+void ss_io_tally_expect(const hts_idx_t *idx, int n_contigs, int i, int n_inputs, uint64_t *want)
 {
     size_t slots = (size_t)n_contigs + 1;
     int cells = ss_io_tally_len(n_contigs, n_inputs) > 4 * slots;
@@ -237,13 +246,14 @@ int ss_io_tally_check(const ss_io_inputs_t *in, const sam_hdr_t *h, const uint64
         char where[600], detail[900], x[32], y[32];
         describe_slot(h, slot, where, sizeof(where));
         if (g != w)
-            snprintf(detail, sizeof(detail), "%s: %s records read, the index%s count%s %s",
-                     where, grouped(g, x, sizeof(x)), bad < 0 ? "es" : "", bad < 0 ? "" : "s",
+            snprintf(detail, sizeof(detail), "%s: %s records read, the index%s count%s %s", where,
+                     grouped(g, x, sizeof(x)), bad < 0 ? "es" : "", bad < 0 ? "" : "s",
                      grouped(w, y, sizeof(y)));
         else
-            snprintf(detail, sizeof(detail), "%s: of the %s records that reach past a shard's "
-                     "end, the next shard was given %s", where, grouped(out, x, sizeof(x)),
-                     grouped(reached, y, sizeof(y)));
+            snprintf(detail, sizeof(detail),
+                     "%s: of the %s records that reach past a shard's "
+                     "end, the next shard was given %s",
+                     where, grouped(out, x, sizeof(x)), grouped(reached, y, sizeof(y)));
         tally_message(in, bad, detail, msg, size);
         return -1;
     }

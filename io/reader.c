@@ -37,9 +37,9 @@
  * lends, and the CRAM reference's handle count, under shared_ref_lock
  * (reader_open.c).
  */
+#include <htslib/bgzf.h>
 #include <stdlib.h>
 #include <string.h>
-#include <htslib/bgzf.h>
 
 #include "../base/ss_base.h"
 #include "reader_priv.h"
@@ -47,8 +47,8 @@
 
 /* Record bytes a streamed batch holds: a share of BATCH_TOTAL per input, within these bounds. */
 #define BATCH_TOTAL (8 << 20)
-#define BATCH_MIN (32 << 10)
-#define BATCH_MAX (1 << 20)
+#define BATCH_MIN   (32 << 10)
+#define BATCH_MAX   (1 << 20)
 
 /*
  * CRAM inputs a worker may hold open across shards. A CRAM handle keeps the
@@ -296,11 +296,13 @@ static int query_error(ss_reader_t *r, int i, int tid, hts_pos_t beg, hts_pos_t 
     const char *ctg = h && tid >= 0 && tid < sam_hdr_nref(h) ? sam_hdr_tid2name(h, tid) : NULL;
     if (!ctg) {
         ss_error("%s: cannot query contig #%d: the header has %d contigs (a kernel's bug: "
-                 "please report it)", r->in.paths[i], tid + 1, h ? sam_hdr_nref(h) : 0);
+                 "please report it)",
+                 r->in.paths[i], tid + 1, h ? sam_hdr_nref(h) : 0);
         return -1;
     }
     ss_error("%s: cannot query %s:%lld-%lld through the index; check the index matches the "
-             "file (samtools index)", r->in.paths[i], ctg, (long long)beg + 1, (long long)end);
+             "file (samtools index)",
+             r->in.paths[i], ctg, (long long)beg + 1, (long long)end);
     return -1;
 }
 
@@ -319,7 +321,8 @@ static int rest_from_records(ss_reader_t *r, int i, rd_file_t *f, samFile *fp)
         sam_hdr_t *h = bgzf_seek(fp->fp.bgzf, 0, SEEK_SET) == 0 ? sam_hdr_read(fp) : NULL;
         if (!h) {
             ss_error("%s: cannot read the header again; check the file with samtools "
-                     "quickcheck", r->in.paths[i]);
+                     "quickcheck",
+                     r->in.paths[i]);
             return -1;
         }
         sam_hdr_destroy(h);
@@ -384,7 +387,8 @@ static int bam_resume(ss_reader_t *r, int i, rd_file_t *f, samFile *fp)
     }
     if (f->itr->curr_off && bgzf_seek(fp->fp.bgzf, (int64_t)f->itr->curr_off, SEEK_SET) < 0) {
         ss_error("%s: cannot seek back to where the last batch of records ended; the file may "
-                 "have changed during the run", r->in.paths[i]);
+                 "have changed during the run",
+                 r->in.paths[i]);
         return -1;
     }
     return 0;
@@ -457,7 +461,8 @@ static int fill(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_pos_t last, int64
     }
     if (ret == -1)
         bt->done = 1;
-    /* a read-to-the-end iterator seeks once and forgets where it was: the next batch resumes here */
+    /* a read-to-the-end iterator seeks once and forgets where it was: the next batch resumes here
+     */
     if (ret >= 0 && !f->is_cram && f->itr->read_rest)
         f->itr->curr_off = (uint64_t)bgzf_tell(fp->fp.bgzf);
     return ret < -1 ? ret : 0;
@@ -678,4 +683,3 @@ void ss_reader_destroy(ss_reader_t *r)
     free(r->f);
     free(r);
 }
-

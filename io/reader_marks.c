@@ -16,14 +16,15 @@
  * read and dropped, read once. Marks are facts about the file, so they stay
  * valid across shards and reopenings. Kept sorted, a bounded number per input.
  */
+#include <htslib/bgzf.h>
 #include <stdlib.h>
 #include <string.h>
-#include <htslib/bgzf.h>
 
 #include "reader_priv.h"
 
 #define MARKS_CAP 256
-#define MARK_STEP 64 /* bases between marks: a query reads at most about this far before its start */
+#define MARK_STEP \
+    64 /* bases between marks: a query reads at most about this far before its start */
 
 struct rd_mark_s {
     int tid;
@@ -70,7 +71,7 @@ static void marks_add(rd_file_t *f, int tid, hts_pos_t pos, uint64_t off)
         k -= drop;
     }
     memmove(f->marks + k + 1, f->marks + k, (size_t)(f->n_marks - k) * sizeof(*f->marks));
-    f->marks[k] = (rd_mark_t){ tid, pos, off };
+    f->marks[k] = (rd_mark_t){tid, pos, off};
     f->n_marks++;
 }
 
@@ -91,8 +92,8 @@ static const rd_mark_t *marks_find(const rd_file_t *f, int tid, hts_pos_t beg)
  * query's end, when the query is empty. Only a record before beg at the
  * chunk's start rules the second case out, so only then is it a mark.
  */
-static const rd_mark_t *scan_to(rd_file_t *f, BGZF *bgzf, bam1_t *b, const hts_itr_t *itr,
-                                int tid, hts_pos_t beg)
+static const rd_mark_t *scan_to(rd_file_t *f, BGZF *bgzf, bam1_t *b, const hts_itr_t *itr, int tid,
+                                hts_pos_t beg)
 {
     const rd_mark_t *m = marks_find(f, tid, beg);
     uint64_t at = itr->off[0].u;
@@ -128,7 +129,8 @@ static const rd_mark_t *scan_to(rd_file_t *f, BGZF *bgzf, bam1_t *b, const hts_i
     return marks_find(f, tid, beg);
 }
 
-/* Start itr at file offset off: the chunks ending before it dropped, the first cut to start there. */
+/* Start itr at file offset off: the chunks ending before it dropped, the first cut to start there.
+ */
 static void skip_to(hts_itr_t *itr, uint64_t off)
 {
     int k = 0;
@@ -140,8 +142,7 @@ static void skip_to(hts_itr_t *itr, uint64_t off)
         itr->off[0].u = off;
 }
 
-void rd_bam_start(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_itr_t *itr, int tid,
-                  hts_pos_t beg)
+void rd_bam_start(ss_reader_t *r, rd_file_t *f, samFile *fp, hts_itr_t *itr, int tid, hts_pos_t beg)
 {
     /* hts_itr_t's chunk list is public; the iterator reads it in order, seeking between chunks */
     if (tid < 0 || !itr->off || itr->n_off <= 0 || itr->multi || itr->read_rest)

@@ -9,10 +9,10 @@
  * count is kept under shared_ref_lock.
  */
 #include <errno.h>
+#include <htslib/cram.h>
 #include <limits.h>
 #include <pthread.h>
 #include <string.h>
-#include <htslib/cram.h>
 
 #include "../base/ss_base.h"
 #include "reader_priv.h"
@@ -24,8 +24,8 @@
  * input, so with many inputs each gets a share of READ_BUFFERS_TOTAL, and
  * below READ_BUFFER_MIN htslib keeps its own (the file system's block size).
  */
-#define READ_BUFFER_MAX (256 << 10)
-#define READ_BUFFER_MIN (32 << 10)
+#define READ_BUFFER_MAX    (256 << 10)
+#define READ_BUFFER_MIN    (32 << 10)
 #define READ_BUFFERS_TOTAL (4 << 20)
 
 /*
@@ -105,7 +105,8 @@ samFile *ss_io_open_input(const ss_io_inputs_t *in, int i)
         }
         if (in->reference && !in->cram_refs && hts_set_fai_filename(fp, in->reference) != 0) {
             ss_error("%s: cannot use reference %s for this CRAM; check it is the FASTA the "
-                     "CRAM was made against, with a .fai index", path, in->reference);
+                     "CRAM was made against, with a .fai index",
+                     path, in->reference);
             goto fail;
         }
     }
@@ -147,11 +148,12 @@ hts_idx_t *ss_io_load_index(const ss_io_inputs_t *in, int i, samFile *fp)
             ss_io_error_fds(idx_path ? idx_path : path, errno);
         else if (errno == ENOMEM) /* a damaged index asks htslib for absurd sizes too */
             ss_error("%s: out of memory loading its index: the index may be damaged (re-index "
-                     "with samtools index %s), or the run needs more memory (lower -@)", path,
-                     path);
+                     "with samtools index %s), or the run needs more memory (lower -@)",
+                     path, path);
         else if (idx_path)
             ss_error("%s: cannot load its index %s (-X); check that file is the index of this "
-                     "input", path, idx_path);
+                     "input",
+                     path, idx_path);
         else
             ss_io_index_error(path, errno);
     }

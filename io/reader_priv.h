@@ -20,19 +20,19 @@ typedef struct {
     ss_source_t src; /* first: a ss_source_t * is a rd_source_t * */
     ss_reader_t *r;  /* the reader it reads through, input i */
     int i;
-    int empty;       /* the current range has nothing (a BAM's absent unplaced reads) */
-    uint64_t seq;    /* records returned in the current range */
+    int empty;    /* the current range has nothing (a BAM's absent unplaced reads) */
+    uint64_t seq; /* records returned in the current range */
 } rd_source_t;
 
 typedef struct rd_block_s rd_block_t; /* part of a CRAM window (reader_window.c) */
 typedef struct rd_mark_s rd_mark_t;   /* where a BAM query may start (reader_marks.c) */
 
 typedef struct {
-    bam1_t **rec;      /* records, reused across batches */
-    int n, m, cur;     /* filled, allocated, next to return */
-    int done;          /* the query has no more records after this batch */
+    bam1_t **rec;       /* records, reused across batches */
+    int n, m, cur;      /* filled, allocated, next to return */
+    int done;           /* the query has no more records after this batch */
     hts_pos_t last_pos; /* position of the last record taken, -1 before the first */
-    int64_t n_at_last; /* records taken at last_pos */
+    int64_t n_at_last;  /* records taken at last_pos */
 } rd_batch_t;
 
 /*
@@ -40,10 +40,10 @@ typedef struct {
  * each counted once, however many of the shard's queries return it.
  */
 typedef struct {
-    int queried;       /* the shard queried this input */
-    hts_pos_t last;    /* the last position counted, -2 before any */
-    uint64_t n_last;   /* records counted at it */
-    hts_pos_t q_last;  /* the current query's last owned position, and its records there */
+    int queried;      /* the shard queried this input */
+    hts_pos_t last;   /* the last position counted, -2 before any */
+    uint64_t n_last;  /* records counted at it */
+    hts_pos_t q_last; /* the current query's last owned position, and its records there */
     uint64_t q_n;
     uint64_t n;        /* owned records counted this shard */
     uint64_t out;      /* of those, the ones that reach past the shard's end */
@@ -53,33 +53,33 @@ typedef struct {
 } rd_own_t;
 
 typedef struct {
-    int mode;          /* RD_* */
+    int mode; /* RD_* */
     int is_cram;
-    samFile *fp;       /* open: held, per shard between begin and end */
-    sam_hdr_t *h;      /* kept in every mode from the first open: the job's, or own */
+    samFile *fp;  /* open: held, per shard between begin and end */
+    sam_hdr_t *h; /* kept in every mode from the first open: the job's, or own */
     int own_h;
-    hts_idx_t *idx;    /* with fp: the job's (a BAM's), or own */
+    hts_idx_t *idx; /* with fp: the job's (a BAM's), or own */
     int own_idx;
-    hts_itr_t *itr;    /* the current query (a streamed BAM's is kept across batches) */
+    hts_itr_t *itr;      /* the current query (a streamed BAM's is kept across batches) */
     ss_io_order_t order; /* the current query's records so far (check.c), across batches */
-    int q_tid;         /* the current query's range */
+    int q_tid;           /* the current query's range */
     hts_pos_t q_beg, q_end;
-    rd_batch_t batch;  /* streamed only */
-    rd_block_t *win;   /* CRAM: the window's records (ss_reader_window), packed in blocks
-                        * lent by the reader and given back at every ss_reader_end */
+    rd_batch_t batch;     /* streamed only */
+    rd_block_t *win;      /* CRAM: the window's records (ss_reader_window), packed in blocks
+                           * lent by the reader and given back at every ss_reader_end */
     rd_block_t *win_tail; /* win's last block, the one being filled */
-    int win_state;     /* WIN_*: reset at every ss_reader_end */
-    int in_win;        /* the current query is answered from win, from win_at/win_cur on */
-    rd_block_t *win_at; /* the block of the next packed record, NULL past the last */
-    size_t win_cur;    /* the record's byte offset in win_at */
-    bam1_t *ahead;     /* standard input: the first record past the last query, if held */
+    int win_state;        /* WIN_*: reset at every ss_reader_end */
+    int in_win;           /* the current query is answered from win, from win_at/win_cur on */
+    rd_block_t *win_at;   /* the block of the next packed record, NULL past the last */
+    size_t win_cur;       /* the record's byte offset in win_at */
+    bam1_t *ahead;        /* standard input: the first record past the last query, if held */
     int have_ahead;
-    rd_batch_t replay; /* standard input: the current contig's first records, for a re-query */
-    int replay_tid;    /* the contig they belong to */
-    int replay_full;   /* more were read than it holds: a re-query cannot be served */
-    int q_behind;      /* standard input: the query is for a contig the stream has passed */
+    rd_batch_t replay;      /* standard input: the current contig's first records, for a re-query */
+    int replay_tid;         /* the contig they belong to */
+    int replay_full;        /* more were read than it holds: a re-query cannot be served */
+    int q_behind;           /* standard input: the query is for a contig the stream has passed */
     unsigned char *dropped; /* standard input, per contig: records skipped unreturned */
-    rd_mark_t *marks;  /* BAM: places a query may start at, kept across shards */
+    rd_mark_t *marks;       /* BAM: places a query may start at, kept across shards */
     int n_marks;
     /*
      * An htslib read error (< -1) met on the open handle fp, or 0: after one,
@@ -88,8 +88,8 @@ typedef struct {
      * cleared when fp is closed.
      */
     int failed;
-    int64_t data_beg;  /* BAM: the first record's offset (after the header), 0 until needed */
-    rd_own_t own;      /* this shard's owned records (reader_tally.c) */
+    int64_t data_beg; /* BAM: the first record's offset (after the header), 0 until needed */
+    rd_own_t own;     /* this shard's owned records (reader_tally.c) */
 } rd_file_t;
 
 struct ss_reader_s {
@@ -101,20 +101,20 @@ struct ss_reader_s {
     hts_pos_t front_reach; /* how far around a query the fronts read (window widening) */
     uint64_t records;      /* records the inputs returned, ever (ss_reader_records) */
     int shard;             /* the shard being read, for messages; -1 before any */
-    int is_open;       /* between begin and end */
-    int n_refused;     /* inputs the budget refused */
-    int held;          /* descriptors reserved in the budget */
-    int opens;         /* times the inputs were opened for a shard (held ones once) */
+    int is_open;           /* between begin and end */
+    int n_refused;         /* inputs the budget refused */
+    int held;              /* descriptors reserved in the budget */
+    int opens;             /* times the inputs were opened for a shard (held ones once) */
     int batch_bytes;
-    int w_tid;         /* the shard's window (ss_reader_window), -2 when none */
+    int w_tid; /* the shard's window (ss_reader_window), -2 when none */
     hts_pos_t w_beg, w_end;
     rd_block_t *win_spare; /* window blocks no input holds, kept for the next shard */
-    bam1_t *win_read;  /* the record being read into a window */
-    bam1_t *mark_read; /* the record a BAM query's scan to its start reads (reader_marks.c) */
-    int own_tid;       /* the shard's own records (ss_reader_own): tid, -2 when not counting */
+    bam1_t *win_read;      /* the record being read into a window */
+    bam1_t *mark_read;     /* the record a BAM query's scan to its start reads (reader_marks.c) */
+    int own_tid;           /* the shard's own records (ss_reader_own): tid, -2 when not counting */
     hts_pos_t own_beg, own_end, prev_beg;
-    uint64_t *tally;   /* [ss_io_tally_len()]: what ss_reader_end added up, NULL until needed */
-    int tally_lost;    /* out of memory once: the tally says nothing */
+    uint64_t *tally; /* [ss_io_tally_len()]: what ss_reader_end added up, NULL until needed */
+    int tally_lost;  /* out of memory once: the tally says nothing */
 };
 
 /* hts_close, under the shared reference's lock for a CRAM (reader_open.c). Returns hts_close's

@@ -47,8 +47,8 @@ int rd_stdin_query(ss_reader_t *r, int i, rd_file_t *f)
         return 0; /* nothing of that contig is left, and nothing of it was lost: empty */
     if (f->q_behind) {
         ss_error("%s: standard input would have to be read again at contig %s, which a "
-                 "stream cannot do; give the input as a file", r->in.paths[i],
-                 sam_hdr_tid2name(f->h, f->q_tid));
+                 "stream cannot do; give the input as a file",
+                 r->in.paths[i], sam_hdr_tid2name(f->h, f->q_tid));
         return -1;
     }
     if (f->q_tid != f->replay_tid || f->q_tid == HTS_IDX_NOCOOR) {
@@ -59,8 +59,8 @@ int rd_stdin_query(ss_reader_t *r, int i, rd_file_t *f)
     }
     if (f->replay_full) {
         ss_error("%s: standard input would have to be read again at contig %s, which a "
-                 "stream cannot do; give the input as a file", r->in.paths[i],
-                 sam_hdr_tid2name(f->h, f->q_tid));
+                 "stream cannot do; give the input as a file",
+                 r->in.paths[i], sam_hdr_tid2name(f->h, f->q_tid));
         return -1;
     }
     rp->cur = 0; /* the same contig again: first what it returned before */

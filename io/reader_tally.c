@@ -49,7 +49,7 @@ void ss_reader_own(ss_reader_t *r, int tid, hts_pos_t beg, hts_pos_t end, hts_po
     r->own_end = end;
     r->prev_beg = prev_beg;
     for (int i = 0; i < r->in.n; i++)
-        r->f[i].own = (rd_own_t){ .last = -2, .q_last = -2 };
+        r->f[i].own = (rd_own_t){.last = -2, .q_last = -2};
 }
 
 void rd_own_query(ss_reader_t *r, rd_file_t *f)

@@ -5,10 +5,10 @@
  * (one slice decode a shard, not three). A BAM query needs no window: it
  * starts at a mark (reader_marks.c). Owned by the reader's worker.
  */
+#include <htslib/bgzf.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <htslib/bgzf.h>
 
 #include "../base/ss_base.h"
 #include "reader_priv.h"
@@ -103,7 +103,7 @@ void rd_window_free(ss_reader_t *r)
 
 static int win_put(ss_reader_t *r, rd_file_t *f, const bam1_t *b)
 {
-    win_head_t h = { .core = b->core, .l_data = (uint32_t)b->l_data };
+    win_head_t h = {.core = b->core, .l_data = (uint32_t)b->l_data};
     size_t pad = (8 - (size_t)b->l_data % 8) % 8; /* the next record's data is 8-aligned */
     size_t size = sizeof(h) + (size_t)b->l_data + pad;
     rd_block_t *k = f->win_tail;
@@ -127,8 +127,10 @@ static bam1_t win_view(const rd_block_t *k, size_t *off)
 {
     win_head_t h;
     memcpy(&h, k->data + *off, sizeof(h));
-    bam1_t v = { .core = h.core, .l_data = (int)h.l_data, .m_data = h.l_data,
-                 .data = (uint8_t *)k->data + *off + sizeof(h) };
+    bam1_t v = {.core = h.core,
+                .l_data = (int)h.l_data,
+                .m_data = h.l_data,
+                .data = (uint8_t *)k->data + *off + sizeof(h)};
     size_t pad = (8 - (size_t)h.l_data % 8) % 8;
     *off += sizeof(h) + h.l_data + pad;
     return v;

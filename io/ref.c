@@ -18,11 +18,11 @@
  * (faidx_t is not thread-safe).
  */
 #include <errno.h>
+#include <htslib/faidx.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include <htslib/faidx.h>
 
 #include "../base/ss_base.h"
 #include "ss_budget.h"
@@ -32,16 +32,16 @@
 #define GROW_BP ((hts_pos_t)1 << 16)
 
 typedef struct {
-    int tid;            /* -1: empty slot */
-    char *map;          /* len + 1 bytes of address space; NULL: contig not in the FASTA */
+    int tid;   /* -1: empty slot */
+    char *map; /* len + 1 bytes of address space; NULL: contig not in the FASTA */
     size_t map_size;
     hts_pos_t len;
-    hts_pos_t wb, we;   /* the readable window, whole pages (we may stop at len) */
+    hts_pos_t wb, we; /* the readable window, whole pages (we may stop at len) */
     char *name;
 } ref_slot_t;
 
 struct ss_ref_s {
-    faidx_t *fai;       /* NULL: no reference */
+    faidx_t *fai; /* NULL: no reference */
     char *path;
     size_t page;
     ref_slot_t slot[2]; /* slot[0] most recently used */
@@ -65,8 +65,7 @@ ss_ref_t *ss_ref_init(const char *fasta)
                      "run more memory",
                      fasta);
         else
-            ss_error("%s: cannot load the reference index; run 'samtools faidx %s'", fasta,
-                     fasta);
+            ss_error("%s: cannot load the reference index; run 'samtools faidx %s'", fasta, fasta);
         free(r->path);
         free(r);
         return NULL;
@@ -79,7 +78,7 @@ static void slot_clear(ref_slot_t *s)
     if (s->map)
         munmap(s->map, s->map_size);
     free(s->name);
-    *s = (ref_slot_t){ .tid = -1 };
+    *s = (ref_slot_t){.tid = -1};
 }
 
 /*
@@ -103,8 +102,8 @@ static int slot_open(ss_ref_t *ref, ref_slot_t *s, int tid, const char *name)
         goto fail;
     }
     s->map_size = (size_t)len + 1; /* one more byte: an empty contig still has an address */
-    void *m = mmap(NULL, s->map_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+    void *m =
+        mmap(NULL, s->map_size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED || !(s->name = strdup(name))) {
         if (m != MAP_FAILED)
             munmap(m, s->map_size);
@@ -236,7 +235,7 @@ int ss_ref_check_contigs(const char *fasta, const sam_hdr_t *hc, int lengths_onl
                          ss_ref_mismatch_t *m)
 {
     sam_hdr_t *h = (sam_hdr_t *)hc; /* the lookups take non-const; they only read */
-    *m = (ss_ref_mismatch_t){ .tid = -1, .fa_len = -1 };
+    *m = (ss_ref_mismatch_t){.tid = -1, .fa_len = -1};
     errno = 0;
     faidx_t *fai = fai_load3(fasta, NULL, NULL, 0); /* never writes a .fai */
     if (!fai && errno == ENOMEM) {
@@ -265,11 +264,10 @@ void ss_ref_describe_mismatch(const char *fasta, const sam_hdr_t *hc, const char
     sam_hdr_t *h = (sam_hdr_t *)hc;
     const char *name = sam_hdr_tid2name(h, m->tid);
     long long len = (long long)sam_hdr_tid2len(h, m->tid);
-    int off = m->fa_len < 0
-                  ? snprintf(buf, size, "%s has no contig %s (%lld bp in %s)", fasta, name, len,
-                             input)
-                  : snprintf(buf, size, "contig %s is %lld bp in %s but %lld bp in %s", name,
-                             (long long)m->fa_len, fasta, len, input);
+    int off = m->fa_len < 0 ? snprintf(buf, size, "%s has no contig %s (%lld bp in %s)", fasta,
+                                       name, len, input)
+                            : snprintf(buf, size, "contig %s is %lld bp in %s but %lld bp in %s",
+                                       name, (long long)m->fa_len, fasta, len, input);
     if (m->n > 1 && off > 0 && (size_t)off < size)
         snprintf(buf + off, size - (size_t)off, " (and %d more contigs differ)", m->n - 1);
 }

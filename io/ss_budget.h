@@ -16,7 +16,7 @@
  * is set (the output, a spill file).
  */
 #define SS_IO_FDS_PER_WORKER 5
-#define SS_IO_FDS_LATER 2
+#define SS_IO_FDS_LATER      2
 
 /*
  * Descriptors a run with n_workers needs at least: those open now, the

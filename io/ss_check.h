@@ -9,10 +9,10 @@
 #ifndef SS_CHECK_H
 #define SS_CHECK_H
 
-#include <stddef.h>
-#include <stdint.h>
 #include <htslib/hts.h>
 #include <htslib/sam.h>
+#include <stddef.h>
+#include <stdint.h>
 
 /*
  * The order state of one stream of records: one query, or one shard's run of
@@ -20,10 +20,10 @@
  * iterator); reset it when a new stream starts. Plain struct, no allocation.
  */
 typedef struct {
-    int tid;       /* the last record's (tid, pos): the next may not sort before it */
+    int tid; /* the last record's (tid, pos): the next may not sort before it */
     hts_pos_t pos;
-    uint64_t n;    /* records checked in this stream */
-    int ended;     /* the stream ended and the record after it was checked */
+    uint64_t n; /* records checked in this stream */
+    int ended;  /* the stream ended and the record after it was checked */
 } ss_io_order_t;
 
 /* Codes for a bad record: below every htslib read error code. */
@@ -43,9 +43,9 @@ static inline int ss_io_is_bad_record(int code)
 void ss_io_order_reset(ss_io_order_t *o);
 /*
  * Check b, the next record of stream o: ids and positions in range, optional
- * fields whole (as samtools view reads them), not before the previous record. Returns 0 (and moves o on to b) or an
- * SS_IO_BAD_* code (o keeps the previous record, for the message). A few
- * compares: call it on every record read, also those a kernel skips.
+ * fields whole (as samtools view reads them), not before the previous record. Returns 0 (and moves
+ * o on to b) or an SS_IO_BAD_* code (o keeps the previous record, for the message). A few compares:
+ * call it on every record read, also those a kernel skips.
  */
 int ss_io_check_record(const bam1_t *b, int n_targets, ss_io_order_t *o);
 /*

@@ -12,10 +12,10 @@
 #ifndef SS_DIAG_H
 #define SS_DIAG_H
 
-#include <stddef.h>
-#include <stdint.h>
 #include <htslib/hts.h>
 #include <htslib/sam.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "ss_reader.h"
 
@@ -71,8 +71,8 @@ int ss_io_input_failed(ss_reader_t *rd, int i, int ret, int err, int tid, hts_po
  * after the last record it knows. Returns 0, or -1 with "its index ... ;
  * re-index ..." in msg (the caller names the file). Moves fp. Main thread.
  */
-int ss_io_index_problem(const ss_io_inputs_t *in, int i, samFile *fp, sam_hdr_t *h,
-                        hts_idx_t *idx, char *msg, size_t size);
+int ss_io_index_problem(const ss_io_inputs_t *in, int i, samFile *fp, sam_hdr_t *h, hts_idx_t *idx,
+                        char *msg, size_t size);
 /* ITF-8, CRAM's variable-length int32, at p (end: one past the buffer): the bytes it
  * takes, or -1 when it runs past end. Any thread. */
 int ss_io_itf8(const uint8_t *p, const uint8_t *end, int32_t *v);
@@ -92,8 +92,7 @@ int ss_io_crai_problem(const char *path, int major, const char *crai, int64_t fi
  * as samtools idxstats prints them), and n_no_coor for the unplaced slot.
  * Any thread, one want at a time.
  */
-void ss_io_tally_expect(const hts_idx_t *idx, int n_contigs, int i, int n_inputs,
-                        uint64_t *want);
+void ss_io_tally_expect(const hts_idx_t *idx, int n_contigs, int i, int n_inputs, uint64_t *want);
 /*
  * Compare got, the run's tally, with want, what the indexes count, in each
  * slot read whole. Returns 0, or -1 with the whole line ("IN: its index IDX

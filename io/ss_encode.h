@@ -11,12 +11,12 @@
 #ifndef SS_ENCODE_H
 #define SS_ENCODE_H
 
+#include <htslib/kstring.h>
+#include <htslib/sam.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include <htslib/kstring.h>
-#include <htslib/sam.h>
 
 /*
  * Uncompressed bytes waiting for their BGZF block. Owned by one thread. Blocks
@@ -26,14 +26,14 @@ typedef struct ss_zjob_s ss_zjob_t;
 typedef struct {
     uint8_t *buf; /* BGZF_BLOCK_SIZE bytes */
     size_t len;
-    int level;    /* zlib level, -1 = htslib's default */
+    int level; /* zlib level, -1 = htslib's default */
     /* With a pool (ss_bgzf_pack_async): full blocks are compressed on its threads and
      * land on out in order, at later writes or at the flush. */
     struct hts_tpool *pool;
     struct hts_tpool_process *q;
     ss_zjob_t **spare; /* jobs whose block has landed, for reuse */
     int n_spare, in_flight, max_in_flight;
-    size_t raw_in_flight; /* uncompressed bytes of the blocks in flight */
+    size_t raw_in_flight;   /* uncompressed bytes of the blocks in flight */
     const atomic_int *busy; /* writers at work: at busy_max, compress here (no core idles) */
     int busy_max;
 } ss_bgzf_pack_t;

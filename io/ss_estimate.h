@@ -6,9 +6,9 @@
 #ifndef SS_ESTIMATE_H
 #define SS_ESTIMATE_H
 
-#include <stdint.h>
 #include <htslib/hts.h>
 #include <htslib/sam.h>
+#include <stdint.h>
 
 /*
  * Estimated work of consecutive cells [pos[i], pos[i+1]) on tid, i < n (pos

@@ -17,9 +17,9 @@
 #ifndef SS_READER_H
 #define SS_READER_H
 
-#include <stdint.h>
 #include <htslib/hts.h>
 #include <htslib/sam.h>
+#include <stdint.h>
 
 #include "ss_check.h"
 #include "ss_source.h"
@@ -38,18 +38,18 @@ typedef struct {
     char **index_paths;    /* index of each input, or NULL: found beside the input */
     char **fmt_opts;       /* --input-fmt-option strings applied to every input */
     int n_fmt_opts;
-    int cram_md;           /* CRAM: rebuild MD/NM as samtools does (else skipped, as pileup
-                            * needs neither) */
-    int whole_records;     /* CRAM: decode every field and rebuild MD/NM, whatever fmt_opts
-                            * ask: a record step reads the records, and its output must be
-                            * what samtools' decoding gives */
+    int cram_md;       /* CRAM: rebuild MD/NM as samtools does (else skipped, as pileup
+                        * needs neither) */
+    int whole_records; /* CRAM: decode every field and rebuild MD/NM, whatever fmt_opts
+                        * ask: a record step reads the records, and its output must be
+                        * what samtools' decoding gives */
     /* shared, read-only */
-    sam_hdr_t *hdr;        /* the first input's header: every input has its @SQ lines */
-    hts_idx_t **idx;       /* [n]: each BAM's index (queries only read it); NULL for a CRAM,
-                            * whose htslib index is tied to the handle that loaded it */
+    sam_hdr_t *hdr;         /* the first input's header: every input has its @SQ lines */
+    hts_idx_t **idx;        /* [n]: each BAM's index (queries only read it); NULL for a CRAM,
+                             * whose htslib index is tied to the handle that loaded it */
     unsigned char *is_cram; /* [n]: the input's format, known before a worker opens it */
-    void *cram_refs;       /* htslib refs_t every CRAM handle shares (CRAM_OPT_SHARED_REF,
-                            * under htslib's own lock): the contig is loaded once per process */
+    void *cram_refs;        /* htslib refs_t every CRAM handle shares (CRAM_OPT_SHARED_REF,
+                             * under htslib's own lock): the contig is loaded once per process */
     /*
      * Input 0 is standard input ("-"), opened once by the job: its file and
      * header, which the one reader of the run borrows and reads in a single

@@ -8,9 +8,9 @@
 #ifndef SS_REF_H
 #define SS_REF_H
 
-#include <stddef.h>
 #include <htslib/hts.h>
 #include <htslib/sam.h>
+#include <stddef.h>
 
 typedef struct ss_ref_s ss_ref_t;
 

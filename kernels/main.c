@@ -19,12 +19,8 @@ extern const ss_step_t ss_step_markdup;
 extern const ss_step_t ss_step_realign;
 
 static const ss_kernel_t *const kernels[] = {
-    &ss_kernel_pileup,
-    &ss_kernel_view,
-    &ss_kernel_depth,
-    &ss_kernel_realign,
-    &ss_kernel_mpileup,
-    &ss_kernel_markdup,
+    &ss_kernel_pileup,  &ss_kernel_view,    &ss_kernel_depth,
+    &ss_kernel_realign, &ss_kernel_mpileup, &ss_kernel_markdup,
 };
 
 static const ss_step_t *const steps[] = {

@@ -13,11 +13,7 @@ extern const ss_step_t ss_step_realign;
 extern const ss_step_t ss_step_test_shift;
 
 static const ss_kernel_t *const kernels[] = {
-    &ss_kernel_pileup,
-    &ss_kernel_view,
-    &ss_kernel_depth,
-    &ss_kernel_realign,
-    &ss_kernel_test_shift,
+    &ss_kernel_pileup, &ss_kernel_view, &ss_kernel_depth, &ss_kernel_realign, &ss_kernel_test_shift,
 };
 
 static const ss_step_t *const steps[] = {

@@ -6,57 +6,57 @@
 #ifndef SS_TESTUTIL_H
 #define SS_TESTUTIL_H
 
+#include <CUnit/Basic.h>
+#include <htslib/sam.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <CUnit/Basic.h>
-#include <htslib/sam.h>
 
 /* Integer equality; on failure prints both sides with their values. */
-#define SS_EQ_(a, b, fatal)                                                                  \
-    do {                                                                                     \
-        long long a_ = (long long)(a), b_ = (long long)(b);                                  \
-        if (a_ != b_)                                                                        \
-            fprintf(stderr, "\n%s:%d: %s = %lld, expected %s = %lld\n", __FILE__, __LINE__,  \
-                    #a, a_, #b, b_);                                                         \
-        CU_ASSERT_EQUAL##fatal(a_, b_);                                                      \
+#define SS_EQ_(a, b, fatal)                                                                     \
+    do {                                                                                        \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                     \
+        if (a_ != b_)                                                                           \
+            fprintf(stderr, "\n%s:%d: %s = %lld, expected %s = %lld\n", __FILE__, __LINE__, #a, \
+                    a_, #b, b_);                                                                \
+        CU_ASSERT_EQUAL##fatal(a_, b_);                                                         \
     } while (0)
-#define SS_EQ(a, b) SS_EQ_(a, b, )
+#define SS_EQ(a, b)       SS_EQ_(a, b, )
 #define SS_EQ_FATAL(a, b) SS_EQ_(a, b, _FATAL)
 
 /* a <= b, printing both on failure. */
-#define SS_LE(a, b)                                                                          \
-    do {                                                                                     \
-        double a_ = (double)(a), b_ = (double)(b);                                           \
-        if (!(a_ <= b_))                                                                     \
-            fprintf(stderr, "\n%s:%d: %s = %g, expected <= %s = %g\n", __FILE__, __LINE__,   \
-                    #a, a_, #b, b_);                                                         \
-        CU_ASSERT(a_ <= b_);                                                                 \
+#define SS_LE(a, b)                                                                                \
+    do {                                                                                           \
+        double a_ = (double)(a), b_ = (double)(b);                                                 \
+        if (!(a_ <= b_))                                                                           \
+            fprintf(stderr, "\n%s:%d: %s = %g, expected <= %s = %g\n", __FILE__, __LINE__, #a, a_, \
+                    #b, b_);                                                                       \
+        CU_ASSERT(a_ <= b_);                                                                       \
     } while (0)
 
 /* got OP want for integers (signed, or unsigned with SS_CMP_U); prints both on failure. */
-#define SS_CMP_(T, fmt, got, op, want)                                                       \
-    do {                                                                                     \
-        T got_ = (T)(got), want_ = (T)(want);                                                \
-        int ok_ = got_ op want_;                                                             \
-        if (!ok_)                                                                            \
-            fprintf(stderr, "\n%s:%d: %s is " fmt ", expected %s " fmt "\n", __FILE__,        \
-                    __LINE__, #got, got_, #op, want_);                                       \
-        CU_ASSERT(ok_);                                                                      \
+#define SS_CMP_(T, fmt, got, op, want)                                                           \
+    do {                                                                                         \
+        T got_ = (T)(got), want_ = (T)(want);                                                    \
+        int ok_ = got_ op want_;                                                                 \
+        if (!ok_)                                                                                \
+            fprintf(stderr, "\n%s:%d: %s is " fmt ", expected %s " fmt "\n", __FILE__, __LINE__, \
+                    #got, got_, #op, want_);                                                     \
+        CU_ASSERT(ok_);                                                                          \
     } while (0)
-#define SS_CMP(got, op, want) SS_CMP_(long long, "%lld", got, op, want)
+#define SS_CMP(got, op, want)   SS_CMP_(long long, "%lld", got, op, want)
 #define SS_CMP_U(got, op, want) SS_CMP_(unsigned long long, "%llu", got, op, want)
 
 /* String equality (NULL never equals); prints both on failure. */
-#define SS_STR_EQ(got, want)                                                                 \
-    do {                                                                                     \
-        const char *got_ = (got), *want_ = (want);                                           \
-        int ok_ = got_ != NULL && want_ != NULL && strcmp(got_, want_) == 0;                 \
-        if (!ok_)                                                                            \
-            fprintf(stderr, "\n%s:%d: %s is \"%s\", expected \"%s\"\n", __FILE__, __LINE__,  \
-                    #got, got_ ? got_ : "(null)", want_ ? want_ : "(null)");                 \
-        CU_ASSERT(ok_);                                                                      \
+#define SS_STR_EQ(got, want)                                                                      \
+    do {                                                                                          \
+        const char *got_ = (got), *want_ = (want);                                                \
+        int ok_ = got_ != NULL && want_ != NULL && strcmp(got_, want_) == 0;                      \
+        if (!ok_)                                                                                 \
+            fprintf(stderr, "\n%s:%d: %s is \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #got, \
+                    got_ ? got_ : "(null)", want_ ? want_ : "(null)");                            \
+        CU_ASSERT(ok_);                                                                           \
     } while (0)
 
 /* String contains; prints the string on failure. */
@@ -89,7 +89,8 @@ static inline int ss_test_read_cmp(const void *pa, const void *pb)
  * (sorted here), then index it (BAI, or CSI when csi). Returns 0 or -1.
  */
 static inline int ss_test_write_bam(const char *path, int n_ctg, const char *const *names,
-                             const hts_pos_t *lens, ss_test_read_t *reads, int n_reads, int csi)
+                                    const hts_pos_t *lens, ss_test_read_t *reads, int n_reads,
+                                    int csi)
 {
     qsort(reads, (size_t)n_reads, sizeof(*reads), ss_test_read_cmp);
     samFile *fp = sam_open(path, "wb");
@@ -125,8 +126,8 @@ static inline int ss_test_write_bam(const char *path, int n_ctg, const char *con
             qual[j] = (char)(20 + ((x >> 20) & 15));
         }
         uint32_t cigar = bam_cigar_gen(l, BAM_CMATCH);
-        if (bam_set1(b, strlen(name), name, 0, reads[i].tid, reads[i].pos, 60, 1, &cigar, -1, -1,
-                     0, (size_t)l, seq, qual, 0) < 0)
+        if (bam_set1(b, strlen(name), name, 0, reads[i].tid, reads[i].pos, 60, 1, &cigar, -1, -1, 0,
+                     (size_t)l, seq, qual, 0) < 0)
             goto out;
         if (sam_write1(fp, h, b) < 0)
             goto out;

@@ -24,7 +24,6 @@
 
 #define MIB ((size_t)1 << 20)
 
-
 static int running_under_asan(void)
 {
 #if defined(__SANITIZE_ADDRESS__)

@@ -166,8 +166,8 @@ static bam1_t *make_read(int shape, int i)
     snprintf(name, sizeof(name), "r%d", i);
     uint16_t flag = rnd(50) == 0 ? BAM_FUNMAP : rnd(2) ? BAM_FREVERSE : 0;
     bam1_t *b = bam_init1();
-    if (bam_set1(b, strlen(name), name, flag, 0, pos, 60, nc, cig, -1, -1, 0, lq, seq, qual,
-                 64) < 0)
+    if (bam_set1(b, strlen(name), name, flag, 0, pos, 60, nc, cig, -1, -1, 0, lq, seq, qual, 64) <
+        0)
         abort();
     if (rnd(5) == 0)
         bam_aux_update_str(b, "RG", 3, "rg");
@@ -198,8 +198,9 @@ static void report_diff(const bam1_t *in, const bam1_t *a, const bam1_t *b, int 
     for (int i = 0; i < lq && at < 0; i++)
         if (bam_get_qual(a)[i] != bam_get_qual(b)[i])
             at = i;
-    fprintf(stderr, "\nread %s (l_qseq %d, pos %lld, flag %d): ret %d, htslib %d; l_data %d, "
-                    "htslib %d",
+    fprintf(stderr,
+            "\nread %s (l_qseq %d, pos %lld, flag %d): ret %d, htslib %d; l_data %d, "
+            "htslib %d",
             bam_get_qname(in), lq, (long long)in->core.pos, flag, ret, want, a->l_data, b->l_data);
     if (at >= 0)
         fprintf(stderr, "; quality %d is %d, htslib %d (was %d)", at, bam_get_qual(a)[at],
@@ -212,8 +213,7 @@ static void report_diff(const bam1_t *in, const bam1_t *a, const bam1_t *b, int 
 }
 
 /* BAQ n reads both ways, compare; returns mismatches (and prints the first). */
-static int compare_batch(baq_t *q, bam1_t **reads, int n, const char *r, hts_pos_t rl,
-                         int flag)
+static int compare_batch(baq_t *q, bam1_t **reads, int n, const char *r, hts_pos_t rl, int flag)
 {
     bam1_t *ours[BATCH] = {NULL}, *theirs[BATCH] = {NULL};
     int ret[BATCH], bad = 0;
@@ -334,9 +334,9 @@ static void test_s1_bam(void)
             if (b->core.tid != tid) {
                 free(seq);
                 tid = b->core.tid;
-                seq = tid >= 0 ? faidx_fetch_seq64(fai, sam_hdr_tid2name(h, tid), 0,
-                                                   HTS_POS_MAX, &len)
-                               : NULL;
+                seq = tid >= 0
+                          ? faidx_fetch_seq64(fai, sam_hdr_tid2name(h, tid), 0, HTS_POS_MAX, &len)
+                          : NULL;
             }
             if (!seq || b->core.pos >= len) { /* pileup drops those before BAQ */
                 bam_destroy1(b);
@@ -383,8 +383,8 @@ static void test_glocal_score(void)
         int want = probaln_glocal(r, lr, x, lq, qual, &par, NULL, NULL);
         int got = baq_glocal_score(q, r, lr, x, lq, qual, &par);
         if (got != want && bad++ < 5)
-            fprintf(stderr, "score: lr %d lq %d bw %d: htslib %d, ours %d\n", lr, lq, par.bw,
-                    want, got);
+            fprintf(stderr, "score: lr %d lq %d bw %d: htslib %d, ours %d\n", lr, lq, par.bw, want,
+                    got);
     }
     SS_EQ(bad, 0);
     probaln_par_t par = {1e-3, 0.1, 10};

@@ -2,8 +2,8 @@
  * test_bed.c -- -l region lists: samtools 1.16 bed_read parsing and
  * bed_overlap answers, merged intervals, error line numbers.
  */
-#include <zlib.h>
 #include <htslib/bgzf.h>
+#include <zlib.h>
 
 #include "../framework/ss_framework.h"
 #include "../io/ss_bed.h"
@@ -35,10 +35,10 @@ static void test_formats(void)
                                "browser position chr1:1-100\n"
                                "track name=x\n"
                                "  chr1\t100\t200\textra cols\n"
-                               "chr1 5\n"           /* 1-based position 5 -> [4,5) */
-                               "chr2\t0\t10\r\n"    /* CRLF */
+                               "chr1 5\n"        /* 1-based position 5 -> [4,5) */
+                               "chr2\t0\t10\r\n" /* CRLF */
                                "   \t \n"
-                               "chr1 300 300\n");   /* empty interval: legal */
+                               "chr1 300 300\n"); /* empty interval: legal */
     ss_bed_t *bed = ss_bed_read(p);
     CU_ASSERT_PTR_NOT_NULL_FATAL(bed);
     SS_EQ(ss_bed_overlap(bed, "chr1", 4, 5), 1);
@@ -176,7 +176,7 @@ static void test_compressed(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(gz);
     CU_ASSERT_EQUAL(gzputs(gz, text), (int)strlen(text));
     CU_ASSERT_EQUAL_FATAL(gzclose(gz), Z_OK);
-    const char *paths[2] = { p1, p2 };
+    const char *paths[2] = {p1, p2};
     for (int i = 0; i < 2; i++) {
         ss_bed_t *bed = ss_bed_read(paths[i]);
         CU_ASSERT_PTR_NOT_NULL_FATAL(bed);
@@ -196,8 +196,7 @@ int main(void)
     if (!s || !CU_add_test(s, "formats", test_formats) ||
         !CU_add_test(s, "merge_and_touching", test_merge_and_touching) ||
         !CU_add_test(s, "overlap_random", test_overlap_random) ||
-        !CU_add_test(s, "errors", test_errors) ||
-        !CU_add_test(s, "compressed", test_compressed))
+        !CU_add_test(s, "errors", test_errors) || !CU_add_test(s, "compressed", test_compressed))
         return 1;
     return ss_test_run();
 }

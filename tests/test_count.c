@@ -21,7 +21,6 @@
 #include "alloc/ss_count.h"
 #include "ss_testutil.h"
 
-
 /* Called through volatile pointers so the compiler cannot pair up and drop the calls. */
 static void *(*volatile v_malloc)(size_t) = malloc;
 static void *(*volatile v_calloc)(size_t, size_t) = calloc;
@@ -80,8 +79,7 @@ static void preload_shim(char **argv)
     if (setenv("LD_PRELOAD", preload, 1) != 0 || setenv("SS_COUNT_TEST_REEXEC", "1", 1) != 0)
         return;
     execv("/proc/self/exe", argv);
-    fprintf(stderr, "test_count: cannot re-run with LD_PRELOAD=%s; counting cases fail\n",
-            preload);
+    fprintf(stderr, "test_count: cannot re-run with LD_PRELOAD=%s; counting cases fail\n", preload);
 #endif
 }
 
@@ -101,18 +99,18 @@ static void *exact_sequence(void *arg)
     r->ok = ss_count_kinds(a, 1) == 0 && ss_count_thread(&ta) == 0;
 
     for (int i = 0; i < 6; i++)
-        p[i] = v_malloc(24 + (size_t)i * 100);         /* 6 malloc */
+        p[i] = v_malloc(24 + (size_t)i * 100); /* 6 malloc */
     for (int i = 6; i < 9; i++)
-        p[i] = v_calloc(10, 8);                        /* 3 calloc */
+        p[i] = v_calloc(10, 8); /* 3 calloc */
     for (int i = 0; i < 4; i++)
-        p[0] = v_realloc(p[0], 4096 << i);             /* 4 realloc */
-    p[9] = v_reallocarray(NULL, 16, 32);               /* 1 realloc */
-    r->ok &= v_posix_memalign(&p[10], 64, 1000) == 0;  /* 3 aligned */
+        p[0] = v_realloc(p[0], 4096 << i);            /* 4 realloc */
+    p[9] = v_reallocarray(NULL, 16, 32);              /* 1 realloc */
+    r->ok &= v_posix_memalign(&p[10], 64, 1000) == 0; /* 3 aligned */
     p[11] = v_aligned_alloc(64, 128);
     p[12] = v_memalign(4096, 100);
     for (int i = 0; i < 13; i++)
-        v_free(p[i]);                                  /* 13 free */
-    v_free(NULL);                                      /* not counted */
+        v_free(p[i]); /* 13 free */
+    v_free(NULL);     /* not counted */
     v_free(NULL);
 
     r->ok &= ss_count_kinds(b, 1) == 0 && ss_count_thread(&tb) == 0;
@@ -155,7 +153,7 @@ static void test_exact_in_new_thread(void)
     check_exact(&r);
 }
 
-#define N_THREADS 4
+#define N_THREADS    4
 #define N_PER_THREAD 10000
 
 static void *churn(void *arg)
@@ -195,11 +193,12 @@ static void test_children_run_under_shim(void)
     CU_ASSERT(system("ls -l / >/dev/null") == 0);
     CU_ASSERT(system("sort -R /etc/services | sort >/dev/null") == 0);
     if (system("command -v python3 >/dev/null") == 0)
-        CU_ASSERT(system("python3 -c 'import threading, json\n"
-                         "def f():\n"
-                         "    for i in range(2000): json.dumps({str(j): [j] * 10 for j in range(50)})\n"
-                         "t = [threading.Thread(target=f) for _ in range(4)]\n"
-                         "[x.start() for x in t]; [x.join() for x in t]'") == 0);
+        CU_ASSERT(
+            system("python3 -c 'import threading, json\n"
+                   "def f():\n"
+                   "    for i in range(2000): json.dumps({str(j): [j] * 10 for j in range(50)})\n"
+                   "t = [threading.Thread(target=f) for _ in range(4)]\n"
+                   "[x.start() for x in t]; [x.join() for x in t]'") == 0);
 }
 
 static void test_not_measured_without_shim(void)

@@ -121,7 +121,7 @@ static void test_format(void)
 {
     dp_fmt_t f;
     kstring_t s = KS_INITIALIZE;
-    int32_t d[2] = {0, 4294967 };
+    int32_t d[2] = {0, 4294967};
     dp_fmt_contig(&f, "chr1");
     for (hts_pos_t p = 8; p < 11; p++)
         CU_ASSERT(dp_fmt_row(&f, &s, p, d, 2) == 0);
@@ -134,8 +134,8 @@ static void test_format(void)
 
 static void test_options(void)
 {
-    char *argv[] = {"depth", "-a", "-a", "-g", "UNMAP", "-G", "0x800", "-o", "x.txt", "-o",
-                    "y.txt", "-d", "9", "-s", "-Q", "5", "in.bam", NULL};
+    char *argv[] = {"depth", "-a",    "-a", "-g", "UNMAP", "-G", "0x800", "-o",     "x.txt",
+                    "-o",    "y.txt", "-d", "9",  "-s",    "-Q", "5",     "in.bam", NULL};
     ss_common_opts_t co;
     dp_opts_t *o = NULL;
     ss_common_opts_init(&co);

@@ -51,10 +51,11 @@ static void sam_lines(kstring_t *ks)
     memset(name254, 'n', 254);
     name254[254] = '\0';
     ks->l = 0;
-    ksprintf(ks, "r1\t99\tc1\t11\t60\t5M2I3M1D10M\t=\t101\t120\t%.20s\t%.20s\tRG:Z:g1\tAS:i:-5\t"
-                 "XA:A:x\tXc:i:200\tXs:i:-300\tXi:i:70000\tXf:f:1.5\tXB:B:c,1,-2\tXH:H:1AE3\t"
-                 "XS:B:S,1,65535\tXI:B:i,-1,2\tXF:B:f,0.5\n",
-            ref_c1 + 10, "IIIIIIIIIIIIIIIIIIIIIIII");
+    ksprintf(ks,
+             "r1\t99\tc1\t11\t60\t5M2I3M1D10M\t=\t101\t120\t%.20s\t%.20s\tRG:Z:g1\tAS:i:-5\t"
+             "XA:A:x\tXc:i:200\tXs:i:-300\tXi:i:70000\tXf:f:1.5\tXB:B:c,1,-2\tXH:H:1AE3\t"
+             "XS:B:S,1,65535\tXI:B:i,-1,2\tXF:B:f,0.5\n",
+             ref_c1 + 10, "IIIIIIIIIIIIIIIIIIIIIIII");
     ksprintf(ks, "r2\t4\tc1\t50\t0\t*\t*\t0\t0\tACGTN\t*\n");
     ksprintf(ks, "%s\t0\tc2\t1\t255\t20M\t*\t0\t0\t%.20s\t*\n", name254, ref_c2);
     ksprintf(ks, "r4\t4\t*\t0\t0\t*\t*\t0\t0\t*\t*\n");
@@ -96,8 +97,7 @@ static void test_record_bytes_equal_htslib(void)
         CU_ASSERT_EQUAL_FATAL(ss_bam_encode(b, &ours), 0);
         htslib_record_bytes(b, &theirs);
         if (ours.l != theirs.l || memcmp(ours.s, theirs.s, ours.l) != 0)
-            fprintf(stderr, "\nrecord %d: ours %zu bytes, htslib %zu bytes\n", n, ours.l,
-                    theirs.l);
+            fprintf(stderr, "\nrecord %d: ours %zu bytes, htslib %zu bytes\n", n, ours.l, theirs.l);
         CU_ASSERT_EQUAL(ours.l, theirs.l);
         CU_ASSERT(ours.l == theirs.l && memcmp(ours.s, theirs.s, ours.l) == 0);
     }
@@ -208,8 +208,8 @@ static void test_long_cigar_and_limits(void)
     char *seq = malloc(N / 2 + 1);
     memset(seq, 'A', N / 2);
     bam1_t *b = bam_init1();
-    CU_ASSERT_FATAL(bam_set1(b, 4, "long", 0, 0, 100, 60, N, cig, -1, -1, 0, N / 2, seq, NULL,
-                             0) >= 0);
+    CU_ASSERT_FATAL(bam_set1(b, 4, "long", 0, 0, 100, 60, N, cig, -1, -1, 0, N / 2, seq, NULL, 0) >=
+                    0);
     kstring_t ours = KS_INITIALIZE, theirs = KS_INITIALIZE;
     CU_ASSERT_FATAL(ss_bam_encode(b, &ours) == 0);
     htslib_record_bytes(b, &theirs);
@@ -321,8 +321,8 @@ static void test_cram_shards_concatenate(void)
     fclose(fp);
     CU_ASSERT_FATAL(fai_build(fa) == 0);
 
-    ss_cram_opts_t co = { .file_id = "-", .reference = fa, .level = -1 };
-    ss_cram_frame_t frame = { KS_INITIALIZE, KS_INITIALIZE };
+    ss_cram_opts_t co = {.file_id = "-", .reference = fa, .level = -1};
+    ss_cram_frame_t frame = {KS_INITIALIZE, KS_INITIALIZE};
     sam_hdr_t *out_hdr = make_header();
     CU_ASSERT_FATAL(ss_cram_frame_build(&out_hdr, &co, &frame) == 0);
     CU_ASSERT(frame.head.l > 26 && frame.eof.l == 38);
@@ -332,8 +332,7 @@ static void test_cram_shards_concatenate(void)
     sam_hdr_t *wh = sam_hdr_dup(out_hdr);
     ss_cram_enc_t *cw = ss_cram_enc_init(&frame, &co, wh, NULL);
     CU_ASSERT_FATAL(cw != NULL);
-    kstring_t file = KS_INITIALIZE, want = KS_INITIALIZE, got = KS_INITIALIZE,
-              line = KS_INITIALIZE;
+    kstring_t file = KS_INITIALIZE, want = KS_INITIALIZE, got = KS_INITIALIZE, line = KS_INITIALIZE;
     kputsn(frame.head.s, frame.head.l, &file);
     bam1_t *b = bam_init1();
     for (int shard = 0; shard < 3; shard++) {

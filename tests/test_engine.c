@@ -110,11 +110,11 @@ static ss_kernel_t test_kernel = {
 
 static int setup(void)
 {
-    const char *names[] = { "a", "b" };
-    hts_pos_t lens[] = { LEN_A, LEN_B };
+    const char *names[] = {"a", "b"};
+    hts_pos_t lens[] = {LEN_A, LEN_B};
     ss_test_read_t reads[600];
     for (int i = 0; i < 600; i++)
-        reads[i] = (ss_test_read_t){ i % 3 == 0, (i * 97) % 6500, 100 };
+        reads[i] = (ss_test_read_t){i % 3 == 0, (i * 97) % 6500, 100};
     snprintf(dir_path, sizeof(dir_path), "%s", ss_test_path("engine", ".d"));
     if (mkdir(dir_path, 0700) != 0)
         return -1;
@@ -173,7 +173,7 @@ static int run_opts(int threads, hts_pos_t shard, const tk_opts_t *ko, const cha
 
 static int run(int threads, hts_pos_t shard, int fail_idx, const char *report)
 {
-    tk_opts_t ko = { fail_idx, 0, -1 };
+    tk_opts_t ko = {fail_idx, 0, -1};
     return run_opts(threads, shard, &ko, report);
 }
 
@@ -190,7 +190,7 @@ static int run_opts(int threads, hts_pos_t shard, const tk_opts_t *ko, const cha
     ss_error_reset();
     ss_job_t *job = ss_job_open(&o, &test_kernel);
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
-    ss_out_spec_t spec = { .format = SS_FMT_TEXT, .level = -1 };
+    ss_out_spec_t spec = {.format = SS_FMT_TEXT, .level = -1};
     int rc = tk_prepare(ko, job, NULL, &spec) < 0
                  ? SS_EXIT_FAIL
                  : ss_engine_run(&test_kernel, (void *)ko, NULL, &spec, job);
@@ -202,8 +202,8 @@ static int run_opts(int threads, hts_pos_t shard, const tk_opts_t *ko, const cha
 static void test_output_in_order(void)
 {
     kstring_t e = expected();
-    int threads[] = { 1, 2, 5 };
-    hts_pos_t shards[] = { 1000, 3000, 250000 };
+    int threads[] = {1, 2, 5};
+    hts_pos_t shards[] = {1000, 3000, 250000};
     for (int t = 0; t < 3; t++)
         for (int s = 0; s < 3; s++) {
             SS_EQ(run(threads[t], shards[s], -1, NULL), SS_EXIT_OK);
@@ -236,9 +236,9 @@ static void test_census(void)
         ksprintf(&e, "a\t%d\t%d\n", p, p - 1);
     for (int p = 1; p <= LEN_B; p++)
         ksprintf(&e, "b\t%d\t%d\n", p, LEN_A + p - 1);
-    tk_opts_t ko = { -1, 1, -1 };
-    int threads[] = { 1, 3 };
-    hts_pos_t shards[] = { 1000, 250000 };
+    tk_opts_t ko = {-1, 1, -1};
+    int threads[] = {1, 3};
+    hts_pos_t shards[] = {1000, 250000};
     for (int t = 0; t < 2; t++)
         for (int s = 0; s < 2; s++) {
             SS_EQ(run_opts(threads[t], shards[s], &ko, NULL), SS_EXIT_OK);
@@ -326,8 +326,8 @@ static void test_report(void)
     /* two workers: at most one buffer each plus one, and at least one was used */
     const char *ob = strstr(j, "\"output_buffers\": ");
     int cap = 0, peak = 0;
-    CU_ASSERT_FATAL(ob && sscanf(ob, "\"output_buffers\": {\"cap\": %d, \"peak\": %d}", &cap,
-                                 &peak) == 2);
+    CU_ASSERT_FATAL(
+        ob && sscanf(ob, "\"output_buffers\": {\"cap\": %d, \"peak\": %d}", &cap, &peak) == 2);
     CU_ASSERT(cap >= 2 && cap <= 3);
     CU_ASSERT(peak >= 1 && peak <= cap + 1); /* shard `next` may take one past the cap */
     SS_CONTAINS(j, "\"peak_rss_bytes\"");

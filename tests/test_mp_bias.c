@@ -47,8 +47,8 @@ static void same_as_every_bin(int n)
                 double got = mp_mwu_hist(&a, &b, left_only, do_z);
                 double want = mp_mwu_bias(a.bin, b.bin, n, left_only, do_z);
                 if (!same_double(got, want) && mismatches++ < 3)
-                    fprintf(stderr, "\ncase %d (n %d, left %d, z %d): got %.17g, want %.17g\n",
-                            i, n, left_only, do_z, got, want);
+                    fprintf(stderr, "\ncase %d (n %d, left %d, z %d): got %.17g, want %.17g\n", i,
+                            n, left_only, do_z, got, want);
             }
     }
     SS_EQ(mismatches, 0);

@@ -15,9 +15,9 @@
 
 #include <CUnit/Basic.h>
 
-#include "base/ss_exact_fp.h"
 #include "../kernels/mpileup/likelihood/mp_likelihood.h"
 #include "../kernels/mpileup/likelihood/mp_words.h"
+#include "base/ss_exact_fp.h"
 #include "ss_testutil.h"
 
 #define N_READS 20000

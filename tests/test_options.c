@@ -11,17 +11,31 @@
 
 static void test_sizes(void)
 {
-    struct { const char *s; long long want; } ok[] = {
-        { "1000", 1000 }, { "250k", 250000 }, { "250K", 250000 }, { "1.5m", 1500000 },
-        { "2G", 2000000000LL }, { "0.25k", 250 }, { "1000000", 1000000 }, { "3.125k", 3125 },
+    struct {
+        const char *s;
+        long long want;
+    } ok[] = {
+        {"1000", 1000},       {"250k", 250000}, {"250K", 250000},     {"1.5m", 1500000},
+        {"2G", 2000000000LL}, {"0.25k", 250},   {"1000000", 1000000}, {"3.125k", 3125},
     };
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
         hts_pos_t v = -1;
         SS_EQ(ss_parse_size(ok[i].s, &v), 0);
         SS_EQ(v, ok[i].want);
     }
-    const char *bad[] = { "", "k", "10x", "-5", "1e3", " 100", "1.2345k", "1.", ".5k",
-                          "12kb", "99999999999999999999", "5k5", NULL };
+    const char *bad[] = {"",
+                         "k",
+                         "10x",
+                         "-5",
+                         "1e3",
+                         " 100",
+                         "1.2345k",
+                         "1.",
+                         ".5k",
+                         "12kb",
+                         "99999999999999999999",
+                         "5k5",
+                         NULL};
     for (int i = 0; bad[i]; i++) {
         hts_pos_t v = -1;
         int r = ss_parse_size(bad[i], &v);
@@ -163,8 +177,7 @@ static void test_usage_text(void)
 static int listed(const ss_run_files_t *l, const char *path, const char *role, const char *key)
 {
     for (int i = 0; i < l->n; i++)
-        if (!strcmp(l->f[i].path, path) && !strcmp(l->f[i].role, role) &&
-            !strcmp(l->f[i].key, key))
+        if (!strcmp(l->f[i].path, path) && !strcmp(l->f[i].role, role) && !strcmp(l->f[i].key, key))
             return 1;
     fprintf(stderr, "\nnot listed: %s (%s, %s)\n", path, role, key);
     return 0;

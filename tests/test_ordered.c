@@ -11,8 +11,8 @@
 #include "../framework/run/sched.h"
 #include "ss_testutil.h"
 
-#define N_SHARDS 3000
-#define WINDOW 8
+#define N_SHARDS  3000
+#define WINDOW    8
 #define N_THREADS 4
 
 typedef struct {
@@ -23,7 +23,7 @@ typedef struct {
     atomic_int buffers_made;
     atomic_int bad_buffers;
     int peak_buffers;
-    int fail_at;        /* stop the run at this shard, or -1 */
+    int fail_at; /* stop the run at this shard, or -1 */
     unsigned seed;
 } ctx_t;
 
@@ -50,7 +50,7 @@ static void *worker(void *arg)
         }
         kstring_t *b = ss_ordered_buffer(c->ow, 0, idx);
         if (!b && ss_ordered_stopped(c->ow))
-            break; /* waited for a buffer under the cap, and the run stopped */
+            break;             /* waited for a buffer under the cap, and the run stopped */
         if (!b || b->l != 0) { /* CUnit is not thread-safe: count here, assert in main */
             atomic_fetch_add(&c->bad_buffers, 1);
             ss_ordered_stop(c->ow);
@@ -59,7 +59,7 @@ static void *worker(void *arg)
         if (b->m == 0)
             atomic_fetch_add(&c->buffers_made, 1);
         /* random work, so shards finish out of order */
-        struct timespec t = { 0, (long)(rand_r(&w->seed) % 200) * 1000 };
+        struct timespec t = {0, (long)(rand_r(&w->seed) % 200) * 1000};
         nanosleep(&t, NULL);
         ksprintf(b, "shard %d\n", idx);
         ss_ordered_put(c->ow, idx, b);
@@ -99,10 +99,10 @@ static int run(int fail_at, int cap, int *written, ctx_t *c)
     pthread_t th[N_THREADS];
     worker_t w[N_THREADS];
     for (int i = 0; i < N_THREADS; i++) {
-        w[i] = (worker_t){ c, 1234u + (unsigned)i };
+        w[i] = (worker_t){c, 1234u + (unsigned)i};
         SS_EQ_FATAL(pthread_create(&th[i], NULL, worker, &w[i]), 0);
     }
-    sink_state_t s = { 0, 0 };
+    sink_state_t s = {0, 0};
     int r = ss_ordered_run(c->ow, sink, NULL, &s, 0.05);
     if (r < 0)
         ss_ordered_stop(c->ow);
@@ -173,7 +173,7 @@ static void *wait_for_buffer(void *arg)
 
 static void wait_until_waiting(ss_ordered_t *ow, int n)
 {
-    struct timespec t = { 0, 1000000 };
+    struct timespec t = {0, 1000000};
     for (int i = 0; i < 10000 && ss_ordered_waiting(ow) < n; i++)
         nanosleep(&t, NULL);
     SS_EQ_FATAL(ss_ordered_waiting(ow), n);
@@ -189,14 +189,14 @@ static void test_lowest_waiter_first(void)
     atomic_int served = 0;
     kstring_t *head = ss_ordered_buffer(ow, 0, 0); /* the one buffer, held by shard 0 */
     CU_ASSERT_PTR_NOT_NULL_FATAL(head);
-    waiter_arg_t far = { ow, 7, NULL, 0, &served }, near = { ow, 3, NULL, 0, &served };
+    waiter_arg_t far = {ow, 7, NULL, 0, &served}, near = {ow, 3, NULL, 0, &served};
     pthread_t t_far, t_near;
     SS_EQ_FATAL(pthread_create(&t_far, NULL, wait_for_buffer, &far), 0);
     wait_until_waiting(ow, 1);
     SS_EQ_FATAL(pthread_create(&t_near, NULL, wait_for_buffer, &near), 0);
     wait_until_waiting(ow, 2);
     ss_ordered_release(ow, head);
-    struct timespec t = { 0, 1000000 };
+    struct timespec t = {0, 1000000};
     for (int i = 0; i < 10000 && atomic_load(&served) == 0; i++)
         nanosleep(&t, NULL);
     int near_at = atomic_load(&near.served_at), far_at = atomic_load(&far.served_at);
@@ -233,7 +233,7 @@ static void test_sink_failure(void)
     c.sched = sc;
     c.fail_at = -1;
     pthread_t th[2];
-    worker_t w[2] = { { &c, 1 }, { &c, 2 } };
+    worker_t w[2] = {{&c, 1}, {&c, 2}};
     for (int i = 0; i < 2; i++)
         SS_EQ_FATAL(pthread_create(&th[i], NULL, worker, &w[i]), 0);
     int at = 10;
@@ -292,8 +292,8 @@ static void test_budget(void)
     SS_EQ(b->m, 4 * MB);
     SS_EQ(ss_ordered_peak_held(ow), 10 * MB);
     kputs("x", a);
-    CU_ASSERT_FATAL(ks_resize(a, 7 * MB) == 0);  /* growth the budget did not grant */
-    SS_EQ(ss_ordered_settle(ow, a), 1);           /* ... counted: over the budget */
+    CU_ASSERT_FATAL(ks_resize(a, 7 * MB) == 0); /* growth the budget did not grant */
+    SS_EQ(ss_ordered_settle(ow, a), 1);         /* ... counted: over the budget */
     CU_ASSERT(ss_ordered_peak_held(ow) > 10 * MB);
     ss_ordered_release(ow, a); /* over: its memory is freed, not kept */
     kstring_t *again = ss_ordered_buffer(ow, 0, 2);
@@ -308,7 +308,7 @@ static void test_budget(void)
 static void test_empty_run(void)
 {
     ss_ordered_t *ow = ss_ordered_init(0, 8, 0);
-    sink_state_t s = { 0, 0 };
+    sink_state_t s = {0, 0};
     SS_EQ(ss_ordered_run(ow, sink, NULL, &s, 0.05), 0);
     SS_EQ(s.next, 0);
     ss_ordered_destroy(ow);

@@ -4,10 +4,10 @@
  * (Byte identity with samtools on real data is tested in
  * tests/integration/pileup_vs_samtools.sh.)
  */
+#include <CUnit/Basic.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <CUnit/Basic.h>
 
 #include "../framework/driver.h" /* ss_common_opts_init */
 #include "../kernels/pileup/pileup.h"
@@ -23,8 +23,8 @@ static bam1_t *make_read(const char *seq, const char *qual33, int mapq, int rev)
     char q[256];
     for (size_t i = 0; i < n; i++)
         q[i] = qual33[i] - 33;
-    if (bam_set1(b, 2, "r1", rev ? BAM_FREVERSE : 0, 0, 100, mapq, 1, &cigar, -1, -1, 0, n, seq,
-                 q, 0) < 0) {
+    if (bam_set1(b, 2, "r1", rev ? BAM_FREVERSE : 0, 0, 100, mapq, 1, &cigar, -1, -1, 0, n, seq, q,
+                 0) < 0) {
         bam_destroy1(b);
         return NULL;
     }
@@ -40,8 +40,8 @@ static void test_format_basic(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(rev);
     bam_pileup1_t p[2];
     memset(p, 0, sizeof(p));
-    p[0].b = fwd, p[0].qpos = 0, p[0].is_head = 1;  /* 'A' on the forward strand, first base */
-    p[1].b = rev, p[1].qpos = 3, p[1].is_tail = 1;  /* 'A' on the reverse strand, last base */
+    p[0].b = fwd, p[0].qpos = 0, p[0].is_head = 1; /* 'A' on the forward strand, first base */
+    p[1].b = rev, p[1].qpos = 3, p[1].is_tail = 1; /* 'A' on the reverse strand, last base */
     const bam_pileup1_t *plp[1] = {p};
     int n_plp[1] = {2};
     pl_fmt_buf_t fb;
@@ -141,8 +141,8 @@ static void test_safe_start(void)
         reads[n++] = (ss_test_read_t){0, 100 * i + 9000, 100};
     SS_EQ_FATAL(ss_test_write_bam(path, 1, names, lens, reads, n, 0), 0);
 
-    char *paths[] = { (char *)path };
-    ss_io_inputs_t inputs = { .paths = paths, .n = 1 };
+    char *paths[] = {(char *)path};
+    ss_io_inputs_t inputs = {.paths = paths, .n = 1};
     ss_reader_t *rd = ss_reader_init(&inputs);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rd);
     SS_EQ_FATAL(ss_reader_begin(rd), 0);

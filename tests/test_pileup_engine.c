@@ -36,9 +36,9 @@ static uint32_t rnd(uint32_t n)
 /* A CIGAR with at least one aligned base; returns n_cigar, fills the query length. */
 static int random_cigar(uint32_t *cig, int *qlen)
 {
-    static const int ops[] = { BAM_CMATCH, BAM_CMATCH, BAM_CMATCH, BAM_CINS,  BAM_CDEL,
-                               BAM_CREF_SKIP, BAM_CSOFT_CLIP, BAM_CHARD_CLIP, BAM_CPAD,
-                               BAM_CEQUAL, BAM_CDIFF };
+    static const int ops[] = {BAM_CMATCH, BAM_CMATCH,    BAM_CMATCH,     BAM_CINS,
+                              BAM_CDEL,   BAM_CREF_SKIP, BAM_CSOFT_CLIP, BAM_CHARD_CLIP,
+                              BAM_CPAD,   BAM_CEQUAL,    BAM_CDIFF};
     int n = 1 + (int)rnd(6), has_match = 0;
     *qlen = 0;
     for (int i = 0; i < n; i++) {
@@ -54,8 +54,8 @@ static int random_cigar(uint32_t *cig, int *qlen)
     return n;
 }
 
-static bam1_t *make_read(const char *name, int tid, hts_pos_t pos, uint16_t flag,
-                         hts_pos_t mpos, int64_t isize)
+static bam1_t *make_read(const char *name, int tid, hts_pos_t pos, uint16_t flag, hts_pos_t mpos,
+                         int64_t isize)
 {
     uint32_t cig[8];
     int qlen, n = random_cigar(cig, &qlen);
@@ -65,8 +65,8 @@ static bam1_t *make_read(const char *name, int tid, hts_pos_t pos, uint16_t flag
         qual[i] = (char)rnd(60);
     }
     bam1_t *b = bam_init1();
-    if (b && bam_set1(b, strlen(name), name, flag, tid, pos, 60, (size_t)n, cig, tid, mpos,
-                      isize, (size_t)qlen, seq, qual, 0) < 0) {
+    if (b && bam_set1(b, strlen(name), name, flag, tid, pos, 60, (size_t)n, cig, tid, mpos, isize,
+                      (size_t)qlen, seq, qual, 0) < 0) {
         bam_destroy1(b);
         return NULL;
     }
@@ -89,7 +89,7 @@ static void make_case(feed_t *f, int tid)
     for (int i = 0; i < n_pairs && f->n + 2 <= MAX_READS; i++) {
         char name[32];
         snprintf(name, sizeof(name), "p%d", rnd(5) ? i : (int)rnd(8)); /* some names repeat */
-        hts_pos_t p1 = rnd(3) ? (hts_pos_t)rnd(400) : 100; /* a pile at 100 */
+        hts_pos_t p1 = rnd(3) ? (hts_pos_t)rnd(400) : 100;             /* a pile at 100 */
         hts_pos_t p2 = p1 + (hts_pos_t)rnd(80);
         uint16_t fl = BAM_FPAIRED | (rnd(8) ? BAM_FPROPER_PAIR : 0) | (rnd(20) ? 0 : BAM_FMUNMAP);
         int64_t isize = (int64_t)(p2 - p1) + 50;
@@ -132,9 +132,9 @@ static int same_entry(const bam_pileup1_t *h, const bam_pileup1_t *o)
     int oq = o->qpos < ob->core.l_qseq ? bam_get_qual(ob)[o->qpos] : -1;
     return strcmp(bam_get_qname(hb), bam_get_qname(ob)) == 0 && hb->core.pos == ob->core.pos &&
            hb->core.flag == ob->core.flag && h->qpos == o->qpos && h->indel == o->indel &&
-           h->is_del == o->is_del && h->is_refskip == o->is_refskip &&
-           h->is_head == o->is_head && h->is_tail == o->is_tail &&
-           h->cigar_ind == o->cigar_ind && hq == oq && h->cd.i == o->cd.i;
+           h->is_del == o->is_del && h->is_refskip == o->is_refskip && h->is_head == o->is_head &&
+           h->is_tail == o->is_tail && h->cigar_ind == o->cigar_ind && hq == oq &&
+           h->cd.i == o->cd.i;
 }
 
 /* Run both engines over one case; returns the number of columns compared, or -1. */
@@ -142,7 +142,7 @@ static int compare(feed_t *f, int tid, int maxcnt, int overlaps)
 {
     feed_t fh = *f, fo = *f;
     fh.next = fo.next = 0;
-    void *data[1] = { &fh };
+    void *data[1] = {&fh};
     /* samtools drives htslib's pileup through the multi-input iterator */
     bam_mplp_t hp = bam_mplp_init(1, feed_read, data);
     pe_t *e = pe_init(feed_read, &fo, maxcnt, overlaps, 0);
@@ -169,8 +169,7 @@ static int compare(feed_t *f, int tid, int maxcnt, int overlaps)
         for (int i = 0; ok && i < n_h; i++)
             ok = same_entry(&hcol[i], &ocol[i]);
         if (!ok) {
-            fprintf(stderr, "\nat %lld: htslib %d reads, engine %d\n", (long long)h_pos, n_h,
-                    n_o);
+            fprintf(stderr, "\nat %lld: htslib %d reads, engine %d\n", (long long)h_pos, n_h, n_o);
             bad = 1;
             break;
         }
@@ -188,7 +187,7 @@ static int compare(feed_t *f, int tid, int maxcnt, int overlaps)
 
 static void test_random_cases(void)
 {
-    static const int caps[] = { 1, 3, 12, 8000 };
+    static const int caps[] = {1, 3, 12, 8000};
     feed_t f;
     long columns = 0;
     rng = 12345;
@@ -211,12 +210,12 @@ static void test_random_cases(void)
 /* A read that starts before the engine's position and ends before it is skipped. */
 static void test_skip_column_keeps_cursor(void)
 {
-    feed_t f = { .n = 0 };
-    uint32_t cig[3] = { bam_cigar_gen(3, BAM_CMATCH), bam_cigar_gen(2, BAM_CDEL),
-                        bam_cigar_gen(3, BAM_CMATCH) };
+    feed_t f = {.n = 0};
+    uint32_t cig[3] = {bam_cigar_gen(3, BAM_CMATCH), bam_cigar_gen(2, BAM_CDEL),
+                       bam_cigar_gen(3, BAM_CMATCH)};
     bam1_t *b = bam_init1();
-    SS_EQ_FATAL(bam_set1(b, 1, "r", 0, 0, 10, 60, 3, cig, -1, -1, 0, 6, "ACGTAC", "IIIIII", 0)
-                    >= 0, 1);
+    SS_EQ_FATAL(bam_set1(b, 1, "r", 0, 0, 10, 60, 3, cig, -1, -1, 0, 6, "ACGTAC", "IIIIII", 0) >= 0,
+                1);
     f.rec[f.n++] = b;
     pe_t *e = pe_init(feed_read, &f, 8000, 0, 0);
     pe_reset(e, 0);
@@ -244,8 +243,9 @@ static bam1_t *read_with_cigar(const char *name, int tid, hts_pos_t pos, const c
     ssize_t n = sam_parse_cigar(cigar, NULL, &cig, &m);
     int qlen = n > 0 ? (int)bam_cigar2qlen((int)n, cig) : 0;
     bam1_t *b = bam_init1();
-    if (n <= 0 || !b || bam_set1(b, strlen(name), name, 0, tid, pos, 60, (size_t)n, cig, -1, -1,
-                                 0, (size_t)qlen, "ACGTACGTAC", "IIIIIIIIII", 0) < 0) {
+    if (n <= 0 || !b ||
+        bam_set1(b, strlen(name), name, 0, tid, pos, 60, (size_t)n, cig, -1, -1, 0, (size_t)qlen,
+                 "ACGTACGTAC", "IIIIIIIIII", 0) < 0) {
         bam_destroy1(b);
         b = NULL;
     }
@@ -260,7 +260,7 @@ static bam1_t *read_with_cigar(const char *name, int tid, hts_pos_t pos, const c
 static void test_empty_read_first(void)
 {
     for (int tid = 0; tid < 2; tid++) {
-        feed_t f = { .n = 0 };
+        feed_t f = {.n = 0};
         f.rec[f.n++] = read_with_cigar("a", tid, 0, "3S");
         f.rec[f.n++] = read_with_cigar("b", tid, 0, "5M");
         f.rec[f.n++] = read_with_cigar("c", tid, 2, "2I4M");
@@ -281,7 +281,7 @@ static void test_cap_zero_at_start(void)
 {
     for (int cap = -1; cap <= 0; cap++)
         for (int tid = 0; tid < 2; tid++) {
-            feed_t f = { .n = 0 };
+            feed_t f = {.n = 0};
             for (int i = 0; i < 4; i++)
                 f.rec[f.n++] = read_with_cigar("s", tid, 0, "5M");
             f.rec[f.n++] = read_with_cigar("t", tid, 3, "5M");
@@ -315,7 +315,7 @@ static bam1_t *mate_of_pair(hts_pos_t pos, hts_pos_t mpos)
  */
 static void test_quals_changed(void)
 {
-    feed_t f = { .n = 0 };
+    feed_t f = {.n = 0};
     f.rec[f.n++] = mate_of_pair(10, 14);
     f.rec[f.n++] = read_with_cigar("c", 0, 12, "8M");
     f.rec[f.n++] = mate_of_pair(14, 10);

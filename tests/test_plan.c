@@ -7,7 +7,7 @@
 #include "../framework/driver.h"
 #include "ss_testutil.h"
 
-#define SHARD 20000
+#define SHARD     20000
 #define DENSE_LEN 2000000
 #define EMPTY_LEN 500000
 #define SMALL_LEN 30000
@@ -19,17 +19,17 @@ static int n_reads;
 /* "dense": 1 read / 20 bp in [0, 200k), 1 / 2 kb after; "empty": none; "small": a few. */
 static int setup(void)
 {
-    const char *names[] = { "dense", "empty", "small" };
-    hts_pos_t lens[] = { DENSE_LEN, EMPTY_LEN, SMALL_LEN };
+    const char *names[] = {"dense", "empty", "small"};
+    hts_pos_t lens[] = {DENSE_LEN, EMPTY_LEN, SMALL_LEN};
     reads = malloc(20000 * sizeof(*reads));
     if (!reads)
         return -1;
     for (hts_pos_t p = 0; p < 200000; p += 20)
-        reads[n_reads++] = (ss_test_read_t){ 0, p, 100 };
+        reads[n_reads++] = (ss_test_read_t){0, p, 100};
     for (hts_pos_t p = 200000; p < DENSE_LEN - 200; p += 2000)
-        reads[n_reads++] = (ss_test_read_t){ 0, p, 100 };
+        reads[n_reads++] = (ss_test_read_t){0, p, 100};
     for (hts_pos_t p = 100; p < 20000; p += 1000)
-        reads[n_reads++] = (ss_test_read_t){ 2, p, 100 };
+        reads[n_reads++] = (ss_test_read_t){2, p, 100};
     snprintf(bam_path, sizeof(bam_path), "%s", ss_test_path("plan", ".bam"));
     return ss_test_write_bam(bam_path, 3, names, lens, reads, n_reads, 0);
 }
@@ -45,16 +45,16 @@ static int teardown(void)
 }
 
 /* The kernels the jobs are opened for: what each reads (ss_kernel_t.unplaced, past_end). */
-static const ss_kernel_t plain_kernel = { .name = "test" };
-static const ss_kernel_t unplaced_kernel = { .name = "test", .unplaced = 1 };
-static const ss_kernel_t past_end_kernel = { .name = "test", .past_end = 1 };
+static const ss_kernel_t plain_kernel = {.name = "test"};
+static const ss_kernel_t unplaced_kernel = {.name = "test", .unplaced = 1};
+static const ss_kernel_t past_end_kernel = {.name = "test", .past_end = 1};
 
 /*
  * Options over the test BAM: regions in order, a BED file; the kernel to open
  * the job for, with or without the unplaced reads.
  */
-static const ss_kernel_t *opts_for(ss_common_opts_t *o, const char *const *regions,
-                                   int n_regions, const char *bed, int unplaced)
+static const ss_kernel_t *opts_for(ss_common_opts_t *o, const char *const *regions, int n_regions,
+                                   const char *bed, int unplaced)
 {
     ss_common_opts_init(o);
     ss_common_add_input(o, bam_path);
@@ -120,9 +120,9 @@ static void test_whole_genome(void)
     int n = plan(NULL, NULL, 0, 0, &s);
     CU_ASSERT_FATAL(n > 3);
     check_order(s, n);
-    hts_pos_t lens[] = { DENSE_LEN, EMPTY_LEN, SMALL_LEN };
-    int per_tid[3] = { 0, 0, 0 };
-    hts_pos_t next[3] = { 0, 0, 0 };
+    hts_pos_t lens[] = {DENSE_LEN, EMPTY_LEN, SMALL_LEN};
+    int per_tid[3] = {0, 0, 0};
+    hts_pos_t next[3] = {0, 0, 0};
     for (int i = 0; i < n; i++) {
         SS_EQ_FATAL(s[i].beg, next[s[i].tid]); /* contiguous: every position exactly once */
         next[s[i].tid] = s[i].end;
@@ -206,13 +206,13 @@ static void test_deep_spot(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     int n = 0;
     for (hts_pos_t p = 0; p < LEN - 200; p += 5)
-        r[n++] = (ss_test_read_t){ 0, p, 100 };
+        r[n++] = (ss_test_read_t){0, p, 100};
     for (int i = 0; i < SPOT_READS; i++)
-        r[n++] = (ss_test_read_t){ 0, SPOT + (hts_pos_t)i * SPOT_BP / SPOT_READS, 100 };
+        r[n++] = (ss_test_read_t){0, SPOT + (hts_pos_t)i * SPOT_BP / SPOT_READS, 100};
     char path[256];
     snprintf(path, sizeof(path), "%s", ss_test_path("spot", ".bam"));
-    const char *names[] = { "spot" };
-    hts_pos_t lens[] = { LEN };
+    const char *names[] = {"spot"};
+    hts_pos_t lens[] = {LEN};
     SS_EQ_FATAL(ss_test_write_bam(path, 1, names, lens, r, n, 0), 0);
     ss_common_opts_t o;
     ss_common_opts_init(&o);
@@ -235,7 +235,7 @@ static void test_deep_spot(void)
         in_spot += s[i].beg >= SPOT && s[i].end <= SPOT + SPOT_BP;
     }
     SS_LE(max, 1.5 * target); /* an even cut: about 2 x target */
-    CU_ASSERT(in_spot >= 2);   /* the spot itself is cut */
+    CU_ASSERT(in_spot >= 2);  /* the spot itself is cut */
     free(s);
     free(r);
     ss_job_close(job);
@@ -291,8 +291,8 @@ static void test_region(void)
  * as its scope (scope_end: the END given, HTS_POS_MAX for a whole contig).
  * Returns the index after the run.
  */
-static int check_run_to(const ss_shard_t *s, int n, int i0, int tid, hts_pos_t beg,
-                        hts_pos_t end, hts_pos_t scope_end)
+static int check_run_to(const ss_shard_t *s, int n, int i0, int tid, hts_pos_t beg, hts_pos_t end,
+                        hts_pos_t scope_end)
 {
     CU_ASSERT_FATAL(i0 < n);
     hts_pos_t next = beg;
@@ -329,11 +329,14 @@ static void check_unplaced(const ss_shard_t *s, int i)
 /* Regions are planned in the order given: out of genomic order, overlapping, repeated. */
 static void test_region_list(void)
 {
-    const char *regs[] = { "small:1,001-5000", "dense:150001-250000", "small:3001-4000",
-                           "dense:190001-200000", "small", "dense:150001-250000" };
-    const hts_pos_t want[][3] = { { 2, 1000, 5000 }, { 0, 150000, 250000 }, { 2, 3000, 4000 },
-                                  { 0, 190000, 200000 }, { 2, 0, SMALL_LEN },
-                                  { 0, 150000, 250000 } };
+    const char *regs[] = {"small:1,001-5000",
+                          "dense:150001-250000",
+                          "small:3001-4000",
+                          "dense:190001-200000",
+                          "small",
+                          "dense:150001-250000"};
+    const hts_pos_t want[][3] = {{2, 1000, 5000},     {0, 150000, 250000}, {2, 3000, 4000},
+                                 {0, 190000, 200000}, {2, 0, SMALL_LEN},   {0, 150000, 250000}};
     ss_shard_t *s, *again;
     int n = plan_list(regs, 6, NULL, 0, &s);
     int i = 0, run1 = 0, run1_len = 0;
@@ -373,20 +376,20 @@ static void test_region_unplaced(void)
     CU_ASSERT(memcmp(s, whole, (size_t)n * sizeof(*s)) == 0);
     free(s);
 
-    const char *dot[] = { "." };
+    const char *dot[] = {"."};
     n = plan_list(dot, 1, NULL, 1, &s);
     SS_EQ_FATAL(n, nw);
     CU_ASSERT(memcmp(s, whole, (size_t)n * sizeof(*s)) == 0);
     free(s);
     free(whole);
 
-    const char *star[] = { "*" };
+    const char *star[] = {"*"};
     n = plan_list(star, 1, NULL, 1, &s);
     SS_EQ_FATAL(n, 1);
     check_unplaced(s, 0);
     free(s);
 
-    const char *mixed[] = { "small:1-100", "*", "dense:1-1000", "*" };
+    const char *mixed[] = {"small:1-100", "*", "dense:1-1000", "*"};
     n = plan_list(mixed, 4, NULL, 1, &s);
     SS_EQ_FATAL(n, 4);
     SS_EQ(check_run(s, n, 0, 2, 0, 100), 1);
@@ -408,11 +411,17 @@ static void test_region_unplaced(void)
 /* merge_regions (view -M): one set, in header order, overlapping and touching merged. */
 static void test_region_merge(void)
 {
-    const char *regs[] = { "*", "small:3001-4000", "dense:190001-200000", "small:1001-5000",
-                           "dense:150001-180000", "*", "dense:180001-185000", "small:4500-6000",
-                           "dense:185002-186000" };
-    const hts_pos_t want[][3] = { { 0, 150000, 185000 }, { 0, 185001, 186000 },
-                                  { 0, 190000, 200000 }, { 2, 1000, 6000 } };
+    const char *regs[] = {"*",
+                          "small:3001-4000",
+                          "dense:190001-200000",
+                          "small:1001-5000",
+                          "dense:150001-180000",
+                          "*",
+                          "dense:180001-185000",
+                          "small:4500-6000",
+                          "dense:185002-186000"};
+    const hts_pos_t want[][3] = {
+        {0, 150000, 185000}, {0, 185001, 186000}, {0, 190000, 200000}, {2, 1000, 6000}};
     ss_common_opts_t o;
     const ss_kernel_t *k = opts_for(&o, regs, 9, NULL, 1);
     o.merge_regions = 1;
@@ -443,7 +452,7 @@ static void test_region_merge(void)
 /* An empty region plans nothing; a bad one fails the job, naming it. */
 static void test_region_list_errors(void)
 {
-    const char *regs[] = { "dense:3000000-", "small:1-100", "empty:10-20" };
+    const char *regs[] = {"dense:3000000-", "small:1-100", "empty:10-20"};
     ss_shard_t *s;
     int n = plan_list(regs, 3, NULL, 0, &s);
     SS_EQ_FATAL(n, 2);
@@ -451,10 +460,10 @@ static void test_region_list_errors(void)
     check_run(s, n, 1, 1, 9, 20);
     free(s);
 
-    const char *bad[][3] = { { "small:1-100", "bogus", "dense" },
-                             { "small:1-100", "small:200-100", "dense" } };
-    const char *why[] = { "unknown contig 'bogus' in region 'bogus'",
-                          "malformed region 'small:200-100'" };
+    const char *bad[][3] = {{"small:1-100", "bogus", "dense"},
+                            {"small:1-100", "small:200-100", "dense"}};
+    const char *why[] = {"unknown contig 'bogus' in region 'bogus'",
+                         "malformed region 'small:200-100'"};
     for (int k = 0; k < 2; k++) {
         ss_common_opts_t o;
         const ss_kernel_t *kernel = opts_for(&o, bad[k], 3, NULL, 1);
@@ -508,23 +517,26 @@ static void test_bed(void)
                                 "dense 500000 600000\n"   /* far: a separate span */
                                 "dense 1999000 2100000\n" /* clipped to the contig */
                                 "small 10 20\n"
-                                "small 25000 25000\n"     /* empty: no positions */
-                                "nope 1 100\n");          /* not in the header: ignored */
+                                "small 25000 25000\n" /* empty: no positions */
+                                "nope 1 100\n");      /* not in the header: ignored */
     ss_shard_t *s;
     int n = plan(NULL, bed, 0, 0, &s);
     CU_ASSERT_FATAL(n > 0);
     check_order(s, n);
-    hts_pos_t probes[][3] = { { 0, 1000, 2000 }, { 0, 2500, 3000 }, { 0, 500000, 600000 },
-                              { 0, 1999000, DENSE_LEN }, { 2, 10, 20 } };
+    hts_pos_t probes[][3] = {{0, 1000, 2000},
+                             {0, 2500, 3000},
+                             {0, 500000, 600000},
+                             {0, 1999000, DENSE_LEN},
+                             {2, 10, 20}};
     for (size_t k = 0; k < sizeof(probes) / sizeof(probes[0]); k++)
         for (hts_pos_t p = probes[k][1]; p < probes[k][2]; p += 7)
             SS_EQ(covered(s, n, (int)probes[k][0], p), 1);
-    SS_EQ(covered(s, n, 0, 100000), 0);  /* the large gap is not read */
+    SS_EQ(covered(s, n, 0, 100000), 0); /* the large gap is not read */
     SS_EQ(covered(s, n, 0, 999), 0);
-    SS_EQ(covered(s, n, 1, 10), 0);      /* no interval on "empty" */
+    SS_EQ(covered(s, n, 1, 10), 0); /* no interval on "empty" */
     SS_EQ(covered(s, n, 2, 25000), 0);
     for (int i = 0; i < n; i++) {
-        SS_EQ(s[i].scope_beg, 0);        /* samtools reads whole contigs with -l */
+        SS_EQ(s[i].scope_beg, 0); /* samtools reads whole contigs with -l */
         CU_ASSERT(s[i].tid != 1);
     }
     free(s);
@@ -552,7 +564,7 @@ static void test_region_list_bed(void)
     const char *bed = write_bed("dense 1000 2000\n"
                                 "dense 500000 600000\n"
                                 "small 10 20\n");
-    const char *regs[] = { "small", "dense:1501-550000" };
+    const char *regs[] = {"small", "dense:1501-550000"};
     ss_shard_t *s;
     int n = plan_list(regs, 2, bed, 0, &s);
     CU_ASSERT_FATAL(n >= 3);
@@ -596,15 +608,15 @@ static int plan_past(const char *const *regions, int n_regions, const char *bed,
  */
 static void test_past_end(void)
 {
-    const char *regs[] = { "small:30001-", "small:30005-30009", "small:29991-30009" };
+    const char *regs[] = {"small:30001-", "small:30005-30009", "small:29991-30009"};
     ss_shard_t *s;
     SS_EQ(plan_past(regs, 2, NULL, 0, &s), 0);
     free(s);
     int n = plan_past(regs, 3, NULL, 1, &s);
     SS_EQ_FATAL(n, 3);
-    hts_pos_t want[][4] = { { SMALL_LEN, SMALL_LEN + 1, SMALL_LEN, HTS_POS_MAX },
-                            { 30004, 30005, 30004, 30009 },
-                            { 29990, SMALL_LEN, 29990, 30009 } }; /* the contig's part only */
+    hts_pos_t want[][4] = {{SMALL_LEN, SMALL_LEN + 1, SMALL_LEN, HTS_POS_MAX},
+                           {30004, 30005, 30004, 30009},
+                           {29990, SMALL_LEN, 29990, 30009}}; /* the contig's part only */
     for (int i = 0; i < n; i++) {
         SS_EQ(s[i].tid, 2);
         SS_EQ(s[i].beg, want[i][0]);
@@ -645,10 +657,8 @@ int main(void)
     if (!s || !CU_add_test(s, "whole_genome", test_whole_genome) ||
         !CU_add_test(s, "deterministic", test_deterministic) ||
         !CU_add_test(s, "balanced", test_balanced) ||
-        !CU_add_test(s, "deep_spot", test_deep_spot) ||
-        !CU_add_test(s, "region", test_region) ||
-        !CU_add_test(s, "bed", test_bed) ||
-        !CU_add_test(s, "region_list", test_region_list) ||
+        !CU_add_test(s, "deep_spot", test_deep_spot) || !CU_add_test(s, "region", test_region) ||
+        !CU_add_test(s, "bed", test_bed) || !CU_add_test(s, "region_list", test_region_list) ||
         !CU_add_test(s, "region_unplaced", test_region_unplaced) ||
         !CU_add_test(s, "region_merge", test_region_merge) ||
         !CU_add_test(s, "region_list_errors", test_region_list_errors) ||

@@ -5,20 +5,20 @@
  * index estimates.
  */
 #include <dirent.h>
-#include <sys/resource.h>
 #include <htslib/faidx.h>
+#include <sys/resource.h>
 
+#include "../framework/driver.h"
 #include "../framework/ss_framework.h"
 #include "../io/ss_budget.h"
 #include "../io/ss_check.h"
 #include "../io/ss_estimate.h"
 #include "../io/ss_reader.h"
 #include "../io/ss_ref.h"
-#include "../framework/driver.h"
 #include "ss_testutil.h"
 
 /* The kernel the jobs are opened for: one that reads only files. */
-static const ss_kernel_t test_kernel = { .name = "test" };
+static const ss_kernel_t test_kernel = {.name = "test"};
 
 static char bam1[256], bam2[256], big[256], fasta[256];
 
@@ -38,11 +38,11 @@ static int count_fds(void)
 
 static int setup(void)
 {
-    const char *names[] = { "c1", "c2", "c3" };
-    hts_pos_t lens[] = { 100000, 50000, 30000 };
+    const char *names[] = {"c1", "c2", "c3"};
+    hts_pos_t lens[] = {100000, 50000, 30000};
     ss_test_read_t reads[400];
     for (int i = 0; i < 400; i++)
-        reads[i] = (ss_test_read_t){ .tid = i % 4 == 0, .pos = (i * 211) % 49000, .len = 100 };
+        reads[i] = (ss_test_read_t){.tid = i % 4 == 0, .pos = (i * 211) % 49000, .len = 100};
     ss_test_read_t reads2[400];
     memcpy(reads2, reads, sizeof(reads)); /* the writer sorts in place */
     snprintf(bam1, sizeof(bam1), "%s", ss_test_path("rd", ".bam"));
@@ -56,9 +56,9 @@ static int setup(void)
     if (!many)
         return -1;
     for (int i = 0; i < N_BIG; i++)
-        many[i] = (ss_test_read_t){ .tid = i % 5 == 0, .pos = (i * 7919) % 399000, .len = 150 };
+        many[i] = (ss_test_read_t){.tid = i % 5 == 0, .pos = (i * 7919) % 399000, .len = 150};
     snprintf(big, sizeof(big), "%s", ss_test_path("rd", ".bam"));
-    hts_pos_t big_lens[] = { 400000, 50000, 30000 };
+    hts_pos_t big_lens[] = {400000, 50000, 30000};
     int bad = ss_test_write_bam(big, 3, names, big_lens, many, N_BIG, 0);
     free(many);
     if (bad < 0)
@@ -75,8 +75,8 @@ static int setup(void)
 static int teardown(void)
 {
     char p[300];
-    const char *files[] = { bam1, bam2, big, fasta };
-    const char *ext[] = { "", ".bai", ".csi", ".fai" };
+    const char *files[] = {bam1, bam2, big, fasta};
+    const char *ext[] = {"", ".bai", ".csi", ".fai"};
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++) {
             snprintf(p, sizeof(p), "%s%s", files[i], ext[j]);
@@ -87,8 +87,8 @@ static int teardown(void)
 
 static void test_budget_and_leaks(void)
 {
-    char *paths[] = { bam1, bam2 };
-    ss_io_inputs_t in = { .paths = paths, .n = 2, .reference = NULL };
+    char *paths[] = {bam1, bam2};
+    ss_io_inputs_t in = {.paths = paths, .n = 2, .reference = NULL};
     setenv("SEQSHARD_MAX_OPEN_FILES", "3", 1);
     SS_EQ(ss_io_budget_init(2, 1, 0), 3);
     int base = count_fds();
@@ -105,7 +105,7 @@ static void test_budget_and_leaks(void)
     SS_EQ(count_fds(), base + 2); /* held across shards */
 
     SS_EQ_FATAL(ss_reader_begin(b), 0);
-    SS_EQ(ss_reader_holds(b), 1); /* the budget had room for one more */
+    SS_EQ(ss_reader_holds(b), 1);   /* the budget had room for one more */
     SS_EQ(ss_reader_streams(b), 0); /* the other, alone, opens per shard */
     SS_EQ(ss_io_budget_used(), 3);
     CU_ASSERT_PTR_NOT_NULL(ss_reader_file(b, 1));
@@ -165,8 +165,8 @@ static uint64_t read_all(ss_reader_t *r, int k, int tid, hts_pos_t beg, hts_pos_
  */
 static void test_streamed(void)
 {
-    char *paths[] = { big, bam1 };
-    ss_io_inputs_t in = { .paths = paths, .n = 2, .reference = NULL };
+    char *paths[] = {big, bam1};
+    ss_io_inputs_t in = {.paths = paths, .n = 2, .reference = NULL};
     setenv("SEQSHARD_MAX_OPEN_FILES", "0", 1);
     SS_EQ(ss_io_budget_init(2, 1, 0), 0);
     int base = count_fds();
@@ -184,8 +184,8 @@ static void test_streamed(void)
     ss_reader_t *h = ss_reader_init(&in);
     SS_EQ_FATAL(ss_reader_begin(h), 0);
     SS_EQ(ss_reader_holds(h), 2);
-    const hts_pos_t ranges[][3] = { { 0, 0, 400000 }, { 0, 123456, 170000 }, { 1, 0, 50000 },
-                                    { 0, 399990, 400000 }, { 2, 0, 30000 } };
+    const hts_pos_t ranges[][3] = {
+        {0, 0, 400000}, {0, 123456, 170000}, {1, 0, 50000}, {0, 399990, 400000}, {2, 0, 30000}};
     for (size_t k = 0; k < sizeof(ranges) / sizeof(ranges[0]); k++) {
         for (int i = 0; i < 2; i++) {
             int n_s, n_h;
@@ -197,7 +197,7 @@ static void test_streamed(void)
     }
     int n;
     read_all(s, 0, 0, 0, 400000, &n);
-    CU_ASSERT(n > 15000); /* many batches: the check above crossed batch ends */
+    CU_ASSERT(n > 15000);         /* many batches: the check above crossed batch ends */
     SS_EQ(count_fds(), base + 2); /* h holds its two; s holds none */
     ss_reader_end(s);
     ss_reader_end(h);
@@ -225,9 +225,11 @@ static void test_limit_too_low(void)
     ss_error_reset();
     SS_EQ(ss_io_budget_init(30, 2, 0), -1);
     char want[200];
-    snprintf(want, sizeof(want), "30 inputs need at least %d open files per worker (-@ 2: %d in "
+    snprintf(want, sizeof(want),
+             "30 inputs need at least %d open files per worker (-@ 2: %d in "
              "all) but the limit is 8 (ulimit -n); raise it with ulimit -n %d or use fewer "
-             "threads", SS_IO_FDS_PER_WORKER, need, need);
+             "threads",
+             SS_IO_FDS_PER_WORKER, need, need);
     SS_CONTAINS(ss_error_message(), want);
     /* just enough: nothing left to hold, every input opened per use */
     int at = need_under(&rl, 64);
@@ -240,8 +242,8 @@ static void test_limit_too_low(void)
 
 static void test_reader_missing_file(void)
 {
-    char *paths[] = { bam1, "/nonexistent/gone.bam" };
-    ss_io_inputs_t in = { .paths = paths, .n = 2, .reference = NULL };
+    char *paths[] = {bam1, "/nonexistent/gone.bam"};
+    ss_io_inputs_t in = {.paths = paths, .n = 2, .reference = NULL};
     ss_io_budget_init(2, 1, 0);
     int base = count_fds();
     ss_reader_t *r = ss_reader_init(&in);
@@ -267,7 +269,7 @@ static void test_ref_cache(void)
     const char *s = ss_ref_get(r, 0, "c1", &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     SS_EQ(len, 12);
-    SS_EQ(ss_ref_cover(r, 0, 0, 12), 0); /* positions are readable once covered */
+    SS_EQ(ss_ref_cover(r, 0, 0, 12), 0);            /* positions are readable once covered */
     CU_ASSERT_NSTRING_EQUAL(s, "ACGTacgtNNAC", 12); /* case kept */
     const char *s2 = ss_ref_get(r, 1, "c2", &len);
     SS_EQ(len, 4);
@@ -287,7 +289,7 @@ static void test_ref_cache(void)
 /* One range's estimate: a single cell. */
 static int64_t estimate(ss_io_est_t *e, int tid, hts_pos_t beg, hts_pos_t end)
 {
-    hts_pos_t pos[2] = { beg, end };
+    hts_pos_t pos[2] = {beg, end};
     int64_t w;
     return ss_io_est_cells(e, tid, pos, 1, &w) < 0 ? -1 : w;
 }
@@ -304,7 +306,7 @@ static void check_estimate(const char *path, int bai)
     int64_t c2 = estimate(e, 1, 0, 50000);
     CU_ASSERT(all > 0);
     CU_ASSERT(c2 > 0);
-    SS_LE(c2, all); /* c2 holds a third as many reads as c1 */
+    SS_LE(c2, all);                     /* c2 holds a third as many reads as c1 */
     SS_EQ(estimate(e, 2, 0, 30000), 0); /* no reads at all */
     /* cells add up to the whole contig; the empty tail gets nothing */
     hts_pos_t pos[8];
@@ -345,7 +347,7 @@ static void test_profile(void)
     ss_io_est_t *e = ss_io_est_init(idx, fp, h);
     enum { NB = 64, BEG = 16384, END = 32768 };
     double bins[NB];
-    int starts[NB] = { 0 };
+    int starts[NB] = {0};
     for (int i = 0; i < 400; i++) {
         hts_pos_t pos = (i * 211) % 49000;
         if (i % 4 != 0 && pos >= BEG && pos < END)
@@ -354,7 +356,7 @@ static void test_profile(void)
     SS_EQ_FATAL(ss_io_est_profile(e, 0, BEG, END, NB, bins), 0);
     for (int k = 0; k < NB; k++)
         SS_EQ(bins[k] > 0, starts[k] > 0);
-    SS_EQ(ss_io_est_profile(e, 2, 0, 30000, NB, bins), 1); /* c3 has no reads */
+    SS_EQ(ss_io_est_profile(e, 2, 0, 30000, NB, bins), 1);     /* c3 has no reads */
     SS_EQ(ss_io_est_profile(e, 0, 60000, 90000, NB, bins), 1); /* past c1's reads */
     ss_io_est_destroy(e);
     hts_idx_destroy(idx);
@@ -434,14 +436,14 @@ static void test_budget_peak(void)
     int base = count_fds();
     fd_peak = used_peak = 0;
     ss_io_set_open_hook(note_fds);
-    ss_reader_t *r[2] = { ss_reader_init(in), ss_reader_init(in) };
+    ss_reader_t *r[2] = {ss_reader_init(in), ss_reader_init(in)};
     bam1_t *b = bam_init1();
     CU_ASSERT_FATAL(r[0] && r[1] && b);
     for (int shard = 0; shard < 6; shard++) /* alternating, as two workers take shards */
         read_shard(r[shard % 2], N, 0, 5000 + 3000 * shard, 7000 + 3000 * shard, b);
     SS_LE(used_peak, B);
     SS_LE(fd_peak, base + B + 2 * (SS_IO_FDS_PER_WORKER - 1));
-    CU_ASSERT(fd_peak > base); /* the hook saw the files open */
+    CU_ASSERT(fd_peak > base);                               /* the hook saw the files open */
     SS_EQ(ss_reader_holds(r[0]) + ss_reader_holds(r[1]), B); /* 7 BAMs held, the rest streamed */
     ss_io_set_open_hook(NULL);
     bam_destroy1(b);
@@ -531,7 +533,8 @@ static void test_cram_window(void)
     ss_common_opts_free(&o);
 }
 
-/* Input 0's records over [beg, end) of contig tid through htslib's own iterator: their count, or -1. */
+/* Input 0's records over [beg, end) of contig tid through htslib's own iterator: their count, or
+ * -1. */
 static int htslib_query(samFile *fp, hts_idx_t *idx, int tid, hts_pos_t beg, hts_pos_t end,
                         ss_reader_t *r, bam1_t *a, bam1_t *b)
 {
@@ -561,25 +564,25 @@ static int htslib_query(samFile *fp, hts_idx_t *idx, int tid, hts_pos_t beg, hts
 static void test_bam_marks(void)
 {
     enum { N = 12000 };
-    const char *names[] = { "m1", "m2" };
-    hts_pos_t lens[] = { 200000, 100000 };
+    const char *names[] = {"m1", "m2"};
+    hts_pos_t lens[] = {200000, 100000};
     ss_test_read_t *reads = malloc(N * sizeof(*reads));
     CU_ASSERT_PTR_NOT_NULL_FATAL(reads);
     uint32_t x = 7;
     for (int i = 0; i < N; i++) {
         x = x * 1103515245u + 12345u;
-        int stack = i % 10 < 8;                  /* most in 20,000-24,000 */
+        int stack = i % 10 < 8; /* most in 20,000-24,000 */
         hts_pos_t pos = stack ? 20000 + (x >> 8) % 4000 : (x >> 8) % 105000;
         if (!stack && pos >= 15000)
-            pos += 85000;                        /* the rest in 0-15,000 and 100,000-190,000 */
-        int len = i % 97 == 0 ? 3000 : 100;      /* some long reads, spanning marks */
+            pos += 85000;                   /* the rest in 0-15,000 and 100,000-190,000 */
+        int len = i % 97 == 0 ? 3000 : 100; /* some long reads, spanning marks */
         if (i % 10 == 8) /* a cluster past an empty stretch, too big for htslib to fold */
-            pos = 60000 + (x >> 8) % 50;         /* its bin into the 128 kb one */
-        if (i % 503 == 0) {                      /* after it, reads across 64 kb: in a bin */
-            pos = 65000 + (x >> 8) % 100;        /* that holds 40,000 too */
+            pos = 60000 + (x >> 8) % 50;  /* its bin into the 128 kb one */
+        if (i % 503 == 0) {               /* after it, reads across 64 kb: in a bin */
+            pos = 65000 + (x >> 8) % 100; /* that holds 40,000 too */
             len = 3000;
         }
-        reads[i] = (ss_test_read_t){ .tid = i % 13 == 0, .pos = pos, .len = len };
+        reads[i] = (ss_test_read_t){.tid = i % 13 == 0, .pos = pos, .len = len};
     }
     char path[256];
     snprintf(path, sizeof(path), "%s", ss_test_path("marks", ".bam"));
@@ -587,8 +590,8 @@ static void test_bam_marks(void)
     free(reads);
     SS_EQ_FATAL(bad, 0);
 
-    char *paths[] = { path };
-    ss_io_inputs_t in = { .paths = paths, .n = 1, .reference = NULL };
+    char *paths[] = {path};
+    ss_io_inputs_t in = {.paths = paths, .n = 1, .reference = NULL};
     ss_reader_t *r = ss_reader_init(&in);
     samFile *fp = sam_open(path, "r");
     sam_hdr_t *h = fp ? sam_hdr_read(fp) : NULL;
@@ -596,10 +599,10 @@ static void test_bam_marks(void)
     bam1_t *a = bam_init1(), *b = bam_init1();
     CU_ASSERT_FATAL(r && idx && a && b);
     hts_pos_t q[][2] = {
-        { 40000, 40100 }, { 60010, 60020 }, /* an empty query, then the cluster after it */
-        { 23000, 23100 }, { 22999, 23000 }, { 22000, 22001 }, { 21000, 23500 },
-        { 20000, 20001 }, { 23950, 24050 }, { 30000, 30010 }, { 50000, 50100 },
-        { 60010, 60020 }, { 59990, 60200 }, { 19990, 21000 }, { 0, 100 },
+        {40000, 40100}, {60010, 60020}, /* an empty query, then the cluster after it */
+        {23000, 23100}, {22999, 23000}, {22000, 22001}, {21000, 23500},
+        {20000, 20001}, {23950, 24050}, {30000, 30010}, {50000, 50100},
+        {60010, 60020}, {59990, 60200}, {19990, 21000}, {0, 100},
     };
     for (int shard = 0; shard < 3; shard++) {
         SS_EQ_FATAL(ss_reader_begin(r), 0);
@@ -648,17 +651,17 @@ static void test_aux_check(void)
 {
     SS_EQ(aux_check("", 0), 0);
     SS_EQ(aux_check("RGZs1\0", 6), 0);
-    SS_EQ(aux_check("RGZs1", 5), SS_IO_BAD_AUX);          /* no NUL before the end */
+    SS_EQ(aux_check("RGZs1", 5), SS_IO_BAD_AUX); /* no NUL before the end */
     SS_EQ(aux_check("XAA1NMi\1\0\0\0", 11), 0);
-    SS_EQ(aux_check("NMi\1\0\0", 6), SS_IO_BAD_AUX);    /* 3 of its 4 bytes */
-    SS_EQ(aux_check("XB!\1", 4), SS_IO_BAD_AUX);         /* no such type */
-    SS_EQ(aux_check("XBd\1\2\3\4\5\6\7\0", 11), 0); /* 'd': 8 bytes */
+    SS_EQ(aux_check("NMi\1\0\0", 6), SS_IO_BAD_AUX); /* 3 of its 4 bytes */
+    SS_EQ(aux_check("XB!\1", 4), SS_IO_BAD_AUX);     /* no such type */
+    SS_EQ(aux_check("XBd\1\2\3\4\5\6\7\0", 11), 0);  /* 'd': 8 bytes */
     SS_EQ(aux_check("XBBS\2\0\0\0\1\0\2\0", 12), 0);
     SS_EQ(aux_check("XBBS\3\0\0\0\1\0\2\0", 12), SS_IO_BAD_AUX); /* one short */
     SS_EQ(aux_check("XBBS\377\377\377\377\1\0", 10), SS_IO_BAD_AUX);
     SS_EQ(aux_check("XBBd\1\0\0\0\1\2\3\4\5\6\7\0", 16), SS_IO_BAD_AUX);
-    SS_EQ(aux_check("XBBA\1\0\0\0x", 9), 0);            /* samtools prints it */
-    SS_EQ(aux_check("RGZs1\0XB", 8), 0);                  /* under 4 bytes left: ignored */
+    SS_EQ(aux_check("XBBA\1\0\0\0x", 9), 0); /* samtools prints it */
+    SS_EQ(aux_check("RGZs1\0XB", 8), 0);     /* under 4 bytes left: ignored */
 }
 
 int main(void)
@@ -671,8 +674,7 @@ int main(void)
         !CU_add_test(s, "limit_too_low", test_limit_too_low) ||
         !CU_add_test(s, "missing_file", test_reader_missing_file) ||
         !CU_add_test(s, "ref_cache", test_ref_cache) ||
-        !CU_add_test(s, "estimate", test_estimate) ||
-        !CU_add_test(s, "profile", test_profile) ||
+        !CU_add_test(s, "estimate", test_estimate) || !CU_add_test(s, "profile", test_profile) ||
         !CU_add_test(s, "budget_peak", test_budget_peak) ||
         !CU_add_test(s, "cram_window", test_cram_window) ||
         !CU_add_test(s, "bam_marks", test_bam_marks) ||

@@ -380,15 +380,14 @@ static void test_unterminated_line(void)
     ss_idx_piece_free(&p);
 }
 
-static const char vcf_header[] =
-    "##fileformat=VCFv4.2\n"
-    "##contig=<ID=chrA,length=700000>\n"
-    "##contig=<ID=chrB,length=900>\n"
-    "##contig=<ID=chrC,length=5000>\n"
-    "##INFO=<ID=END,Number=1,Type=Integer,Description=\"End\">\n"
-    "##INFO=<ID=DP,Number=1,Type=Integer,Description=\"Depth\">\n"
-    "##FORMAT=<ID=GT,Number=1,Type=String,Description=\"Genotype\">\n"
-    "#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\n";
+static const char vcf_header[] = "##fileformat=VCFv4.2\n"
+                                 "##contig=<ID=chrA,length=700000>\n"
+                                 "##contig=<ID=chrB,length=900>\n"
+                                 "##contig=<ID=chrC,length=5000>\n"
+                                 "##INFO=<ID=END,Number=1,Type=Integer,Description=\"End\">\n"
+                                 "##INFO=<ID=DP,Number=1,Type=Integer,Description=\"Depth\">\n"
+                                 "##FORMAT=<ID=GT,Number=1,Type=String,Description=\"Genotype\">\n"
+                                 "#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\n";
 
 /* VCF lines from pos on, step apart: REFs of 1-7 bases, INFO/END now and then (gVCF blocks). */
 static void vcf_lines(kstring_t *s, const char *ctg, int pos, int n, int step)
@@ -454,8 +453,12 @@ static void to_bcf(bcf_hdr_t *h, const kstring_t *vcf, kstring_t *out)
     for (size_t at = 0; at < vcf->l;) {
         at = next_line(vcf, at, &line);
         SS_EQ_FATAL(vcf_parse(&line, h, v), 0);
-        uint32_t x[8] = {(uint32_t)v->shared.l + 24, (uint32_t)v->indiv.l, (uint32_t)v->rid,
-                         (uint32_t)v->pos, (uint32_t)v->rlen, 0,
+        uint32_t x[8] = {(uint32_t)v->shared.l + 24,
+                         (uint32_t)v->indiv.l,
+                         (uint32_t)v->rid,
+                         (uint32_t)v->pos,
+                         (uint32_t)v->rlen,
+                         0,
                          (uint32_t)v->n_info | (uint32_t)v->n_allele << 16,
                          (uint32_t)v->n_fmt << 24 | v->n_sample};
         memcpy(&x[5], &v->qual, 4);
@@ -579,8 +582,7 @@ static void crai_piece(const char *lines, uint64_t shard_len, uint64_t head, kst
 static void test_crai_shifted(void)
 {
     kstring_t a = KS_INITIALIZE, b = KS_INITIALIZE, c = KS_INITIALIZE, got = KS_INITIALIZE;
-    crai_piece("0\t1\t500\t1000\t200\t3000\n0\t480\t900\t4300\t210\t2500\n", 6000,
-               1000, &a);
+    crai_piece("0\t1\t500\t1000\t200\t3000\n0\t480\t900\t4300\t210\t2500\n", 6000, 1000, &a);
     crai_piece("", 0, 1000, &b); /* an empty shard */
     crai_piece("1\t1\t70\t1000\t190\t800\n", 1100, 1000, &c);
     ss_idx_merge_t *m = ss_idx_merge_init(SS_IDX_CRAI, 0, 0, 0, 1000);

@@ -18,11 +18,11 @@ static char bam_path[320], dir_path[256];
 
 static int setup(void)
 {
-    const char *names[] = { "a", "b" };
-    hts_pos_t lens[] = { 20000, 5000 };
+    const char *names[] = {"a", "b"};
+    hts_pos_t lens[] = {20000, 5000};
     ss_test_read_t reads[N_READS];
     for (int i = 0; i < N_READS; i++)
-        reads[i] = (ss_test_read_t){ i % 4 == 0, (i * 61) % 4800, 100 };
+        reads[i] = (ss_test_read_t){i % 4 == 0, (i * 61) % 4800, 100};
     snprintf(dir_path, sizeof(dir_path), "%s", ss_test_path("source", ".d"));
     if (mkdir(dir_path, 0700) != 0)
         return -1;
@@ -60,7 +60,7 @@ static ss_reader_t *open_reader(char **paths)
 {
     static ss_io_inputs_t in;
     paths[0] = bam_path;
-    in = (ss_io_inputs_t){ .paths = paths, .n = 1 };
+    in = (ss_io_inputs_t){.paths = paths, .n = 1};
     ss_reader_t *rd = ss_reader_init(&in);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rd);
     SS_EQ_FATAL(ss_reader_begin(rd), 0);
@@ -76,8 +76,7 @@ static void test_range_as_htslib(void)
     CU_ASSERT_STRING_EQUAL(src->name, bam_path);
     bam1_t *b = bam_init1();
     hts_pos_t want[N_READS];
-    const hts_pos_t ranges[][3] = { { 0, 0, 20000 }, { 0, 1000, 1100 }, { 1, 0, 5000 },
-                                    { 0, 15000, 20000 } };
+    const hts_pos_t ranges[][3] = {{0, 0, 20000}, {0, 1000, 1100}, {1, 0, 5000}, {0, 15000, 20000}};
     for (size_t k = 0; k < sizeof(ranges) / sizeof(ranges[0]); k++) {
         int tid = (int)ranges[k][0];
         int n = expected(tid, ranges[k][1], ranges[k][2], want, N_READS);

@@ -177,7 +177,7 @@ static void test_spill_roundtrip(void)
         SS_EQ_FATAL(ss_spill_append(&sp, ".", 0, want + off, n), 0);
     }
     SS_EQ(sp.len, (uint64_t)LEN);
-    collect_t c = { .got = got };
+    collect_t c = {.got = got};
     SS_EQ(ss_spill_copy(&sp, 0, collect_spill, &c), 0);
     SS_EQ(c.len, (size_t)LEN);
     CU_ASSERT(c.calls > 1);
@@ -207,7 +207,7 @@ static void test_put_spilled(void)
     SS_EQ(idx, 7);
     SS_EQ(len, (uint64_t)(sizeof(head) + sizeof(tail)));
     char got[sizeof(head) + sizeof(tail)];
-    collect_t c = { .got = got };
+    collect_t c = {.got = got};
     SS_EQ(ss_store_each_chunk(s, 1, collect, &c), 0);
     SS_EQ(c.len, sizeof(got));
     CU_ASSERT(memcmp(got, head, sizeof(head)) == 0);

@@ -22,21 +22,21 @@
 #define SYNTH "pack:2 numa:2 core:8 pu:1"
 
 /* The bitmap as a list string, e.g. "8-15", in a static buffer (one use per statement). */
-#define SET_EQ_LIST(set, list)                                                               \
-    do {                                                                                     \
-        hwloc_bitmap_t want_ = hwloc_bitmap_alloc();                                         \
-        CU_ASSERT_FATAL(want_ != NULL && hwloc_bitmap_list_sscanf(want_, (list)) == 0);      \
-        int ok_ = (set) != NULL && hwloc_bitmap_isequal((set), want_);                       \
-        if (!ok_) {                                                                          \
-            char *s_ = NULL;                                                                 \
-            if ((set) == NULL || hwloc_bitmap_list_asprintf(&s_, (set)) < 0)                 \
-                s_ = NULL;                                                                   \
-            fprintf(stderr, "\n    %s:%d: %s is {%s}, expected {%s}\n", __FILE__, __LINE__,  \
-                    #set, s_ ? s_ : "(null)", (list));                                       \
-            free(s_);                                                                        \
-        }                                                                                    \
-        hwloc_bitmap_free(want_);                                                            \
-        CU_ASSERT(ok_);                                                                      \
+#define SET_EQ_LIST(set, list)                                                                    \
+    do {                                                                                          \
+        hwloc_bitmap_t want_ = hwloc_bitmap_alloc();                                              \
+        CU_ASSERT_FATAL(want_ != NULL && hwloc_bitmap_list_sscanf(want_, (list)) == 0);           \
+        int ok_ = (set) != NULL && hwloc_bitmap_isequal((set), want_);                            \
+        if (!ok_) {                                                                               \
+            char *s_ = NULL;                                                                      \
+            if ((set) == NULL || hwloc_bitmap_list_asprintf(&s_, (set)) < 0)                      \
+                s_ = NULL;                                                                        \
+            fprintf(stderr, "\n    %s:%d: %s is {%s}, expected {%s}\n", __FILE__, __LINE__, #set, \
+                    s_ ? s_ : "(null)", (list));                                                  \
+            free(s_);                                                                             \
+        }                                                                                         \
+        hwloc_bitmap_free(want_);                                                                 \
+        CU_ASSERT(ok_);                                                                           \
     } while (0)
 
 static ss_topo_t *load(const char *synthetic, const char *restrict_set)
@@ -44,8 +44,8 @@ static ss_topo_t *load(const char *synthetic, const char *restrict_set)
     ss_topo_t *t = ss_topo_load(synthetic, restrict_set);
     if (t == NULL)
         fprintf(stderr, "\n    cannot load \"%s\" restricted to %s: %s\n",
-                synthetic ? synthetic : "this machine",
-                restrict_set ? restrict_set : "-", ss_error_message());
+                synthetic ? synthetic : "this machine", restrict_set ? restrict_set : "-",
+                ss_error_message());
     return t;
 }
 
@@ -261,8 +261,14 @@ static int capture_fd_end(char *text, size_t size)
     return lines;
 }
 
-static void capture_begin(void) { capture_fd_begin(STDERR_FILENO); }
-static int capture_end(void) { return capture_fd_end(NULL, 0); }
+static void capture_begin(void)
+{
+    capture_fd_begin(STDERR_FILENO);
+}
+static int capture_end(void)
+{
+    return capture_fd_end(NULL, 0);
+}
 
 /* Fewer cores than workers: AUTO does not pin, and warns once however often it plans. */
 static void test_auto_too_few_cores(void)
@@ -381,8 +387,8 @@ static void test_topology_command(void)
     CU_ASSERT(strstr(out, "rank 0 worker 3: core 24 (PU 24) numa 3 package 1\n") != NULL);
     CU_ASSERT(strstr(out, "32 cores") != NULL);
 
-    char *numa_argv[] = {"topology", "--synthetic", SYNTH, "--restrict", "8-15", "--bind",
-                         "numa", NULL};
+    char *numa_argv[] = {"topology", "--synthetic", SYNTH,  "--restrict",
+                         "8-15",     "--bind",      "numa", NULL};
     capture_fd_begin(STDOUT_FILENO);
     rc = ss_topology_main(7, numa_argv);
     lines = capture_fd_end(out, sizeof(out));
@@ -533,8 +539,7 @@ int main(void)
         !CU_add_test(s, "smt_one_pu_per_core", test_smt_one_pu_per_core) ||
         !CU_add_test(s, "auto_too_few_cores", test_auto_too_few_cores) ||
         !CU_add_test(s, "none_mode", test_none_mode) ||
-        !CU_add_test(s, "bad_input", test_bad_input) ||
-        !CU_add_test(s, "format", test_format) ||
+        !CU_add_test(s, "bad_input", test_bad_input) || !CU_add_test(s, "format", test_format) ||
         !CU_add_test(s, "topology_command", test_topology_command) ||
         !CU_add_test(s, "machine_never_widens", test_machine_never_widens) ||
         !CU_add_test(s, "machine_bound_threads_run_inside",

@@ -60,17 +60,16 @@ static void test_crai_containers(void)
      * first slice's); ref 1: a container shared with ref 2 (multi-reference),
      * so both use region queries; ref 3: out of order; ref -1: unplaced.
      */
-    const char *crai = write_crai("t.crai",
-                                  "0\t1\t500\t100\t10\t50\n"
-                                  "0\t401\t300\t200\t10\t50\n"
-                                  "0\t650\t200\t200\t60\t50\n"
-                                  "0\t900\t100\t300\t10\t50\n"
-                                  "1\t1\t50\t400\t10\t50\n"
-                                  "1\t60\t50\t500\t10\t50\n"
-                                  "2\t1\t50\t500\t10\t50\n"
-                                  "3\t500\t50\t600\t10\t50\n"
-                                  "3\t100\t50\t700\t10\t50\n"
-                                  "-1\t0\t0\t800\t10\t50\n");
+    const char *crai = write_crai("t.crai", "0\t1\t500\t100\t10\t50\n"
+                                            "0\t401\t300\t200\t10\t50\n"
+                                            "0\t650\t200\t200\t60\t50\n"
+                                            "0\t900\t100\t300\t10\t50\n"
+                                            "1\t1\t50\t400\t10\t50\n"
+                                            "1\t60\t50\t500\t10\t50\n"
+                                            "2\t1\t50\t500\t10\t50\n"
+                                            "3\t500\t50\t600\t10\t50\n"
+                                            "3\t100\t50\t700\t10\t50\n"
+                                            "-1\t0\t0\t800\t10\t50\n");
     vw_crai_t *x = vw_crai_load("unused.cram", crai, 4);
     CU_ASSERT_FATAL(x != NULL);
     const vw_container_t *c = NULL;
@@ -123,7 +122,7 @@ static void test_options(void)
     CU_ASSERT_EQUAL(o->flag_off, BAM_FUNMAP | BAM_FSECONDARY);
     done(o, &co);
 
-    char *bad[][4] = {{"view", "--write-index", "in.bam", NULL},      /* needs -o */
+    char *bad[][4] = {{"view", "--write-index", "in.bam", NULL},             /* needs -o */
                       {"view", "--output-fmt-option", "level=10", "in.bam"}, /* level 0-9 */
                       {"view", "-O", "fastq", "in.bam"},
                       {"view", "-f", "BOGUS", "in.bam"}};
@@ -133,8 +132,8 @@ static void test_options(void)
         done(o, &co);
     }
     /* -l is samtools' --library now, not a level; -c, -s, -x and --keep-tag as samtools */
-    char *a_lib[] = {"view", "-l", "10", "-c", "-s", "3.25", "-x", "XA,MD", "--keep-tag", "NM",
-                  "in.bam"};
+    char *a_lib[] = {"view", "-l",    "10",         "-c", "-s",    "3.25",
+                     "-x",   "XA,MD", "--keep-tag", "NM", "in.bam"};
     CU_ASSERT_EQUAL(parse(&o, &co, 11, a_lib), 0);
     CU_ASSERT(o->library && strcmp(o->library, "10") == 0 && o->level == -1 && o->count);
     CU_ASSERT(o->subsam_frac == 0.25 && o->subsam_seed != 3); /* scrambled as samtools does */

@@ -7,12 +7,12 @@
  * when signal N ended the run (signals.c).
  */
 #include <fcntl.h>
+#include <htslib/hts.h>
+#include <hwloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <hwloc.h>
-#include <htslib/hts.h>
 
 #include "../../alloc/ss_alloc.h"
 #include "../comm/comm.h"
@@ -136,7 +136,7 @@ static int run_kernel(const ss_kernel_t *k, int argc, char **argv)
     ss_common_opts_t co;
     void *kopts = NULL, *run = NULL;
     ss_job_t *job = NULL;
-    ss_out_spec_t spec = { .format = SS_FMT_TEXT, .level = -1 };
+    ss_out_spec_t spec = {.format = SS_FMT_TEXT, .level = -1};
     int rc;
     ss_common_opts_init(&co);
     ss_cli_set_command(k->name, argc, argv);

@@ -200,8 +200,9 @@ static int unknown(const ss_cmd_t *cmd, const tables_t *t, int c, const char *gi
         snprintf(name, sizeof(name), "%.60s", given);
     const char *near = c == ':' || optopt ? NULL : nearest_long(t, given);
     if (near)
-        fprintf(stderr, "seqshard %s: unknown option '%s'; did you mean '--%s'? (see 'seqshard "
-                        "%s --help')\n",
+        fprintf(stderr,
+                "seqshard %s: unknown option '%s'; did you mean '--%s'? (see 'seqshard "
+                "%s --help')\n",
                 cmd->name, name, near, cmd->name);
     else
         fprintf(stderr,

@@ -15,7 +15,7 @@
 #include "../topology/topology.h"
 #include "cli.h"
 
-#define MAX_THREADS 4096
+#define MAX_THREADS    4096
 #define MIN_SHARD_SIZE 1000
 #define MAX_SHARD_SIZE 1000000000000LL /* 1 Tbp: far beyond any genome, no overflow */
 
@@ -111,8 +111,8 @@ void ss_common_opts_free(ss_common_opts_t *o)
 static int usage_error(const char *opt, const char *arg, const char *need)
 {
     const char *cmd = cli_command ? cli_command : "";
-    fprintf(stderr, "seqshard%s%s: %s '%s': %s; see 'seqshard %s%s--help'\n", *cmd ? " " : "",
-            cmd, opt, arg ? arg : "", need, cmd, *cmd ? " " : "");
+    fprintf(stderr, "seqshard%s%s: %s '%s': %s; see 'seqshard %s%s--help'\n", *cmd ? " " : "", cmd,
+            opt, arg ? arg : "", need, cmd, *cmd ? " " : "");
     return -1;
 }
 
@@ -139,10 +139,20 @@ int ss_parse_size(const char *s, hts_pos_t *out)
         }
     }
     switch (tolower((unsigned char)*p)) {
-    case 'k': v *= 1e3L; p++; break;
-    case 'm': v *= 1e6L; p++; break;
-    case 'g': v *= 1e9L; p++; break;
-    default: break;
+    case 'k':
+        v *= 1e3L;
+        p++;
+        break;
+    case 'm':
+        v *= 1e6L;
+        p++;
+        break;
+    case 'g':
+        v *= 1e9L;
+        p++;
+        break;
+    default:
+        break;
     }
     if (*p != '\0' || v > (long double)MAX_SHARD_SIZE)
         return -1;
@@ -184,7 +194,6 @@ int ss_opt_string(char **dst, const char *arg)
     return set_string(dst, arg) < 0 ? -1 : 0;
 }
 
-
 /* -o FILE, or samtools' FILE##idx##INDEX naming the index too. 1, or -1. */
 static int output_arg(ss_common_opts_t *o, const char *arg)
 {
@@ -218,8 +227,10 @@ static int fmt_option_arg(const char *opt, const char *arg, ss_common_opts_t *o)
 /* -O FMT[,level=N]: sam, bam or cram (any case), as samtools' -O takes them. 1, or -1. */
 static int output_fmt_arg(ss_common_opts_t *o, const char *arg)
 {
-    static const struct { const char *name; int fmt; } fmts[] = {
-        {"sam", SS_FMT_SAM}, {"bam", SS_FMT_BAM}, {"cram", SS_FMT_CRAM}};
+    static const struct {
+        const char *name;
+        int fmt;
+    } fmts[] = {{"sam", SS_FMT_SAM}, {"bam", SS_FMT_BAM}, {"cram", SS_FMT_CRAM}};
     size_t n = arg ? strcspn(arg, ",") : 0;
     o->out_format = -1;
     for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++)
@@ -289,7 +300,6 @@ int ss_common_opt(int c, const char *arg, ss_common_opts_t *o)
         return 0;
     }
 }
-
 
 /* ---- regions ---- */
 
@@ -371,7 +381,8 @@ int ss_common_add_input(ss_common_opts_t *o, const char *path)
         /* samtools mpileup reads only the -b list when one is given */
         if (o->input_list == 1)
             ss_warn("file arguments are ignored when -b gives the inputs (as samtools does): "
-                    "'%s'", path);
+                    "'%s'",
+                    path);
         o->input_list = 2;
         return 0;
     }
@@ -426,8 +437,8 @@ int ss_common_add_input_list(ss_common_opts_t *o, const char *list_path)
             continue;
         struct stat st;
         if (!is_url(line) && stat(line, &st) != 0) {
-            ss_error("%s:%d: listed input '%s' cannot be opened: %s; fix the path in %s",
-                     list_path, lineno, line, strerror(errno), list_path);
+            ss_error("%s:%d: listed input '%s' cannot be opened: %s; fix the path in %s", list_path,
+                     lineno, line, strerror(errno), list_path);
             rc = -1;
             break;
         }

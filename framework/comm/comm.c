@@ -47,8 +47,8 @@ static int local_gatherv(const void *in, size_t len, void **out, size_t *out_len
 #include <mpi.h>
 
 #define WORD_COUNTER 0
-#define WORD_STOP 1
-#define WORD_SIZES 2 /* shard i's size is word WORD_SIZES + i */
+#define WORD_STOP    1
+#define WORD_SIZES   2 /* shard i's size is word WORD_SIZES + i */
 
 static int inited, rank_, size_ = 1;
 static MPI_Win win = MPI_WIN_NULL;
@@ -111,8 +111,8 @@ static int wait_quietly(MPI_Request *req)
 static void exit_with_launcher(void)
 {
 #ifdef __linux__
-    static const char *const launchers[] = {"mpirun", "mpiexec", "orterun", "orted", "prted",
-                                            "prterun"};
+    static const char *const launchers[] = {"mpirun", "mpiexec", "orterun",
+                                            "orted",  "prted",   "prterun"};
     pid_t parent = getppid();
     char path[64], comm[64] = "";
     snprintf(path, sizeof(path), "/proc/%d/comm", (int)parent);
@@ -151,8 +151,10 @@ int ss_comm_init(int *argc, char ***argv)
     }
     inited = 1;
     if (provided < MPI_THREAD_FUNNELED) {
-        fprintf(stderr, "seqshard: the MPI library provides thread level %d, below "
-                        "MPI_THREAD_FUNNELED; use an MPI built with thread support\n", provided);
+        fprintf(stderr,
+                "seqshard: the MPI library provides thread level %d, below "
+                "MPI_THREAD_FUNNELED; use an MPI built with thread support\n",
+                provided);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
@@ -198,7 +200,8 @@ int ss_comm_counter_open(int n_shards)
     if (MPI_Win_allocate(bytes, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &win_mem, &win) !=
         MPI_SUCCESS) {
         ss_error("rank %d: cannot create the MPI shard counter (MPI_Win_allocate of %lld bytes); "
-                 "use a larger --shard-size", rank_, (long long)bytes);
+                 "use a larger --shard-size",
+                 rank_, (long long)bytes);
         return -1;
     }
     if (rank_ == 0) {
@@ -243,7 +246,7 @@ int ss_comm_counter_next(void)
  * exactly one sees STOP_TOLD unset: the one whose message is the job's.
  */
 #define STOP_RAISED 2
-#define STOP_TOLD 1
+#define STOP_TOLD   1
 
 int ss_comm_raise_stop(int told)
 {
@@ -418,8 +421,8 @@ int ss_comm_sum_u64(uint64_t *v, size_t n)
     for (size_t off = 0; off < n; off += 1 << 24) {
         int c = (int)(n - off < (1u << 24) ? n - off : 1u << 24);
         MPI_Request req;
-        if (MPI_Iallreduce(MPI_IN_PLACE, v + off, c, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD,
-                           &req) != MPI_SUCCESS ||
+        if (MPI_Iallreduce(MPI_IN_PLACE, v + off, c, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD, &req) !=
+                MPI_SUCCESS ||
             wait_quietly(&req) < 0)
             return -1;
     }
@@ -445,9 +448,9 @@ int ss_comm_max_int(int v)
 {
     int out = v;
     MPI_Request req;
-    if (inited && (MPI_Iallreduce(&v, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req) !=
-                       MPI_SUCCESS ||
-                   wait_quietly(&req) < 0))
+    if (inited &&
+        (MPI_Iallreduce(&v, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req) != MPI_SUCCESS ||
+         wait_quietly(&req) < 0))
         return v > 0 ? v : 1;
     return out;
 }
@@ -586,14 +589,15 @@ ss_comm_file_t *ss_comm_file_open(const char *path, const char *shown)
     if (!f)
         return NULL;
     snprintf(f->path, sizeof(f->path), "%s", shown ? shown : path);
-    int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY,
-                           MPI_INFO_NULL, &f->fh);
+    int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
+                           &f->fh);
     if (rc != MPI_SUCCESS) {
         char msg[MPI_MAX_ERROR_STRING];
         int len = 0;
         MPI_Error_string(rc, msg, &len);
         ss_error("%s: cannot open for parallel writing (%s); check the directory is "
-                 "writable and on a file system all ranks share", f->path, msg);
+                 "writable and on a file system all ranks share",
+                 f->path, msg);
         free(f);
         return NULL;
     }
@@ -620,8 +624,8 @@ int ss_comm_file_write_at(ss_comm_file_t *f, uint64_t offset, const void *buf, s
             if (rc != MPI_SUCCESS && MPI_Error_string(rc, why, &n) != MPI_SUCCESS)
                 snprintf(why, sizeof(why), "MPI error %d", rc);
             ss_error("%s: writing %d bytes at offset %llu failed (%s); free space on its "
-                     "file system and rerun", f->path, chunk,
-                     (unsigned long long)offset, why);
+                     "file system and rerun",
+                     f->path, chunk, (unsigned long long)offset, why);
             return -1;
         }
         p += done, offset += (uint64_t)done, len -= (size_t)done;
@@ -677,8 +681,8 @@ static long env_number(const char *const *names)
 int ss_comm_init(int *argc, char ***argv)
 {
     (void)argc, (void)argv;
-    static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                                        "SLURM_STEP_NUM_TASKS", NULL};
+    static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS",
+                                        NULL};
     /* a rank variable says a launcher started us (a batch script's own SLURM_* do not) */
     static const char *const ranks[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", NULL};
     long size = env_number(sizes), rank = env_number(ranks);
@@ -693,7 +697,9 @@ int ss_comm_init(int *argc, char ***argv)
                 size);
     return -2;
 }
-void ss_comm_finalize(void) {}
+void ss_comm_finalize(void)
+{
+}
 void ss_comm_abort(int code)
 {
     ss_error_flush();
@@ -731,7 +737,9 @@ int ss_comm_counter_peek(void)
 {
     return local_next;
 }
-void ss_comm_counter_close(void) {}
+void ss_comm_counter_close(void)
+{
+}
 int ss_comm_size_publish(int idx, uint64_t len)
 {
     (void)idx, (void)len;
@@ -765,7 +773,9 @@ int ss_comm_piece_recv(int owner, void *buf, size_t cap, size_t *got)
     (void)owner, (void)buf, (void)cap, (void)got;
     return -1;
 }
-void ss_comm_pieces_closed(void) {}
+void ss_comm_pieces_closed(void)
+{
+}
 int ss_comm_sum_u64(uint64_t *v, size_t n)
 {
     (void)v, (void)n;

@@ -49,8 +49,8 @@ int ss_tabix_index(const char *path, const char *idx_path, const char *final_pat
     if (tbx_index_build2(path, idx_path, csi ? 14 : 0, &conf) < 0) {
         /* the output is removed with its partial index: "renamed only on success" */
         ss_error("%s: building the %s index failed (%s); nothing was written: free space on "
-                 "its file system and rerun", final_path, csi ? "CSI" : "tabix",
-                 errno ? strerror(errno) : "unknown cause");
+                 "its file system and rerun",
+                 final_path, csi ? "CSI" : "tabix", errno ? strerror(errno) : "unknown cause");
         return -1;
     }
     return 0;

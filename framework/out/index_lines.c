@@ -110,7 +110,8 @@ int ss_idx_write_line(ss_idx_piece_t *p, const ss_idx_note_t *r, uint64_t run_m,
 {
     int rc = 0;
     ss_idx_entry_t e = {.n = 0};
-    ss_idx_entry_varint(&e, E_MAPPED | (r->new_contig ? E_CONTIG : 0) | (run_m | run_u ? E_RUN : 0));
+    ss_idx_entry_varint(&e,
+                        E_MAPPED | (r->new_contig ? E_CONTIG : 0) | (run_m | run_u ? E_RUN : 0));
     if (r->new_contig) { /* the name's bytes follow its length, outside the entry buffer */
         ss_idx_entry_varint(&e, p->name.l);
         rc |= kputsn((const char *)e.b, (size_t)e.n, &p->ent) < 0 ? -1 : 0;

@@ -105,8 +105,8 @@ static int put_entry(ss_idx_piece_t *p, const ss_idx_entry_t *e)
 static int write_record(ss_idx_piece_t *p, const ss_idx_note_t *r, uint64_t run_m, uint64_t run_u)
 {
     uint64_t coff = r->after >> 16;
-    int flags = (r->mapped ? E_MAPPED : 0) | (coff != p->coff ? E_BLOCK : 0) |
-                (run_m | run_u ? E_RUN : 0);
+    int flags =
+        (r->mapped ? E_MAPPED : 0) | (coff != p->coff ? E_BLOCK : 0) | (run_m | run_u ? E_RUN : 0);
     ss_idx_entry_t e = {.n = 0};
     entry_head(p, &e, flags, r->tid, r->beg, r->end);
     if (flags & E_RUN)

@@ -13,10 +13,11 @@
 #define PIECE_HEAD   (8 * PIECE_FIELDS)
 
 /* Entry flags. */
-#define E_MAPPED 1 /* BAM, SAM: the read is mapped (counts in the pseudo-bin); lines, BCF always */
-#define E_CONTIG 2 /* the contig changes: its id (records, BCF, SAM) or name (lines) follows */
-#define E_BLOCK  4 /* records: the block address moves on by the varint that follows */
-#define E_META   8 /* lines: a '#' line before any data line (moves tabix's first offset) */
+#define E_MAPPED 1  /* BAM, SAM: the read is mapped (counts in the pseudo-bin); lines, BCF always \
+                     */
+#define E_CONTIG 2  /* the contig changes: its id (records, BCF, SAM) or name (lines) follows */
+#define E_BLOCK  4  /* records: the block address moves on by the varint that follows */
+#define E_META   8  /* lines: a '#' line before any data line (moves tabix's first offset) */
 #define E_RUN    16 /* records left out before this one follow: mapped, then unmapped, varints */
 
 /* The window size the runs are judged by: htslib's min_shift for BAI, TBI and our CSIs. */
@@ -42,7 +43,8 @@ typedef struct {
 int ss_idx_note(ss_idx_piece_t *p, const ss_idx_note_t *r);
 /* Write the record held back, if any (before a meta entry, or at the shard's end). 0 or -1. */
 int ss_idx_note_flush(ss_idx_piece_t *p);
-/* LINES, VCF: write a line's entry, closing a run of run_m + run_u lines left out (index_lines.c). */
+/* LINES, VCF: write a line's entry, closing a run of run_m + run_u lines left out (index_lines.c).
+ */
 int ss_idx_write_line(ss_idx_piece_t *p, const ss_idx_note_t *r, uint64_t run_m, uint64_t run_u);
 
 /* BCF: ss_idx_piece_lines for records (index_bcf.c). */

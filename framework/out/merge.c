@@ -60,7 +60,7 @@ struct ss_merge_s {
     uint64_t bytes_out;  /* written by this rank */
     uint64_t file_len;   /* the whole file's, once ss_merge_finish agreed */
     int failed;
-    char tmp[4096];      /* the temporary output's path, as rank 0 broadcast it */
+    char tmp[4096];       /* the temporary output's path, as rank 0 broadcast it */
     ss_merge_kept_f kept; /* shards kept from an earlier run, or NULL */
     const void *kept_ctx;
     ss_merge_written_f written; /* told of each piece this rank wrote, or NULL */
@@ -300,8 +300,7 @@ int ss_merge_finish(ss_merge_t *m, int failed, const char *tail, size_t tail_len
     }
     /* every rank arrives here together, right after the sum: close waits inside MPI */
     if (ss_comm_file_close(m->f) < 0 && rc == 0) {
-        ss_error("%s: closing the output failed; check free space on its file system",
-                 m->shown);
+        ss_error("%s: closing the output failed; check free space on its file system", m->shown);
         rc = -1;
     }
     m->f = NULL;

@@ -38,7 +38,7 @@
 
 /* A buffer and the worker group whose node holds its pages. */
 typedef struct {
-    kstring_t ks;   /* first: the kstring_t * handed out points here */
+    kstring_t ks; /* first: the kstring_t * handed out points here */
     int group;
     size_t charged; /* the capacity counted in held (under the lock) */
 } group_buf_t;
@@ -51,14 +51,14 @@ struct ss_ordered_s {
     int n, window;
     int next;
     int stopped;
-    kstring_t **slot;        /* [window] */
-    kstring_t **free_list;   /* recycled buffers, capacity kept */
+    kstring_t **slot;      /* [window] */
+    kstring_t **free_list; /* recycled buffers, capacity kept */
     int n_free, m_free;
-    int n_live, max_live;    /* buffers in existence; the cap, 0 for none */
+    int n_live, max_live; /* buffers in existence; the cap, 0 for none */
     int peak_live;
-    size_t budget;         /* bytes of capacity all buffers may hold; 0: no limit */
-    size_t held, peak_held; /* sum of the buffers' charged capacities */
-    struct waiter_s *waiters; /* workers waiting in ss_ordered_buffer() */
+    size_t budget;             /* bytes of capacity all buffers may hold; 0: no limit */
+    size_t held, peak_held;    /* sum of the buffers' charged capacities */
+    struct waiter_s *waiters;  /* workers waiting in ss_ordered_buffer() */
     const unsigned char *kept; /* [n] shards already in the output (--resume), or NULL;
                                 * set before the workers start, read-only after */
 };
@@ -185,7 +185,7 @@ static void recycle_locked(ss_ordered_t *ow, kstring_t *b)
         int m = ow->m_free ? 2 * ow->m_free : 16;
         kstring_t **a = realloc(ow->free_list, (size_t)m * sizeof(*a));
         if (!a) {
-            drop_locked(ow, b); /* cannot keep it; it will be allocated again */
+            drop_locked(ow, b);                   /* cannot keep it; it will be allocated again */
             pthread_cond_broadcast(&ow->free_cv); /* the lowest waiter must see it */
             return;
         }
@@ -432,8 +432,8 @@ static struct timespec deadline_after(double s)
     return t;
 }
 
-int ss_ordered_run(ss_ordered_t *ow, ss_ordered_sink_f sink, ss_ordered_tick_f tick,
-                   void *ctx, double tick_s)
+int ss_ordered_run(ss_ordered_t *ow, ss_ordered_sink_f sink, ss_ordered_tick_f tick, void *ctx,
+                   double tick_s)
 {
     pthread_mutex_lock(&ow->lock);
     while (ow->next < ow->n) {

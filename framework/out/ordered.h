@@ -114,8 +114,8 @@ int ss_ordered_stopped(ss_ordered_t *ow);
  * buffers. Returns 0 when all n_shards were written, -1 if stopped or the
  * sink failed (the run is then stopped too).
  */
-int ss_ordered_run(ss_ordered_t *ow, ss_ordered_sink_f sink, ss_ordered_tick_f tick,
-                   void *ctx, double tick_s);
+int ss_ordered_run(ss_ordered_t *ow, ss_ordered_sink_f sink, ss_ordered_tick_f tick, void *ctx,
+                   double tick_s);
 /* The most buffers that existed at once (any thread). */
 int ss_ordered_peak_buffers(ss_ordered_t *ow);
 /* How many workers are waiting for a buffer (any thread). */

@@ -33,7 +33,7 @@ static int ends_with(const char *s, const char *suffix)
 
 static const char *format_name(ss_out_format_t f)
 {
-    static const char *names[] = { "text", "SAM", "BAM", "CRAM" };
+    static const char *names[] = {"text", "SAM", "BAM", "CRAM"};
     return f >= SS_FMT_TEXT && f <= SS_FMT_CRAM ? names[f] : "?";
 }
 
@@ -190,8 +190,9 @@ ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co)
     r->input = co->n_inputs == 1 ? co->inputs[0] : NULL;
     snprintf(r->spill_dir, sizeof(r->spill_dir), ".");
     r->no_main = spec->no_main;
-    r->bgzf = r->format == SS_FMT_TEXT ? text_bgzf(spec, co->output)
-                                       : r->format == SS_FMT_SAM && ends_with(co->output, ".sam.gz");
+    r->bgzf = r->format == SS_FMT_TEXT
+                  ? text_bgzf(spec, co->output)
+                  : r->format == SS_FMT_SAM && ends_with(co->output, ".sam.gz");
     r->tabix = r->format == SS_FMT_TEXT && r->bgzf && spec->text_index == SS_TEXT_INDEX_TABIX;
     r->vcf_tbi = spec->text_index == SS_TEXT_INDEX_VCF_TBI;
     r->vcf_index = r->format == SS_FMT_TEXT && r->bgzf &&
@@ -200,18 +201,19 @@ ss_out_run_t *ss_out_run_init(ss_out_spec_t *spec, const ss_common_opts_t *co)
         goto fail;
     r->index_out = co->index_out;
     r->text_header_len = spec->text_header ? spec->text_header_len ? spec->text_header_len
-                                                                    : strlen(spec->text_header)
+                                                                   : strlen(spec->text_header)
                                            : 0;
     if (spec->text_header && !(r->text_header = malloc(r->text_header_len + 1)))
         r->text_header_len = 0;
     else if (spec->text_header)
-        memcpy(r->text_header, spec->text_header, r->text_header_len), r->text_header[r->text_header_len] = 0;
+        memcpy(r->text_header, spec->text_header, r->text_header_len),
+            r->text_header[r->text_header_len] = 0;
     if (spec->text_header && !r->text_header) {
         ss_error("out of memory preparing the output");
         goto fail;
     }
-    r->cram_opts = (ss_cram_opts_t){ .file_id = co->output, .reference = co->reference,
-                                     .level = r->level };
+    r->cram_opts =
+        (ss_cram_opts_t){.file_id = co->output, .reference = co->reference, .level = r->level};
     if (r->format == SS_FMT_CRAM && ss_cram_frame_build(&r->hdr, &r->cram_opts, &r->cram) < 0)
         goto fail;
     r->idx_kind = index_kind(r);
@@ -324,8 +326,8 @@ static int save_merged(ss_output_t *out, const char *output, ss_idx_merge_t *m, 
 /* bcftools index: a CSI of the finished BCF or VCF.gz, or with -t a TBI (min_shift 0 makes
  * htslib build tabix's index of a VCF.gz); merged from the shards' pieces in m, or (m NULL)
  * read back from the file. 0, or -1 after ss_error(). */
-static int vcf_index(const ss_out_run_t *r, ss_output_t *out, const char *output,
-                     ss_idx_merge_t *m, uint64_t data_end)
+static int vcf_index(const ss_out_run_t *r, ss_output_t *out, const char *output, ss_idx_merge_t *m,
+                     uint64_t data_end)
 {
     const char *tmp_path = ss_output_tmp_path(out);
     if (!tmp_path) {
@@ -343,7 +345,8 @@ static int vcf_index(const ss_out_run_t *r, ss_output_t *out, const char *output
     int rc = bcf_index_build3(tmp_path, idx, r->vcf_tbi ? 0 : 14, r->index_threads);
     if (rc < 0) {
         ss_error("%s: building its index failed (htslib code %d); nothing was written: free "
-                 "space on its file system and rerun", output, rc);
+                 "space on its file system and rerun",
+                 output, rc);
         return -1;
     }
     return 0;
@@ -485,7 +488,8 @@ int ss_out_run_index(const ss_out_run_t *r, ss_output_t *out, const char *output
     if (rc < 0) {
         if (bai && rc == -2)
             ss_error("%s: a .bai index cannot hold contigs of 2^29 bp or more (samtools says "
-                     "the same); nothing was written: name the index .csi", output);
+                     "the same); nothing was written: name the index .csi",
+                     output);
         else
             ss_error("%s: building its index failed (htslib code %d); nothing was written: "
                      "free space on its file system and rerun",

@@ -10,18 +10,18 @@
 
 #include <stdatomic.h>
 
+#include "../../io/ss_encode.h"
 #include "output_file.h"
 #include "shard_index.h"
-#include "../../io/ss_encode.h"
 
 struct ss_out_run_s {
     ss_out_format_t format;
-    int bgzf;             /* text or SAM framed as BGZF blocks, with the EOF block */
-    int tabix;            /* text .gz: tabix index of the temporary file */
-    int vcf_index;        /* BGZF BCF or VCF: its index as bcftools index builds it */
-    int vcf_tbi;          /* that index is a TBI (-t), not a CSI */
+    int bgzf;      /* text or SAM framed as BGZF blocks, with the EOF block */
+    int tabix;     /* text .gz: tabix index of the temporary file */
+    int vcf_index; /* BGZF BCF or VCF: its index as bcftools index builds it */
+    int vcf_tbi;   /* that index is a TBI (-t), not a CSI */
     int level;
-    sam_hdr_t *hdr;       /* records: the output header, fully built */
+    sam_hdr_t *hdr; /* records: the output header, fully built */
     int sam_header;
     int write_index, index_threads;
     char *text_header;
@@ -29,12 +29,12 @@ struct ss_out_run_s {
     ss_cram_frame_t cram;
     ss_cram_opts_t cram_opts; /* strings borrowed from the common options */
     const char *tmp_dir;
-    char spill_dir[4096]; /* where shard output past the memory budget goes (engine.c sets it) */
-    int no_main;          /* the kernel writes side streams only: no main file */
-    const char *input;    /* the run's one input, named in messages about its records, or NULL */
-    const char *index_out; /* -o FILE##idx##INDEX's INDEX (borrowed), or NULL: beside FILE */
-    ss_idx_kind_t idx_kind; /* what workers note for an index built from the shards, or none:
-                             * the index is built by reading the finished file (ss_out_run_index) */
+    char spill_dir[4096];    /* where shard output past the memory budget goes (engine.c sets it) */
+    int no_main;             /* the kernel writes side streams only: no main file */
+    const char *input;       /* the run's one input, named in messages about its records, or NULL */
+    const char *index_out;   /* -o FILE##idx##INDEX's INDEX (borrowed), or NULL: beside FILE */
+    ss_idx_kind_t idx_kind;  /* what workers note for an index built from the shards, or none:
+                              * the index is built by reading the finished file (ss_out_run_index) */
     struct hts_tpool *zpool; /* BAM: threads that compress the workers' blocks, or NULL */
     atomic_int busy;         /* workers inside a shard (engine.c), for the pool's use */
     int cores;               /* -@: with that many busy, workers compress their own blocks */

@@ -30,20 +30,20 @@
 
 struct ss_out_s {
     const ss_out_run_t *run;
-    ss_ordered_t *bufs;     /* owns buf and counts its capacity against the budget */
-    size_t charged;         /* buf's capacity as last counted there */
-    size_t slack;           /* room a buffer keeps for the lines before the next checkpoint */
-    const ss_shard_t *sh;   /* the shard being processed */
-    kstring_t *buf;         /* its bytes, owned by the ordered writer */
-    kstring_t line;         /* one SAM line or BAM record */
-    kstring_t z;            /* BGZF text: the compressed shard, swapped into buf */
-    ss_bgzf_pack_t pack;    /* BAM: the block being filled */
+    ss_ordered_t *bufs;   /* owns buf and counts its capacity against the budget */
+    size_t charged;       /* buf's capacity as last counted there */
+    size_t slack;         /* room a buffer keeps for the lines before the next checkpoint */
+    const ss_shard_t *sh; /* the shard being processed */
+    kstring_t *buf;       /* its bytes, owned by the ordered writer */
+    kstring_t line;       /* one SAM line or BAM record */
+    kstring_t z;          /* BGZF text: the compressed shard, swapped into buf */
+    ss_bgzf_pack_t pack;  /* BAM: the block being filled */
     ss_cram_enc_t *cram;
-    sam_hdr_t *cram_hdr;    /* CRAM: this worker's copy of the header (htslib writes to it) */
-    int cram_open;          /* a CRAM writer is open for this shard */
-    ss_spill_t spill;       /* the shard's leading bytes, moved out of buf (spill.h) */
-    size_t spilled_raw;     /* bytes of buf moved there, before compression */
-    ss_side_t *side;        /* side streams and reductions (side_out.c), or NULL */
+    sam_hdr_t *cram_hdr; /* CRAM: this worker's copy of the header (htslib writes to it) */
+    int cram_open;       /* a CRAM writer is open for this shard */
+    ss_spill_t spill;    /* the shard's leading bytes, moved out of buf (spill.h) */
+    size_t spilled_raw;  /* bytes of buf moved there, before compression */
+    ss_side_t *side;     /* side streams and reductions (side_out.c), or NULL */
     int worker;
     ss_idx_piece_t idx; /* what the output's index needs of this shard (shard_index.h) */
 };

@@ -99,8 +99,8 @@ static int check_new_file(const char *path, const char *opt, size_t ext_len)
         return -1;
     }
     if (strlen(base_of(path)) + ext_len > NAME_MAX) {
-        ss_error("%s: file name too long (%zu bytes, at most %d%s); give %s a shorter name",
-                 path, strlen(base_of(path)), NAME_MAX - (int)ext_len,
+        ss_error("%s: file name too long (%zu bytes, at most %d%s); give %s a shorter name", path,
+                 strlen(base_of(path)), NAME_MAX - (int)ext_len,
                  ext_len ? " for the index beside it" : "", opt);
         return -1;
     }
@@ -130,7 +130,8 @@ static int check_output(const char *path, const char *opt, size_t ext_len)
     if (!S_ISREG(st.st_mode)) {
         if (ext_len) {
             ss_error("%s: a .gz output is indexed, which needs a regular file; give %s a file "
-                     "name", path, opt);
+                     "name",
+                     path, opt);
             return -1;
         }
         return 0;
@@ -169,7 +170,8 @@ static int check_index_names(const char *out)
         snprintf(p, sizeof(p), "%s%s", out, ext[i]);
         if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
             ss_error("%s: is a directory, where the index of -o goes; remove it or give -o "
-                     "another name", p);
+                     "another name",
+                     p);
             return -1;
         }
     }

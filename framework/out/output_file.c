@@ -43,10 +43,9 @@
 #include "compress.h"
 #include "output_file.h"
 
-const unsigned char ss_bgzf_eof[28] = {
-    0x1f, 0x8b, 0x08, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0x06, 0x00, 0x42, 0x43,
-    0x02, 0x00, 0x1b, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
-};
+const unsigned char ss_bgzf_eof[28] = {0x1f, 0x8b, 0x08, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff,
+                                       0x06, 0x00, 0x42, 0x43, 0x02, 0x00, 0x1b, 0x00, 0x03, 0x00,
+                                       0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
 
 #define N_NAMES 4 /* a temporary file and the index names beside it */
 #define EXT_MAX 5 /* the longest index suffix, ".crai" */
@@ -216,7 +215,8 @@ static int open_tmp(ss_output_t *o)
     }
     if ((o->fd = mkstemp(tmp)) < 0) {
         ss_error("%s: cannot create a temporary file next to it: %s; check that its directory "
-                 "exists and is writable", o->shown, strerror(errno));
+                 "exists and is writable",
+                 o->shown, strerror(errno));
         return -1;
     }
     o->own_fd = 1;
@@ -255,7 +255,8 @@ static int open_fixed_tmp(ss_output_t *o)
     o->own_fd = 1;
     if (flock(o->fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
         ss_error("%s: another seqshard run is writing it (its temporary %s is locked); wait "
-                 "for that run or give another -o", o->shown, tmp);
+                 "for that run or give another -o",
+                 o->shown, tmp);
         close(o->fd);
         o->fd = -1;
         return -1;
@@ -272,8 +273,7 @@ static int open_fixed_tmp(ss_output_t *o)
 static int is_our_stdout(const struct stat *st)
 {
     struct stat out;
-    return fstat(STDOUT_FILENO, &out) == 0 && out.st_dev == st->st_dev &&
-           out.st_ino == st->st_ino;
+    return fstat(STDOUT_FILENO, &out) == 0 && out.st_dev == st->st_dev && out.st_ino == st->st_ino;
 }
 
 /*
@@ -516,12 +516,14 @@ int ss_output_index_tabix(ss_output_t *o, int csi)
 {
     if (!o->tmp) {
         ss_error("%s: a .gz output is indexed, which needs a regular file; give -o a file "
-                 "name", shown(o));
+                 "name",
+                 shown(o));
         return -1;
     }
     if (fsync(o->fd) != 0 && errno != EINVAL) {
         ss_error("%s: cannot flush the output before indexing: %s; check free space on its "
-                 "file system", shown(o), strerror(errno));
+                 "file system",
+                 shown(o), strerror(errno));
         return -1;
     }
     const char *idx = ss_output_index_tmp(o, csi ? ".csi" : ".tbi");

@@ -100,7 +100,7 @@ typedef struct {
     int32_t h_tid;
     hts_pos_t h_beg, h_end;
     int h_mapped;
-    uint64_t h_after;            /* where a reader stands after it (as the kind notes offsets) */
+    uint64_t h_after;              /* where a reader stands after it (as the kind notes offsets) */
     uint64_t r_mapped, r_unmapped; /* records left out before the held one */
 } ss_idx_piece_t;
 
@@ -141,7 +141,8 @@ int ss_idx_piece_text_record(ss_idx_piece_t *p, int32_t tid, hts_pos_t beg, hts_
  * memory. Call once, then ss_idx_piece_end(p, shard_len, head_len).
  */
 int ss_idx_piece_crai(ss_idx_piece_t *p, const char *text, size_t len);
-/* Text kinds: the BGZF blocks z[0..len) just compressed from the shard's text, in order. 0 or -1. */
+/* Text kinds: the BGZF blocks z[0..len) just compressed from the shard's text, in order. 0 or -1.
+ */
 int ss_idx_piece_blocks(ss_idx_piece_t *p, const char *z, size_t len);
 /*
  * The shard is done: shard_len bytes of output, raw_len of them before

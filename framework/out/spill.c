@@ -23,8 +23,8 @@ static int spill_open(ss_spill_t *sp, const char *dir, int shard)
     int fd = mkstemp(path);
     if (fd < 0) {
         ss_error("%s: cannot create a temporary file for shard %d's output (%s); point "
-                 "--tmp-dir at a writable directory", dir && *dir ? dir : ".", shard,
-                 strerror(errno));
+                 "--tmp-dir at a writable directory",
+                 dir && *dir ? dir : ".", shard, strerror(errno));
         return -1;
     }
     unlink(path);

@@ -4,9 +4,9 @@
  * When a shard buffer would grow past the rank's output memory budget
  * (ordered.h, out_shard.c), its leading bytes (whole BGZF blocks for compressed
  * output) go to a temporary file of the shard's own, and the shard's output
- * is then that file's bytes followed by what is left in the buffer. So a shard may make far more output than fits
- * in memory, and the planner can cut shards by work (a CRAM slice decoded
- * once, not once per small shard) rather than by output.
+ * is then that file's bytes followed by what is left in the buffer. So a shard may make far more
+ * output than fits in memory, and the planner can cut shards by work (a CRAM slice decoded once,
+ * not once per small shard) rather than by output.
  *
  * The file is unlinked as soon as it is created: it disappears with its
  * descriptor in every outcome, crash included.
@@ -25,7 +25,7 @@ typedef struct {
     uint64_t len; /* bytes in the file, all of them the shard's first */
 } ss_spill_t;
 
-#define SS_SPILL_NONE ((ss_spill_t){ .fd = -1, .len = 0 })
+#define SS_SPILL_NONE ((ss_spill_t){.fd = -1, .len = 0})
 
 /* Append len bytes, creating the file in dir on first use. 0, or -1 after ss_error(). */
 int ss_spill_append(ss_spill_t *sp, const char *dir, int shard, const char *buf, size_t len);

@@ -36,9 +36,9 @@ struct ss_store_s {
     piece_t *a;
     size_t n, m;
     size_t mem_used, mem_cap;
-    uint64_t pending;  /* bytes put and not yet released, in memory or spilled */
+    uint64_t pending; /* bytes put and not yet released, in memory or spilled */
     char dir[4096];
-    int fd;            /* spill file, -1 until needed */
+    int fd; /* spill file, -1 until needed */
     uint64_t file_len;
 };
 
@@ -62,7 +62,8 @@ static int open_spill(ss_store_t *s)
     s->fd = mkstemp(path);
     if (s->fd < 0) {
         ss_error("%s: cannot create a spill file (%s); point --tmp-dir at a writable directory "
-                 "with free space", s->dir, strerror(errno));
+                 "with free space",
+                 s->dir, strerror(errno));
         return -1;
     }
     unlink(path);
@@ -103,8 +104,8 @@ static int grow_locked(ss_store_t *s, int idx)
 static int spill_write_error(const ss_store_t *s, size_t len, int idx)
 {
     ss_error("%s: writing %zu bytes of shard %d to a spill file failed (%s); free space "
-             "there or point --tmp-dir at a larger file system", s->dir, len, idx,
-             strerror(errno));
+             "there or point --tmp-dir at a larger file system",
+             s->dir, len, idx, strerror(errno));
     return -1;
 }
 
@@ -155,13 +156,12 @@ static int copy_to_spill(void *ctx, const char *buf, size_t len)
     return 0;
 }
 
-int ss_store_put_spilled(ss_store_t *s, int idx, const ss_spill_t *sp, const char *buf,
-                         size_t len)
+int ss_store_put_spilled(ss_store_t *s, int idx, const ss_spill_t *sp, const char *buf, size_t len)
 {
     uint64_t total = sp->len + len;
     pthread_mutex_lock(&s->lock);
     int ok = s->fd >= 0 || open_spill(s) == 0;
-    copy_t c = { s, idx, s->file_len };
+    copy_t c = {s, idx, s->file_len};
     if (ok)
         s->file_len += total; /* the range is this piece's: other puts append after it */
     pthread_mutex_unlock(&s->lock);
@@ -171,8 +171,7 @@ int ss_store_put_spilled(ss_store_t *s, int idx, const ss_spill_t *sp, const cha
     pthread_mutex_lock(&s->lock);
     int rc = grow_locked(s, idx);
     if (rc == 0) {
-        s->a[s->n++] = (piece_t){ .idx = idx, .len = total, .mem = NULL,
-                                  .file_off = c.off - total };
+        s->a[s->n++] = (piece_t){.idx = idx, .len = total, .mem = NULL, .file_off = c.off - total};
         s->pending += total;
     }
     pthread_mutex_unlock(&s->lock);

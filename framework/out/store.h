@@ -23,8 +23,7 @@ int ss_store_put(ss_store_t *s, int idx, const char *buf, size_t len);
  * memory while it ran): copied into the spill file as one piece, outside
  * the lock. The caller still owns sp. 0, or -1 after ss_error().
  */
-int ss_store_put_spilled(ss_store_t *s, int idx, const ss_spill_t *sp, const char *buf,
-                         size_t len);
+int ss_store_put_spilled(ss_store_t *s, int idx, const ss_spill_t *sp, const char *buf, size_t len);
 /* Pieces in the order they were put; piece k keeps its number. Any thread (the lock). */
 size_t ss_store_count(ss_store_t *s);
 void ss_store_piece(ss_store_t *s, size_t k, int *idx, uint64_t *len);

@@ -9,18 +9,18 @@
  * input is its data handle alone.
  */
 #include <errno.h>
+#include <htslib/cram.h>
+#include <htslib/faidx.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <htslib/cram.h>
-#include <htslib/faidx.h>
 
+#include "../../io/ss_budget.h"
+#include "../../io/ss_diag.h"
 #include "../comm/comm.h"
 #include "../step/steps.h"
 #include "plan.h"
-#include "../../io/ss_budget.h"
-#include "../../io/ss_diag.h"
 
 /*
  * htslib 1.16 (cram/cram_io.c, cram_populate_ref) looks a CRAM's reference up
@@ -42,17 +42,17 @@ struct ss_job_s {
     samFile *fp;                  /* first input, kept for planning */
     sam_hdr_t *h;
     hts_idx_t *idx;
-    hts_idx_t **idxs;             /* [n]: each BAM's index, shared by the readers */
-    unsigned char *is_cram;       /* [n] */
-    samFile *cram_anchor;         /* a CRAM handle that keeps the shared reference alive */
-    int64_t index_bytes;          /* index file bytes of idxs (SHARED_INDEX_BYTES) */
+    hts_idx_t **idxs;       /* [n]: each BAM's index, shared by the readers */
+    unsigned char *is_cram; /* [n] */
+    samFile *cram_anchor;   /* a CRAM handle that keeps the shared reference alive */
+    int64_t index_bytes;    /* index file bytes of idxs (SHARED_INDEX_BYTES) */
     ss_bed_t *bed;
-    ss_interval_t *regions;       /* the regions in the order given, parsed */
+    ss_interval_t *regions; /* the regions in the order given, parsed */
     int n_regions, m_regions;
-    int user_ref_env;             /* REF_PATH or REF_CACHE set by the user */
-    uint64_t *tally_want;         /* what the BAM inputs' indexes count, as the run's tally
-                                   * (ss_io_tally_expect); NULL until the first BAM */
-    ss_step_reach_t step_reach;   /* the steps' reach, summed (ss_job_steps_prepare) */
+    int user_ref_env;           /* REF_PATH or REF_CACHE set by the user */
+    uint64_t *tally_want;       /* what the BAM inputs' indexes count, as the run's tally
+                                 * (ss_io_tally_expect); NULL until the first BAM */
+    ss_step_reach_t step_reach; /* the steps' reach, summed (ss_job_steps_prepare) */
 };
 
 /*
@@ -73,10 +73,10 @@ struct ss_job_s {
  */
 static void warm_htslib_tables(void)
 {
-    uint8_t ref[4] = { 0, 1, 2, 3 }, query[4] = { 0, 1, 2, 3 }, qual[4] = { 30, 30, 30, 30 };
+    uint8_t ref[4] = {0, 1, 2, 3}, query[4] = {0, 1, 2, 3}, qual[4] = {30, 30, 30, 30};
     uint8_t q[4];
     int state[4];
-    probaln_par_t par = { 0.001f, 0.1f, 10 };
+    probaln_par_t par = {0.001f, 0.1f, 10};
     (void)probaln_glocal(ref, 4, query, 4, qual, &par, state, q); /* only the side effect */
 }
 
@@ -158,14 +158,14 @@ static int open_stdin(ss_job_t *job)
 {
     const ss_common_opts_t *o = job->opts;
     const char *why = !job->kernel->stdin_ok ? "this kernel reads files only; give a BAM/CRAM path"
-                      : o->n_inputs > 1 ? "it must be the only input; give the others as files"
-                      : o->n_regions ? "regions need an index, which a stream has none of; "
-                                       "drop the regions or give a file"
+                      : o->n_inputs > 1      ? "it must be the only input; give the others as files"
+                      : o->n_regions         ? "regions need an index, which a stream has none of; "
+                                               "drop the regions or give a file"
                       : o->bed ? "-l needs shards cut by interval, which a stream cannot be "
                                  "read by; drop -l or give a file"
                       : ss_comm_parallel() ? "it is read by one process, but mpirun/srun started "
                                              "several ranks; run without them, or give a file"
-                      : NULL;
+                                           : NULL;
     if (why) {
         ss_error("-: standard input as input: %s", why);
         return -1;
@@ -194,7 +194,7 @@ static int64_t index_file_size(const ss_job_t *job, int i)
 {
     const char *path = job->inputs.paths[i];
     char name[4096];
-    const char *ext[] = { ".csi", ".bai" };
+    const char *ext[] = {".csi", ".bai"};
     struct stat st;
     if (job->inputs.index_paths && job->inputs.index_paths[i])
         return stat(job->inputs.index_paths[i], &st) == 0 ? (int64_t)st.st_size : 0;
@@ -245,7 +245,8 @@ static int check_cram_ur(const char *path, sam_hdr_t *h, const char *ref_option)
     }
     if (bad)
         ss_error("%s: CRAM input needs its reference, and @SQ SN:%s names no readable local "
-                 "FASTA in UR; pass %s ref.fa (or set REF_PATH)", path, bad, ref_option);
+                 "FASTA in UR; pass %s ref.fa (or set REF_PATH)",
+                 path, bad, ref_option);
     free(ur.s);
     return bad ? -1 : 0;
 }
@@ -290,7 +291,8 @@ static int check_input(ss_job_t *job, int i)
                      path, job->kernel->name, path, path, path);
         else
             ss_error("%s: is SAM text, which cannot be read by region; convert it with "
-                     "'samtools sort -o %s.bam %s' and index the result", path, path, path);
+                     "'samtools sort -o %s.bam %s' and index the result",
+                     path, path, path);
         goto fail;
     }
     if (fmt != bam && fmt != cram) {
@@ -299,12 +301,14 @@ static int check_input(ss_job_t *job, int i)
     }
     if (hts_check_EOF(fp) == 0) {
         ss_error("%s: the end-of-file marker is missing, so the file is truncated; re-create it "
-                 "(samtools quickcheck lists such files)", path);
+                 "(samtools quickcheck lists such files)",
+                 path);
         goto fail;
     }
     if (!(h = sam_hdr_read(fp))) {
         ss_error("%s: not a BAM/CRAM file (cannot read its header); check it with samtools "
-                 "quickcheck", path);
+                 "quickcheck",
+                 path);
         goto fail;
     }
     if (fmt == cram && !job->opts->reference && !job->user_ref_env &&
@@ -385,7 +389,8 @@ static int check_reference(const char *ref)
             ss_io_error_fds(ref, errno);
         else if (!fai_dir_read_only(ref))
             ss_error("%s: no usable .fai index (bgzipped FASTA also needs .gzi); run 'samtools "
-                     "faidx %s'", ref, ref);
+                     "faidx %s'",
+                     ref, ref);
         return -1;
     }
     fai_destroy(fai);
@@ -413,7 +418,7 @@ static int region_add(ss_job_t *job, int tid, hts_pos_t beg, hts_pos_t end)
         }
         job->regions = a, job->m_regions = m;
     }
-    job->regions[job->n_regions++] = (ss_interval_t){ .tid = tid, .beg = beg, .end = end };
+    job->regions[job->n_regions++] = (ss_interval_t){.tid = tid, .beg = beg, .end = end};
     return 0;
 }
 
@@ -488,14 +493,16 @@ static int parse_region(ss_job_t *job, const char *reg)
         return -1;
     }
     if (sam_hdr_name2tid(job->h, name) < 0 && sam_hdr_name2tid(job->h, reg) < 0)
-        ss_error("unknown contig '%s' in region '%s'; contigs are listed by samtools view -H",
-                 name, reg);
+        ss_error("unknown contig '%s' in region '%s'; contigs are listed by samtools view -H", name,
+                 reg);
     else if (tid == -1)
         ss_error("region '%s' is ambiguous (a contig is named like a region); write it as "
-                 "{%s}:BEG-END or {%s}", reg, name, reg);
+                 "{%s}:BEG-END or {%s}",
+                 reg, name, reg);
     else
         ss_error("malformed region '%s'; write CONTIG, CONTIG:BEG or CONTIG:BEG-END "
-                 "(1-based, inclusive, BEG <= END)", reg);
+                 "(1-based, inclusive, BEG <= END)",
+                 reg);
     free(name);
     return -1;
 }
@@ -519,15 +526,15 @@ static int share_cram_reference(ss_job_t *job)
     samFile *fp = job->fp;
     if (first == 0 && hts_set_fai_filename(fp, job->opts->reference) != 0) {
         ss_error("%s: cannot use reference %s for this CRAM; check it is the FASTA the CRAM "
-                 "was made against, with a .fai index", job->inputs.paths[0],
-                 job->opts->reference);
+                 "was made against, with a .fai index",
+                 job->inputs.paths[0], job->opts->reference);
         return -1;
     }
     if (first > 0 && !(fp = job->cram_anchor = ss_io_open_input(&job->inputs, first)))
         return -1;
     if (!(job->inputs.cram_refs = cram_get_refs(fp))) {
-        ss_error("%s: cannot set up the reference %s for the CRAM inputs",
-                 job->inputs.paths[first], job->opts->reference);
+        ss_error("%s: cannot set up the reference %s for the CRAM inputs", job->inputs.paths[first],
+                 job->opts->reference);
         return -1;
     }
     return 0;

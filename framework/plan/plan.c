@@ -38,17 +38,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cli/cli.h"
-#include "plan.h"
 #include "../../io/ss_budget.h"
 #include "../../io/ss_estimate.h"
+#include "../cli/cli.h"
+#include "plan.h"
 
-#define GRID_SHIFT 14                /* 16 kb cells, the BAI linear index's */
-#define GRID ((hts_pos_t)1 << GRID_SHIFT)
-#define MIN_SHARD_BP 1000
+#define GRID_SHIFT       14 /* 16 kb cells, the BAI linear index's */
+#define GRID             ((hts_pos_t)1 << GRID_SHIFT)
+#define MIN_SHARD_BP     1000
 #define MAX_SHARD_FACTOR 16
-#define MAX_EST_INPUTS 8             /* more inputs change the shape of the work little */
-#define MIN_OUT_SHARD_BP 100         /* output-bound shards: below this, queries cost more than reads */
+#define MAX_EST_INPUTS   8   /* more inputs change the shape of the work little */
+#define MIN_OUT_SHARD_BP 100 /* output-bound shards: below this, queries cost more than reads */
 /*
  * A CRAM holds the same reads in fewer bytes than a BAM (the benchmark's
  * 30x E. coli: 70 MB against 125 MB), so its work counts this much more
@@ -71,18 +71,18 @@
  * work than PROFILE_MIN_WORK (a few thousand reads, milliseconds of any
  * kernel) is cut evenly too: its imbalance costs less than reading it.
  */
-#define PROFILE_BINS 64
-#define PROFILE_BUDGET ((int64_t)32 << 20)
+#define PROFILE_BINS     64
+#define PROFILE_BUDGET   ((int64_t)32 << 20)
 #define PROFILE_MIN_WORK ((int64_t)64 << 10)
 
 typedef struct {
-    int tid;                         /* SS_TID_UNPLACED: the unplaced reads, no cells */
+    int tid; /* SS_TID_UNPLACED: the unplaced reads, no cells */
     hts_pos_t beg, end;
-    hts_pos_t scope_beg, scope_end;  /* the region (or contig) the span was cut from */
+    hts_pos_t scope_beg, scope_end; /* the region (or contig) the span was cut from */
     int whole_contig;
-    size_t cell0;                    /* index of its first cell in the cell array */
+    size_t cell0; /* index of its first cell in the cell array */
     size_t n_cells;
-    double density;                  /* output work per bp around it (with a spec) */
+    double density; /* output work per bp around it (with a spec) */
 } span_t;
 
 typedef struct {
@@ -99,19 +99,19 @@ typedef struct {
     const ss_job_t *job;
     hts_pos_t shard_size, max_bp;
     int all_contigs;
-    int past_end;                    /* the kernel prints positions past a contig's end */
+    int past_end; /* the kernel prints positions past a contig's end */
     spans_t spans;
-    int64_t *cell_work;              /* per cell, summed over the estimating inputs */
-    double *cell_out;                /* per cell, estimated output of all inputs (with spec) */
+    int64_t *cell_work; /* per cell, summed over the estimating inputs */
+    double *cell_out;   /* per cell, estimated output of all inputs (with spec) */
     size_t n_cells;
-    const ss_out_spec_t *spec;       /* NULL: no output estimate */
-    int n_est;                       /* inputs whose indexes were read */
-    double out_target;               /* output per shard */
-    hts_pos_t min_bp;                /* MIN_SHARD_BP, or less for output-bound shards */
-    int by_bp;                       /* the index could not estimate: equal-bp cuts */
-    double target;                   /* work per shard */
-    ss_io_est_t *prof_est;           /* the first input, to profile heavy cells; NULL: none */
-    int64_t prof_left;               /* work of heavy cells still to profile (PROFILE_BUDGET) */
+    const ss_out_spec_t *spec; /* NULL: no output estimate */
+    int n_est;                 /* inputs whose indexes were read */
+    double out_target;         /* output per shard */
+    hts_pos_t min_bp;          /* MIN_SHARD_BP, or less for output-bound shards */
+    int by_bp;                 /* the index could not estimate: equal-bp cuts */
+    double target;             /* work per shard */
+    ss_io_est_t *prof_est;     /* the first input, to profile heavy cells; NULL: none */
+    int64_t prof_left;         /* work of heavy cells still to profile (PROFILE_BUDGET) */
     shards_t out;
 } plan_t;
 
@@ -140,13 +140,17 @@ static int span_add(plan_t *p, int tid, hts_pos_t beg, hts_pos_t end, hts_pos_t 
 {
     if (end <= beg)
         return 0;
-    return span_push(&p->spans, (span_t){ .tid = tid, .beg = beg, .end = end, .scope_beg = lo,
-                                          .scope_end = hi, .whole_contig = whole });
+    return span_push(&p->spans, (span_t){.tid = tid,
+                                         .beg = beg,
+                                         .end = end,
+                                         .scope_beg = lo,
+                                         .scope_end = hi,
+                                         .whole_contig = whole});
 }
 
 static int span_add_unplaced(plan_t *p)
 {
-    return span_push(&p->spans, (span_t){ .tid = SS_TID_UNPLACED });
+    return span_push(&p->spans, (span_t){.tid = SS_TID_UNPLACED});
 }
 
 /*
@@ -262,7 +266,7 @@ static int add_density(plan_t *p, ss_io_est_t *est, sam_hdr_t *h, span_t *s, dou
     hts_pos_t beg = s->beg < len ? s->beg : len; /* a span past the end (span_add_past_end) */
     hts_pos_t lo = beg > DENSITY_REACH ? beg - DENSITY_REACH : 0;
     hts_pos_t hi = s->end + DENSITY_REACH < len ? s->end + DENSITY_REACH : len;
-    hts_pos_t pos[2] = { lo, hi };
+    hts_pos_t pos[2] = {lo, hi};
     int64_t w;
     if (hi <= lo || ss_io_est_cells(est, s->tid, pos, 1, &w) < 0)
         return -1;
@@ -474,8 +478,7 @@ static int cut_by_bp(plan_t *p, const span_t *s, hts_pos_t size)
 }
 
 /* The cell's profile, when the budget allows and the file gives one. 1 when *pr is set. */
-static int profile_cell(plan_t *p, hts_pos_t cb, hts_pos_t ce, int tid, int64_t work,
-                        profile_t *pr)
+static int profile_cell(plan_t *p, hts_pos_t cb, hts_pos_t ce, int tid, int64_t work, profile_t *pr)
 {
     double bins[PROFILE_BINS], total = 0;
     if (!p->prof_est || work < PROFILE_MIN_WORK || work > p->prof_left)
@@ -549,8 +552,8 @@ static int cut_by_work(plan_t *p, const span_t *s)
             parts = 1;
         profile_t prof;
         const profile_t *pr =
-            parts > 1 && profile_cell(p, cb, ce, s->tid, p->cell_work[s->cell0 + k], &prof)
-                ? &prof : NULL;
+            parts > 1 && profile_cell(p, cb, ce, s->tid, p->cell_work[s->cell0 + k], &prof) ? &prof
+                                                                                            : NULL;
         hts_pos_t ue = cb;
         for (hts_pos_t j = 0; j < parts; j++) {
             hts_pos_t ub = ue;
@@ -668,8 +671,10 @@ int ss_plan_build(const ss_job_t *job, const ss_out_spec_t *spec, ss_shard_t **s
 {
     const ss_common_opts_t *o = ss_job_opts(job);
     int weighs = spec && (spec->out_per_work > 0 || spec->out_per_base > 0);
-    plan_t p = { .job = job, .spec = weighs ? spec : NULL, .out_target = output_target(),
-                 .min_bp = MIN_SHARD_BP };
+    plan_t p = {.job = job,
+                .spec = weighs ? spec : NULL,
+                .out_target = output_target(),
+                .min_bp = MIN_SHARD_BP};
     p.shard_size = o->shard_size >= MIN_SHARD_BP ? o->shard_size : SS_DEFAULT_SHARD_SIZE;
     p.max_bp = MAX_SHARD_FACTOR * p.shard_size;
     p.all_contigs = o->all_contigs;

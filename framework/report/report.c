@@ -64,8 +64,9 @@ static void write_versions(FILE *fp)
     ss_json_str(fp, ai.name ? ai.name : ss_alloc_name());
     fprintf(fp, ", \"version\": ");
     ss_json_str(fp, ai.version);
-    fprintf(fp, ", \"heap_bytes\": %zu, \"allocated_bytes\": %zu, \"free_bytes\": %zu, "
-                "\"thread_cache_bytes\": %zu},\n",
+    fprintf(fp,
+            ", \"heap_bytes\": %zu, \"allocated_bytes\": %zu, \"free_bytes\": %zu, "
+            "\"thread_cache_bytes\": %zu},\n",
             ai.heap_bytes, ai.allocated_bytes, ai.free_bytes, ai.thread_cache_bytes);
 }
 
@@ -74,7 +75,7 @@ static void write_kernel_counts(FILE *fp, const ss_report_t *r)
 {
     if (!r->counter_names || !r->counter_names[0])
         return;
-    uint64_t tot[SS_KERNEL_COUNTERS] = { 0 };
+    uint64_t tot[SS_KERNEL_COUNTERS] = {0};
     /* the shards kept by --resume count too: the counts describe the whole output */
     for (int c = 0; c < SS_KERNEL_COUNTERS; c++)
         tot[c] = r->reused.counts[c];
@@ -103,13 +104,14 @@ static void write_kernel_counts(FILE *fp, const ss_report_t *r)
  */
 static uint64_t write_workers(FILE *fp, const ss_report_t *r)
 {
-    ss_worker_stats_t tot = { 0 };
+    ss_worker_stats_t tot = {0};
     double max_busy = 0;
     fprintf(fp, "  \"workers\": [");
     for (int i = 0; i < r->n_workers; i++) {
         const ss_worker_stats_t *w = &r->workers[i];
-        fprintf(fp, "%s\n    {\"id\": %d, \"shards\": %llu, \"reads\": %llu, \"bases\": %llu, "
-                    "\"busy_s\": %.6f}",
+        fprintf(fp,
+                "%s\n    {\"id\": %d, \"shards\": %llu, \"reads\": %llu, \"bases\": %llu, "
+                "\"busy_s\": %.6f}",
                 i ? "," : "", i, (unsigned long long)w->shards, (unsigned long long)w->reads,
                 (unsigned long long)w->bases, w->busy_s);
         tot.shards += w->shards, tot.reads += w->reads, tot.bases += w->bases;
@@ -127,8 +129,9 @@ static uint64_t write_workers(FILE *fp, const ss_report_t *r)
         }
     }
     fprintf(fp, "%s],\n", r->n_workers ? "\n  " : "");
-    fprintf(fp, "  \"totals\": {\"shards\": %llu, \"reads\": %llu, \"bases\": %llu, "
-                "\"busy_s\": %.6f},\n",
+    fprintf(fp,
+            "  \"totals\": {\"shards\": %llu, \"reads\": %llu, \"bases\": %llu, "
+            "\"busy_s\": %.6f},\n",
             (unsigned long long)tot.shards, (unsigned long long)tot.reads,
             (unsigned long long)tot.bases, tot.busy_s);
     fprintf(fp, "  \"load_imbalance\": %.4f,\n", mean > 0 ? max_busy / mean : 1.0);
@@ -197,8 +200,7 @@ static void write_ranks(FILE *fp, const ss_report_t *r)
             (long long)rss_max, sum.user_s, sum.sys_s);
     write_efficiency(fp, sum.user_s + sum.sys_s, sum.wall_s, 1);
     fputc('}', fp);
-    fprintf(fp, ",\n  \"rank_load_imbalance\": %.4f,\n",
-            tot > 0 ? max / (tot / r->n_ranks) : 1.0);
+    fprintf(fp, ",\n  \"rank_load_imbalance\": %.4f,\n", tot > 0 ? max / (tot / r->n_ranks) : 1.0);
 }
 
 /* A Slurm variable as a JSON string, or null outside Slurm (or when unset there). */
@@ -286,13 +288,15 @@ static void write_run(FILE *fp, const ss_report_t *r)
     ss_json_str(fp, o && o->output && strcmp(o->output, "-") ? o->output : NULL);
     fprintf(fp, ",\n  \"reference\": ");
     ss_json_str(fp, o ? o->reference : NULL);
-    fprintf(fp, ",\n  \"threads\": %d,\n  \"shards\": %d,\n  \"shard_size\": %lld,\n"
-                "  \"est_work_total\": %llu,\n",
+    fprintf(fp,
+            ",\n  \"threads\": %d,\n  \"shards\": %d,\n  \"shard_size\": %lld,\n"
+            "  \"est_work_total\": %llu,\n",
             r->threads, r->n_shards, o ? (long long)o->shard_size : 0LL,
             (unsigned long long)r->est_work_total);
     /* "totals" and "workers" are this run's work; the kept shards are counted here */
-    fprintf(fp, "  \"resume\": {\"requested\": %s, \"reused_shards\": %d, "
-                "\"recomputed_shards\": %d, \"reused_reads\": %llu},\n",
+    fprintf(fp,
+            "  \"resume\": {\"requested\": %s, \"reused_shards\": %d, "
+            "\"recomputed_shards\": %d, \"reused_reads\": %llu},\n",
             r->resumed ? "true" : "false", r->n_reused, r->n_shards - r->n_reused,
             (unsigned long long)r->reused.reads);
 }
@@ -350,9 +354,11 @@ static int report_json(const ss_report_t *r, char **buf, size_t *len)
     ss_report_shards_json(fp, r);
     write_cpu(fp, r);
     write_diagnostics(fp, r, reads);
-    fprintf(fp, "  \"setup_s\": %.6f,\n  \"index_merge_s\": %.6f,\n  \"wall_s\": %.6f,\n"
-                "  \"peak_rss_bytes\": %lld,\n  \"bytes_written\": %llu\n}\n",
-            r->setup_s, r->index_merge_s, r->wall_s, max_rss_kb < 0 ? -1LL : (long long)max_rss_kb * 1024,
+    fprintf(fp,
+            "  \"setup_s\": %.6f,\n  \"index_merge_s\": %.6f,\n  \"wall_s\": %.6f,\n"
+            "  \"peak_rss_bytes\": %lld,\n  \"bytes_written\": %llu\n}\n",
+            r->setup_s, r->index_merge_s, r->wall_s,
+            max_rss_kb < 0 ? -1LL : (long long)max_rss_kb * 1024,
             (unsigned long long)r->bytes_written);
     int bad = ferror(fp);
     if (fclose(fp) != 0 || bad) {

@@ -14,10 +14,10 @@
 #include <stdio.h>
 
 #include "../../alloc/ss_count.h"
+#include "../driver.h"
 #include "../out/output_file.h"
 #include "../ss_framework.h"
 #include "../topology/topology.h"
-#include "../driver.h"
 
 /* The report's format: bumped when a field changes meaning or goes away. */
 #define SS_REPORT_SCHEMA 3
@@ -68,8 +68,8 @@ typedef struct {
     uint64_t est_work_total;
     int buffer_cap, buffer_peak; /* shard output buffers: the cap and the most at once */
     size_t buffer_budget, buffer_peak_bytes; /* their memory budget and most capacity held */
-    const char *bind_mode;       /* the mode in effect ("none" when not pinned) */
-    const ss_placement_t *place; /* [n_workers] rank 0's workers, or NULL */
+    const char *bind_mode;                   /* the mode in effect ("none" when not pinned) */
+    const ss_placement_t *place;             /* [n_workers] rank 0's workers, or NULL */
     /* Allocator calls around the workers' run (libsscount.so); NULL: not measured. */
     const ss_count_t *count_before, *count_after;
     /* this rank's shard records: recs[i] for shard i, done or not ([n_shards]) */

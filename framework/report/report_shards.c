@@ -37,8 +37,9 @@ void ss_report_shards_json(FILE *fp, const ss_report_t *r)
             region_text(region, sizeof(region), r, &r->plan[k->idx]);
         fprintf(fp, "%s\n    {\"index\": %d, \"region\": ", i ? "," : "", k->idx);
         ss_json_str(fp, region);
-        fprintf(fp, ", \"worker\": %d, \"rank\": %d, \"start_s\": %.6f, \"end_s\": %.6f, "
-                    "\"reads\": %llu, \"bytes\": %llu}",
+        fprintf(fp,
+                ", \"worker\": %d, \"rank\": %d, \"start_s\": %.6f, \"end_s\": %.6f, "
+                "\"reads\": %llu, \"bytes\": %llu}",
                 k->worker, k->rank, k->beg - t0, k->end - t0, (unsigned long long)k->reads,
                 (unsigned long long)k->bytes);
     }
@@ -47,15 +48,16 @@ void ss_report_shards_json(FILE *fp, const ss_report_t *r)
 
 void ss_report_binding_json(FILE *fp, const ss_report_t *r)
 {
-    static const char *const asked[] = { "auto", "core", "numa", "none" };
+    static const char *const asked[] = {"auto", "core", "numa", "none"};
     int b = r->opts ? r->opts->bind : 0;
     fprintf(fp, "  \"binding\": {\"asked\": \"%s\", \"mode\": ", b >= 0 && b < 4 ? asked[b] : "?");
     ss_json_str(fp, r->bind_mode ? r->bind_mode : "none");
     fprintf(fp, ", \"workers\": [");
     for (int i = 0; r->place && i < r->n_workers; i++) {
         const ss_placement_t *p = &r->place[i];
-        fprintf(fp, "%s{\"worker\": %d, \"pinned\": %s, \"core\": %d, \"numa\": %d, "
-                    "\"package\": %d}",
+        fprintf(fp,
+                "%s{\"worker\": %d, \"pinned\": %s, \"core\": %d, \"numa\": %d, "
+                "\"package\": %d}",
                 i ? ", " : "", i, p->pinned ? "true" : "false", p->core_os, p->numa_os,
                 p->package_os);
     }

@@ -27,7 +27,7 @@
 #include "../out/output_file.h"
 #include "../report/report.h"
 
-#define SS_RESUME_VERSION  1
+#define SS_RESUME_VERSION 1
 /* bytes of one encoded record: its fields, the counters, the summary and its checksum */
 #define SS_RESUME_REC_SIZE (48 + 8 * SS_KERNEL_COUNTERS + 8 * SS_SUMMARY_N)
 

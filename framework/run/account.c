@@ -25,17 +25,17 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "../../io/ss_diag.h"
 #include "../comm/comm.h"
 #include "../plan/plan.h"
 #include "engine.h"
-#include "../../io/ss_diag.h"
 
 struct ss_acct_s {
     const ss_job_t *job;
     int n_contigs;
-    size_t len;            /* ss_io_tally_len counters, then one: a reader's tally was lost */
-    uint64_t *got;         /* [len + 1], under lock while workers run */
-    int has_unplaced;      /* the plan reads the unplaced reads */
+    size_t len;       /* ss_io_tally_len counters, then one: a reader's tally was lost */
+    uint64_t *got;    /* [len + 1], under lock while workers run */
+    int has_unplaced; /* the plan reads the unplaced reads */
     pthread_mutex_t lock;
 };
 

@@ -84,8 +84,8 @@ static census_state_t *state_open(engine_t *e, int id)
     if (!ok)
         ss_error("out of memory starting census worker %d", id);
     if (ok) {
-        cs->chain = ss_chain_open(e->job, cs->rd, ss_job_step_reach(e->job).halo,
-                                  e->n_kernel_counters);
+        cs->chain =
+            ss_chain_open(e->job, cs->rd, ss_job_step_reach(e->job).halo, e->n_kernel_counters);
         ok = cs->chain || !ss_error_raised();
     }
     if (ok && e->k->worker_init)
@@ -106,8 +106,7 @@ static void *census_main(void *arg)
     int rank = ss_comm_rank(), size = ss_comm_size(), ok = cs != NULL;
     int idx;
     while (ok && !atomic_load(&c->failed) && (idx = atomic_fetch_add(&c->next, 1)) < e->n_shards)
-        if (idx % size == rank && census_shard(e, cs->rd, cs->chain, cs->ws, idx,
-                                               &c->counts[idx],
+        if (idx % size == rank && census_shard(e, cs->rd, cs->chain, cs->ws, idx, &c->counts[idx],
                                                c->bytes ? &c->bytes[idx] : NULL) < 0)
             ok = 0;
     if (!ok)
@@ -126,7 +125,7 @@ static int count_local(census_t *c, int n_workers)
     }
     int started = 0;
     for (int i = 0; i < n_workers; i++) {
-        w[i] = (census_worker_t){ .c = c, .id = i };
+        w[i] = (census_worker_t){.c = c, .id = i};
         if (pthread_create(&w[i].thread, NULL, census_main, &w[i]) != 0)
             break;
         started++;
@@ -141,7 +140,7 @@ static int count_local(census_t *c, int n_workers)
 
 int ss_census_run(engine_t *e, ss_shard_t *shards, int n, int n_workers)
 {
-    census_t c = { .e = e, .counts = calloc((size_t)(n > 0 ? n : 1), sizeof(uint64_t)) };
+    census_t c = {.e = e, .counts = calloc((size_t)(n > 0 ? n : 1), sizeof(uint64_t))};
     atomic_init(&c.next, 0);
     atomic_init(&c.failed, 0);
     int failed = !c.counts;

@@ -46,11 +46,11 @@
 #include <unistd.h>
 
 #include "../../alloc/ss_alloc.h"
+#include "../../io/ss_budget.h"
 #include "../cli/cli.h"
 #include "../comm/comm.h"
 #include "../plan/plan.h"
 #include "engine.h"
-#include "../../io/ss_budget.h"
 
 /* Multi-rank: finished outputs kept in memory per worker before spilling. */
 #define STORE_MEM_PER_WORKER ((size_t)128 << 20)
@@ -136,7 +136,7 @@ static int injected(engine_t *e, const ss_shard_t *sh, const char *ctg)
 {
     int idx = sh->idx;
     if (e->delay_ms > 0) /* a slow kernel, so a test can stop the run part way */
-        nanosleep(&(struct timespec){ e->delay_ms / 1000, (e->delay_ms % 1000) * 1000000L }, NULL);
+        nanosleep(&(struct timespec){e->delay_ms / 1000, (e->delay_ms % 1000) * 1000000L}, NULL);
     if (e->kill_shard >= 0 &&
         (e->kill_rank < 0 ? idx == e->kill_shard
                           : e->kill_rank == ss_comm_rank() && idx >= e->kill_shard))
@@ -146,8 +146,8 @@ static int injected(engine_t *e, const ss_shard_t *sh, const char *ctg)
     if (idx != e->fail_shard)
         return 0;
     ss_error("shard %d (%s:%lld-%lld): failure injected by SEQSHARD_FAIL_SHARD (a testing "
-             "hook); unset SEQSHARD_FAIL_SHARD", idx, ctg, (long long)sh->beg + 1,
-             (long long)sh->end);
+             "hook); unset SEQSHARD_FAIL_SHARD",
+             idx, ctg, (long long)sh->beg + 1, (long long)sh->end);
     return -1;
 }
 
@@ -166,8 +166,8 @@ static int crc_add(void *ctx, const char *buf, size_t len)
 static int resume_rec(ss_resume_rec_t *r, int idx, const ss_spill_t *sp, const kstring_t *buf,
                       const ss_shard_stats_t *st)
 {
-    *r = (ss_resume_rec_t){ .idx = (uint32_t)idx, .size = sp->len + buf->l, .reads = st->reads,
-                            .bases = st->bases };
+    *r = (ss_resume_rec_t){
+        .idx = (uint32_t)idx, .size = sp->len + buf->l, .reads = st->reads, .bases = st->bases};
     uint32_t crc = 0;
     if (ss_spill_copy(sp, idx, crc_add, &crc) < 0)
         return -1;
@@ -193,7 +193,7 @@ static int process_counted(engine_t *e, worker_t *w, ss_out_t *out, void *ws, in
     if (r == SS_SHARD_NEEDS_BEFORE && e->lazy && sh->before == SS_BEFORE_UNKNOWN) {
         ss_out_abort(out);
         buf->l = 0;
-        *st = (ss_shard_stats_t){ 0 };
+        *st = (ss_shard_stats_t){0};
         r = ss_census_lazy_fill(e, e->lazy, idx, &w->census, w->id);
         if (r == 0)
             sh->before = ss_census_lazy_before(e->lazy, idx);
@@ -219,7 +219,7 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
 {
     const ss_shard_t *sh = &e->shards[idx];
     const char *ctg = sh->tid >= 0 ? sam_hdr_tid2name(ss_job_header(e->job), sh->tid) : "*";
-    ss_shard_stats_t st = { 0 };
+    ss_shard_stats_t st = {0};
     double t0 = ss_now(), wall0 = ss_wall_now();
     ss_reader_set_shard(rd, idx);
     ss_acct_shard(e->acct, rd, e->shards, idx); /* counted until ss_reader_end */
@@ -262,10 +262,14 @@ static int process_shard(engine_t *e, worker_t *w, ss_reader_t *rd, ss_out_t *ou
     for (int i = 0; i < SS_SUMMARY_N; i++)
         s->summary[i] += st.summary[i];
     /* shard idx is this worker's alone: the main thread reads the record after the join */
-    e->recs[idx] = (ss_shard_rec_t){ .idx = idx, .worker = w->id, .rank = ss_comm_rank(),
-                                     .done = 1, .beg = wall0, .end = ss_wall_now(),
-                                     .reads = st.reads,
-                                     .bytes = e->spills[idx].len + buf->l };
+    e->recs[idx] = (ss_shard_rec_t){.idx = idx,
+                                    .worker = w->id,
+                                    .rank = ss_comm_rank(),
+                                    .done = 1,
+                                    .beg = wall0,
+                                    .end = ss_wall_now(),
+                                    .reads = st.reads,
+                                    .bytes = e->spills[idx].len + buf->l};
     if (e->rrecs && resume_rec(&e->rrecs[idx], idx, &e->spills[idx], buf, &st) < 0)
         return -1;
     atomic_fetch_add_explicit(&e->reads_done, st.reads, memory_order_relaxed);
@@ -405,9 +409,13 @@ int ss_engine_resume_start(engine_t *e, const kstring_t *header)
     const ss_common_opts_t *o = ss_job_opts(e->job);
     if (!e->out || !ss_output_tmp_path(e->out))
         return 0; /* standard output, a FIFO: nothing to resume (ss_resume_check_opts) */
-    ss_resume_args_t a = { .kernel = e->k->name, .opts = o, .shards = e->shards,
-                           .n_shards = e->n_shards, .header = header->s,
-                           .header_len = header->l, .want = o->resume };
+    ss_resume_args_t a = {.kernel = e->k->name,
+                          .opts = o,
+                          .shards = e->shards,
+                          .n_shards = e->n_shards,
+                          .header = header->s,
+                          .header_len = header->l,
+                          .want = o->resume};
     int refused = 0;
     if ((e->resume = ss_resume_start(&a, e->out, &refused))) {
         e->n_kept = ss_resume_n_kept(e->resume);
@@ -494,9 +502,9 @@ static int setup_workers(engine_t *e, setup_t *s, int failed)
     int window = 4 * s->threads > 8 ? 4 * s->threads : 8;
     ss_alloc_tune(s->threads);
     /* before any output or worker: a limit too low for even one input per worker says so */
-    if (!failed && ss_io_budget_init(ss_job_opts(e->job)->n_inputs,
-                                     s->n_workers > 0 ? s->n_workers : 1,
-                                     ss_job_inputs(e->job)->cram_refs != NULL) < 0)
+    if (!failed &&
+        ss_io_budget_init(ss_job_opts(e->job)->n_inputs, s->n_workers > 0 ? s->n_workers : 1,
+                          ss_job_inputs(e->job)->cram_refs != NULL) < 0)
         failed = 1;
     int n_slots = s->n_workers > 0 ? s->n_workers : 1; /* per-worker arrays, never empty */
     e->stats = calloc((size_t)n_slots, sizeof(*e->stats));
@@ -620,13 +628,15 @@ static int setup(engine_t *e, ss_out_spec_t *spec, setup_t *s)
     if (ss_comm_parallel() && ss_job_inputs(e->job)->stream) {
         if (ss_comm_rank() == 0)
             ss_error("-: standard input is read by one process, but mpirun started %d ranks; "
-                     "run without mpirun/srun, or give a BAM/CRAM file", ss_comm_size());
+                     "run without mpirun/srun, or give a BAM/CRAM file",
+                     ss_comm_size());
         return 1;
     }
     if (o->resume && e->orun->no_main) {
         if (ss_comm_rank() == 0)
             ss_error("--resume: %s writes only files of its own, which are made whole at the "
-                     "end; rerun without --resume", e->k->name);
+                     "end; rerun without --resume",
+                     e->k->name);
         return 1;
     }
     /* a kept shard's output is on disk, but not what it added to the sums */
@@ -677,8 +687,9 @@ static int run(engine_t *e, setup_t *s, double t0)
     rc = ss_side_finish(e->side, rc);
     counted = counted && ss_count_total(&count1) == 0;
     ss_output_t *rep;
-    ss_report_t r = { 0 };
-    rc = ss_engine_report(e, s, t0, counted ? &count0 : NULL, counted ? &count1 : NULL, rc, &r, &rep);
+    ss_report_t r = {0};
+    rc = ss_engine_report(e, s, t0, counted ? &count0 : NULL, counted ? &count1 : NULL, rc, &r,
+                          &rep);
     /* the owner of the output (rank 0) indexes and renames, the others wait below */
     if (!parallel || ss_comm_rank() == 0)
         rc = seal(e, rc, rep);
@@ -749,8 +760,8 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, const void *run_state,
                   ss_out_spec_t *spec, ss_job_t *job)
 {
     double t0 = ss_now();
-    engine_t e = { .k = kernel, .kopts = kopts, .run = run_state, .job = job };
-    setup_t s = { 0 };
+    engine_t e = {.k = kernel, .kopts = kopts, .run = run_state, .job = job};
+    setup_t s = {0};
     int parallel = ss_comm_parallel(), rc = -1;
     e.sink = parallel ? &ss_sink_par : &ss_sink_local;
     atomic_init(&e.reads_done, 0);
@@ -772,8 +783,7 @@ int ss_engine_run(const ss_kernel_t *kernel, void *kopts, const void *run_state,
             ss_signals_run_failed();
         ss_engine_setup_failed(&e, &s, t0);
         ss_engine_log_failed(parallel);
-    }
-    else if (!parallel || ss_comm_counter_open(s.n) == 0)
+    } else if (!parallel || ss_comm_counter_open(s.n) == 0)
         rc = run(&e, &s, t0);
     if (rc < 0 && !ss_error_raised() && !parallel)
         ss_error("the run failed");

@@ -31,7 +31,7 @@
 typedef struct engine_s engine_t;
 typedef struct ss_acct_s ss_acct_t; /* the records read (account.c) */
 typedef struct worker_s worker_t;
-typedef struct census_state_s census_state_t; /* census.c */
+typedef struct census_state_s census_state_t;     /* census.c */
 typedef struct ss_census_lazy_s ss_census_lazy_t; /* census.c */
 
 /*
@@ -57,47 +57,47 @@ extern const ss_sink_t ss_sink_par;   /* engine_par.c */
 struct engine_s {
     const ss_kernel_t *k;
     void *kopts;
-    const void *run;           /* the kernel's run state, read-only */
-    ss_out_run_t *orun;        /* what the output is, read-only while workers run */
+    const void *run;    /* the kernel's run state, read-only */
+    ss_out_run_t *orun; /* what the output is, read-only while workers run */
     const ss_sink_t *sink;
     ss_job_t *job;
-    ss_shard_t *shards;        /* read-only while workers run, but for shard i's `before`,
-                                * which the worker running it sets (census.c) */
+    ss_shard_t *shards; /* read-only while workers run, but for shard i's `before`,
+                         * which the worker running it sets (census.c) */
     int n_shards;
     ss_sched_t *sched;
     ss_ordered_t *ow;
-    ss_worker_stats_t *stats;  /* [n_workers] */
-    ss_shard_rec_t *recs;      /* [n_shards]: recs[i] written by the worker that ran shard i */
-    ss_spill_t *spills;        /* [n_shards]: shard i's leading bytes on disk, set by its worker
-                                * before the put; the sink writes them first and closes them */
-    ss_resume_rec_t *rrecs;    /* [n_shards] with -o FILE: shard i's CRC and counters, by the
-                                * worker that ran it; read by the main thread after the put */
-    ss_resume_t *resume;       /* the shards kept from an earlier run, this run's records;
-                                * NULL unless the output is a resumable file */
-    int n_kept;                /* shards it kept (the state goes once the output is sealed) */
+    ss_worker_stats_t *stats; /* [n_workers] */
+    ss_shard_rec_t *recs;     /* [n_shards]: recs[i] written by the worker that ran shard i */
+    ss_spill_t *spills;       /* [n_shards]: shard i's leading bytes on disk, set by its worker
+                               * before the put; the sink writes them first and closes them */
+    ss_resume_rec_t *rrecs;   /* [n_shards] with -o FILE: shard i's CRC and counters, by the
+                               * worker that ran it; read by the main thread after the put */
+    ss_resume_t *resume;      /* the shards kept from an earlier run, this run's records;
+                               * NULL unless the output is a resumable file */
+    int n_kept;               /* shards it kept (the state goes once the output is sealed) */
     atomic_ullong reads_done;
-    int fail_shard;            /* SEQSHARD_FAIL_SHARD, or -1 */
-    int kill_shard;            /* SEQSHARD_KILL_SHARD, or -1 */
-    int kill_rank;             /* SEQSHARD_KILL_RANK, or -1 */
-    int stall_shard;           /* SEQSHARD_STALL_SHARD, or -1 */
-    int delay_ms;              /* SEQSHARD_TEST_SHARD_DELAY_MS, or -1 */
-    ss_store_t *store;         /* multi-rank: outputs wait here until written */
-    ss_merge_t *merge;         /* multi-rank: the streaming merge (main thread) */
-    ss_funnel_t *funnel;       /* multi-rank to standard output, instead (main thread) */
-    ss_side_t *side;           /* side streams and reductions, or NULL (side_out.c) */
-    ss_acct_t *acct;           /* the records read, checked at the end; NULL (account.c) */
-    atomic_int workers_live;   /* multi-rank: workers not yet finished */
-    const ss_topo_t *topo;     /* NULL with --bind none */
+    int fail_shard;              /* SEQSHARD_FAIL_SHARD, or -1 */
+    int kill_shard;              /* SEQSHARD_KILL_SHARD, or -1 */
+    int kill_rank;               /* SEQSHARD_KILL_RANK, or -1 */
+    int stall_shard;             /* SEQSHARD_STALL_SHARD, or -1 */
+    int delay_ms;                /* SEQSHARD_TEST_SHARD_DELAY_MS, or -1 */
+    ss_store_t *store;           /* multi-rank: outputs wait here until written */
+    ss_merge_t *merge;           /* multi-rank: the streaming merge (main thread) */
+    ss_funnel_t *funnel;         /* multi-rank to standard output, instead (main thread) */
+    ss_side_t *side;             /* side streams and reductions, or NULL (side_out.c) */
+    ss_acct_t *acct;             /* the records read, checked at the end; NULL (account.c) */
+    atomic_int workers_live;     /* multi-rank: workers not yet finished */
+    const ss_topo_t *topo;       /* NULL with --bind none */
     const ss_placement_t *place; /* [n_workers], read-only while workers run; or NULL */
     /* main thread only */
     ss_output_t *out;
     ss_progress_t *progress;
     uint64_t work_done;
-    int work_counted;          /* multi-rank progress: shards whose work is in work_done */
+    int work_counted; /* multi-rank progress: shards whose work is in work_done */
     uint64_t bytes_written;
-    kstring_t summary;         /* the kernel's summary text, encoded (owner rank), or empty */
+    kstring_t summary; /* the kernel's summary text, encoded (owner rank), or empty */
     const char *counter_names[SS_KERNEL_COUNTERS + 1]; /* the kernel's, then its steps' */
-    int n_kernel_counters;     /* where the steps' counters start */
+    int n_kernel_counters;                             /* where the steps' counters start */
     /* the index from the shards' pieces (engine_index.c) */
     kstring_t *ipieces;     /* [n_shards] or NULL: shard i's piece, set by its worker before
                              * the put; freed by the main thread once added */
@@ -110,8 +110,8 @@ struct engine_s {
 struct worker_s {
     engine_t *e;
     int id;
-    ss_chain_t *chain;         /* the steps in front of each input, or NULL */
-    census_state_t *census;    /* its census state, made when a shard first needs it */
+    ss_chain_t *chain;      /* the steps in front of each input, or NULL */
+    census_state_t *census; /* its census state, made when a shard first needs it */
     pthread_t thread;
     int started;
 };

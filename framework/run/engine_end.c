@@ -14,11 +14,18 @@
 /* The report's figures from what setup decided and what the workers did. */
 static void report_fill(const engine_t *e, const setup_t *s, double t0, ss_report_t *r)
 {
-    *r = (ss_report_t){ .kernel = e->k->name, .counter_names = e->counter_names, .opts = ss_job_opts(e->job),
-                        .header = ss_job_header(e->job), .plan = s->shards,
-                        .threads = s->threads, .n_shards = s->n, .n_workers = s->n_workers,
-                        .workers = e->stats, .wall_s = ss_now() - t0,
-                        .est_work_total = s->total_work, .recs = e->recs };
+    *r = (ss_report_t){.kernel = e->k->name,
+                       .counter_names = e->counter_names,
+                       .opts = ss_job_opts(e->job),
+                       .header = ss_job_header(e->job),
+                       .plan = s->shards,
+                       .threads = s->threads,
+                       .n_shards = s->n,
+                       .n_workers = s->n_workers,
+                       .workers = e->stats,
+                       .wall_s = ss_now() - t0,
+                       .est_work_total = s->total_work,
+                       .recs = e->recs};
     r->kernel_info = e->k->describe ? e->k->describe() : NULL;
     r->setup_s = (s->workers_at > 0 ? s->workers_at : ss_now()) - ss_log_opened();
     r->bytes_written = e->bytes_written;
@@ -49,7 +56,7 @@ static void report_fill(const engine_t *e, const setup_t *s, double t0, ss_repor
  * the run failed); seal renames it after the output. rc or -1.
  */
 int ss_engine_report(engine_t *e, const setup_t *s, double t0, const ss_count_t *c0,
-                  const ss_count_t *c1, int rc, ss_report_t *r, ss_output_t **rep)
+                     const ss_count_t *c1, int rc, ss_report_t *r, ss_output_t **rep)
 {
     const ss_common_opts_t *o = ss_job_opts(e->job);
     *rep = NULL;
@@ -88,7 +95,7 @@ void ss_engine_log_done(const engine_t *e, const setup_t *s, int rc)
 {
     if (rc != 0)
         return;
-    uint64_t v[2] = { 0, e->bytes_written };
+    uint64_t v[2] = {0, e->bytes_written};
     for (int i = 0; i < s->n_workers; i++)
         v[0] += e->stats[i].reads;
     struct rusage ru;
@@ -97,8 +104,7 @@ void ss_engine_log_done(const engine_t *e, const setup_t *s, int rc)
         return;
     int max_kb = ss_comm_max_int(rss_kb);
     const ss_common_opts_t *o = ss_job_opts(e->job);
-    ss_log_done(s->n, v[0], v[1], (int64_t)max_kb * 1024,
-                o->resume ? e->n_kept : -1);
+    ss_log_done(s->n, v[0], v[1], (int64_t)max_kb * 1024, o->resume ? e->n_kept : -1);
 }
 
 /*
@@ -135,7 +141,7 @@ int ss_engine_summarize(engine_t *e, const setup_t *s, int rc)
 {
     if (!e->k->run_summary)
         return rc;
-    uint64_t sums[SS_SUMMARY_N] = { 0 };
+    uint64_t sums[SS_SUMMARY_N] = {0};
     if (ss_comm_rank() == 0) { /* the shards kept by --resume count once, on rank 0 */
         ss_worker_stats_t kept;
         ss_resume_kept_stats(e->resume, &kept);

@@ -57,8 +57,8 @@ static int skip_kept(engine_t *e, int idx)
     if (off != at) {
         ss_error("%s: shard %d of the earlier run starts at byte %llu, this run puts it at "
                  "%llu (the output is not the same as the interrupted run's); rerun without "
-                 "--resume", ss_job_opts(e->job)->output, idx, (unsigned long long)off,
-                 (unsigned long long)at);
+                 "--resume",
+                 ss_job_opts(e->job)->output, idx, (unsigned long long)off, (unsigned long long)at);
         return -1;
     }
     return ss_output_skip(e->out, size);

@@ -20,10 +20,10 @@
 #include "run.h"
 
 static struct {
-    int on;        /* a batch log on rank 0, not quiet: the started line too */
-    int final;     /* rank 0, not quiet: the final line, on a terminal as in a log */
-    int ended;     /* the final line was printed */
-    double t0;     /* monotonic start */
+    int on;         /* a batch log on rank 0, not quiet: the started line too */
+    int final;      /* rank 0, not quiet: the final line, on a terminal as in a log */
+    int ended;      /* the final line was printed */
+    double t0;      /* monotonic start */
     double t0_wall; /* the same moment, epoch seconds */
     char kernel[32];
 } lg;
@@ -83,7 +83,7 @@ void ss_log_start(int n_inputs, int threads, int ranks, int shards)
 /* 950, 12.3 k, 1.14 M, 2.05 G: decimal, as the final line shows counts and sizes. */
 static void fmt_si(char *buf, size_t size, double v, const char *unit)
 {
-    static const char *const pre[] = { "", "k", "M", "G", "T" };
+    static const char *const pre[] = {"", "k", "M", "G", "T"};
     int i = 0;
     while (v >= 1000 && i < 4)
         v /= 1000, i++;
@@ -107,8 +107,9 @@ void ss_log_done(int shards, uint64_t reads, uint64_t bytes, int64_t peak_rss, i
     if (reused >= 0)
         snprintf(res, sizeof(res), "; resumed: %d of %d shard%s reused", reused, shards,
                  shards == 1 ? "" : "s");
-    fprintf(stderr, "seqshard: %s done in %.1f s: %d shard%s, %s reads, %s written, "
-                    "peak RSS %s%s\n",
+    fprintf(stderr,
+            "seqshard: %s done in %.1f s: %d shard%s, %s reads, %s written, "
+            "peak RSS %s%s\n",
             ts, ss_now() - lg.t0, shards, shards == 1 ? "" : "s", r, b, m, res);
     fflush(stderr);
 }
@@ -125,7 +126,7 @@ void ss_log_failed(const char *why)
     if (why && strncmp(why, "seqshard: ", 10) == 0)
         why += 10;
     fprintf(stderr, "seqshard: %s %s failed after %.1f s: %s\n", ts, lg.kernel, ss_now() - lg.t0,
-            why && *why ? why
+            why && *why         ? why
             : ss_error_raised() ? "the reason is the line above; no output written"
                                 : "another rank failed (its message is above); no output written");
     fflush(stderr);

@@ -9,7 +9,7 @@
 #include "sched.h"
 
 typedef struct {
-    ss_sched_t ops;     /* first: the struct is used through a pointer to ops */
+    ss_sched_t ops; /* first: the struct is used through a pointer to ops */
     atomic_int next;
     int n;
     ss_ordered_t *ow;

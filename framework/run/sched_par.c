@@ -33,7 +33,7 @@ typedef struct {
     int want;
     int done;
     int kicked;
-    int hold;       /* take no new shard: this rank's unwritten output is at its cap */
+    int hold;                  /* take no new shard: this rank's unwritten output is at its cap */
     const unsigned char *kept; /* [n_shards] already in the output (--resume), or NULL;
                                 * main thread only */
 } par_sched_t;

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 
 #include "../../io/ss_diag.h"
-#include "../ss_framework.h"
 #include "../driver.h"
+#include "../ss_framework.h"
 
 struct ss_step_writer_s {
     ss_reader_t *rd;
@@ -48,8 +48,7 @@ void ss_step_writer_destroy(ss_step_writer_t *w)
 /* A read that failed with code r (errno err as it failed). -1. */
 static int read_failed(ss_step_writer_t *w, const ss_shard_t *sh, int r, int err)
 {
-    return ss_io_input_failed(w->rd, 0, r, err, sh->tid, sh->beg, sh->end, w->fasta,
-                              w->ref_option);
+    return ss_io_input_failed(w->rd, 0, r, err, sh->tid, sh->beg, sh->end, w->fasta, w->ref_option);
 }
 
 /* Room for what the shard will write, from what earlier shards wrote per unit of work. */

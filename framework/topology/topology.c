@@ -23,15 +23,15 @@
 
 /* The usable cores of one NUMA node, in logical order. */
 typedef struct {
-    hwloc_obj_t numa;   /* NULL: cores with no NUMA node above them (not seen on Linux) */
+    hwloc_obj_t numa; /* NULL: cores with no NUMA node above them (not seen on Linux) */
     int n_cores;
-    hwloc_obj_t *cores; /* cores (or PUs when the topology has no cores) */
+    hwloc_obj_t *cores;    /* cores (or PUs when the topology has no cores) */
     hwloc_cpuset_t cpuset; /* union of the usable cores' cpusets */
 } node_cores_t;
 
 /* Written by worker threads through a const topology: kept apart, atomic. */
 typedef struct {
-    int quiet;            /* set before workers start, read-only afterwards */
+    int quiet; /* set before workers start, read-only afterwards */
     atomic_int warnings;
     atomic_int warned_membind;
     atomic_int warned_unpinned;
@@ -41,9 +41,9 @@ struct ss_topo_s {
     hwloc_topology_t topo;
     int this_system;
     int n_cores, n_pus;
-    int n_nodes;          /* NUMA nodes with at least one usable core */
+    int n_nodes; /* NUMA nodes with at least one usable core */
     node_cores_t *nodes;
-    int membind_useful;   /* more than one NUMA node in the topology */
+    int membind_useful; /* more than one NUMA node in the topology */
     topo_state_t *state;
     char desc[512];
 };
@@ -177,7 +177,8 @@ ss_topo_t *ss_topo_load(const char *synthetic, const char *restrict_cpuset)
     if (synthetic != NULL) {
         if (hwloc_topology_set_synthetic(t->topo, synthetic) < 0) {
             ss_error("topology: \"%s\" is not a valid hwloc synthetic topology; write "
-                     "levels down to PUs, like \"pack:2 numa:2 core:8 pu:1\"", synthetic);
+                     "levels down to PUs, like \"pack:2 numa:2 core:8 pu:1\"",
+                     synthetic);
             goto error;
         }
     } else {
@@ -220,7 +221,8 @@ ss_topo_t *ss_topo_load(const char *synthetic, const char *restrict_cpuset)
     }
     if (t->n_cores == 0) {
         ss_error("topology: no usable core in the %s topology; check the binding the "
-                 "launcher gave (taskset -cp PID)", synthetic ? "synthetic" : "machine's");
+                 "launcher gave (taskset -cp PID)",
+                 synthetic ? "synthetic" : "machine's");
         goto error;
     }
     describe(t, synthetic, restrict_cpuset);
@@ -249,11 +251,26 @@ void ss_topo_destroy(ss_topo_t *t)
     free(t);
 }
 
-int ss_topo_ncores(const ss_topo_t *t) { return t->n_cores; }
-int ss_topo_npus(const ss_topo_t *t) { return t->n_pus; }
-int ss_topo_nnuma(const ss_topo_t *t) { return t->n_nodes; }
-int ss_topo_is_this_system(const ss_topo_t *t) { return t->this_system; }
-int ss_topo_warnings(const ss_topo_t *t) { return atomic_load(&t->state->warnings); }
+int ss_topo_ncores(const ss_topo_t *t)
+{
+    return t->n_cores;
+}
+int ss_topo_npus(const ss_topo_t *t)
+{
+    return t->n_pus;
+}
+int ss_topo_nnuma(const ss_topo_t *t)
+{
+    return t->n_nodes;
+}
+int ss_topo_is_this_system(const ss_topo_t *t)
+{
+    return t->this_system;
+}
+int ss_topo_warnings(const ss_topo_t *t)
+{
+    return atomic_load(&t->state->warnings);
+}
 
 void ss_topo_describe(const ss_topo_t *t, char *buf, size_t size)
 {
@@ -491,8 +508,8 @@ void ss_topo_format(const ss_placement_t *p, char *buf, size_t size)
         char *s = NULL;
         if (hwloc_bitmap_list_asprintf(&s, p->cpuset) < 0)
             s = NULL;
-        snprintf(buf, size, "%s (PUs %s)%s", p->numa_os >= 0 ? numa + 1 : "anywhere",
-                 s ? s : "?", pack);
+        snprintf(buf, size, "%s (PUs %s)%s", p->numa_os >= 0 ? numa + 1 : "anywhere", s ? s : "?",
+                 pack);
         free(s);
     }
 }

@@ -24,8 +24,8 @@
 #ifndef SS_TOPOLOGY_H
 #define SS_TOPOLOGY_H
 
-#include <stdio.h>
 #include <hwloc.h>
+#include <stdio.h>
 
 typedef struct ss_topo_s ss_topo_t;
 
@@ -38,9 +38,9 @@ typedef enum {
 } ss_bind_mode_t;
 
 /* What ss_topo_plan did (values >= 0); -1 is an error. */
-#define SS_TOPO_PINNED 0   /* as asked (or nothing asked: SS_BIND_NONE) */
+#define SS_TOPO_PINNED   0 /* as asked (or nothing asked: SS_BIND_NONE) */
 #define SS_TOPO_UNPINNED 1 /* AUTO with fewer cores than workers: not pinned, warned */
-#define SS_TOPO_SHARED 2   /* CORE with fewer cores than workers: pinned, cores shared, warned */
+#define SS_TOPO_SHARED   2 /* CORE with fewer cores than workers: pinned, cores shared, warned */
 
 /*
  * Where one worker runs. Indexes are the operating system's (hwloc "P#"),

@@ -16,14 +16,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../driver.h"
 #include "../ss_framework.h"
 #include "topology.h"
-#include "../driver.h"
 
-#define OPT_BIND 0x2001
+#define OPT_BIND      0x2001
 #define OPT_SYNTHETIC 0x2002
-#define OPT_RESTRICT 0x2003
-#define OPT_CHECK 0x2004
+#define OPT_RESTRICT  0x2003
+#define OPT_CHECK     0x2004
 
 static void usage(FILE *fp)
 {
@@ -116,8 +116,8 @@ static int check_bindings(const ss_topo_t *topo, const ss_placement_t *pl, int n
     for (int i = 0; i < started; i++) {
         char line[256];
         ss_topo_format(&pl[i], line, sizeof(line));
-        const char *verdict = c[i].bound < 0    ? "binding FAILED"
-                              : c[i].bound == 1 ? "not bound"
+        const char *verdict = c[i].bound < 0     ? "binding FAILED"
+                              : c[i].bound == 1  ? "not bound"
                               : c[i].inside == 1 ? "ok"
                               : c[i].inside == 0 ? "OUTSIDE its placement"
                                                  : "cannot tell";
@@ -144,14 +144,13 @@ static int parse_int(const char *s, int *out)
 
 int ss_topology_main(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"threads", required_argument, NULL, '@'},
-        {"bind", required_argument, NULL, OPT_BIND},
-        {"synthetic", required_argument, NULL, OPT_SYNTHETIC},
-        {"restrict", required_argument, NULL, OPT_RESTRICT},
-        {"check", no_argument, NULL, OPT_CHECK},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"threads", required_argument, NULL, '@'},
+                                             {"bind", required_argument, NULL, OPT_BIND},
+                                             {"synthetic", required_argument, NULL, OPT_SYNTHETIC},
+                                             {"restrict", required_argument, NULL, OPT_RESTRICT},
+                                             {"check", no_argument, NULL, OPT_CHECK},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     int threads = 0, check = 0, c;
     ss_bind_mode_t mode = SS_BIND_AUTO;
     const char *synthetic = NULL, *restrict_set = NULL;
@@ -168,28 +167,34 @@ int ss_topology_main(int argc, char **argv)
             break;
         case OPT_BIND:
             if (ss_bind_mode_parse(optarg, &mode) < 0) {
-                ss_error("topology: --bind '%s' is unknown; use auto, core, numa or none",
-                         optarg);
+                ss_error("topology: --bind '%s' is unknown; use auto, core, numa or none", optarg);
                 return SS_EXIT_USAGE;
             }
             break;
-        case OPT_SYNTHETIC: synthetic = optarg; break;
-        case OPT_RESTRICT: restrict_set = optarg; break;
-        case OPT_CHECK: check = 1; break;
-        case 'h': usage(stdout); return SS_EXIT_OK;
+        case OPT_SYNTHETIC:
+            synthetic = optarg;
+            break;
+        case OPT_RESTRICT:
+            restrict_set = optarg;
+            break;
+        case OPT_CHECK:
+            check = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return SS_EXIT_OK;
         default:
             if (optopt != 0 && optopt < 0x100)
                 ss_error("topology: option -%c %s; see seqshard topology --help", optopt,
                          strchr("@", optopt) ? "needs a value" : "is unknown");
             else
-                ss_error("topology: option %s %s; see seqshard topology --help",
-                         argv[optind - 1], optopt != 0 ? "needs a value" : "is unknown");
+                ss_error("topology: option %s %s; see seqshard topology --help", argv[optind - 1],
+                         optopt != 0 ? "needs a value" : "is unknown");
             return SS_EXIT_USAGE;
         }
     }
     if (optind < argc) {
-        ss_error("topology: unexpected argument '%s'; see seqshard topology --help",
-                 argv[optind]);
+        ss_error("topology: unexpected argument '%s'; see seqshard topology --help", argv[optind]);
         return SS_EXIT_USAGE;
     }
     if (check && synthetic != NULL) {

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../io/ss_diag.h"
 #include "../../framework/ss_framework_extra.h"
+#include "../../io/ss_diag.h"
 #include "depth.h"
 #include "mosdepth.h"
 
@@ -38,18 +38,18 @@ typedef struct {
     const ss_job_t *job;
     ss_reader_t *rd;
     const sam_hdr_t *hdr;
-    int n;                  /* inputs */
-    bam1_t **b;             /* [n] each input's next counted read */
-    unsigned char *live;    /* [n] b[i] holds one */
-    hts_pos_t *last_pos;    /* [n] the POS read before, for the order check */
-    dp_pairs_t **pairs;     /* [n] -s only */
+    int n;               /* inputs */
+    bam1_t **b;          /* [n] each input's next counted read */
+    unsigned char *live; /* [n] b[i] holds one */
+    hts_pos_t *last_pos; /* [n] the POS read before, for the order check */
+    dp_pairs_t **pairs;  /* [n] -s only */
     dp_ring_t ring;
     dp_fmt_t fmt;
-    double bytes_per_bp;    /* output per shard bp seen so far: the next reserve */
-    const hts_pair_pos_t *bed;  /* the shard contig's -b intervals, and the cursor */
+    double bytes_per_bp;       /* output per shard bp seen so far: the next reserve */
+    const hts_pair_pos_t *bed; /* the shard contig's -b intervals, and the cursor */
     int bed_n, bed_k;
     uint64_t reads, rows;
-    mos_worker_t *mos;      /* --mosdepth: the rest is unused */
+    mos_worker_t *mos; /* --mosdepth: the rest is unused */
 } dp_worker_t;
 
 static void opts_free(void *kopts)
@@ -74,8 +74,8 @@ static void run_free(void *run)
 /* ---- prepare ---- */
 
 /* Whether input i has a read on tid that passes the filters. 1, 0, or -1 after ss_error. */
-static int has_counted_read(const dp_opts_t *o, samFile *fp, hts_idx_t *idx, int tid,
-                            bam1_t *b, const char *path)
+static int has_counted_read(const dp_opts_t *o, samFile *fp, hts_idx_t *idx, int tid, bam1_t *b,
+                            const char *path)
 {
     uint64_t mapped = 0, unmapped = 0;
     if (hts_idx_get_stat(idx, tid, &mapped, &unmapped) == 0 && mapped + unmapped == 0)
@@ -374,13 +374,15 @@ static int add_read(dp_worker_t *w, int i, const ss_shard_t *sh, hts_pos_t limit
     hts_pos_t top = end > r->hi[i] ? end : r->hi[i];
     if (dp_ring_extend(r, end) < 0)
         return ss_error("out of memory counting shard %d (a read spans %lld bp)", sh->idx,
-                        (long long)(end - b->core.pos)), -1;
+                        (long long)(end - b->core.pos)),
+               -1;
     r->hi[i] = top;
     int bad_op = 0;
     if (dp_count_read(r, i, b, w->o, clip, top, &bad_op) < 0)
         return ss_error("%s: read %s in shard %d has CIGAR operation %d, which samtools depth "
-                        "does not accept; fix or drop the read", ss_reader_path(w->rd, i),
-                        bam_get_qname(b), sh->idx, bad_op), -1;
+                        "does not accept; fix or drop the read",
+                        ss_reader_path(w->rd, i), bam_get_qname(b), sh->idx, bad_op),
+               -1;
     return 0;
 }
 
@@ -394,8 +396,8 @@ static int zeros_print(const dp_worker_t *w, int tid)
 
 static int reserve_output(dp_worker_t *w, const ss_shard_t *sh, ss_out_t *out)
 {
-    double per = w->bytes_per_bp > 0 ? w->bytes_per_bp
-                                     : (double)(w->fmt.ctg_len + 12 + 3 * (size_t)w->n);
+    double per =
+        w->bytes_per_bp > 0 ? w->bytes_per_bp : (double)(w->fmt.ctg_len + 12 + 3 * (size_t)w->n);
     double want = per * (double)(sh->end - sh->beg);
     return ss_out_reserve(out, want < (double)SS_RESERVE_MAX ? (size_t)want : SS_RESERVE_MAX);
 }

@@ -29,15 +29,15 @@
 #define DP_PAIR_WINDOW 10000
 
 typedef struct {
-    int all;            /* -a given this many times: 1 contigs with reads, 2 every contig */
-    int flag;           /* skip reads with any of these flags (-g removes, -G adds) */
-    int min_bq;         /* -q: bases below this quality are not counted */
-    int min_mq;         /* -Q: reads below this MAPQ are skipped */
-    int min_len;        /* -l: reads with fewer aligned query bases are skipped */
-    int count_del;      /* -J: deletions count */
-    int header;         /* -H: print "#CHROM\tPOS\t<inputs>" first */
-    int overlaps;       /* -s: a later mate does not count where an earlier one did */
-    int custom_index;   /* -X: index files follow the inputs */
+    int all;                /* -a given this many times: 1 contigs with reads, 2 every contig */
+    int flag;               /* skip reads with any of these flags (-g removes, -G adds) */
+    int min_bq;             /* -q: bases below this quality are not counted */
+    int min_mq;             /* -Q: reads below this MAPQ are skipped */
+    int min_len;            /* -l: reads with fewer aligned query bases are skipped */
+    int count_del;          /* -J: deletions count */
+    int header;             /* -H: print "#CHROM\tPOS\t<inputs>" first */
+    int overlaps;           /* -s: a later mate does not count where an earlier one did */
+    int custom_index;       /* -X: index files follow the inputs */
     struct mos_opts_s *mos; /* --mosdepth: mosdepth's files instead (mosdepth.h) */
 } dp_opts_t;
 
@@ -65,12 +65,12 @@ int dp_read_passes(const dp_opts_t *o, const bam1_t *b);
  * memory follows the longest read, not the shard or the contig.
  */
 typedef struct {
-    int32_t *cnt;      /* [cap * n], position p at (p & (cap - 1)) * n */
+    int32_t *cnt; /* [cap * n], position p at (p & (cap - 1)) * n */
     size_t cap;
     int n;
-    hts_pos_t lo;      /* next position to print */
-    hts_pos_t cover;   /* counts are valid (zeroed at least) up to here */
-    hts_pos_t *hi;     /* [n]: the farthest end of a counted read of each input */
+    hts_pos_t lo;    /* next position to print */
+    hts_pos_t cover; /* counts are valid (zeroed at least) up to here */
+    hts_pos_t *hi;   /* [n]: the farthest end of a counted read of each input */
 } dp_ring_t;
 
 /* 0, or -1 out of memory. dp_ring_destroy frees what it holds (not r). */
@@ -119,12 +119,12 @@ hts_pos_t dp_pairs_clip(dp_pairs_t *p, const bam1_t *b);
  * counted up in place rather than printed anew.
  */
 typedef struct {
-    char ctg[1024];   /* "CONTIG\t" */
-    size_t ctg_len;   /* 0: the name did not fit; rows are built the slow way */
+    char ctg[1024]; /* "CONTIG\t" */
+    size_t ctg_len; /* 0: the name did not fit; rows are built the slow way */
     const char *name;
-    char num[24];     /* the 1-based position, digits at num[24 - num_len...] */
+    char num[24]; /* the 1-based position, digits at num[24 - num_len...] */
     int num_len;
-    hts_pos_t next;   /* the 0-based position num holds */
+    hts_pos_t next; /* the 0-based position num holds */
 } dp_fmt_t;
 
 void dp_fmt_contig(dp_fmt_t *f, const char *name);

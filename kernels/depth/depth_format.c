@@ -127,8 +127,8 @@ int dp_fmt_rows(dp_fmt_t *f, kstring_t *out, const dp_ring_t *r, hts_pos_t from,
         return 0;
     if (!f->ctg_len) { /* a name too long for the fast path */
         for (hts_pos_t p = from; p < to; p++) {
-            int rc = zeros ? dp_fmt_zero_row(f, out, p, n)
-                           : dp_fmt_row(f, out, p, dp_ring_at(r, p), n);
+            int rc =
+                zeros ? dp_fmt_zero_row(f, out, p, n) : dp_fmt_row(f, out, p, dp_ring_at(r, p), n);
             if (rc < 0)
                 return -1;
         }

@@ -18,20 +18,20 @@ void dp_opts_default(dp_opts_t *o)
 enum { O_FMTOPT = 0x100, O_MOSDEPTH };
 
 /* An alias: parsed and completed, not listed in --help (samtools' other spelling). */
-#define ALIAS(key, name, arg) {key, 0, name, arg, NULL, NULL}
+#define ALIAS(key, name, arg)         \
+    {                                 \
+        key, 0, name, arg, NULL, NULL \
+    }
 
 static const ss_opt_t dp_opts[] = {
     {'a', 'a', NULL, NULL,
      "output all positions of contigs with reads, zeros too; twice (-aa): every position of "
-     "every contig [off]", NULL},
-    {'b', 'b', NULL, "FILE", "only positions in the BED (or chr pos) FILE [all]",
-     SS_VALUES_FILE},
-    {'f', 'f', NULL, "FILE", "list of input BAM/CRAM files, one per line [none]",
-     SS_VALUES_FILE},
-    {'g', 'g', NULL, "FLAGS", "remove FLAGS from the filter flags (number or names) [none]",
+     "every contig [off]",
      NULL},
-    {'G', 'G', NULL, "FLAGS", "add FLAGS to the filter flags [UNMAP,SECONDARY,QCFAIL,DUP]",
-     NULL},
+    {'b', 'b', NULL, "FILE", "only positions in the BED (or chr pos) FILE [all]", SS_VALUES_FILE},
+    {'f', 'f', NULL, "FILE", "list of input BAM/CRAM files, one per line [none]", SS_VALUES_FILE},
+    {'g', 'g', NULL, "FLAGS", "remove FLAGS from the filter flags (number or names) [none]", NULL},
+    {'G', 'G', NULL, "FLAGS", "add FLAGS to the filter flags [UNMAP,SECONDARY,QCFAIL,DUP]", NULL},
     {'H', 'H', NULL, NULL, "print a header line: #CHROM POS and the input names [off]", NULL},
     {'J', 'J', NULL, NULL, "count deletions (judged by the base after them) [off]", NULL},
     {'l', 'l', NULL, "INT", "skip reads with fewer aligned query bases than INT [0]", NULL},
@@ -42,14 +42,14 @@ static const ss_opt_t dp_opts[] = {
     {'r', 'r', NULL, "REG", "only region REG (chr, chr:beg-end) [whole genome]", NULL},
     {'s', 's', NULL, NULL,
      "do not count where a read overlaps an earlier alignment of its name (overlapping "
-     "mates) [off]", NULL},
+     "mates) [off]",
+     NULL},
     {'X', 'X', NULL, NULL, "the inputs are followed by their index files [off]", NULL},
     {'d', 'd', NULL, "INT", "accepted and ignored, as samtools does (no depth cap)", NULL},
     {'m', 'm', NULL, "INT", "as -d", NULL},
     {'T', 'T', "reference", "FILE", "reference FASTA for CRAM input [none: REF_PATH]",
      SS_VALUES_FILE},
-    {O_FMTOPT, 0, "input-fmt-option", "OPT[=VAL]", "htslib input option (e.g. decode_md=0)",
-     NULL},
+    {O_FMTOPT, 0, "input-fmt-option", "OPT[=VAL]", "htslib input option (e.g. decode_md=0)", NULL},
     SS_OPT_END};
 
 static const ss_opt_t mode_opts[] = {
@@ -58,12 +58,11 @@ static const ss_opt_t mode_opts[] = {
     {'h', 'h', NULL, NULL, "print this help", NULL},
     SS_OPT_END};
 
-static const ss_opt_group_t dp_groups[] = {
-    {"Options (samtools depth's)", dp_opts, NULL},
-    {"Output options", ss_opts_output_text, NULL},
-    {"Other modes", mode_opts, NULL},
-    {"Framework options", ss_opts_run, NULL},
-    {NULL, NULL, NULL}};
+static const ss_opt_group_t dp_groups[] = {{"Options (samtools depth's)", dp_opts, NULL},
+                                           {"Output options", ss_opts_output_text, NULL},
+                                           {"Other modes", mode_opts, NULL},
+                                           {"Framework options", ss_opts_run, NULL},
+                                           {NULL, NULL, NULL}};
 
 static const ss_cmd_t dp_cmd = {
     .name = "depth",
@@ -118,24 +117,49 @@ static int apply(void *ctx, int c, const char *arg)
     dp_opts_t *o = ((void **)ctx)[0];
     ss_common_opts_t *co = ((void **)ctx)[1];
     switch (c) {
-    case 'a': o->all++; return 0;
-    case 'b': return ss_opt_string(&co->bed, arg);
-    case 'f': return ss_common_add_input_list(co, arg) < 0 ? -1 : 0;
+    case 'a':
+        o->all++;
+        return 0;
+    case 'b':
+        return ss_opt_string(&co->bed, arg);
+    case 'f':
+        return ss_common_add_input_list(co, arg) < 0 ? -1 : 0;
     case 'd':
-    case 'm': return 0; /* the depth cap samtools dropped in 1.13 */
-    case 'g': o->flag &= ~flags_of(arg); return 0;
-    case 'G': o->flag |= flags_of(arg); return 0;
-    case 'l': return ss_opt_int("-l", arg, INT_MIN, INT_MAX, &o->min_len);
-    case 'H': o->header = 1; return 0;
-    case 'q': return ss_opt_int("-q", arg, INT_MIN, INT_MAX, &o->min_bq);
-    case 'Q': return ss_opt_int("-Q", arg, INT_MIN, INT_MAX, &o->min_mq);
-    case 'J': o->count_del = 1; return 0;
-    case 'r': return ss_common_set_region(co, arg);
-    case 's': o->overlaps = 1; return 0;
-    case 'X': o->custom_index = 1; return 0;
-    case 'T': return ss_opt_string(&co->reference, arg);
-    case O_FMTOPT: return add_fmt_opt(co, arg);
-    case 'h': dp_usage(stdout); return 1;
+    case 'm':
+        return 0; /* the depth cap samtools dropped in 1.13 */
+    case 'g':
+        o->flag &= ~flags_of(arg);
+        return 0;
+    case 'G':
+        o->flag |= flags_of(arg);
+        return 0;
+    case 'l':
+        return ss_opt_int("-l", arg, INT_MIN, INT_MAX, &o->min_len);
+    case 'H':
+        o->header = 1;
+        return 0;
+    case 'q':
+        return ss_opt_int("-q", arg, INT_MIN, INT_MAX, &o->min_bq);
+    case 'Q':
+        return ss_opt_int("-Q", arg, INT_MIN, INT_MAX, &o->min_mq);
+    case 'J':
+        o->count_del = 1;
+        return 0;
+    case 'r':
+        return ss_common_set_region(co, arg);
+    case 's':
+        o->overlaps = 1;
+        return 0;
+    case 'X':
+        o->custom_index = 1;
+        return 0;
+    case 'T':
+        return ss_opt_string(&co->reference, arg);
+    case O_FMTOPT:
+        return add_fmt_opt(co, arg);
+    case 'h':
+        dp_usage(stdout);
+        return 1;
     default: /* --mosdepth is parsed by mos_parse, which wants_mosdepth chose */
         fprintf(stderr, "seqshard depth: internal: option %d has no handler\n", c);
         return -1;
@@ -173,8 +197,10 @@ static int add_inputs(const dp_opts_t *o, ss_common_opts_t *co, int argc, char *
         return add_indexed_inputs(co, argc, argv);
     /* as in samtools, a -f list replaces the inputs on the command line */
     if (co->input_list && optind < argc) {
-        fprintf(stderr, "seqshard depth: -f given: ignoring %d input(s) on the command line, "
-                        "as samtools depth does\n", argc - optind);
+        fprintf(stderr,
+                "seqshard depth: -f given: ignoring %d input(s) on the command line, "
+                "as samtools depth does\n",
+                argc - optind);
         return 0;
     }
     for (int i = optind; i < argc; i++)

@@ -20,21 +20,21 @@
 
 #include "depth.h"
 
-#define NAME_ALIGNS 8       /* alignments remembered per name; older ones fall out */
-#define SWEEP_EVERY 16384   /* names added between sweeps of names out of the window */
+#define NAME_ALIGNS 8     /* alignments remembered per name; older ones fall out */
+#define SWEEP_EVERY 16384 /* names added between sweeps of names out of the window */
 
 typedef struct {
     int n;
-    hts_pos_t end[NAME_ALIGNS];    /* each alignment's end (bam_endpos) */
+    hts_pos_t end[NAME_ALIGNS];     /* each alignment's end (bam_endpos) */
     unsigned char may[NAME_ALIGNS]; /* whether it would store its end (its mate may overlap) */
-    hts_pos_t last_end;            /* the farthest end: the name leaves when this does */
+    hts_pos_t last_end;             /* the farthest end: the name leaves when this does */
     char name[];
 } name_t;
 
 KHASH_MAP_INIT_STR(dp_name, name_t *)
 
 struct dp_pairs_s {
-    khash_t(dp_name) *h;
+    khash_t(dp_name) * h;
     size_t added; /* names added since the last sweep */
 };
 

@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../io/ss_diag.h"
 #include "../../framework/ss_framework_extra.h"
+#include "../../io/ss_diag.h"
 #include "mosdepth.h"
 
 #define CHUNK     ((hts_pos_t)1 << 16) /* positions counted at a time */

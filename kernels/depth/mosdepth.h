@@ -94,7 +94,7 @@ void mos_counter_destroy(mos_counter_t *c);
  * records read. Worker thread that owns c.
  */
 int mos_count_start(mos_counter_t *c, ss_source_t *src, int tid, hts_pos_t beg, hts_pos_t clen,
-                   int shard);
+                    int shard);
 const int32_t *mos_count_next(mos_counter_t *c, hts_pos_t end, uint64_t *reads);
 /* The htslib read error (< -1) that made mos_count_next return NULL unreported, or 0. */
 int mos_count_read_error(const mos_counter_t *c);

@@ -268,7 +268,7 @@ static int count_blocks(mos_counter_t *c, const bam1_t *b)
 }
 
 int mos_count_start(mos_counter_t *c, ss_source_t *src, int tid, hts_pos_t beg, hts_pos_t clen,
-                   int shard)
+                    int shard)
 {
     forget_all(c);
     c->src = src, c->tid = tid, c->shard = shard;

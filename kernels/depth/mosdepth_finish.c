@@ -214,9 +214,9 @@ static char *thresholds_header(const mos_opts_t *o)
 static int add_streams(mos_run_t *r, const mos_opts_t *o, ss_out_spec_t *out)
 {
     static const char *const suffix[MOS_N_STREAMS] = {".per-base.bed.gz", ".regions.bed.gz",
-                                                     ".thresholds.bed.gz", ".quantized.bed.gz"};
+                                                      ".thresholds.bed.gz", ".quantized.bed.gz"};
     int want[MOS_N_STREAMS] = {!o->no_per_base, o->by || o->window, o->n_thresholds > 0,
-                              o->n_quants > 0};
+                               o->n_quants > 0};
     for (int k = 0; k < MOS_N_STREAMS; k++) {
         r->stream[k] = -1;
         if (!want[k])
@@ -258,8 +258,8 @@ int mos_prepare(const mos_opts_t *o, const ss_job_t *job, mos_run_t **run, ss_ou
     for (int t = 0; t < r->nref; t++) {
         r->skip[t] = (bed_only && r->n_regions[t] == 0) || (o->chrom && t != only);
         static const ss_reduce_op_t per[MOS_NV] = {SS_REDUCE_SUM, SS_REDUCE_MIN, SS_REDUCE_MAX,
-                                                  SS_REDUCE_SUM, SS_REDUCE_SUM, SS_REDUCE_MIN,
-                                                  SS_REDUCE_MAX};
+                                                   SS_REDUCE_SUM, SS_REDUCE_SUM, SS_REDUCE_MIN,
+                                                   SS_REDUCE_MAX};
         memcpy(r->ops + (size_t)t * MOS_NV, per, sizeof(per));
     }
     if (o->n_thresholds && !(r->thresholds_header = thresholds_header(o)))

@@ -24,10 +24,12 @@ static const ss_opt_t mos_opts[] = {
      NULL},
     {'q', 'q', "quantize", "SEGS",
      "runs of depth in bins: 0:1:10: is [0,1) [1,10) [10,inf); labels from MOSDEPTH_Q0, "
-     "MOSDEPTH_Q1, ... [none]", NULL},
+     "MOSDEPTH_Q1, ... [none]",
+     NULL},
     {'x', 'x', "fast-mode", NULL,
      "count each read from POS to its end (deletions and skips too), no mate-overlap "
-     "correction [off]", NULL},
+     "correction [off]",
+     NULL},
     {'Q', 'Q', "mapq", "INT", "skip reads of mapping quality below INT [0]", NULL},
     {'F', 'F', "flag", "INT", "skip reads with any of these flags [1796]", NULL},
     {'i', 'i', "include-flag", "INT", "only reads with any of these flags [0: all]", NULL},
@@ -36,10 +38,11 @@ static const ss_opt_t mos_opts[] = {
     {'R', 'R', "read-groups", "LIST",
      "only reads whose RG is one of these comma-separated read group IDs [all reads]", NULL},
     {'t', 't', NULL, "INT",
-     "worker threads, as -@ (mosdepth's -t only adds decompression threads) [one per core]",
-     NULL},
-    {'f', 'f', "fasta", "FILE", "reference FASTA for CRAM input [REF_PATH] (also -T, "
-     "--reference)", SS_VALUES_FILE},
+     "worker threads, as -@ (mosdepth's -t only adds decompression threads) [one per core]", NULL},
+    {'f', 'f', "fasta", "FILE",
+     "reference FASTA for CRAM input [REF_PATH] (also -T, "
+     "--reference)",
+     SS_VALUES_FILE},
     {'f', 0, "reference", "FILE", NULL, SS_VALUES_FILE},
     {'h', 'h', "help", NULL, "print this help", NULL},
     SS_OPT_END};

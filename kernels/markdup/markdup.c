@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../io/ss_diag.h"
 #include "../../framework/ss_framework_extra.h"
+#include "../../io/ss_diag.h"
 #include "markdup.h"
 
 typedef struct {
@@ -77,8 +77,7 @@ static int first_pair(samFile *f, sam_hdr_t *h, bam1_t *b, const dup_opts_t *o, 
     if (!o->include_fails)
         skip |= BAM_FQCFAIL;
     for (int i = 0; i < n && sam_read1(f, h, b) >= 0; i++)
-        if (!(b->core.flag & skip) && (b->core.flag & BAM_FPAIRED) &&
-            !(b->core.flag & BAM_FMUNMAP))
+        if (!(b->core.flag & skip) && (b->core.flag & BAM_FPAIRED) && !(b->core.flag & BAM_FMUNMAP))
             return 1;
     return 0;
 }

@@ -22,9 +22,9 @@
 #include "pileup/mp_worker.h" /* a worker's blocks: its output, its records' header */
 
 struct mp_gvcf_s {
-    const int *ranges;  /* -g's bounds, borrowed from the options */
+    const int *ranges; /* -g's bounds, borrowed from the options */
     int n_ranges;
-    int prev_range;     /* 0: no block open */
+    int prev_range; /* 0: no block open */
     int32_t rid, start, end, min_dp;
     int32_t *dp, *pl, *tmp, *gt;
     int m_dp, m_pl, m_tmp, n_pl, n_qs, m_gt, n_gt;
@@ -110,8 +110,8 @@ static int dp_range_of(mp_gvcf_t *g, const bcf_hdr_t *hdr, bcf1_t *rec, int32_t 
 }
 
 /* The open block as one record, through emit (bcftools' flush). 0, or -1 when emit failed. */
-static int flush_block(mp_gvcf_t *g, const bcf_hdr_t *hdr, const bcf1_t *rec,
-                       mp_gvcf_emit_fn emit, void *ctx)
+static int flush_block(mp_gvcf_t *g, const bcf_hdr_t *hdr, const bcf1_t *rec, mp_gvcf_emit_fn emit,
+                       void *ctx)
 {
     /* an indel record at the block's last position: that position is not the block's */
     if (rec && rec->rid == g->rid && rec->pos == g->end)
@@ -181,8 +181,8 @@ static int extend_block(mp_gvcf_t *g, const bcf_hdr_t *hdr, bcf1_t *rec, int32_t
     }
     if (k != n * 3) {
         ss_error("a reference-only record at %s:%lld has %d PL values for %d samples; "
-                 "this is a bug in seqshard", bcf_seqname_safe(hdr, rec),
-                 (long long)rec->pos + 1, k, n);
+                 "this is a bug in seqshard",
+                 bcf_seqname_safe(hdr, rec), (long long)rec->pos + 1, k, n);
         return -1;
     }
     for (int i = 0; i < n; i++) {
@@ -208,8 +208,7 @@ static int continues_skipped(mp_gvcf_t *g, const bcf_hdr_t *hdr, bcf1_t *rec)
     return 1;
 }
 
-int mp_gvcf_write(mp_gvcf_t *g, const bcf_hdr_t *hdr, bcf1_t *rec, mp_gvcf_emit_fn emit,
-                  void *ctx)
+int mp_gvcf_write(mp_gvcf_t *g, const bcf_hdr_t *hdr, bcf1_t *rec, mp_gvcf_emit_fn emit, void *ctx)
 {
     if (rec && g->skip_range) {
         bcf_unpack(rec, BCF_UN_ALL);
@@ -241,8 +240,8 @@ int mp_gvcf_write(mp_gvcf_t *g, const bcf_hdr_t *hdr, bcf1_t *rec, mp_gvcf_emit_
     if (can_collapse && g->following && !g->prev_range)
         return 0; /* the next shard's block, which that shard writes */
     if (can_collapse) {
-        int rc = g->prev_range ? extend_block(g, hdr, rec, min_dp)
-                               : start_block(g, hdr, rec, min_dp);
+        int rc =
+            g->prev_range ? extend_block(g, hdr, rec, min_dp) : start_block(g, hdr, rec, min_dp);
         g->prev_range = range;
         g->end = (int32_t)rec->pos; /* mpileup's records carry no END */
         return rc < 0 ? -1 : 0;

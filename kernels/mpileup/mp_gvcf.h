@@ -19,8 +19,7 @@ mp_gvcf_t *mp_gvcf_init(const int *ranges, int n_ranges);
 void mp_gvcf_destroy(mp_gvcf_t *g);
 void mp_gvcf_reset(mp_gvcf_t *g);
 int mp_gvcf_open(const mp_gvcf_t *g);
-int mp_gvcf_write(mp_gvcf_t *g, const bcf_hdr_t *hdr, bcf1_t *rec, mp_gvcf_emit_fn emit,
-                  void *ctx);
+int mp_gvcf_write(mp_gvcf_t *g, const bcf_hdr_t *hdr, bcf1_t *rec, mp_gvcf_emit_fn emit, void *ctx);
 /* Past the shard's end: the open block takes records until it closes; no other starts. */
 void mp_gvcf_follow(mp_gvcf_t *g);
 /* The block open now belongs to an earlier shard: skip the records that continue it. */

@@ -11,12 +11,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../../framework/ss_framework_extra.h"
 #include "base/ss_exact_fp.h"
 #include "likelihood/mp_likelihood.h" /* the -a bits (MP_FMT_*, MP_INFO_*), --ar (MP_AMBIG_*) */
 #include "mp_gvcf.h"
 #include "mp_opts.h"
 #include "select/mp_select.h" /* mp_regions_add */
-#include "../../framework/ss_framework_extra.h"
 
 void mp_opts_default(mp_opts_t *o)
 {
@@ -63,11 +63,28 @@ void mp_opts_free(mp_opts_t *o)
 }
 
 enum {
-    O_NU = 0x100, O_LU, O_NS, O_LS, O_OPEN, O_IGNORE_RG, O_NOREF, O_NOVERSION, O_THREADS,
-    O_MAXBQ, O_DELTABQ, O_SEED, O_AR, O_INDEL_BIAS, O_INDEL_SIZE, O_WRITE_INDEX
+    O_NU = 0x100,
+    O_LU,
+    O_NS,
+    O_LS,
+    O_OPEN,
+    O_IGNORE_RG,
+    O_NOREF,
+    O_NOVERSION,
+    O_THREADS,
+    O_MAXBQ,
+    O_DELTABQ,
+    O_SEED,
+    O_AR,
+    O_INDEL_BIAS,
+    O_INDEL_SIZE,
+    O_WRITE_INDEX
 };
 
-#define ALIAS(key, name, arg) {key, 0, name, arg, NULL, NULL}
+#define ALIAS(key, name, arg)         \
+    {                                 \
+        key, 0, name, arg, NULL, NULL \
+    }
 
 static const ss_opt_t input_opts[] = {
     {'6', '6', "illumina1.3+", NULL, "quality is in the Illumina-1.3+ encoding", NULL},
@@ -107,7 +124,8 @@ static const ss_opt_t input_opts[] = {
     ALIAS(O_LS, "skip-all-set", "STR|INT"),
     {O_NS, 0, "ns", "STR|INT",
      "skip reads with any of the bits set (also --skip-any-set, --ff) "
-     "[UNMAP,SECONDARY,QCFAIL,DUP]", NULL},
+     "[UNMAP,SECONDARY,QCFAIL,DUP]",
+     NULL},
     ALIAS(O_NS, "skip-any-set", "STR|INT"),
     ALIAS(O_NS, "ff", "STR|INT"),
     {O_LU, 0, "lu", "STR|INT",
@@ -130,19 +148,18 @@ static const ss_opt_t input_opts[] = {
     SS_OPT_END};
 
 static const ss_opt_t output_opts[] = {
-    {'a', 'a', "annotate", "LIST", "optional tags to output; '?' to list available tags []",
+    {'a', 'a', "annotate", "LIST", "optional tags to output; '?' to list available tags []", NULL},
+    {O_NOVERSION, 0, "no-version", NULL, "do not append version and command line to the header",
      NULL},
-    {O_NOVERSION, 0, "no-version", NULL,
-     "do not append version and command line to the header", NULL},
     {'o', 'o', "output", "FILE",
      "write output to FILE [standard output]; a number is --open-prob, as in bcftools", NULL},
     {'O', 'O', "output-type", "TYPE",
      "'b' compressed BCF; 'u' uncompressed BCF; 'z' compressed VCF; 'v' uncompressed VCF; "
-     "0-9 compression level [v]", "b u z v"},
+     "0-9 compression level [v]",
+     "b u z v"},
     {'U', 'U', "mwu-u", NULL, "use older probability scale for Mann-Whitney U test", NULL},
     {O_THREADS, 0, "threads", "INT",
-     "bcftools' compression threads: accepted; seqshard compresses on its -@ workers [0]",
-     NULL},
+     "bcftools' compression threads: accepted; seqshard compresses on its -@ workers [0]", NULL},
     {O_WRITE_INDEX, 0, "write-index", "[=FMT]",
      "index the compressed output as bcftools index does: csi (-Ob/-Oz, the default) or "
      "tbi (-Oz; bcftools index -t)",
@@ -150,31 +167,28 @@ static const ss_opt_t output_opts[] = {
     SS_OPT_END};
 
 static const ss_opt_t gl_opts[] = {
-    {'X', 'X', "config", "STR", "platform profile: 1.12, illumina, ont, pacbio-ccs", 
+    {'X', 'X', "config", "STR", "platform profile: 1.12, illumina, ont, pacbio-ccs",
      "1.12 illumina ont pacbio-ccs"},
     {'e', 'e', "ext-prob", "INT", "phred-scaled gap extension seq error probability [20]", NULL},
     {'F', 'F', "gap-frac", "FLOAT", "minimum fraction of gapped reads [0.05]", NULL},
     {'h', 'h', "tandem-qual", "INT", "coefficient for homopolymer errors [500]", NULL},
     {'I', 'I', "skip-indels", NULL, "do not perform indel calling", NULL},
     {'L', 'L', "max-idepth", "INT", "maximum per-file depth for INDEL calling [250]", NULL},
-    {'m', 'm', "min-ireads", "INT", "minimum number gapped reads for indel candidates [2]",
-     NULL},
+    {'m', 'm', "min-ireads", "INT", "minimum number gapped reads for indel candidates [2]", NULL},
     {'M', 'M', "max-read-len", "INT", "maximum length of read to pass to BAQ algorithm [500]",
      NULL},
     {O_OPEN, 0, "open-prob", "INT", "phred-scaled gap open seq error probability [40]", NULL},
-    {'p', 'p', "per-sample-mF", NULL, "apply -m and -F per-sample for increased sensitivity",
-     NULL},
+    {'p', 'p', "per-sample-mF", NULL, "apply -m and -F per-sample for increased sensitivity", NULL},
     {'P', 'P', "platforms", "STR",
      "comma separated list of platforms for indels [all]; accepted and, as in bcftools "
-     "1.16, unused", NULL},
+     "1.16, unused",
+     NULL},
     {O_AR, 0, "ar", "STR",
      "what to do with ambiguous indel reads: drop, incAD, incAD0 (also --ambig-reads) [drop]",
      "drop incAD incAD0"},
     ALIAS(O_AR, "ambig-reads", "STR"),
-    {O_INDEL_BIAS, 0, "indel-bias", "FLOAT", "raise to favour recall over precision [1.00]",
-     NULL},
-    {O_INDEL_SIZE, 0, "indel-size", "INT", "approximate maximum indel size considered [110]",
-     NULL},
+    {O_INDEL_BIAS, 0, "indel-bias", "FLOAT", "raise to favour recall over precision [1.00]", NULL},
+    {O_INDEL_SIZE, 0, "indel-size", "INT", "approximate maximum indel size considered [110]", NULL},
     SS_OPT_END};
 
 static const ss_opt_group_t mp_groups[] = {
@@ -228,26 +242,30 @@ static int parse_annotations(const char *arg, int *flag)
         const char *name;
         int bit, fmt_prefix;
     } tags[] = {
-        {"DP", MP_FMT_DP, 1},     {"DV", MP_FMT_DV, 1},     {"SP", MP_FMT_SP, 1},
-        {"DP4", MP_FMT_DP4, 1},   {"DPR", MP_FMT_DPR, 1},   {"AD", MP_FMT_AD, 1},
-        {"ADF", MP_FMT_ADF, 1},   {"ADR", MP_FMT_ADR, 1},   {"SCR", MP_FMT_SCR, 1},
-        {"QS", MP_FMT_QS, 1},     {"NMBZ", MP_FMT_NMBZ, 1}, {"INFO/DPR", MP_INFO_DPR, 0},
+        {"DP", MP_FMT_DP, 1},         {"DV", MP_FMT_DV, 1},       {"SP", MP_FMT_SP, 1},
+        {"DP4", MP_FMT_DP4, 1},       {"DPR", MP_FMT_DPR, 1},     {"AD", MP_FMT_AD, 1},
+        {"ADF", MP_FMT_ADF, 1},       {"ADR", MP_FMT_ADR, 1},     {"SCR", MP_FMT_SCR, 1},
+        {"QS", MP_FMT_QS, 1},         {"NMBZ", MP_FMT_NMBZ, 1},   {"INFO/DPR", MP_INFO_DPR, 0},
         {"INFO/SCR", MP_INFO_SCR, 0}, {"INFO/AD", MP_INFO_AD, 0}, {"INFO/ADF", MP_INFO_ADF, 0},
-        {"INFO/ADR", MP_INFO_ADR, 0}, {"SCB", MP_INFO_SCB, 0},   {"INFO/SCB", MP_INFO_SCB, 0}};
+        {"INFO/ADR", MP_INFO_ADR, 0}, {"SCB", MP_INFO_SCB, 0},    {"INFO/SCB", MP_INFO_SCB, 0}};
     char *copy = strdup(arg), *save = NULL;
     if (!copy)
         return -1;
     int rc = 0;
     for (char *t = strtok_r(copy, ",", &save); t && rc == 0; t = strtok_r(NULL, ",", &save)) {
-        const char *bare = !strncasecmp(t, "FORMAT/", 7) ? t + 7 : !strncasecmp(t, "FMT/", 4) ? t + 4 : t;
+        const char *bare = !strncasecmp(t, "FORMAT/", 7) ? t + 7
+                           : !strncasecmp(t, "FMT/", 4)  ? t + 4
+                                                         : t;
         size_t k, n = sizeof(tags) / sizeof(tags[0]);
         for (k = 0; k < n; k++)
             if (!strcasecmp(tags[k].fmt_prefix ? bare : t, tags[k].name) &&
                 (tags[k].fmt_prefix || bare == t))
                 break;
         if (k == n) {
-            fprintf(stderr, "seqshard mpileup: -a: could not parse tag \"%s\" in \"%s\"; "
-                            "'-a ?' lists them\n", t, arg);
+            fprintf(stderr,
+                    "seqshard mpileup: -a: could not parse tag \"%s\" in \"%s\"; "
+                    "'-a ?' lists them\n",
+                    t, arg);
             rc = -1;
         } else {
             *flag |= tags[k].bit;
@@ -292,8 +310,10 @@ static int apply_profile(mp_opts_t *o, const char *arg)
     } else if (!strcasecmp(arg, "illumina")) {
         o->baq_partial = 1;
     } else {
-        fprintf(stderr, "seqshard mpileup: -X: unknown configuration name '%s'; choose from "
-                        "1.12, illumina, pacbio-ccs or ont\n", arg);
+        fprintf(stderr,
+                "seqshard mpileup: -X: unknown configuration name '%s'; choose from "
+                "1.12, illumina, pacbio-ccs or ont\n",
+                arg);
         return -1;
     }
     return 0;
@@ -312,8 +332,10 @@ static int parse_out_type(mp_opts_t *o, const char *arg)
     char *end;
     long v = strtol(lvl, &end, 10);
     if (*end || end == lvl || v < 0 || v > 9) {
-        fprintf(stderr, "seqshard mpileup: -O: the output type \"%s\" is not recognised; give "
-                        "b, u, z or v, optionally followed by a level 0-9\n", arg);
+        fprintf(stderr,
+                "seqshard mpileup: -O: the output type \"%s\" is not recognised; give "
+                "b, u, z or v, optionally followed by a level 0-9\n",
+                arg);
         return -1;
     }
     o->level = (int)v;
@@ -359,19 +381,32 @@ static int output_or_open(mp_opts_t *o, ss_common_opts_t *co, const char *arg)
 static int apply_int(int c, const char *arg, mp_opts_t *o)
 {
     switch (c) {
-    case 'C': return ss_opt_int("-C", arg, INT_MIN, INT_MAX, &o->capQ_thres);
-    case 'd': return ss_opt_int("-d", arg, INT_MIN, INT_MAX, &o->max_depth);
-    case 'q': return ss_opt_int("-q", arg, INT_MIN, INT_MAX, &o->min_mq);
-    case 'Q': return ss_opt_int("-Q", arg, INT_MIN, INT_MAX, &o->min_baseQ);
-    case O_MAXBQ: return ss_opt_int("--max-BQ", arg, INT_MIN, INT_MAX, &o->max_baseQ);
-    case O_DELTABQ: return ss_opt_int("--delta-BQ", arg, INT_MIN, INT_MAX, &o->delta_baseQ);
-    case 'e': return ss_opt_int("-e", arg, INT_MIN, INT_MAX, &o->extQ);
-    case 'h': return ss_opt_int("-h", arg, INT_MIN, INT_MAX, &o->tandemQ);
-    case 'L': return ss_opt_int("-L", arg, INT_MIN, INT_MAX, &o->max_indel_depth);
-    case 'm': return ss_opt_int("-m", arg, INT_MIN, INT_MAX, &o->min_support);
-    case 'M': return ss_opt_int("-M", arg, INT_MIN, INT_MAX, &o->max_read_len);
-    case O_OPEN: return ss_opt_int("--open-prob", arg, INT_MIN, INT_MAX, &o->openQ);
-    case O_THREADS: return ss_opt_int("--threads", arg, 0, INT_MAX, &o->bcf_threads);
+    case 'C':
+        return ss_opt_int("-C", arg, INT_MIN, INT_MAX, &o->capQ_thres);
+    case 'd':
+        return ss_opt_int("-d", arg, INT_MIN, INT_MAX, &o->max_depth);
+    case 'q':
+        return ss_opt_int("-q", arg, INT_MIN, INT_MAX, &o->min_mq);
+    case 'Q':
+        return ss_opt_int("-Q", arg, INT_MIN, INT_MAX, &o->min_baseQ);
+    case O_MAXBQ:
+        return ss_opt_int("--max-BQ", arg, INT_MIN, INT_MAX, &o->max_baseQ);
+    case O_DELTABQ:
+        return ss_opt_int("--delta-BQ", arg, INT_MIN, INT_MAX, &o->delta_baseQ);
+    case 'e':
+        return ss_opt_int("-e", arg, INT_MIN, INT_MAX, &o->extQ);
+    case 'h':
+        return ss_opt_int("-h", arg, INT_MIN, INT_MAX, &o->tandemQ);
+    case 'L':
+        return ss_opt_int("-L", arg, INT_MIN, INT_MAX, &o->max_indel_depth);
+    case 'm':
+        return ss_opt_int("-m", arg, INT_MIN, INT_MAX, &o->min_support);
+    case 'M':
+        return ss_opt_int("-M", arg, INT_MIN, INT_MAX, &o->max_read_len);
+    case O_OPEN:
+        return ss_opt_int("--open-prob", arg, INT_MIN, INT_MAX, &o->openQ);
+    case O_THREADS:
+        return ss_opt_int("--threads", arg, 0, INT_MAX, &o->bcf_threads);
     case O_INDEL_SIZE:
         if (ss_opt_int("--indel-size", arg, INT_MIN, INT_MAX, &o->indel_win_size) < 0)
             return -1;
@@ -413,17 +448,37 @@ static int apply(void *ctx, int c, const char *arg)
     if (r <= 0)
         return r;
     switch (c) {
-    case '6': o->illumina13 = 1; return 0;
-    case 'A': o->orphans = 1; return 0;
-    case 'b': return ss_common_add_input_list(co, arg) < 0 ? -1 : 0;
-    case 'B': o->baq = 0; return 0;
-    case 'D': o->baq_partial = 0; return 0;
-    case 'E': o->redo_baq = 1; return 0;
-    case 'I': o->no_indel = 1; return 0;
-    case 'p': o->per_sample_flt = 1; return 0;
-    case 'U': o->fmt_flag &= ~MP_INFO_ZSCORE; return 0;
-    case 'x': o->overlaps = 0; return 0;
-    case 'f': return ss_opt_string(&co->reference, arg);
+    case '6':
+        o->illumina13 = 1;
+        return 0;
+    case 'A':
+        o->orphans = 1;
+        return 0;
+    case 'b':
+        return ss_common_add_input_list(co, arg) < 0 ? -1 : 0;
+    case 'B':
+        o->baq = 0;
+        return 0;
+    case 'D':
+        o->baq_partial = 0;
+        return 0;
+    case 'E':
+        o->redo_baq = 1;
+        return 0;
+    case 'I':
+        o->no_indel = 1;
+        return 0;
+    case 'p':
+        o->per_sample_flt = 1;
+        return 0;
+    case 'U':
+        o->fmt_flag &= ~MP_INFO_ZSCORE;
+        return 0;
+    case 'x':
+        o->overlaps = 0;
+        return 0;
+    case 'f':
+        return ss_opt_string(&co->reference, arg);
     case 'r':
     case 'R':
         free(o->regions), free(o->regions_file);
@@ -434,11 +489,11 @@ static int apply(void *ctx, int c, const char *arg)
     case 't':
     case 'T':
         o->targets_is_file = c == 'T';
-        if (c == 'T' && ss_common_add_read(co, arg + (arg[0] == '^'), "the -T targets file",
-                                           0) < 0)
+        if (c == 'T' && ss_common_add_read(co, arg + (arg[0] == '^'), "the -T targets file", 0) < 0)
             return -1;
         return ss_opt_string(&o->targets, arg);
-    case 'P': return 0;
+    case 'P':
+        return 0;
     case 'g':
         free(o->gvcf_ranges);
         for (int i = 0; i < o->call_argc; i++)
@@ -447,14 +502,19 @@ static int apply(void *ctx, int c, const char *arg)
         mc_opts_free(o->call);
         o->gvcf_ranges = NULL;
         if (mp_gvcf_parse(arg, &o->gvcf_ranges, &o->n_gvcf_ranges) < 0) {
-            fprintf(stderr, "seqshard mpileup: could not parse --gvcf %s; give DP bounds such "
-                            "as 0,5,10\n", arg);
+            fprintf(stderr,
+                    "seqshard mpileup: could not parse --gvcf %s; give DP bounds such "
+                    "as 0,5,10\n",
+                    arg);
             return -1;
         }
         return 0;
-    case 'o': return output_or_open(o, co, arg);
-    case 'O': return parse_out_type(o, arg);
-    case 'X': return apply_profile(o, arg);
+    case 'o':
+        return output_or_open(o, co, arg);
+    case 'O':
+        return parse_out_type(o, arg);
+    case 'X':
+        return apply_profile(o, arg);
     case 'a':
         if (arg[0] == '?') {
             list_annotations(stdout);
@@ -483,11 +543,17 @@ static int apply(void *ctx, int c, const char *arg)
             return -1;
         }
         return 0;
-    case O_NU: return flag_opt("--nu", arg, &o->skip_any_unset);
-    case O_LU: return flag_opt("--lu", arg, &o->skip_all_unset);
-    case O_NS: return flag_opt("--ns", arg, &o->skip_any_set);
-    case O_LS: return flag_opt("--ls", arg, &o->skip_all_set);
-    case O_IGNORE_RG: o->ignore_rg = 1; return 0;
+    case O_NU:
+        return flag_opt("--nu", arg, &o->skip_any_unset);
+    case O_LU:
+        return flag_opt("--lu", arg, &o->skip_all_unset);
+    case O_NS:
+        return flag_opt("--ns", arg, &o->skip_any_set);
+    case O_LS:
+        return flag_opt("--ls", arg, &o->skip_all_set);
+    case O_IGNORE_RG:
+        o->ignore_rg = 1;
+        return 0;
     case 's':
     case 'S':
         o->samples_is_file = c == 'S';
@@ -498,9 +564,14 @@ static int apply(void *ctx, int c, const char *arg)
         if (ss_common_add_read(co, arg + (arg[0] == '^'), "the -G read-group file", 0) < 0)
             return -1;
         return ss_opt_string(&o->read_groups, arg);
-    case O_NOREF: o->no_reference = 1; return 0;
-    case O_NOVERSION: o->record_cmd_line = 0; return 0;
-    case O_WRITE_INDEX: return write_index(o, co, arg);
+    case O_NOREF:
+        o->no_reference = 1;
+        return 0;
+    case O_NOVERSION:
+        o->record_cmd_line = 0;
+        return 0;
+    case O_WRITE_INDEX:
+        return write_index(o, co, arg);
     default:
         fprintf(stderr, "seqshard mpileup: internal: option %d has no handler\n", c);
         return -1;
@@ -541,8 +612,10 @@ static int output_type_from_name(mp_opts_t *o, const char *output)
     else if (ends_with_ci(output, ".vcf.gz") || ends_with_ci(output, ".vcf.bgz"))
         o->out_type = MP_OUT_VCF_GZ;
     if (o->level >= 0 && (o->out_type == MP_OUT_VCF || o->out_type == MP_OUT_BCF)) {
-        fprintf(stderr, "seqshard mpileup: compression level (%d) cannot be set on uncompressed "
-                        "streams (%s)\n", o->level, output ? output : "standard output");
+        fprintf(stderr,
+                "seqshard mpileup: compression level (%d) cannot be set on uncompressed "
+                "streams (%s)\n",
+                o->level, output ? output : "standard output");
         return -1;
     }
     return 0;

@@ -19,10 +19,10 @@
 typedef struct {
     mp_targets_t targets;
     mp_samples_t smpl;
-    bcf_hdr_t *vcf_hdr;  /* mpileup's records' header */
-    bcf_hdr_t *out_hdr;  /* the output's: bcftools call's with --call, else vcf_hdr */
-    kstring_t head;   /* the header's bytes, as the output opens */
-    baq_path_t baq_path; /* the BAQ code this machine runs (pileup's, bit for bit htslib's) */
+    bcf_hdr_t *vcf_hdr;        /* mpileup's records' header */
+    bcf_hdr_t *out_hdr;        /* the output's: bcftools call's with --call, else vcf_hdr */
+    kstring_t head;            /* the header's bytes, as the output opens */
+    baq_path_t baq_path;       /* the BAQ code this machine runs (pileup's, bit for bit htslib's) */
     mc_missed_plan_t **missed; /* --call -i: the plan, set once every shard was summed up */
     const mc_opts_t *call;     /* --call's options (the kernel's), or NULL */
 } mp_run_t;

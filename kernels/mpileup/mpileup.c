@@ -34,11 +34,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-
+#include "../../framework/ss_framework_extra.h"
 #include "base/ss_exact_fp.h"
 #include "pileup/mp_worker.h"
-#include "../../framework/ss_framework_extra.h"
-
 
 static void opts_free(void *kopts)
 {
@@ -308,8 +306,8 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
     aux_settings(w->bca, w->o);
     if (w->o->gvcf_ranges && !(w->gv = mp_gvcf_init(w->o->gvcf_ranges, w->o->n_gvcf_ranges)))
         goto oom;
-    if (w->o->call && (!(w->caller = mc_init(w->o->call, w->run->vcf_hdr)) ||
-                       !(w->called = private_record()))) {
+    if (w->o->call &&
+        (!(w->caller = mc_init(w->o->call, w->run->vcf_hdr)) || !(w->called = private_record()))) {
         ss_error("--call: cannot start a caller (the line above says why)");
         return -1;
     }
@@ -376,7 +374,7 @@ static void worker_destroy(void *wstate)
 
 /* A shard's pass: its records, and whether its indel records needed the carried values. */
 typedef struct {
-    ss_out_t *so;       /* NULL before the run (-i's summary): the records go to scratch */
+    ss_out_t *so; /* NULL before the run (-i's summary): the records go to scratch */
     kstring_t *scratch;
     ss_shard_stats_t *st;
     hts_pos_t end; /* the shard's end: past it, only its last gVCF block is followed */
@@ -528,8 +526,8 @@ static int shard_pass(mp_worker_t *w, const ss_shard_t *sh, shard_pass_t *sp)
         ss_error("--call -i: out of memory");
         return -1;
     }
-    int rc = mp_pileup_pass(w, sh, sh->tid, sh->beg, pass_end(w, sh), sh->scope_beg,
-                            record_column, sp);
+    int rc =
+        mp_pileup_pass(w, sh, sh->tid, sh->beg, pass_end(w, sh), sh->scope_beg, record_column, sp);
     if (rc == PASS_DONE)
         rc = 0;
     /* a block still open at the end of the contig or region closes there */
@@ -630,16 +628,15 @@ static int census(void *wstate, const ss_shard_t *sh, uint64_t *count)
     if (mp_bind_contig(w, sh->tid) < 0)
         return -1;
     hts_pos_t end = own_end(w, sh);
-    int deep = mp_depth_exceeds(w->in, w->n, sh->tid, sh->beg, end, MP_ERRMOD_MAX_DEPTH,
-                                w->scratch);
+    int deep =
+        mp_depth_exceeds(w->in, w->n, sh->tid, sh->beg, end, MP_ERRMOD_MAX_DEPTH, w->scratch);
     if (deep <= 0)
         return deep < 0 ? mp_shard_error(w, sh) : 0;
     kstring_t scratch = KS_INITIALIZE;
     mp_gvcf_t *gv = w->gv; /* blocks change no draw */
     w->gv = NULL;
     mp_rng_seed(&w->rng, w->o->seed);
-    int rc = mp_pileup_pass(w, sh, sh->tid, sh->beg, end, sh->scope_beg, census_column,
-                            &scratch);
+    int rc = mp_pileup_pass(w, sh, sh->tid, sh->beg, end, sh->scope_beg, census_column, &scratch);
     w->gv = gv;
     free(scratch.s);
     *count = w->rng.draws;
@@ -704,7 +701,8 @@ static int run_summary(const void *kopts, const void *run, const uint64_t sums[S
         return 0;
     int bcf = o->out_type == MP_OUT_BCF || o->out_type == MP_OUT_BCF_GZ;
     end_out_t e = {r->out_hdr, bcf ? bcf_init1() : NULL, text};
-    int rc = bcf && !e.sync ? -1 : mc_missed_plan_end(*r->missed, o->call, r->out_hdr, emit_end, &e);
+    int rc =
+        bcf && !e.sync ? -1 : mc_missed_plan_end(*r->missed, o->call, r->out_hdr, emit_end, &e);
     if (e.sync)
         bcf_destroy1(e.sync);
     if (rc < 0)

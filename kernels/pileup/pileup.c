@@ -14,9 +14,9 @@
 
 #include <htslib/bgzf.h>
 
+#include "../../genomics/pileup_engine.h"
 #include "../../io/ss_diag.h"
 #include "pileup.h"
-#include "../../genomics/pileup_engine.h"
 
 void pl_usage(FILE *fp);
 int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts);
@@ -44,8 +44,8 @@ static int warn_reference_contigs(const ss_job_t *job)
     ss_ref_describe_mismatch(co->reference, ss_job_header(job), co->inputs[0], &m, what,
                              sizeof(what));
     ss_warn("%s: there the reference prints as N and reads past its end are skipped, as "
-            "samtools mpileup does; give the FASTA the reads were aligned to with %s", what,
-            co->ref_option);
+            "samtools mpileup does; give the FASTA the reads were aligned to with %s",
+            what, co->ref_option);
     return 0;
 }
 
@@ -54,10 +54,10 @@ static int warn_reference_contigs(const ss_job_t *job)
  * (PL_COL_* order: -s, -O, QNAME, FLAG, RNAME, POS, MAPQ, RNEXT, PNEXT, -5),
  * and per --output-extra tag: typical widths, with their separators.
  */
-static const double extra_col_bytes[PL_N_COLS] = { 1, 4, 26, 4, 6, 8, 3, 2, 8, 4 };
+static const double extra_col_bytes[PL_N_COLS] = {1, 4, 26, 4, 6, 8, 3, 2, 8, 4};
 #define EXTRA_TAG_BYTES 10
-#define EMPTY_LINE_HEAD 32  /* CONTIG\tPOS\tREF of a zero-depth line (-a) */
-#define EMPTY_COLUMN 6      /* \t0\t*\t* per input on a zero-depth line */
+#define EMPTY_LINE_HEAD 32 /* CONTIG\tPOS\tREF of a zero-depth line (-a) */
+#define EMPTY_COLUMN    6  /* \t0\t*\t* per input on a zero-depth line */
 
 /*
  * What the output weighs, for the planner: at the default columns, 66 bytes
@@ -145,8 +145,8 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
     w->ref = ss_ref_init(ss_job_opts(job)->reference);
     w->ref_aux = ss_ref_init(ss_job_opts(job)->reference);
     w->baq = baq_init(r->baq_path);
-    if (!w->baq || !w->in || !w->eng || !w->has_col || !w->at || !w->n_plp || !w->plp || !w->cov || !w->scratch || !w->ref ||
-        !w->ref_aux || ss_ks_private(&w->fmt.head, 256) < 0 ||
+    if (!w->baq || !w->in || !w->eng || !w->has_col || !w->at || !w->n_plp || !w->plp || !w->cov ||
+        !w->scratch || !w->ref || !w->ref_aux || ss_ks_private(&w->fmt.head, 256) < 0 ||
         ss_ks_private(&w->fmt.ins, 1024) < 0 || ss_ks_private(&w->fmt.bases, 4096) < 0 ||
         ss_ks_private(&w->fmt.quals, 4096) < 0)
         goto oom;
@@ -160,8 +160,8 @@ static int worker_init(void **wstate, const void *kopts, const void *run, const 
         w->in[i].baq = w->baq;
         if (!(w->in[i].ahead = pl_ahead_init(ahead_cap(w->n))))
             goto oom;
-        w->eng[i] = pe_init(pl_read_filtered, &w->in[i], w->o->max_depth, w->o->overlaps,
-                            w->o->mods);
+        w->eng[i] =
+            pe_init(pl_read_filtered, &w->in[i], w->o->max_depth, w->o->overlaps, w->o->mods);
         if (!w->eng[i])
             goto oom;
     }
@@ -252,8 +252,8 @@ static int pileup_error(pl_worker_t *w, const ss_shard_t *sh)
             snprintf(where, sizeof(where), "%s:%lld-%lld", ctg, (long long)sh->beg + 1,
                      (long long)sh->end);
             const ss_common_opts_t *co = ss_job_opts(w->job);
-            ss_io_cram_read_error(in->path, in->hdr, co->reference, co->ref_option, sh->idx,
-                                  where, sh->tid);
+            ss_io_cram_read_error(in->path, in->hdr, co->reference, co->ref_option, sh->idx, where,
+                                  sh->tid);
             return -1;
         }
         if (in->read_err) {
@@ -373,7 +373,7 @@ static void skip_line(pl_worker_t *w)
  * different output.
  */
 #define WINDOW_REACH_MAX 512
-#define READ_SPAN_GUESS 256
+#define READ_SPAN_GUESS  256
 
 static hts_pos_t window_reach(const pl_worker_t *w)
 {
@@ -406,8 +406,7 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     if (sh->tid == SS_TID_UNPLACED) {
         if (bind_inputs(w, 0) < 0)
             return -1;
-        return pl_check_unplaced(w->in, w->n, w->scratch, &st->reads) < 0 ? pileup_error(w, sh)
-                                                                            : 0;
+        return pl_check_unplaced(w->in, w->n, w->scratch, &st->reads) < 0 ? pileup_error(w, sh) : 0;
     }
     kstring_t *out = ss_out_text(so);
     const pl_opts_t *o = w->o;
@@ -433,16 +432,16 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *so, ss_shard_st
     hts_pos_t tail = sh->end + reach < follow ? sh->end + reach : follow;
     ss_reader_window(w->rd, sh->tid, head > scope_beg ? head : scope_beg,
                      tail > sh->end ? tail : sh->end);
-    hts_pos_t start = pl_safe_start(w->in, w->n, sh->tid, sh->beg, scope_beg, o->max_depth,
-                                    w->scratch);
+    hts_pos_t start =
+        pl_safe_start(w->in, w->n, sh->tid, sh->beg, scope_beg, o->max_depth, w->scratch);
     if (start < 0)
         return pileup_error(w, sh); /* a read error while finding the start: say which */
     for (int i = 0; i < w->n; i++) {
         w->in[i].baq_from = sh->beg;
         w->in[i].n_read = 0;
         w->in[i].read_err = 0;
-        if (pl_query_shard(&w->in[i], sh->tid, start, query_end(w, sh, last_end), reach,
-                           follow) < 0)
+        if (pl_query_shard(&w->in[i], sh->tid, start, query_end(w, sh, last_end), reach, follow) <
+            0)
             return pileup_error(w, sh);
         pe_reset(w->eng[i], sh->tid);
         w->has_col[i] = 0;

@@ -43,29 +43,29 @@ enum {
 
 /* Options of `seqshard pileup`, samtools mpileup's names and defaults. */
 typedef struct {
-    int min_mq;          /* -q */
-    int min_baseq;       /* -Q [13] */
-    int cap_q;           /* -C [0] */
-    int max_depth;       /* -d [8000]; 0 means unlimited */
-    int all;             /* -a count: 1 = -a, 2 = -aa */
-    int baq;             /* on unless -B (applies only with a reference) */
-    int redo_baq;        /* -E */
-    int illumina13;      /* -6 */
-    int orphans;         /* -A: keep anomalous pairs */
-    int overlaps;        /* mate overlap detection, off with -x */
-    int rflag_require;   /* --rf */
-    int rflag_filter;    /* --ff [UNMAP,SECONDARY,QCFAIL,DUP] */
-    int cols;            /* PL_COL_* */
+    int min_mq;              /* -q */
+    int min_baseq;           /* -Q [13] */
+    int cap_q;               /* -C [0] */
+    int max_depth;           /* -d [8000]; 0 means unlimited */
+    int all;                 /* -a count: 1 = -a, 2 = -aa */
+    int baq;                 /* on unless -B (applies only with a reference) */
+    int redo_baq;            /* -E */
+    int illumina13;          /* -6 */
+    int orphans;             /* -A: keep anomalous pairs */
+    int overlaps;            /* mate overlap detection, off with -x */
+    int rflag_require;       /* --rf */
+    int rflag_filter;        /* --ff [UNMAP,SECONDARY,QCFAIL,DUP] */
+    int cols;                /* PL_COL_* */
     char *tags[PL_MAX_TAGS]; /* --output-extra tags, owned */
     int n_tags;
-    char sep, empty;     /* --output-sep, --output-empty */
-    int no_ins, no_del;  /* counts: once drops the sequence, twice the marker */
-    int no_ends;         /* --no-output-ends */
-    int mods;            /* -M: base modifications after each base */
-    int no_ins_mods;     /* --no-output-ins-mods */
-    int custom_index;    /* -X: index files follow the inputs */
-    int rev_del;         /* --reverse-del */
-    void *rg_exclude;    /* -G: khash_str2int set of read groups, or NULL */
+    char sep, empty;    /* --output-sep, --output-empty */
+    int no_ins, no_del; /* counts: once drops the sequence, twice the marker */
+    int no_ends;        /* --no-output-ends */
+    int mods;           /* -M: base modifications after each base */
+    int no_ins_mods;    /* --no-output-ins-mods */
+    int custom_index;   /* -X: index files follow the inputs */
+    int rev_del;        /* --reverse-del */
+    void *rg_exclude;   /* -G: khash_str2int set of read groups, or NULL */
 } pl_opts_t;
 
 void pl_opts_default(pl_opts_t *o);
@@ -86,33 +86,33 @@ void pl_ahead_destroy(pl_ahead_t *a);
 
 /* One input as the read callback sees it: worker-owned. */
 typedef struct pl_input_s {
-    ss_reader_t *rd;         /* the worker's reader, for the file's format and block cache */
-    int i;                   /* this input's number in rd */
-    ss_source_t *src;        /* its records */
+    ss_reader_t *rd;  /* the worker's reader, for the file's format and block cache */
+    int i;            /* this input's number in rd */
+    ss_source_t *src; /* its records */
     sam_hdr_t *hdr;
     const char *path;
     const pl_opts_t *opts;
-    const ss_bed_t *bed;     /* read filter when -l and not -a */
-    const char *ref;         /* current contig's sequence, or NULL */
+    const ss_bed_t *bed; /* read filter when -l and not -a */
+    const char *ref;     /* current contig's sequence, or NULL */
     hts_pos_t ref_len;
-    ss_ref_t *ref_src;       /* where ref comes from: reads cover their span in it */
+    ss_ref_t *ref_src; /* where ref comes from: reads cover their span in it */
     int ref_tid;
-    int do_baq;              /* BAQ applies (reference loaded and not -B) */
-    hts_pos_t baq_from;      /* BAQ only reads ending past this (see pl_safe_start) */
-    baq_t *baq;           /* the worker's BAQ workspace, shared by its inputs */
-    pl_ahead_t *ahead;       /* reads taken ahead for BAQ, owned */
-    int q_tid;               /* the contig of the range queried */
-    hts_pos_t shard_end;     /* pl_query_shard: the shard's end, -1 after pl_query */
-    hts_pos_t follow_end;    /* how far reads past shard_end may be looked for */
-    hts_pos_t queried_to;    /* the source's current range ends here */
-    hts_pos_t skip_before;   /* records starting before this came with an earlier range */
-    hts_pos_t held_end;      /* farthest end of the records before shard_end */
-    int past_end;            /* the first read past shard_end was handed out: end */
-    uint64_t n_read;         /* records read, for stats */
-    int read_err;            /* htslib's error code when a read failed, else 0 */
-    int read_errno;          /* errno then: ENOMEM is memory, not a corrupt file */
+    int do_baq;            /* BAQ applies (reference loaded and not -B) */
+    hts_pos_t baq_from;    /* BAQ only reads ending past this (see pl_safe_start) */
+    baq_t *baq;            /* the worker's BAQ workspace, shared by its inputs */
+    pl_ahead_t *ahead;     /* reads taken ahead for BAQ, owned */
+    int q_tid;             /* the contig of the range queried */
+    hts_pos_t shard_end;   /* pl_query_shard: the shard's end, -1 after pl_query */
+    hts_pos_t follow_end;  /* how far reads past shard_end may be looked for */
+    hts_pos_t queried_to;  /* the source's current range ends here */
+    hts_pos_t skip_before; /* records starting before this came with an earlier range */
+    hts_pos_t held_end;    /* farthest end of the records before shard_end */
+    int past_end;          /* the first read past shard_end was handed out: end */
+    uint64_t n_read;       /* records read, for stats */
+    int read_err;          /* htslib's error code when a read failed, else 0 */
+    int read_errno;        /* errno then: ENOMEM is memory, not a corrupt file */
     int warned_beyond_ref;
-    hts_pos_t longest;       /* the longest reference span of the records read so far */
+    hts_pos_t longest; /* the longest reference span of the records read so far */
 } pl_input_t;
 
 /*
@@ -168,7 +168,7 @@ typedef struct {
     kstring_t head;
     const char *head_ctg;
     hts_pos_t head_pos;
-    size_t head_digits;      /* where POS starts in head */
+    size_t head_digits; /* where POS starts in head */
 } pl_fmt_buf_t;
 
 /* A worker's state, reused across shards (pileup.c). */
@@ -176,22 +176,22 @@ typedef struct {
     const pl_opts_t *o;
     const ss_job_t *job;
     ss_reader_t *rd;
-    sam_hdr_t *hdr;          /* first input's header: names contigs, as samtools does */
-    int n;                   /* inputs */
+    sam_hdr_t *hdr; /* first input's header: names contigs, as samtools does */
+    int n;          /* inputs */
     pl_input_t *in;
-    struct pe_s **eng;       /* per input: its pileup */
-    unsigned char *has_col;  /* per input: eng[i]->pos holds its next column */
-    unsigned char *at;       /* per input: has a column at the line being printed */
-    int *n_plp;              /* per input: the column as bam_pileup1_t, for pl_format_line */
+    struct pe_s **eng;      /* per input: its pileup */
+    unsigned char *has_col; /* per input: eng[i]->pos holds its next column */
+    unsigned char *at;      /* per input: has a column at the line being printed */
+    int *n_plp;             /* per input: the column as bam_pileup1_t, for pl_format_line */
     const bam_pileup1_t **plp;
-    ss_ref_t *ref;           /* the shard's contig */
-    ss_ref_t *ref_aux;       /* other contigs, for -a/-aa look-ups */
+    ss_ref_t *ref;     /* the shard's contig */
+    ss_ref_t *ref_aux; /* other contigs, for -a/-aa look-ups */
     const char *ctg_ref;
     hts_pos_t ctg_ref_len;
-    signed char *cov;        /* per contig: -1 unknown, 0 no reads, 1 reads (in scope) */
+    signed char *cov; /* per contig: -1 unknown, 0 no reads, 1 reads (in scope) */
     bam1_t *scratch;
     pl_fmt_buf_t fmt;
-    size_t bytes_per_base;   /* output per position in the last shard, to size the next */
+    size_t bytes_per_base; /* output per position in the last shard, to size the next */
     baq_t *baq;
 } pl_worker_t;
 
@@ -213,8 +213,8 @@ int pl_emit_uncovered(pl_worker_t *w, int tid, hts_pos_t from, hts_pos_t to, int
 
 /* Append one pileup line (covered position) to out. Returns 0 or -1. */
 int pl_format_line(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h, const char *ctg,
-                   hts_pos_t pos, const char *ref, hts_pos_t ref_len, int n,
-                   const int *n_plp, const bam_pileup1_t **plp, pl_fmt_buf_t *buf);
+                   hts_pos_t pos, const char *ref, hts_pos_t ref_len, int n, const int *n_plp,
+                   const bam_pileup1_t **plp, pl_fmt_buf_t *buf);
 /*
  * The same line straight from the pileup engines of the n inputs
  * (pileup_engine.h), without building the columns; at[i] says whether input
@@ -222,10 +222,9 @@ int pl_format_line(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h, const
  * every read's pileup fields: those lines go through pl_format_line.
  */
 struct pe_s;
-int pl_format_engine_line(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h,
-                          const char *ctg, hts_pos_t pos, const char *ref, hts_pos_t ref_len,
-                          int n, struct pe_s *const *eng, const unsigned char *at,
-                          pl_fmt_buf_t *fb);
+int pl_format_engine_line(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h, const char *ctg,
+                          hts_pos_t pos, const char *ref, hts_pos_t ref_len, int n,
+                          struct pe_s *const *eng, const unsigned char *at, pl_fmt_buf_t *fb);
 /* Append the line samtools prints for a position with no reads. */
 int pl_format_empty(kstring_t *out, const pl_opts_t *o, const char *ctg, hts_pos_t pos,
                     const char *ref, hts_pos_t ref_len, int n);

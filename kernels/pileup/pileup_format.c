@@ -8,8 +8,8 @@
 
 #include <htslib/kstring.h>
 
-#include "pileup.h"
 #include "../../genomics/pileup_engine.h"
+#include "pileup.h"
 
 /* A base is counted and printed only if its quality reaches -Q. */
 static inline int base_qual(const bam_pileup1_t *p)
@@ -22,8 +22,8 @@ static inline char ref_base(const char *ref, hts_pos_t ref_len, hts_pos_t pos)
     return (ref && pos < ref_len) ? ref[pos] : 'N';
 }
 
-static int put_insertion(kstring_t *out, const bam_pileup1_t *p, const pl_opts_t *o,
-                         kstring_t *ins, int *del_len)
+static int put_insertion(kstring_t *out, const bam_pileup1_t *p, const pl_opts_t *o, kstring_t *ins,
+                         int *del_len)
 {
     hts_base_mod_state *m = o->mods && !o->no_ins_mods && !o->no_ins ? p->cd.p : NULL;
     int len = bam_plp_insertion_mod(p, m, ins, del_len);
@@ -74,8 +74,8 @@ static void put_mods(kstring_t *out, const bam_pileup1_t *p)
     kputc_(']', out);
 }
 
-static void put_deletion(kstring_t *out, const bam_pileup1_t *p, const pl_opts_t *o,
-                         hts_pos_t pos, const char *ref, hts_pos_t ref_len, int del_len)
+static void put_deletion(kstring_t *out, const bam_pileup1_t *p, const pl_opts_t *o, hts_pos_t pos,
+                         const char *ref, hts_pos_t ref_len, int del_len)
 {
     if (o->no_del < 2) {
         kputc_('-', out);
@@ -91,8 +91,7 @@ static void put_deletion(kstring_t *out, const bam_pileup1_t *p, const pl_opts_t
     }
 }
 
-static void put_column_value(kstring_t *out, int col, const bam_pileup1_t *p,
-                             const sam_hdr_t *h)
+static void put_column_value(kstring_t *out, int col, const bam_pileup1_t *p, const sam_hdr_t *h)
 {
     const bam1_core_t *c = &p->b->core;
     switch (col) {
@@ -136,10 +135,9 @@ static void put_column_value(kstring_t *out, int col, const bam_pileup1_t *p,
 }
 
 /* samtools prints columns in flag-bit order; QPOS5 is its highest bit. */
-static const int col_order[PL_N_COLS] = {PL_COL_MAPQ_CHAR, PL_COL_QPOS,  PL_COL_QNAME,
-                                         PL_COL_FLAG,      PL_COL_RNAME, PL_COL_POS,
-                                         PL_COL_MAPQ,      PL_COL_RNEXT, PL_COL_PNEXT,
-                                         PL_COL_QPOS5};
+static const int col_order[PL_N_COLS] = {PL_COL_MAPQ_CHAR, PL_COL_QPOS, PL_COL_QNAME, PL_COL_FLAG,
+                                         PL_COL_RNAME,     PL_COL_POS,  PL_COL_MAPQ,  PL_COL_RNEXT,
+                                         PL_COL_PNEXT,     PL_COL_QPOS5};
 
 static void put_tag_value(kstring_t *out, const pl_opts_t *o, const bam1_t *b, const char *tag)
 {
@@ -156,7 +154,12 @@ static void put_tag_value(kstring_t *out, const pl_opts_t *o, const bam1_t *b, c
             kputs(s, out);
         return;
     }
-    case 'I': case 'i': case 'C': case 'c': case 'S': case 's':
+    case 'I':
+    case 'i':
+    case 'C':
+    case 'c':
+    case 'S':
+    case 's':
         kputll((long long)bam_aux2i(v), out);
         return;
     case 'd':
@@ -197,9 +200,9 @@ static inline char *reserve(kstring_t *out, size_t n)
  * quality passes -Q. s is the write position in out, which has room for the
  * fixed part of n_left reads; returns the new write position, or NULL.
  */
-static char *put_entry(kstring_t *out, char *s, const pl_opts_t *o, hts_pos_t pos,
-                       const char *ref, hts_pos_t ref_len, int rb, const bam_pileup1_t *p,
-                       pl_fmt_buf_t *fb, int *cnt, int n_left)
+static char *put_entry(kstring_t *out, char *s, const pl_opts_t *o, hts_pos_t pos, const char *ref,
+                       hts_pos_t ref_len, int rb, const bam_pileup1_t *p, pl_fmt_buf_t *fb,
+                       int *cnt, int n_left)
 {
     const bam1_t *b = p->b;
     int q = p->qpos < b->core.l_qseq ? bam_get_qual(b)[p->qpos] : 0;
@@ -279,8 +282,8 @@ static int put_bases(pl_fmt_buf_t *fb, const pl_opts_t *o, hts_pos_t pos, const 
  * are read straight from the record; the others are resolved as htslib
  * would. This loop is most of the kernel's own time.
  */
-static int put_bases_engine(pl_fmt_buf_t *fb, const pl_opts_t *o, hts_pos_t pos,
-                            const char *ref, hts_pos_t ref_len, pe_t *e)
+static int put_bases_engine(pl_fmt_buf_t *fb, const pl_opts_t *o, hts_pos_t pos, const char *ref,
+                            hts_pos_t ref_len, pe_t *e)
 {
     int rb = ref_code(ref, ref_len, pos), cnt = 0, minq = o->min_baseq;
     char *s = column_start(fb, e->n), *qs = fb->quals.s;
@@ -391,8 +394,8 @@ static void put_line_start(kstring_t *out, const char *ctg, hts_pos_t pos, const
 }
 
 int pl_format_line(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h, const char *ctg,
-                   hts_pos_t pos, const char *ref, hts_pos_t ref_len, int n,
-                   const int *n_plp, const bam_pileup1_t **plp, pl_fmt_buf_t *buf)
+                   hts_pos_t pos, const char *ref, hts_pos_t ref_len, int n, const int *n_plp,
+                   const bam_pileup1_t **plp, pl_fmt_buf_t *buf)
 {
     put_line_start(out, ctg, pos, ref, ref_len);
     for (int i = 0; i < n; ++i)
@@ -438,10 +441,9 @@ static int put_line_start_next(kstring_t *out, pl_fmt_buf_t *fb, const char *ctg
     return 0;
 }
 
-int pl_format_engine_line(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h,
-                          const char *ctg, hts_pos_t pos, const char *ref, hts_pos_t ref_len,
-                          int n, struct pe_s *const *eng, const unsigned char *at,
-                          pl_fmt_buf_t *fb)
+int pl_format_engine_line(kstring_t *out, const pl_opts_t *o, const sam_hdr_t *h, const char *ctg,
+                          hts_pos_t pos, const char *ref, hts_pos_t ref_len, int n,
+                          struct pe_s *const *eng, const unsigned char *at, pl_fmt_buf_t *fb)
 {
     if (put_line_start_next(out, fb, ctg, pos, ref, ref_len) < 0)
         return -1;

@@ -54,8 +54,10 @@ static int parse_extra(pl_opts_t *o, const char *arg)
             o->cols |= fields[k].col;
         } else if (strlen(t) != 2) {
             /* samtools warns and carries on without the column; so do we */
-            fprintf(stderr, "seqshard pileup: --output-extra '%s' is not a supported field or a "
-                            "two-letter tag; ignored\n", t);
+            fprintf(stderr,
+                    "seqshard pileup: --output-extra '%s' is not a supported field or a "
+                    "two-letter tag; ignored\n",
+                    t);
         } else if (o->n_tags < PL_MAX_TAGS) {
             o->tags[o->n_tags++] = strdup(t);
         }
@@ -97,7 +99,10 @@ enum {
 };
 
 /* An alias: parsed and completed, not listed in --help (samtools' other spelling). */
-#define ALIAS(key, name, arg) {key, 0, name, arg, NULL, NULL}
+#define ALIAS(key, name, arg)         \
+    {                                 \
+        key, 0, name, arg, NULL, NULL \
+    }
 
 static const ss_opt_t input_opts[] = {
     {'6', '6', "illumina1.3+", NULL, "quality is in the Illumina-1.3+ encoding", NULL},
@@ -105,8 +110,7 @@ static const ss_opt_t input_opts[] = {
     {'b', 'b', "bam-list", "FILE", "list of input BAM/CRAM files, one per line", SS_VALUES_FILE},
     {'B', 'B', "no-BAQ", NULL, "disable BAQ (per-Base Alignment Quality)", NULL},
     ALIAS('B', "no-baq", NULL),
-    {'C', 'C', "adjust-MQ", "INT", "adjust mapping quality; recommended:50, disable:0 [0]",
-     NULL},
+    {'C', 'C', "adjust-MQ", "INT", "adjust mapping quality; recommended:50, disable:0 [0]", NULL},
     ALIAS('C', "adjust-mq", "INT"),
     {'d', 'd', "max-depth", "INT", "max per-file depth; 0 for no limit [8000]", NULL},
     {'E', 'E', "redo-BAQ", NULL, "recalculate BAQ on the fly, ignore existing BQs", NULL},
@@ -126,54 +130,50 @@ static const ss_opt_t input_opts[] = {
     {'R', 'R', "ignore-RG", NULL, "ignore RG tags (one BAM = one sample)", NULL},
     ALIAS('R', "ignore-rg", NULL),
     {O_RF, 0, "rf", "STR|INT",
-     "required flags: include reads with any of these bits set (also --incl-flags) [none]",
-     NULL},
+     "required flags: include reads with any of these bits set (also --incl-flags) [none]", NULL},
     ALIAS(O_RF, "incl-flags", "STR|INT"),
     {O_FF, 0, "ff", "STR|INT",
      "filter flags: skip reads with any of these bits set (also --excl-flags) "
-     "[UNMAP,SECONDARY,QCFAIL,DUP]", NULL},
+     "[UNMAP,SECONDARY,QCFAIL,DUP]",
+     NULL},
     ALIAS(O_FF, "excl-flags", "STR|INT"),
     {'x', 'x', "ignore-overlaps-removal", NULL,
      "disable read-pair overlap detection and removal (also --disable-overlap-removal)", NULL},
     ALIAS('x', "disable-overlap-removal", NULL),
     {'X', 'X', "customized-index", NULL, "inputs are followed by their index files", NULL},
-    {O_FMTOPT, 0, "input-fmt-option", "OPT[=VAL]", "htslib input option (e.g. decode_md=0)",
-     NULL},
+    {O_FMTOPT, 0, "input-fmt-option", "OPT[=VAL]", "htslib input option (e.g. decode_md=0)", NULL},
     SS_OPT_END};
 
 static const ss_opt_t output_opts[] = {
     {'M', 'M', "output-mods", NULL, "output base modifications", NULL},
     {'O', 'O', "output-BP", NULL, "output base positions on reads, current orientation", NULL},
     ALIAS('O', "output-bp", NULL),
-    {O_BP5, 0, "output-BP-5", NULL, "output base positions on reads, 5' to 3' orientation",
-     NULL},
+    {O_BP5, 0, "output-BP-5", NULL, "output base positions on reads, 5' to 3' orientation", NULL},
     ALIAS(O_BP5, "output-bp-5", NULL),
     {'s', 's', "output-MQ", NULL, "output mapping quality", NULL},
     ALIAS('s', "output-mq", NULL),
     {O_QNAME, 0, "output-QNAME", NULL, "output read names", NULL},
     ALIAS(O_QNAME, "output-qname", NULL),
     {O_EXTRA, 0, "output-extra", "STR",
-     "output extra read fields (QNAME,FLAG,RNAME,POS,MAPQ,RNEXT,PNEXT) and read tag values",
-     NULL},
+     "output extra read fields (QNAME,FLAG,RNAME,POS,MAPQ,RNEXT,PNEXT) and read tag values", NULL},
     {O_SEP, 0, "output-sep", "CHAR", "separator for tag lists [,]", NULL},
     {O_EMPTY, 0, "output-empty", "CHAR", "no-value character for tag lists [*]", NULL},
     {O_NOINS, 0, "no-output-ins", NULL,
      "skip insertion sequence after +NUM; twice: whole insertion", NULL},
     {O_NOINSMODS, 0, "no-output-ins-mods", NULL,
      "don't display base modifications within insertions", NULL},
-    {O_NODEL, 0, "no-output-del", NULL,
-     "skip deletion sequence after -NUM; twice: whole deletion", NULL},
-    {O_NOENDS, 0, "no-output-ends", NULL, "remove ^MQUAL and $ markup in sequence column",
+    {O_NODEL, 0, "no-output-del", NULL, "skip deletion sequence after -NUM; twice: whole deletion",
      NULL},
+    {O_NOENDS, 0, "no-output-ends", NULL, "remove ^MQUAL and $ markup in sequence column", NULL},
     {O_REVDEL, 0, "reverse-del", NULL, "use '#' character for deletions on the reverse strand",
      NULL},
     {'a', 'a', NULL, NULL,
      "output all positions (including zero depth); twice (-aa): absolutely all positions, "
-     "including unused reference sequences", NULL},
+     "including unused reference sequences",
+     NULL},
     SS_OPT_END};
 
-static const ss_opt_t help_opts[] = {{'h', 'h', NULL, NULL, "print this help", NULL},
-                                     SS_OPT_END};
+static const ss_opt_t help_opts[] = {{'h', 'h', NULL, NULL, "print this help", NULL}, SS_OPT_END};
 
 static const ss_opt_group_t pl_groups[] = {
     {"Input options", input_opts, NULL},        {"Output options", output_opts, NULL},
@@ -213,7 +213,9 @@ static int apply(void *ctx, int c, const char *arg)
     ss_common_opts_t *co = ((void **)ctx)[1];
     int f;
     switch (c) {
-    case 'x': o->overlaps = 0; return 0;
+    case 'x':
+        o->overlaps = 0;
+        return 0;
     case O_RF:
     case O_FF:
         if ((f = bam_str2flag(arg)) < 0) {
@@ -223,37 +225,83 @@ static int apply(void *ctx, int c, const char *arg)
         }
         *(c == O_RF ? &o->rflag_require : &o->rflag_filter) = f;
         return 0;
-    case O_QNAME: o->cols |= PL_COL_QNAME; return 0;
-    case O_REVDEL: o->rev_del = 1; return 0;
-    case O_EXTRA: return parse_extra(o, arg);
-    case O_SEP: o->sep = arg[0]; return 0;
-    case O_EMPTY: o->empty = arg[0]; return 0;
-    case O_NOINS: o->no_ins++; return 0;
-    case O_NOINSMODS: o->no_ins_mods = 1; return 0;
-    case 'M': o->mods = 1; return 0;
-    case O_NODEL: o->no_del++; return 0;
-    case O_NOENDS: o->no_ends = 1; return 0;
-    case 'f': return ss_opt_string(&co->reference, arg);
-    case 'd': return ss_opt_int("-d", arg, INT_MIN, INT_MAX, &o->max_depth);
-    case 'r': return ss_common_set_region(co, arg);
-    case 'l': return ss_opt_string(&co->bed, arg);
-    case 'B': o->baq = 0; return 0;
-    case 'E': o->redo_baq = 1; return 0;
-    case '6': o->illumina13 = 1; return 0;
-    case 'R': return 0; /* samples are not reported in text pileup */
-    case 's': o->cols |= PL_COL_MAPQ_CHAR; return 0;
-    case 'O': o->cols |= PL_COL_QPOS; return 0;
-    case O_BP5: o->cols |= PL_COL_QPOS5; return 0;
-    case 'C': return ss_opt_int("-C", arg, INT_MIN, INT_MAX, &o->cap_q);
-    case 'q': return ss_opt_int("-q", arg, INT_MIN, INT_MAX, &o->min_mq);
-    case 'Q': return ss_opt_int("-Q", arg, INT_MIN, INT_MAX, &o->min_baseq);
-    case 'b': return ss_common_add_input_list(co, arg) < 0 ? -1 : 0;
-    case 'A': o->orphans = 1; return 0;
+    case O_QNAME:
+        o->cols |= PL_COL_QNAME;
+        return 0;
+    case O_REVDEL:
+        o->rev_del = 1;
+        return 0;
+    case O_EXTRA:
+        return parse_extra(o, arg);
+    case O_SEP:
+        o->sep = arg[0];
+        return 0;
+    case O_EMPTY:
+        o->empty = arg[0];
+        return 0;
+    case O_NOINS:
+        o->no_ins++;
+        return 0;
+    case O_NOINSMODS:
+        o->no_ins_mods = 1;
+        return 0;
+    case 'M':
+        o->mods = 1;
+        return 0;
+    case O_NODEL:
+        o->no_del++;
+        return 0;
+    case O_NOENDS:
+        o->no_ends = 1;
+        return 0;
+    case 'f':
+        return ss_opt_string(&co->reference, arg);
+    case 'd':
+        return ss_opt_int("-d", arg, INT_MIN, INT_MAX, &o->max_depth);
+    case 'r':
+        return ss_common_set_region(co, arg);
+    case 'l':
+        return ss_opt_string(&co->bed, arg);
+    case 'B':
+        o->baq = 0;
+        return 0;
+    case 'E':
+        o->redo_baq = 1;
+        return 0;
+    case '6':
+        o->illumina13 = 1;
+        return 0;
+    case 'R':
+        return 0; /* samples are not reported in text pileup */
+    case 's':
+        o->cols |= PL_COL_MAPQ_CHAR;
+        return 0;
+    case 'O':
+        o->cols |= PL_COL_QPOS;
+        return 0;
+    case O_BP5:
+        o->cols |= PL_COL_QPOS5;
+        return 0;
+    case 'C':
+        return ss_opt_int("-C", arg, INT_MIN, INT_MAX, &o->cap_q);
+    case 'q':
+        return ss_opt_int("-q", arg, INT_MIN, INT_MAX, &o->min_mq);
+    case 'Q':
+        return ss_opt_int("-Q", arg, INT_MIN, INT_MAX, &o->min_baseq);
+    case 'b':
+        return ss_common_add_input_list(co, arg) < 0 ? -1 : 0;
+    case 'A':
+        o->orphans = 1;
+        return 0;
     case 'G': /* read: part of the run (--resume, the clash check) */
         return read_rg_list(o, arg) < 0 ? -1
                                         : ss_common_add_read(co, arg, "the -G read-group file", 0);
-    case 'a': o->all++; return 0;
-    case 'h': pl_usage(stdout); return 1;
+    case 'a':
+        o->all++;
+        return 0;
+    case 'h':
+        pl_usage(stdout);
+        return 1;
     case 'X':
         o->custom_index = 1;
         return 0;
@@ -307,8 +355,10 @@ int pl_parse(int argc, char **argv, ss_common_opts_t *co, void **kopts)
     }
     /* as in samtools, a -b list replaces the positional inputs */
     if (co->n_inputs > 0 && optind < argc)
-        fprintf(stderr, "seqshard pileup: -b given: ignoring %d input(s) on the command line, "
-                        "as samtools mpileup does\n", argc - optind);
+        fprintf(stderr,
+                "seqshard pileup: -b given: ignoring %d input(s) on the command line, "
+                "as samtools mpileup does\n",
+                argc - optind);
     else
         for (int i = optind; i < argc; i++)
             if (ss_common_add_input(co, argv[i]) < 0)

@@ -123,12 +123,12 @@ static int keep_read(pl_input_t *in, bam1_t *b, int may_baq)
  */
 struct pl_ahead_s {
     bam1_t **rec;
-    bam1_t **baq;     /* the batch's reads that get BAQ */
+    bam1_t **baq; /* the batch's reads that get BAQ */
     int *src_ret, *baq_ret;
     uint64_t *consumed;
     int cap, n, next, end;
-    int end_src;      /* end came from the source (else: reported already) */
-    uint64_t tail;    /* source records dropped after the last one taken */
+    int end_src;   /* end came from the source (else: reported already) */
+    uint64_t tail; /* source records dropped after the last one taken */
 };
 
 pl_ahead_t *pl_ahead_init(int cap)
@@ -212,8 +212,8 @@ static void ahead_fill(pl_input_t *in)
         consumed = 0;
     }
     a->tail = consumed;
-    if (n_baq && baq_batch(in->baq, a->baq, n_baq, in->ref, in->ref_len, baq_flag(in),
-                              a->baq_ret) < 0) {
+    if (n_baq &&
+        baq_batch(in->baq, a->baq, n_baq, in->ref, in->ref_len, baq_flag(in), a->baq_ret) < 0) {
         ss_error("%s: out of memory for BAQ; lower -@", in->path);
         a->n = 0;
         a->end = -4;

@@ -58,9 +58,9 @@
 typedef struct rl_opts_s {
     char **known; /* --known files, owned */
     int n_known;
-    int max_move;    /* --max-move: farthest a read's POS may move */
-    int max_isize;   /* --max-isize: farther mates keep their alignments */
-    int max_window;  /* --max-window: longer windows are skipped */
+    int max_move;   /* --max-move: farthest a read's POS may move */
+    int max_isize;  /* --max-isize: farther mates keep their alignments */
+    int max_window; /* --max-window: longer windows are skipped */
 } rl_opts_t;
 
 /* The step (rl_step.c) and its hooks (rl_opts.c); ss_step.h says what each does. */

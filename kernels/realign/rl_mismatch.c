@@ -17,12 +17,12 @@
 
 #include "realign.h"
 
-#define RL_MM_QUAL  20 /* mismatches below this base quality make no cluster */
-#define RL_MM_MIN   3  /* mismatches that make a cluster ... */
-#define RL_MM_SPAN  20 /* ... within this many bases */
-#define RL_MM_SHIFT 20 /* longest indel looked for */
-#define RL_MM_GAIN  60 /* mismatch quality the indel must remove: two gap costs */
-#define RL_MM_ANCHOR 6 /* bases the shifted part keeps, at least */
+#define RL_MM_QUAL   20 /* mismatches below this base quality make no cluster */
+#define RL_MM_MIN    3  /* mismatches that make a cluster ... */
+#define RL_MM_SPAN   20 /* ... within this many bases */
+#define RL_MM_SHIFT  20 /* longest indel looked for */
+#define RL_MM_GAIN   60 /* mismatch quality the indel must remove: two gap costs */
+#define RL_MM_ANCHOR 6  /* bases the shifted part keeps, at least */
 
 /* One read's ungapped alignment: query [qb, qe) at reference pos + (q - qb). */
 typedef struct {
@@ -176,8 +176,8 @@ static int ungapped(const rl_read_t *r, const rl_ref_t *ref, mm_read_t *m)
         if (op != BAM_CMATCH && op != BAM_CEQUAL && op != BAM_CDIFF && op != BAM_CSOFT_CLIP)
             return 0;
     }
-    *m = (mm_read_t){b, bam_get_seq(b), bam_get_qual(b), ref, r->pos, r->lclip,
-                     b->core.l_qseq - r->rclip};
+    *m = (mm_read_t){b,      bam_get_seq(b), bam_get_qual(b),          ref,
+                     r->pos, r->lclip,       b->core.l_qseq - r->rclip};
     return m->qe - m->qb >= 2 * RL_MM_ANCHOR && m->qual[0] != 0xff;
 }
 

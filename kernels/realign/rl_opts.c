@@ -40,7 +40,8 @@ const ss_opt_t rl_step_opts[] = {
      "a read's POS moves at most INT bp, else it keeps its alignment [200]", NULL},
     {RL_OPT_MAX_ISIZE, 0, "max-isize", "INT",
      "reads whose mate is farther (or on another contig, or unmapped) keep their alignment "
-     "[3000]", NULL},
+     "[3000]",
+     NULL},
     {RL_OPT_MAX_WINDOW, 0, "max-window", "INT",
      "windows of targets longer than INT bp are skipped and counted in --report [500]", NULL},
     SS_OPT_END};

@@ -5,8 +5,8 @@
  * that place one indel differently agree), every soft-clip boundary and every
  * indel suggested by a cluster of mismatches (rl_mismatch.c) that at least
  * RL_MIN_READS eligible reads share (bwa mem clips reads near indels, or
- * aligns past them ungapped), and every --known indel. A window is a maximal chain of targets each less
- * than RL_GAP from the last one's end; it is skipped when longer than
+ * aligns past them ungapped), and every --known indel. A window is a maximal chain of targets each
+ * less than RL_GAP from the last one's end; it is skipped when longer than
  * --max-window. Both depend only on the reads over the chain and the cap,
  * so any shard that holds those reads finds the same windows.
  */

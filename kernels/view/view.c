@@ -18,24 +18,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../framework/ss_framework_extra.h"
 #include "../../io/ss_check.h"
 #include "../../io/ss_diag.h"
-#include "../../framework/ss_framework_extra.h"
 #include "view.h"
 
 typedef struct {
     const vw_opts_t *o;
     const vw_run_t *run;
     ss_reader_t *rd;
-    sam_hdr_t *hdr;          /* the input's header (read-only): contig names, CRAM messages */
+    sam_hdr_t *hdr; /* the input's header (read-only): contig names, CRAM messages */
     bam1_t *b;
-    const char *reference;   /* -T, or NULL */
-    const char *ref_option;  /* how messages name it */
+    const char *reference;       /* -T, or NULL */
+    const char *ref_option;      /* how messages name it */
     const ss_interval_t *merged; /* -M: the job's sorted, merged regions; NULL without -M */
     int n_merged;
-    vw_copier_t *copier;     /* copying the input's blocks (view_copy.c), or NULL */
-    hts_filter_t *expr;      /* -e compiled for this worker (its evaluation state), or NULL */
-    double out_per_work;     /* output bytes per byte of shard work, as last seen (+25%) */
+    vw_copier_t *copier; /* copying the input's blocks (view_copy.c), or NULL */
+    hts_filter_t *expr;  /* -e compiled for this worker (its evaluation state), or NULL */
+    double out_per_work; /* output bytes per byte of shard work, as last seen (+25%) */
 } vw_worker_t;
 
 /*
@@ -109,8 +109,8 @@ static sam_hdr_t *output_header(const vw_opts_t *o, const ss_job_t *job)
     return h;
 }
 
-static const ss_out_format_t out_format[] = { [VW_SAM] = SS_FMT_SAM, [VW_BAM] = SS_FMT_BAM,
-                                              [VW_CRAM] = SS_FMT_CRAM };
+static const ss_out_format_t out_format[] = {
+    [VW_SAM] = SS_FMT_SAM, [VW_BAM] = SS_FMT_BAM, [VW_CRAM] = SS_FMT_CRAM};
 
 static int prepare(const void *kopts, const ss_job_t *job, void **runp, ss_out_spec_t *out)
 {
@@ -215,7 +215,7 @@ static int keep(const vw_opts_t *o, const vw_run_t *run, const sam_hdr_t *h, con
     if (o->flag_anyon && !(c->flag & o->flag_anyon))
         return 0;
     if (run->targets && (c->tid < 0 || !ss_bed_overlap(run->targets, sam_hdr_tid2name(h, c->tid),
-                                                      c->pos, bam_endpos(b))))
+                                                       c->pos, bam_endpos(b))))
         return 0;
     return 1;
 }
@@ -236,8 +236,7 @@ static int read_error(vw_worker_t *w, const ss_shard_t *sh, int is_cram, int ret
     char where[256];
     shard_name(w, sh, where, sizeof(where));
     if (is_cram)
-        ss_io_cram_read_error(path, w->hdr, w->reference, w->ref_option, sh->idx, where,
-                              sh->tid);
+        ss_io_cram_read_error(path, w->hdr, w->reference, w->ref_option, sh->idx, where, sh->tid);
     else
         ss_io_read_error(path, ss_reader_file(w->rd, 0), ret, sh->idx, where);
     return -1;
@@ -305,7 +304,8 @@ static int emit_kept(vw_worker_t *w, const ss_shard_t *sh, ss_out_t *out, ss_sha
     }
     if (vw_adjust_tags(w->o, w->b) < 0) {
         ss_error("%s: record %s in shard %d has malformed aux data (tags); check the file with "
-                 "samtools view", ss_reader_path(w->rd, 0), bam_get_qname(w->b), sh->idx);
+                 "samtools view",
+                 ss_reader_path(w->rd, 0), bam_get_qname(w->b), sh->idx);
         return -1;
     }
     return ss_out_record(out, w->b);
@@ -345,8 +345,8 @@ static int read_by_query(vw_worker_t *w, const ss_shard_t *sh, hts_pos_t qbeg, h
  * into it from a region query; the last shard owns the containers up to the
  * region's END. Returns 0, or -1 after ss_error().
  */
-static int read_by_containers(vw_worker_t *w, const ss_shard_t *sh, const vw_container_t *c,
-                              int n, ss_out_t *out, ss_shard_stats_t *st)
+static int read_by_containers(vw_worker_t *w, const ss_shard_t *sh, const vw_container_t *c, int n,
+                              ss_out_t *out, ss_shard_stats_t *st)
 {
     samFile *fp = ss_reader_file(w->rd, 0);
     hts_pos_t lo, hi, scope_beg = sh->scope_beg;
@@ -364,14 +364,16 @@ static int read_by_containers(vw_worker_t *w, const ss_shard_t *sh, const vw_con
         if (vw_crai_records(fp, c[k].off, &nrec) < 0) {
             ss_error("%s: cannot read the CRAM container at byte %lld: the file is truncated "
                      "or its index is stale; check it with samtools quickcheck, then run "
-                     "samtools index", ss_reader_path(w->rd, 0), (long long)c[k].off);
+                     "samtools index",
+                     ss_reader_path(w->rd, 0), (long long)c[k].off);
             return -1;
         }
         total += nrec;
     }
     if (total > 0 && vw_crai_seek(fp, ss_reader_index(w->rd, 0), &c[i]) < 0) {
         ss_error("%s: cannot seek to the CRAM container at byte %lld; check the file with "
-                 "samtools quickcheck", ss_reader_path(w->rd, 0), (long long)c[i].off);
+                 "samtools quickcheck",
+                 ss_reader_path(w->rd, 0), (long long)c[i].off);
         return -1;
     }
     ss_io_order_t ord;
@@ -392,8 +394,7 @@ static int read_by_containers(vw_worker_t *w, const ss_shard_t *sh, const vw_con
     return 0;
 }
 
-static int copy_blocks(vw_worker_t *w, const ss_shard_t *sh, ss_out_t *so,
-                       ss_shard_stats_t *st)
+static int copy_blocks(vw_worker_t *w, const ss_shard_t *sh, ss_out_t *so, ss_shard_stats_t *st)
 {
     kstring_t *out = ss_out_bgzf_blocks(so);
     if (!out)
@@ -435,8 +436,8 @@ static int convert_records(vw_worker_t *w, const ss_shard_t *sh, ss_out_t *out,
         return read_by_query(w, sh, 0, 0, HTS_POS_MIN, HTS_POS_MAX, out, st);
     hts_pos_t lo, hi;
     shard_bounds(w, sh, &lo, &hi);
-    return read_by_query(w, sh, sh->beg <= sh->scope_beg ? sh->scope_beg : sh->beg, hi, lo, hi,
-                         out, st);
+    return read_by_query(w, sh, sh->beg <= sh->scope_beg ? sh->scope_beg : sh->beg, hi, lo, hi, out,
+                         st);
 }
 
 static int process(void *wstate, const ss_shard_t *sh, ss_out_t *out, ss_shard_stats_t *st)
@@ -446,8 +447,8 @@ static int process(void *wstate, const ss_shard_t *sh, ss_out_t *out, ss_shard_s
         return 0;
     if (!w->o->count && reserve_output(w, sh, out) < 0)
         return -1;
-    int r = w->run->copy_data_beg >= 0 ? copy_blocks(w, sh, out, st)
-                                       : convert_records(w, sh, out, st);
+    int r =
+        w->run->copy_data_beg >= 0 ? copy_blocks(w, sh, out, st) : convert_records(w, sh, out, st);
     if (r == 0)
         learn_output_size(w, sh, out);
     return r;

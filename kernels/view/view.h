@@ -25,10 +25,10 @@
 #ifndef SS_KERNEL_VIEW_H
 #define SS_KERNEL_VIEW_H
 
-#include <pthread.h>
 #include <htslib/hts_expr.h>
 #include <htslib/kstring.h>
 #include <htslib/sam.h>
+#include <pthread.h>
 
 #include "../../framework/ss_framework.h"
 
@@ -80,7 +80,7 @@ typedef struct {
 
 /* What a view run shares with its workers, built by prepare; read-only afterwards. */
 typedef struct {
-    ss_bed_t *targets;     /* -L parsed, or NULL */
+    ss_bed_t *targets; /* -L parsed, or NULL */
     int in_is_cram;
     vw_crai_t *crai;       /* CRAM input: its containers (view_crai.c), or NULL */
     int64_t copy_data_beg; /* BAM blocks copied (view_copy.c): first data block, or -1 */
@@ -105,8 +105,8 @@ int vw_expr_check(const char *expr);
 /* Main thread, prepare: -l's read groups into run. 0, or -1 after ss_error(). */
 int vw_library_prepare(vw_run_t *run, const sam_hdr_t *h, const char *library);
 /* Worker: -e (with this worker's compiled expr, or NULL), -s, -l. 1 keep, 0 drop. */
-int vw_keep_more(const vw_opts_t *o, const vw_run_t *run, hts_filter_t *expr,
-                 const sam_hdr_t *h, bam1_t *b);
+int vw_keep_more(const vw_opts_t *o, const vw_run_t *run, hts_filter_t *expr, const sam_hdr_t *h,
+                 bam1_t *b);
 /* Worker: -x / --keep-tag on b in place. 0, or -1 when its aux data is malformed. */
 int vw_adjust_tags(const vw_opts_t *o, bam1_t *b);
 

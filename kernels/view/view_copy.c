@@ -35,10 +35,10 @@
 
 #include <htslib/bgzf.h>
 
+#include "../../framework/ss_framework_extra.h"
 #include "../../io/ss_budget.h"
 #include "../../io/ss_check.h"
 #include "../../io/ss_encode.h"
-#include "../../framework/ss_framework_extra.h"
 #include "view.h"
 
 struct vw_copier_s {
@@ -48,10 +48,9 @@ struct vw_copier_s {
 int vw_copy_eligible(const vw_opts_t *o, const ss_common_opts_t *co)
 {
     return o->fmt == VW_BAM && o->level < 0 && co->n_regions == 0 && !o->target_path &&
-           !o->multi_region && !o->header_only && o->min_mapq == 0 && !o->flag_on &&
-           !o->flag_off && !o->flag_anyon && !o->flag_alloff && co->n_fmt_opts == 0 &&
-           !o->count && !o->expr && o->subsam_frac <= 0.0 && !o->library && !o->remove.n &&
-           !o->keep.n;
+           !o->multi_region && !o->header_only && o->min_mapq == 0 && !o->flag_on && !o->flag_off &&
+           !o->flag_anyon && !o->flag_alloff && co->n_fmt_opts == 0 && !o->count && !o->expr &&
+           o->subsam_frac <= 0.0 && !o->library && !o->remove.n && !o->keep.n;
 }
 
 /* Where the header's blocks end and the EOF block starts; -1 if blocks cannot be copied. */
@@ -81,7 +80,8 @@ int vw_copy_prepare(vw_run_t *o, const char *path)
     }
     close(fd);
     o->copy_data_beg = after_header >> 16;
-    o->copy_data_end = st.st_size - (memcmp(tail, ss_bgzf_eof, sizeof(tail)) == 0 ? (off_t)sizeof(tail) : 0);
+    o->copy_data_end =
+        st.st_size - (memcmp(tail, ss_bgzf_eof, sizeof(tail)) == 0 ? (off_t)sizeof(tail) : 0);
     return o->copy_data_beg <= o->copy_data_end ? 0 : -1;
 }
 
@@ -91,7 +91,7 @@ int vw_copy_prepare(vw_run_t *o, const char *path)
  * means the unplaced reads. -1 on a read error.
  */
 static int64_t voffset_of_key(samFile *fp, hts_idx_t *idx, const sam_hdr_t *h, bam1_t *b, int tid,
-                            hts_pos_t beg, const vw_run_t *o)
+                              hts_pos_t beg, const vw_run_t *o)
 {
     int n_ref = sam_hdr_nref(h);
     uint64_t from = 0;
@@ -233,7 +233,8 @@ int vw_copy_shard(vw_copier_t *cp, const vw_run_t *o, ss_reader_t *rd, const sam
         return -1;
     }
     index_ctx_t ix = {so, vbeg, out->l};
-    if (ss_io_append_file_range(cp->fd, vbeg >> 16, (size_t)((vend >> 16) - (vbeg >> 16)), out) < 0) {
+    if (ss_io_append_file_range(cp->fd, vbeg >> 16, (size_t)((vend >> 16) - (vbeg >> 16)), out) <
+        0) {
         if (errno == EIO)
             return -2;
         ss_error("%s: cannot read bytes %lld-%lld: %s", path, (long long)(vbeg >> 16),

@@ -5,10 +5,10 @@
  * (vw_parse), the per-record parts on worker threads, each with its own
  * compiled expression.
  */
-#include <stdlib.h>
-#include <string.h>
 #include <htslib/hts_expr.h>
 #include <htslib/khash.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "view.h"
 
@@ -35,8 +35,10 @@ int vw_tag_list_add(vw_tags_t *list, const char *opt, const char *arg)
             break;
     }
     if (*p) {
-        fprintf(stderr, "seqshard view: %s '%s': tags are exactly two characters, separated "
-                        "by commas (e.g. XA,MD); see 'seqshard view --help'\n", opt, arg);
+        fprintf(stderr,
+                "seqshard view: %s '%s': tags are exactly two characters, separated "
+                "by commas (e.g. XA,MD); see 'seqshard view --help'\n",
+                opt, arg);
         return -1;
     }
     return 0;

@@ -42,12 +42,16 @@ void vw_opts_free(vw_opts_t *o)
 enum { O_NOHEADER = 0x2001, O_NOPG, O_RF, O_KEEP_TAG, O_SUBSAMPLE, O_SUBSAMPLE_SEED };
 
 /* An alias: parsed and completed, not listed in --help (samtools' other spelling). */
-#define ALIAS(key, name, arg) {key, 0, name, arg, NULL, NULL}
+#define ALIAS(key, name, arg)         \
+    {                                 \
+        key, 0, name, arg, NULL, NULL \
+    }
 
 static const ss_opt_t region_opts[] = {
     {'M', 'M', "use-index", NULL,
      "take the regions as one set, as samtools view -M does: in header order ('*' last), "
-     "overlaps merged, each record once (needs regions or -L; not both)", NULL},
+     "overlaps merged, each record once (needs regions or -L; not both)",
+     NULL},
     SS_OPT_END};
 
 static const ss_opt_t format_opts[] = {
@@ -59,14 +63,12 @@ static const ss_opt_t format_opts[] = {
     {'H', 'H', "header-only", NULL, "print the header only", NULL},
     {O_NOHEADER, 0, "no-header", NULL, "print SAM records only [default]", NULL},
     {'c', 'c', "count", NULL,
-     "print only the number of records kept (all shards and ranks added up), as one line",
-     NULL},
+     "print only the number of records kept (all shards and ranks added up), as one line", NULL},
     {O_NOPG, 0, "no-PG", NULL, "do not add a @PG line to the header", NULL},
     SS_OPT_END};
 
 static const ss_opt_t input_opts[] = {
-    {'T', 'T', "reference", "FILE", "FASTA (with .fai) for CRAM input or output",
-     SS_VALUES_FILE},
+    {'T', 'T', "reference", "FILE", "FASTA (with .fai) for CRAM input or output", SS_VALUES_FILE},
     SS_OPT_END};
 
 static const ss_opt_t filter_opts[] = {
@@ -85,8 +87,7 @@ static const ss_opt_t filter_opts[] = {
     ALIAS(O_RF, "incl-flags", "FLAG"),
     ALIAS(O_RF, "include-flags", "FLAG"),
     {'G', 'G', NULL, "FLAG", "EXCLUDE records with all of the FLAGs set", NULL},
-    {O_SUBSAMPLE, 0, "subsample", "FLOAT", "keep only FLOAT of the read names (templates)",
-     NULL},
+    {O_SUBSAMPLE, 0, "subsample", "FLOAT", "keep only FLOAT of the read names (templates)", NULL},
     {O_SUBSAMPLE_SEED, 0, "subsample-seed", "INT", "which names are kept [0]", NULL},
     {'s', 's', NULL, "INT.FRAC", "same as --subsample 0.FRAC --subsample-seed INT", NULL},
     SS_OPT_END};
@@ -95,7 +96,8 @@ static const ss_opt_t edit_opts[] = {
     {'x', 'x', "remove-tag", "STR", "comma-separated tags to strip (repeatable)", NULL},
     {O_KEEP_TAG, 0, "keep-tag", "STR",
      "comma-separated tags to keep, all others stripped (repeatable; same as -x ^STR; wins "
-     "over -x)", NULL},
+     "over -x)",
+     NULL},
     SS_OPT_END};
 
 static const ss_opt_t general_opts[] = {
@@ -103,7 +105,8 @@ static const ss_opt_t general_opts[] = {
     {'S', 'S', NULL, NULL, "ignored (the input format is detected)", NULL},
     {'U', 'U', "output-unselected", "FILE",
      "not supported: the framework writes one output; run seqshard view again with the "
-     "opposite filter", SS_VALUES_FILE},
+     "opposite filter",
+     SS_VALUES_FILE},
     ALIAS('U', "unoutput", "FILE"),
     SS_OPT_END};
 
@@ -208,16 +211,19 @@ static int resolve_format(vw_opts_t *o, ss_common_opts_t *co, int fast_or_u)
     o->level = co->out_level;
     o->write_index = co->write_index;
     if (o->count && o->write_index)
-        return bad_value("--write-index", out ? out : "", "-c writes a count, not records; drop "
-                                                          "--write-index");
+        return bad_value("--write-index", out ? out : "",
+                         "-c writes a count, not records; drop "
+                         "--write-index");
     if (o->count && out && (has_ext(out, ".gz") || has_ext(out, ".bgz")))
-        return bad_value("-o", out, "-c writes one line of text, which samtools does not compress; "
-                                    "name the file without .gz/.bgz");
+        return bad_value("-o", out,
+                         "-c writes one line of text, which samtools does not compress; "
+                         "name the file without .gz/.bgz");
     if (o->write_index && (!out || !strcmp(out, "-")))
         return bad_value("--write-index", out ? out : "", "needs an output file (-o FILE)");
     if (o->write_index && o->fmt == VW_SAM && !has_ext(out, ".sam.gz"))
-        return bad_value("--write-index", out, "SAM output is indexed only when compressed; "
-                                               "name it FILE.sam.gz, or add -O bam or -O cram");
+        return bad_value("--write-index", out,
+                         "SAM output is indexed only when compressed; "
+                         "name it FILE.sam.gz, or add -O bam or -O cram");
     if (o->write_index && o->fmt == VW_SAM)
         o->with_header = 1; /* as samtools: the index needs the @SQ lines in the file */
     return 0;
@@ -230,37 +236,79 @@ static int apply(void *ctx, int c, const char *arg)
     vw_opts_t *o = p->o;
     ss_common_opts_t *co = p->co;
     switch (c) {
-    case 'b': co->out_format = SS_FMT_BAM; return 0;
-    case 'C': co->out_format = SS_FMT_CRAM; return 0;
-    case '1': p->fast_or_u = 1; co->out_level = 1; return 0;
-    case 'u': p->fast_or_u = 1; co->out_level = 0; return 0;
-    case 'l': return ss_opt_string(&o->library, arg);
-    case 'c': o->count = 1; return 0;
-    case 'e': return vw_expr_check(arg) < 0 ? -1 : ss_opt_string(&o->expr, arg);
-    case 's': return vw_subsample_arg(o, "-s", arg);
-    case O_SUBSAMPLE: return vw_subsample_arg(o, "--subsample", arg);
-    case O_SUBSAMPLE_SEED: o->subsam_seed = (uint32_t)atoi(arg); return 0;
-    case 'x': return remove_tag_arg(o, arg);
-    case O_KEEP_TAG: return vw_tag_list_add(&o->keep, "--keep-tag", arg);
-    case 'S': return 0; /* samtools ignores it too: the input format is detected */
+    case 'b':
+        co->out_format = SS_FMT_BAM;
+        return 0;
+    case 'C':
+        co->out_format = SS_FMT_CRAM;
+        return 0;
+    case '1':
+        p->fast_or_u = 1;
+        co->out_level = 1;
+        return 0;
+    case 'u':
+        p->fast_or_u = 1;
+        co->out_level = 0;
+        return 0;
+    case 'l':
+        return ss_opt_string(&o->library, arg);
+    case 'c':
+        o->count = 1;
+        return 0;
+    case 'e':
+        return vw_expr_check(arg) < 0 ? -1 : ss_opt_string(&o->expr, arg);
+    case 's':
+        return vw_subsample_arg(o, "-s", arg);
+    case O_SUBSAMPLE:
+        return vw_subsample_arg(o, "--subsample", arg);
+    case O_SUBSAMPLE_SEED:
+        o->subsam_seed = (uint32_t)atoi(arg);
+        return 0;
+    case 'x':
+        return remove_tag_arg(o, arg);
+    case O_KEEP_TAG:
+        return vw_tag_list_add(&o->keep, "--keep-tag", arg);
+    case 'S':
+        return 0; /* samtools ignores it too: the input format is detected */
     case 'U':
-        fprintf(stderr, "seqshard view: -U '%s': writing the records not selected to a second "
-                        "file is not supported (the framework writes one output); run seqshard "
-                        "view again with the opposite filter instead\n", arg);
+        fprintf(stderr,
+                "seqshard view: -U '%s': writing the records not selected to a second "
+                "file is not supported (the framework writes one output); run seqshard "
+                "view again with the opposite filter instead\n",
+                arg);
         return -1;
-    case 'h': o->with_header = 1; return 0;
-    case 'H': o->header_only = 1; return 0;
-    case O_NOHEADER: o->with_header = o->header_only = 0; return 0;
-    case O_NOPG: o->no_pg = 1; return 0;
-    case 'T': return ss_opt_string(&co->reference, arg);
-    case 'L': return ss_opt_string(&o->target_path, arg);
-    case 'M': o->multi_region = 1; return 0;
-    case 'q': return ss_opt_int("-q", arg, 0, INT_MAX, &o->min_mapq);
-    case 'f': return flag_arg("-f", arg, &o->flag_on);
-    case 'F': return flag_arg("-F", arg, &o->flag_off);
-    case O_RF: return flag_arg("--rf", arg, &o->flag_anyon);
-    case 'G': return flag_arg("-G", arg, &o->flag_alloff);
-    case '?': vw_usage(stdout); return 1;
+    case 'h':
+        o->with_header = 1;
+        return 0;
+    case 'H':
+        o->header_only = 1;
+        return 0;
+    case O_NOHEADER:
+        o->with_header = o->header_only = 0;
+        return 0;
+    case O_NOPG:
+        o->no_pg = 1;
+        return 0;
+    case 'T':
+        return ss_opt_string(&co->reference, arg);
+    case 'L':
+        return ss_opt_string(&o->target_path, arg);
+    case 'M':
+        o->multi_region = 1;
+        return 0;
+    case 'q':
+        return ss_opt_int("-q", arg, 0, INT_MAX, &o->min_mapq);
+    case 'f':
+        return flag_arg("-f", arg, &o->flag_on);
+    case 'F':
+        return flag_arg("-F", arg, &o->flag_off);
+    case O_RF:
+        return flag_arg("--rf", arg, &o->flag_anyon);
+    case 'G':
+        return flag_arg("-G", arg, &o->flag_alloff);
+    case '?':
+        vw_usage(stdout);
+        return 1;
     default:
         fprintf(stderr, "seqshard view: internal: option %d has no handler\n", c);
         return -1;

@@ -34,11 +34,13 @@ int vw_check_cram_output_refs(const sam_hdr_t *hc, const char *reference)
         int has_ur = sam_hdr_find_tag_id(h, "SQ", "SN", name, "UR", &tag) == 0;
         if (fai && !faidx_has_seq(fai, name) && !has_md5) {
             ss_error("%s: no sequence for @SQ SN:%s, which CRAM output needs; give the FASTA "
-                     "the input was aligned to with -T/--reference", reference, name);
+                     "the input was aligned to with -T/--reference",
+                     reference, name);
             rc = -1;
         } else if (!fai && !has_md5 && !has_ur) {
             ss_error("@SQ SN:%s has no M5 or UR tag, so CRAM output needs the reference; give "
-                     "it with -T/--reference ref.fa", name);
+                     "it with -T/--reference ref.fa",
+                     name);
             rc = -1;
         }
     }
@@ -61,11 +63,12 @@ int vw_check_reference_contigs(const ss_job_t *job, int cram_out)
     ss_ref_describe_mismatch(co->reference, h, co->inputs[0], &m, what, sizeof(what));
     if (cram_out) {
         ss_error("%s: CRAM output against it would store the reads against the wrong "
-                 "sequence; give the FASTA the reads were aligned to with %s", what,
-                 co->ref_option);
+                 "sequence; give the FASTA the reads were aligned to with %s",
+                 what, co->ref_option);
         return -1;
     }
     ss_warn("%s: CRAM records there cannot be decoded with it; give the FASTA the CRAM was "
-            "made with via %s", what, co->ref_option);
+            "made with via %s",
+            what, co->ref_option);
     return 0;
 }

@@ -26,8 +26,8 @@
 
 #include <htslib/kfunc.h>
 
-#include "base/ss_exact_fp.h"
 #include "../../kernels/mpileup/likelihood/mp_bias.h"
+#include "base/ss_exact_fp.h"
 #include "diff_routines.h"
 
 /* ---- bcftools 1.16, transcribed ------------------------------------------------------- */

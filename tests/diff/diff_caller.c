@@ -16,8 +16,8 @@
 
 #include <htslib/kfunc.h>
 
-#include "base/ss_exact_fp.h"
 #include "../../kernels/mpileup/call/mc_priv.h"
+#include "base/ss_exact_fp.h"
 #include "diff_routines.h"
 
 #define CM_MAX_SMPL 100

@@ -18,9 +18,9 @@
 #include <htslib/hts.h>
 #include <htslib/hts_os.h>
 
-#include "base/ss_exact_fp.h"
 #include "../../kernels/mpileup/likelihood/mp_errmod.h"
 #include "../../kernels/mpileup/likelihood/mp_rng.h"
+#include "base/ss_exact_fp.h"
 #include "diff_routines.h"
 
 #define DEPCORR   (1. - 0.83) /* bcftools' 1 - theta */

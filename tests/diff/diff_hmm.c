@@ -18,9 +18,9 @@
 #include <htslib/hts.h>
 #include <htslib/sam.h>
 
-#include "base/ss_exact_fp.h"
 #include "../../genomics/baq.h"
 #include "../../genomics/baq_priv.h"
+#include "base/ss_exact_fp.h"
 #include "diff_probaln.h"
 #include "diff_routines.h"
 #include "diff_seq.h"

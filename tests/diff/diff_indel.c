@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/ss_exact_fp.h"
 #include "../../kernels/mpileup/indel/mp_indel.h"
+#include "base/ss_exact_fp.h"
 #include "diff_routines.h"
 
 #define ID_MAX_READS 10000

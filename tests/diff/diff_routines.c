@@ -4,8 +4,8 @@
  * tenth of the cases of a cheap one, so every routine gets a run of similar
  * time.
  */
-#include "base/ss_exact_fp.h"
 #include "diff_routines.h"
+#include "base/ss_exact_fp.h"
 #include "diff.h"
 
 const diff_routine_t diff_routines[] = {

@@ -1,8 +1,8 @@
 /*
  * diff_seq.c -- adversarial sequences for the HMM routines (diff_seq.h).
  */
-#include "base/ss_exact_fp.h"
 #include "diff_seq.h"
+#include "base/ss_exact_fp.h"
 
 int diff_seq_length(diff_rng_t *r, int max)
 {

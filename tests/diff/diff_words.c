@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/ss_exact_fp.h"
 #include "../../kernels/mpileup/likelihood/mp_words.h"
+#include "base/ss_exact_fp.h"
 #include "diff_routines.h"
 
 #define MAX_LEN  1000

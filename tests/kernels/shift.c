@@ -104,8 +104,7 @@ const ss_step_t ss_step_test_shift = {
 /* ---- the command: the step in front of the record writer ---- */
 
 static const ss_opt_t shift_opts[] = {
-    {'T', 'T', "reference", "FILE", "FASTA for CRAM input or output", SS_VALUES_FILE},
-    SS_OPT_END};
+    {'T', 'T', "reference", "FILE", "FASTA for CRAM input or output", SS_VALUES_FILE}, SS_OPT_END};
 
 static const ss_opt_group_t shift_groups[] = {{"Options", shift_opts, NULL},
                                               {"Output options", ss_opts_output_records, NULL},

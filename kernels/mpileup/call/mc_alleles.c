@@ -16,11 +16,11 @@
  * REF and ALT compare as bcftools' vcmp does: case-blind, a longer REF's
  * extra bases expected at the end of the other record's ALTs.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <ctype.h>
 
 #include "base/ss_exact_fp.h"
 #include "mc_priv.h"
@@ -150,8 +150,7 @@ static int constrain_pls(mc_caller_t *c, bcf1_t *rec, int nals, int unseen)
         return -1;
     for (int s = 0; s < c->nsmpl; s++)
         for (k = 0; k < npls_new; k++)
-            c->itmp[s * npls_new + k] =
-                constrained_pl(c->PLs + s * npls_ori, c->pl_map, k, unseen);
+            c->itmp[s * npls_new + k] = constrained_pl(c->PLs + s * npls_ori, c->pl_map, k, unseen);
     return bcf_update_format_int32(c->hdr, rec, "PL", c->itmp, npls_new * c->nsmpl) < 0 ? -1 : 0;
 }
 
@@ -197,15 +196,17 @@ int mc_constrain_alleles(mc_caller_t *c, bcf1_t *rec)
     char *const *tgt = c->tgt_als;
     int ntgt = n_alleles(tgt), unseen = c->unseen, nals = 1, has_new = 0;
     if (ntgt > 5) {
-        mc_fail(c, "-C alleles: at most 5 alleles are accepted, got %d at %s:%"
-                PRIhts_pos " (as bcftools); give that target fewer ALTs", ntgt,
-                bcf_seqname_safe(c->hdr, rec), rec->pos + 1);
+        mc_fail(c,
+                "-C alleles: at most 5 alleles are accepted, got %d at %s:%" PRIhts_pos
+                " (as bcftools); give that target fewer ALTs",
+                ntgt, bcf_seqname_safe(c->hdr, rec), rec->pos + 1);
         return -1;
     }
     vcmp_t v;
     if (vcmp_set_ref(&v, rec->d.allele[0], tgt[0]) < 0) {
-        mc_fail(c, "-C alleles: the reference alleles are not compatible at %s:%"
-                PRIhts_pos " .. %s vs %s (as bcftools); correct the targets' REF there",
+        mc_fail(c,
+                "-C alleles: the reference alleles are not compatible at %s:%" PRIhts_pos
+                " .. %s vs %s (as bcftools); correct the targets' REF there",
                 bcf_seqname_safe(c->hdr, rec), rec->pos + 1, tgt[0], rec->d.allele[0]);
         return -1;
     }

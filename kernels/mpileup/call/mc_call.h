@@ -58,9 +58,9 @@ typedef struct {
 
 /* -T: one contig's target positions (0-based, sorted; repeats kept). */
 typedef struct {
-    char *name; /* owned */
-    hts_pos_t *pos;   /* sorted; targets at one position keep the file's order */
-    char ***als;      /* -C alleles: each target's alleles (NULL-terminated, owned), or NULL */
+    char *name;     /* owned */
+    hts_pos_t *pos; /* sorted; targets at one position keep the file's order */
+    char ***als;    /* -C alleles: each target's alleles (NULL-terminated, owned), or NULL */
     size_t n, m;
 } mc_target_contig_t;
 
@@ -89,16 +89,16 @@ typedef struct mc_opts_s {
     char *groups_tag;    /* --group-samples-tag: owned, or NULL */
     char **sample_lines; /* -s LIST / -S FILE, one sample a line (owned), or NULL */
     int n_sample_lines;
-    int samples_is_file;  /* it was -S (a PED file is also read as one) */
-    char *samples_path;   /* -S FILE: owned, or NULL */
-    mc_ploidy_t ploidy;   /* --ploidy / --ploidy-file / the default */
-    char *ploidy_path;    /* --ploidy-file: owned, or NULL */
-    int ploidy_given;     /* --ploidy or --ploidy-file was given */
-    int record_cmd_line;  /* 0 with --no-version (the header is always without) */
-    mc_targets_t targets; /* -T (or -t) FILE */
+    int samples_is_file;   /* it was -S (a PED file is also read as one) */
+    char *samples_path;    /* -S FILE: owned, or NULL */
+    mc_ploidy_t ploidy;    /* --ploidy / --ploidy-file / the default */
+    char *ploidy_path;     /* --ploidy-file: owned, or NULL */
+    int ploidy_given;      /* --ploidy or --ploidy-file was given */
+    int record_cmd_line;   /* 0 with --no-version (the header is always without) */
+    mc_targets_t targets;  /* -T (or -t) FILE */
     int constrain_alleles; /* -C alleles: call the alleles -T names at each site */
     int insert_missed;     /* -i: a line for every target no record took (mc_missed.c) */
-    int *gvcf_ranges;     /* -g INT[,...]: gVCF blocks' DP bounds (owned), or NULL */
+    int *gvcf_ranges;      /* -g INT[,...]: gVCF blocks' DP bounds (owned), or NULL */
     int n_gvcf_ranges;
 } mc_opts_t;
 

@@ -283,8 +283,8 @@ int mc_call(mc_caller_t *c, bcf1_t *in, bcf1_t *out)
     c->err[0] = '\0';
     if (!bcf_copy(out, in) || (c->imap && bcf_subset(c->hdr, out, c->nsmpl, c->imap) < 0) ||
         bcf_unpack(out, BCF_UN_STR) < 0) {
-        mc_fail(c, "could not read the record at %s:%" PRIhts_pos,
-                bcf_seqname_safe(c->hdr, in), in->pos + 1);
+        mc_fail(c, "could not read the record at %s:%" PRIhts_pos, bcf_seqname_safe(c->hdr, in),
+                in->pos + 1);
         return -1;
     }
     if (skipped(c, out))

@@ -154,8 +154,8 @@ static int write_genotypes(mc_caller_t *c, bcf1_t *rec, const mc_afs_result_t *r
 static int update_record(mc_caller_t *c, bcf1_t *rec, const mc_afs_result_t *r, const double em[10])
 {
     if (bcf_get_info_float(c->hdr, rec, "I16", &c->anno16, &c->m16) != 16) {
-        mc_fail(c, "no I16 annotation at %s:%" PRIhts_pos,
-                bcf_seqname_safe(c->hdr, rec), rec->pos + 1);
+        mc_fail(c, "no I16 annotation at %s:%" PRIhts_pos, bcf_seqname_safe(c->hdr, rec),
+                rec->pos + 1);
         return -1;
     }
     mc_i16_t t;
@@ -207,7 +207,7 @@ int mc_consensus_call(mc_caller_t *c, bcf1_t *rec)
     if (c->nPLs != c->nsmpl * ngts || nals < 2) {
         mc_fail(c,
                 "wrong number of PL fields at %s:%" PRIhts_pos " (nals=%d "
-                       "npl=%d)",
+                "npl=%d)",
                 bcf_seqname_safe(c->hdr, rec), rec->pos + 1, nals, c->nPLs);
         return -1;
     }
@@ -224,8 +224,7 @@ int mc_consensus_call(mc_caller_t *c, bcf1_t *rec)
     mc_afs_result_t r;
     int ret = mc_afs_site(c->afs, rec, c->PLs, c->nPLs, &r);
     if (ret < 0) {
-        mc_fail(c,
-                "could not compute the allele frequency spectrum at %s:%" PRIhts_pos,
+        mc_fail(c, "could not compute the allele frequency spectrum at %s:%" PRIhts_pos,
                 bcf_seqname_safe(c->hdr, rec), rec->pos + 1);
         return -1;
     }

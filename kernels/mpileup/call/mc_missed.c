@@ -125,9 +125,11 @@ int mc_missed_pass(mc_caller_t *c, const bcf1_t *rec)
     if (rec->pos == 0) {
         /* the window before it ends at POS - 1, which wraps around in bcftools' unsigned
          * arithmetic: it writes the whole contig as missed there and drops its other calls */
-        fprintf(stderr, MC_PFX ": -i: a call at %s:1, where bcftools call 1.16 -i writes "
-                               "every target of the contig as missed and drops the contig's "
-                               "other calls; leave POS 1 out of the targets\n", tc->name);
+        fprintf(stderr,
+                MC_PFX ": -i: a call at %s:1, where bcftools call 1.16 -i writes "
+                       "every target of the contig as missed and drops the contig's "
+                       "other calls; leave POS 1 out of the targets\n",
+                tc->name);
         return -1;
     }
     size_t to = mc_targets_lower(tc, rec->pos);

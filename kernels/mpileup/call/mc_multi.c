@@ -99,7 +99,7 @@ static int freqs_from_format(mc_caller_t *c, bcf1_t *rec, int nals)
     if (nad < 1) {
         mc_fail(c,
                 "FORMAT/%s is required with the -G option, mpileup must be "
-                       "run with \"-a AD\" or \"-a QS\"",
+                "run with \"-a AD\" or \"-a QS\"",
                 c->grp_tag);
         return -1;
     }
@@ -148,8 +148,8 @@ static int freqs_with_panel(mc_caller_t *c, bcf1_t *rec, int nals)
                 (c->grp[g].qsum[i + 1] + 0.5 * c->ac[i]) / (c->grp[g].nsmpl + 0.5 * an);
     }
     if (ac0 < 0) {
-        mc_fail(c, "incorrect %s,%s values at %s:%" PRIhts_pos, o->prior_an,
-                o->prior_ac, bcf_seqname_safe(c->hdr, rec), rec->pos + 1);
+        mc_fail(c, "incorrect %s,%s values at %s:%" PRIhts_pos, o->prior_an, o->prior_ac,
+                bcf_seqname_safe(c->hdr, rec), rec->pos + 1);
         return -1;
     }
     for (int g = 0; g < c->n_grp; g++)
@@ -250,7 +250,7 @@ static int variant_genotypes(mc_caller_t *c, bcf1_t *rec, int nals_ori, int *n_a
         if (c->ploidy[s] > 2) { /* where bcftools stops on an assertion */
             mc_fail(c,
                     "%s has ploidy %d at %s:%" PRIhts_pos "; -m calls ploidy "
-                           "0, 1 or 2",
+                    "0, 1 or 2",
                     c->hdr->samples[s], c->ploidy[s], bcf_seqname_safe(c->hdr, rec), rec->pos + 1);
             return -1;
         }
@@ -357,7 +357,7 @@ static int read_pls(mc_caller_t *c, bcf1_t *rec, int nals)
     if (c->nPLs != c->nsmpl * ngts) {
         mc_fail(c,
                 "wrong number of PL fields at %s:%" PRIhts_pos " (nals=%d "
-                       "npl=%d)",
+                "npl=%d)",
                 bcf_seqname_safe(c->hdr, rec), rec->pos + 1, nals, c->nPLs);
         return -1;
     }

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../mp_gvcf.h" /* mp_gvcf_parse: call's -g reads its bounds as mpileup's does */
 #include "base/ss_exact_fp.h"
 #include "mc_priv.h"
-#include "../mp_gvcf.h" /* mp_gvcf_parse: call's -g reads its bounds as mpileup's does */
 
 enum { O_PLOIDY = 1, O_PLOIDY_FILE, O_GROUP_TAG, O_REGIONS_OVERLAP, O_NO_VERSION = 8, O_THREADS };
 
@@ -198,7 +198,9 @@ static int refuse(int c)
     const char *opt = "-o/-O", *why = "the output is seqshard's: give -o/-O to mpileup";
     switch (c) {
     case 'o':
-    case 'O': opt = "-o/-O", why = "the output is seqshard's: give -o/-O to mpileup"; break;
+    case 'O':
+        opt = "-o/-O", why = "the output is seqshard's: give -o/-O to mpileup";
+        break;
     case 'r':
     case 'R':
     case O_REGIONS_OVERLAP:
@@ -272,16 +274,26 @@ static int apply_flag(mc_opts_t *o, ploidy_arg_t *pl, int *models, int c)
         pl->preset = c == 'X' ? "X" : "Y";
         return 0;
     case 'M':
-    case 'N': o->keep_masked_ref = c == 'M'; return 0;
-    case 'A': o->keep_alts = 1; return 0;
-    case 'v': o->variants_only = 1; return 0;
+    case 'N':
+        o->keep_masked_ref = c == 'M';
+        return 0;
+    case 'A':
+        o->keep_alts = 1;
+        return 0;
+    case 'v':
+        o->variants_only = 1;
+        return 0;
     case 'c':
     case 'm':
         *models |= c == 'c' ? 1 : 2;
         o->model = c == 'c' ? MC_MODEL_CONSENSUS : MC_MODEL_MULTI;
         return 0;
-    case O_NO_VERSION: o->record_cmd_line = 0; return 0;
-    case 'i': o->insert_missed = 1; return 0;
+    case O_NO_VERSION:
+        o->record_cmd_line = 0;
+        return 0;
+    case 'i':
+        o->insert_missed = 1;
+        return 0;
     }
     return 1;
 }
@@ -293,34 +305,51 @@ static int apply(mc_opts_t *o, ploidy_arg_t *pl, int *models, int c, const char 
     if (r <= 0)
         return r;
     switch (c) {
-    case O_PLOIDY_FILE: pl->file = arg; return 0;
-    case O_PLOIDY: pl->preset = arg; return 0;
+    case O_PLOIDY_FILE:
+        pl->file = arg;
+        return 0;
+    case O_PLOIDY:
+        pl->preset = arg;
+        return 0;
     case 'f':
         fprintf(stderr, "Warning: -f, --format-fields will be deprecated, please use -a, "
                         "--annotate instead.\n");
         return parse_annots(arg, &o->annots);
-    case 'a': return parse_annots(arg, &o->annots);
-    case 'G': return read_groups(o, arg);
-    case O_GROUP_TAG: return set_string(&o->groups_tag, arg);
-    case 'F': return prior_freqs(o, arg);
-    case 'C': return (o->constrain_alleles = constrain(arg)) > 0 ? 0 : -1;
-    case 'V': return skip_variants(o, arg);
-    case 'p': return parse_double("--pval-threshold", arg, &o->pval_threshold);
-    case 'P': return parse_double("-P", arg, &o->theta);
+    case 'a':
+        return parse_annots(arg, &o->annots);
+    case 'G':
+        return read_groups(o, arg);
+    case O_GROUP_TAG:
+        return set_string(&o->groups_tag, arg);
+    case 'F':
+        return prior_freqs(o, arg);
+    case 'C':
+        return (o->constrain_alleles = constrain(arg)) > 0 ? 0 : -1;
+    case 'V':
+        return skip_variants(o, arg);
+    case 'p':
+        return parse_double("--pval-threshold", arg, &o->pval_threshold);
+    case 'P':
+        return parse_double("-P", arg, &o->theta);
     case 't':
     case 'T': /* read once every option is known: -C alleles reads the alleles too */
         free(o->targets.path);
         return (o->targets.path = strdup(arg)) ? 0 : -1;
-    case 'n': return check_novel_rate(arg);
+    case 'n':
+        return check_novel_rate(arg);
     case 's':
-    case 'S': return mc_samples_read(o, arg, c == 'S');
-    case O_THREADS: return 0; /* seqshard's own threads do the work */
+    case 'S':
+        return mc_samples_read(o, arg, c == 'S');
+    case O_THREADS:
+        return 0; /* seqshard's own threads do the work */
     case 'o':
     case 'O':
     case 'r':
     case 'R':
-    case O_REGIONS_OVERLAP: return refuse(c);
-    case 'g': return gvcf_bounds(o, arg);
+    case O_REGIONS_OVERLAP:
+        return refuse(c);
+    case 'g':
+        return gvcf_bounds(o, arg);
     }
     usage();
     return -1;

@@ -17,8 +17,8 @@
 
 #include <htslib/hts_log.h>
 
-#include "base/ss_exact_fp.h"
 #include "../../../alloc/ss_alloc.h"
+#include "base/ss_exact_fp.h"
 #include "mp_indel.h"
 
 void *mp_indel_reserve(void *buf, size_t *cap, size_t need, size_t elem)

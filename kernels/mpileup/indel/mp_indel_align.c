@@ -9,8 +9,8 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "base/ss_exact_fp.h"
 #include "../../../genomics/baq.h"
+#include "base/ss_exact_fp.h"
 #include "mp_indel.h"
 
 #define MP_INDEL_NO_SCORE 0xffffff /* a read that cannot be aligned to the candidate */

@@ -34,11 +34,11 @@
 typedef struct {
     /* weight of the k-th base on one strand (then zeros, see MP_ERRMOD_PAD) */
     double fk[MP_ERRMOD_MAX_DEPTH + 1 + MP_ERRMOD_PAD];
-    double le[MP_ERRMOD_N_QUAL];        /* ln(e) for error probability e of quality q */
-    double le1[MP_ERRMOD_N_QUAL];       /* ln(1 - e) */
-    double *lc;                         /* ln C(n, k) at [n << 8 | k], 0 for k = 0 or k > n */
-    double *lhet;                       /* ln C(n, k) - n ln 2 at [n << 8 | k] */
-    double *beta;                       /* rows by depth, then quality; see beta_row */
+    double le[MP_ERRMOD_N_QUAL];  /* ln(e) for error probability e of quality q */
+    double le1[MP_ERRMOD_N_QUAL]; /* ln(1 - e) */
+    double *lc;                   /* ln C(n, k) at [n << 8 | k], 0 for k = 0 or k > n */
+    double *lhet;                 /* ln C(n, k) - n ln 2 at [n << 8 | k] */
+    double *beta;                 /* rows by depth, then quality; see beta_row */
     uint8_t beta_ready[MP_ERRMOD_MAX_DEPTH + 1]; /* depth n's rows are filled */
     /* mp_errmod_cal's scratch, all zero between calls: per 4-bit base, how many of
      * each quality << 1 | strand, and which of those are present */

@@ -15,16 +15,16 @@
 #include <htslib/hts.h>
 #include <htslib/sam.h>
 
-#include "base/ss_exact_fp.h"
 #include "../../../alloc/ss_alloc.h"
 #include "../../../genomics/pileup_engine.h"
+#include "base/ss_exact_fp.h"
 #include "mp_likelihood.h"
 #include "mp_words.h"
 
-#define DEFAULT_THETA   0.83 /* errmod's dependency: bcftools' default when theta <= 0 */
-#define MAPQ_255_AS     20   /* MAPQ 255 means "unknown": counted as 20 */
-#define N_POS_BINS      100  /* read-position histogram: the VDB fit assumes 100 bins */
-#define N_QUAL_BINS     60   /* mapQ and baseQ histograms: a bin per quality (mp_bins.c) */
+#define DEFAULT_THETA 0.83 /* errmod's dependency: bcftools' default when theta <= 0 */
+#define MAPQ_255_AS   20   /* MAPQ 255 means "unknown": counted as 20 */
+#define N_POS_BINS    100  /* read-position histogram: the VDB fit assumes 100 bins */
+#define N_QUAL_BINS   60   /* mapQ and baseQ histograms: a bin per quality (mp_bins.c) */
 
 mp_aux_t *mp_aux_init(double theta, int min_baseQ, int max_baseQ, int delta_baseQ)
 {
@@ -77,10 +77,10 @@ static void hist_clear(mp_hist_t *h)
 void mp_aux_clean(mp_aux_t *bca, mp_site_t *call)
 {
     if (bca->hist_dirty) {
-        mp_hist_t *hists[] = {&bca->ref_pos, &bca->alt_pos, &bca->ref_mq,   &bca->alt_mq,
-                              &bca->ref_bq,  &bca->alt_bq,  &bca->fwd_mqs,  &bca->rev_mqs,
-                              &bca->iref_pos, &bca->ialt_pos, &bca->iref_mq, &bca->ialt_mq,
-                              &bca->ref_scl, &bca->alt_scl, &bca->iref_scl, &bca->ialt_scl};
+        mp_hist_t *hists[] = {&bca->ref_pos,  &bca->alt_pos,  &bca->ref_mq,   &bca->alt_mq,
+                              &bca->ref_bq,   &bca->alt_bq,   &bca->fwd_mqs,  &bca->rev_mqs,
+                              &bca->iref_pos, &bca->ialt_pos, &bca->iref_mq,  &bca->ialt_mq,
+                              &bca->ref_scl,  &bca->alt_scl,  &bca->iref_scl, &bca->ialt_scl};
         for (size_t i = 0; i < sizeof(hists) / sizeof(hists[0]); i++)
             hist_clear(hists[i]);
         /* the mismatch bins (slot 0 the site, with FORMAT/NMBZ 1.. the samples) are
@@ -192,11 +192,22 @@ static inline void i16_part_add(i16_part_t *s, int rev, int baseQ, int mapQ, int
 static void i16_store(const i16_sums_t *s, double *anno)
 {
     const i16_part_t *a = &s->all, *d = &s->alt;
-    int64_t v[16] = {(a->n - a->n_rev) - (d->n - d->n_rev), a->n_rev - d->n_rev,
-                     d->n - d->n_rev, d->n_rev,
-                     a->bq - d->bq, a->bq2 - d->bq2, d->bq, d->bq2,
-                     a->mq - d->mq, a->mq2 - d->mq2, d->mq, d->mq2,
-                     a->dist - d->dist, a->dist2 - d->dist2, d->dist, d->dist2};
+    int64_t v[16] = {(a->n - a->n_rev) - (d->n - d->n_rev),
+                     a->n_rev - d->n_rev,
+                     d->n - d->n_rev,
+                     d->n_rev,
+                     a->bq - d->bq,
+                     a->bq2 - d->bq2,
+                     d->bq,
+                     d->bq2,
+                     a->mq - d->mq,
+                     a->mq2 - d->mq2,
+                     d->mq,
+                     d->mq2,
+                     a->dist - d->dist,
+                     a->dist2 - d->dist2,
+                     d->dist,
+                     d->dist2};
     for (int k = 0; k < 16; k++)
         anno[k] = (double)v[k];
 }
@@ -208,8 +219,8 @@ static int reserve_deferred(mp_aux_t *bca, int n)
         return 0;
     int m = bca->n_deferred + n;
     kroundup32(m);
-    mp_deferred_t *d = ss_realloc_private(bca->deferred, sizeof(*d) * bca->m_deferred,
-                                          sizeof(*d) * m);
+    mp_deferred_t *d =
+        ss_realloc_private(bca->deferred, sizeof(*d) * bca->m_deferred, sizeof(*d) * m);
     if (!d)
         return -1;
     bca->deferred = d;
@@ -217,7 +228,8 @@ static int reserve_deferred(mp_aux_t *bca, int n)
     return 0;
 }
 
-/* A kept read's numbers: for the sample's sums (tally_kept) and, should the site have an ALT, the bias bins. */
+/* A kept read's numbers: for the sample's sums (tally_kept) and, should the site have an ALT, the
+ * bias bins. */
 static inline void keep_read(mp_deferred_t *d, mp_smpl_t *r, const bam_pileup1_t *p, int baseQ,
                              int mapQ, int rev, int is_diff)
 {
@@ -328,8 +340,8 @@ static int reserve_bases(mp_aux_t *bca, int n)
         return 0;
     int m = n;
     kroundup32(m);
-    uint16_t *bases = ss_realloc_private(bca->bases, sizeof(uint16_t) * bca->max_bases,
-                                         sizeof(uint16_t) * m);
+    uint16_t *bases =
+        ss_realloc_private(bca->bases, sizeof(uint16_t) * bca->max_bases, sizeof(uint16_t) * m);
     if (!bases)
         return -1;
     bca->bases = bases;
@@ -407,9 +419,14 @@ static inline mp_word_src_t word_src(const mp_aux_t *bca, const bam1_t *b)
     unsigned int mq0 = 0; /* counted per column, where the base is kept */
     int len = b->core.l_qseq;
     const uint8_t *seq = bam_get_seq(b);
-    return (mp_word_src_t){ seq, seq + ((len + 1) >> 1), len, bam_is_rev(b),
-                            read_mapq(b, bca->capQ, &mq0), bca->delta_baseQ, bca->min_baseQ,
-                            bca->max_baseQ };
+    return (mp_word_src_t){seq,
+                           seq + ((len + 1) >> 1),
+                           len,
+                           bam_is_rev(b),
+                           read_mapq(b, bca->capQ, &mq0),
+                           bca->delta_baseQ,
+                           bca->min_baseQ,
+                           bca->max_baseQ};
 }
 
 #define WORDS_AHEAD 16 /* a 64-byte line of words */

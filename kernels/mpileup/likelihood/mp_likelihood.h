@@ -14,46 +14,46 @@
 #ifndef SS_MP_LIKELIHOOD_H
 #define SS_MP_LIKELIHOOD_H
 
-#include <stdint.h>
 #include <htslib/hts.h>
 #include <htslib/kstring.h>
 #include <htslib/sam.h>
 #include <htslib/vcf.h>
+#include <stdint.h>
 
+#include "../pileup/mp_ref.h" /* mp_gap_prep reads the reference through it */
 #include "mp_errmod.h"
 #include "mp_rng.h"
-#include "../pileup/mp_ref.h" /* mp_gap_prep reads the reference through it */
 
 /* -a annotations and behaviour bits (bcftools' B2B_* values, the same bits). */
-#define MP_FMT_DP (1 << 0)
-#define MP_FMT_SP (1 << 1)
-#define MP_FMT_DV (1 << 2)
-#define MP_FMT_DP4 (1 << 3)
-#define MP_FMT_DPR (1 << 4)
-#define MP_INFO_DPR (1 << 5)
-#define MP_FMT_AD (1 << 6)
-#define MP_FMT_ADF (1 << 7)
-#define MP_FMT_ADR (1 << 8)
-#define MP_INFO_AD (1 << 9)
-#define MP_INFO_ADF (1 << 10)
-#define MP_INFO_ADR (1 << 11)
-#define MP_INFO_SCR (1 << 12)
-#define MP_FMT_SCR (1 << 13)
-#define MP_INFO_VDB (1 << 14)
-#define MP_INFO_RPB (1 << 15)
-#define MP_FMT_QS (1 << 16)
-#define MP_INFO_SCB (1 << 17)
-#define MP_FMT_NMBZ (1 << 18)
+#define MP_FMT_DP      (1 << 0)
+#define MP_FMT_SP      (1 << 1)
+#define MP_FMT_DV      (1 << 2)
+#define MP_FMT_DP4     (1 << 3)
+#define MP_FMT_DPR     (1 << 4)
+#define MP_INFO_DPR    (1 << 5)
+#define MP_FMT_AD      (1 << 6)
+#define MP_FMT_ADF     (1 << 7)
+#define MP_FMT_ADR     (1 << 8)
+#define MP_INFO_AD     (1 << 9)
+#define MP_INFO_ADF    (1 << 10)
+#define MP_INFO_ADR    (1 << 11)
+#define MP_INFO_SCR    (1 << 12)
+#define MP_FMT_SCR     (1 << 13)
+#define MP_INFO_VDB    (1 << 14)
+#define MP_INFO_RPB    (1 << 15)
+#define MP_FMT_QS      (1 << 16)
+#define MP_INFO_SCB    (1 << 17)
+#define MP_FMT_NMBZ    (1 << 18)
 #define MP_INFO_ZSCORE (1 << 30)
 
-#define MP_INDEL_NULL 10000
+#define MP_INDEL_NULL  10000
 #define MP_MAX_ALLELES 5
-#define MP_N_NM 32 /* NMBZ bins: the most mismatches counted */
-#define MP_MAX_TAGS 48 /* INFO and FORMAT tags a record can carry (mp_site_bcf.c) */
+#define MP_N_NM        32 /* NMBZ bins: the most mismatches counted */
+#define MP_MAX_TAGS    48 /* INFO and FORMAT tags a record can carry (mp_site_bcf.c) */
 
 /* --ar: what reads that support no allele do to AD (bcftools' B2B_DROP ...). */
-#define MP_AMBIG_DROP 0
-#define MP_AMBIG_INC_AD 1
+#define MP_AMBIG_DROP    0
+#define MP_AMBIG_INC_AD  1
 #define MP_AMBIG_INC_AD0 2
 
 /*
@@ -70,11 +70,11 @@
  *               many to hold, count them from the CIGAR
  *   bits 32-63  its sample
  */
-#define MP_CD_NM_MAX   (MP_N_NM + 1) /* an ALT read drops 2: still past the last bin */
-#define MP_CD_NM_NONE  63
-#define MP_CD_CLIP_FAR 4095
-#define MP_CD_SOFT_CLIP(i)  ((i) & 1)
-#define MP_CD_INDEL(i)      ((i) & 2)
+#define MP_CD_NM_MAX        (MP_N_NM + 1) /* an ALT read drops 2: still past the last bin */
+#define MP_CD_NM_NONE       63
+#define MP_CD_CLIP_FAR      4095
+#define MP_CD_SOFT_CLIP(i)  ((i)&1)
+#define MP_CD_INDEL(i)      ((i)&2)
 #define MP_CD_NM(i)         ((int)((i) >> 2 & 0x3f))
 #define MP_CD_LEFT_CLIP(i)  ((int)((i) >> 8 & 0xfff))
 #define MP_CD_RIGHT_CLIP(i) ((int)((i) >> 20 & 0xfff))
@@ -117,7 +117,7 @@ typedef struct {
     uint32_t min_support, max_support; /* indel candidates: -m */
     double min_frac;                   /* -F */
     float max_frac;
-    int per_sample_flt;                /* --per-sample-mF */
+    int per_sample_flt; /* --per-sample-mF */
     /* bias tests: npos position bins, nqual quality bins, 100 soft-clip bins */
     int npos, nqual;
     mp_hist_t ref_pos, alt_pos, ref_mq, alt_mq, ref_bq, alt_bq, fwd_mqs, rev_mqs;

@@ -5,8 +5,8 @@
  * uint64_t lets the products wrap mod 2^64, which is a multiple of 2^48, so
  * masking to 48 bits afterwards gives the same residue.
  */
-#include "base/ss_exact_fp.h"
 #include "mp_rng.h"
+#include "base/ss_exact_fp.h"
 
 #define LCG_A        0x5DEECE66DULL
 #define LCG_C        0xBULL

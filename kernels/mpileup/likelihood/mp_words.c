@@ -3,8 +3,8 @@
  * time with SSSE3. Both give mp_snp_word's words exactly; test_mp_words
  * compares them on random reads and settings.
  */
-#include "base/ss_exact_fp.h"
 #include "mp_words.h"
+#include "base/ss_exact_fp.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define MP_WORDS_X86 1

@@ -22,12 +22,12 @@
 
 #include <htslib/sam.h>
 
-#define MP_DIST_CAP  25 /* distance to the read's end, capped for I16[12..15] */
-#define MP_SNP_SEQQ  99 /* the SNP model's cap on a base's quality */
-#define MP_WORD_EQ   15 /* an '=' base: no seq_nt16_int value is 15 */
+#define MP_DIST_CAP 25 /* distance to the read's end, capped for I16[12..15] */
+#define MP_SNP_SEQQ 99 /* the SNP model's cap on a base's quality */
+#define MP_WORD_EQ  15 /* an '=' base: no seq_nt16_int value is 15 */
 
-#define MP_WORD_KEY(w)   ((int)((w) & 0x7ff))
-#define MP_WORD_BASE(w)  ((int)((w) & 0xf))
+#define MP_WORD_KEY(w)   ((int)((w)&0x7ff))
+#define MP_WORD_BASE(w)  ((int)((w)&0xf))
 #define MP_WORD_REV(w)   ((int)((w) >> 4 & 1))
 #define MP_WORD_DIST(w)  ((int)((w) >> 11 & 0x1f))
 #define MP_WORD_BASEQ(w) ((int)((w) >> 16 & 0xff))

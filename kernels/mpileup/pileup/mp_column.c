@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "base/ss_exact_fp.h"
 #include "mp_worker.h"
 
@@ -17,7 +16,6 @@ int mp_site_has_alt(const mp_site_t *bc)
 {
     return !(bc->n_alleles == 2 && bc->unseen != -1);
 }
-
 
 /*
  * Called by htslib's pileup for each read it takes in (bcftools' constructor):
@@ -91,8 +89,8 @@ static int reserve_baq(mp_worker_t *w, int n)
                                         (size_t)m * sizeof(*reads));
     if (reads)
         w->baq_reads = reads;
-    int *ret = ss_realloc_private(w->baq_ret, (size_t)w->m_baq * sizeof(*ret),
-                                  (size_t)m * sizeof(*ret));
+    int *ret =
+        ss_realloc_private(w->baq_ret, (size_t)w->m_baq * sizeof(*ret), (size_t)m * sizeof(*ret));
     if (ret)
         w->baq_ret = ret;
     if (!reads || !ret)
@@ -117,9 +115,8 @@ int mp_column_baq(mp_worker_t *w)
                 min_indel = p->indel;
         }
     }
-    if (o->baq_partial &&
-        (has_indel == 0 || (has_clip < 0.2 * nt && max_indel == min_indel &&
-                            (has_indel < 0.1 * nt || has_indel == 1))))
+    if (o->baq_partial && (has_indel == 0 || (has_clip < 0.2 * nt && max_indel == min_indel &&
+                                              (has_indel < 0.1 * nt || has_indel == 1))))
         return 0;
     if (reserve_baq(w, nt) < 0)
         return -1;
@@ -140,8 +137,8 @@ int mp_column_baq(mp_worker_t *w)
             w->baq_reads[n_baq++] = b;
         }
     /* bcftools ignores sam_prob_realn's code; only a workspace that cannot grow is ours */
-    if (n_baq && baq_batch(w->baq, w->baq_reads, n_baq, w->ref, w->ref_len,
-                              o->redo_baq ? 7 : 3, w->baq_ret) < 0)
+    if (n_baq && baq_batch(w->baq, w->baq_reads, n_baq, w->ref, w->ref_len, o->redo_baq ? 7 : 3,
+                           w->baq_ret) < 0)
         return -1;
     for (int i = 0; i < n_baq; i++)
         pe_rec(w->baq_reads[i])->quals_changed = 1; /* its SNP words are out of date */
@@ -179,8 +176,8 @@ int mp_group_by_sample(mp_worker_t *w)
             mp_group_t *g = &w->grp[MP_CD_SAMPLE(p->cd.i)];
             if (g->n == g->m) {
                 int m = g->m ? 2 * g->m : 8;
-                bam_pileup1_t *a = ss_realloc_private(g->plp, (size_t)g->m * sizeof(*a),
-                                                      (size_t)m * sizeof(*a));
+                bam_pileup1_t *a =
+                    ss_realloc_private(g->plp, (size_t)g->m * sizeof(*a), (size_t)m * sizeof(*a));
                 if (!a)
                     return -1;
                 g->plp = a, g->m = m;
@@ -317,8 +314,8 @@ static int call_site(mp_worker_t *w, kstring_t *out)
     if (mc_call_site(w->caller, w->site, n, w->called, write_called, &b) < 0) {
         if (n)
             ss_error("--call -C alleles failed at %s:%lld: %s",
-                     bcf_seqname_safe(w->run->vcf_hdr, w->site[0]),
-                     (long long)w->site[0]->pos + 1, why_not_called(w->caller));
+                     bcf_seqname_safe(w->run->vcf_hdr, w->site[0]), (long long)w->site[0]->pos + 1,
+                     why_not_called(w->caller));
         return -1;
     }
     return 0;
@@ -330,8 +327,7 @@ static int call_site(mp_worker_t *w, kstring_t *out)
  * with an ALT are known (set here at such a site). 0, MP_NEED_CARRY when an
  * indel record needs them unknown, -1 out of memory.
  */
-static int column_records(mp_worker_t *w, int tid, hts_pos_t pos, kstring_t *out,
-                          int *carry_known)
+static int column_records(mp_worker_t *w, int tid, hts_pos_t pos, kstring_t *out, int *carry_known)
 {
     int total = 0, oom = 0;
     for (int i = 0; i < w->n; i++)

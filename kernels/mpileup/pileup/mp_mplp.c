@@ -19,8 +19,8 @@
  */
 #include <stdlib.h>
 
-#include "base/ss_exact_fp.h"
 #include "../../../alloc/ss_alloc.h"
+#include "base/ss_exact_fp.h"
 #include "mp_mplp.h"
 
 struct mp_mplp_s {

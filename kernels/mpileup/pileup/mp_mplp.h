@@ -12,9 +12,9 @@
 
 typedef struct mp_mplp_s mp_mplp_t;
 typedef struct {
-    int overlaps;             /* mate overlaps, as bam_mplp_init_overlaps */
-    int maxcnt;               /* the depth cap, as bam_mplp_set_maxcnt */
-    pe_construct_f construct; /* as bam_mplp_constructor, or NULL */
+    int overlaps;                      /* mate overlaps, as bam_mplp_init_overlaps */
+    int maxcnt;                        /* the depth cap, as bam_mplp_set_maxcnt */
+    pe_construct_f construct;          /* as bam_mplp_constructor, or NULL */
     void (*client_free)(void *client); /* frees the data the kernel keeps with a record */
 } mp_mplp_opts_t;
 /* bam_mplp_init's iterator over n inputs, read through read(data[i]). NULL when out of memory. */

@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-#include "base/ss_exact_fp.h"
 #include "../../../io/ss_diag.h"
+#include "base/ss_exact_fp.h"
 #include "mp_worker.h"
 
 /* A read error or out of memory in the shard, named. Always -1. */
@@ -19,8 +18,7 @@ int mp_shard_error(mp_worker_t *w, const ss_shard_t *sh)
 {
     const char *ctg = sam_hdr_tid2name(w->hdr, sh->tid);
     char where[256];
-    snprintf(where, sizeof(where), "%s:%lld-%lld", ctg, (long long)sh->beg + 1,
-             (long long)sh->end);
+    snprintf(where, sizeof(where), "%s:%lld-%lld", ctg, (long long)sh->beg + 1, (long long)sh->end);
     if (ss_error_raised())
         return -1;
     for (int i = 0; i < w->n; i++) {
@@ -36,10 +34,10 @@ int mp_shard_error(mp_worker_t *w, const ss_shard_t *sh)
         }
     }
     ss_error("mpileup failed in shard %d (%s): out of memory, or the input is not "
-             "coordinate-sorted (sort with samtools sort, then samtools index)", sh->idx, where);
+             "coordinate-sorted (sort with samtools sort, then samtools index)",
+             sh->idx, where);
     return -1;
 }
-
 
 /* Query every input and start the worker's pileup over them at start. NULL after ss_error(). */
 static mp_mplp_t *open_pileup(mp_worker_t *w, const ss_shard_t *sh, int tid, hts_pos_t start,
@@ -56,9 +54,10 @@ static mp_mplp_t *open_pileup(mp_worker_t *w, const ss_shard_t *sh, int tid, hts
         data[i] = &w->in[i];
     }
     if (!w->mplp) {
-        mp_mplp_opts_t po = { .overlaps = w->o->overlaps, .maxcnt = w->o->max_depth,
-                              .construct = mp_read_entered,
-                              .client_free = mp_snp_words_free };
+        mp_mplp_opts_t po = {.overlaps = w->o->overlaps,
+                             .maxcnt = w->o->max_depth,
+                             .construct = mp_read_entered,
+                             .client_free = mp_snp_words_free};
         if (!(w->mplp = mp_mplp_init(w->n, mp_read_filtered, data, &po))) {
             ss_error("out of memory starting the pileup of shard %d", sh->idx);
             return NULL;
@@ -97,7 +96,7 @@ typedef int (*mp_column_fn)(mp_worker_t *w, int tid, hts_pos_t pos, void *ctx);
  * and fn sees the columns in range. Returns fn's last code, or -1 after ss_error().
  */
 int mp_pileup_pass(mp_worker_t *w, const ss_shard_t *sh, int tid, hts_pos_t lo, hts_pos_t hi,
-                       hts_pos_t scope_lo, mp_column_fn fn, void *ctx)
+                   hts_pos_t scope_lo, mp_column_fn fn, void *ctx)
 {
     if (mp_bind_contig(w, tid) < 0)
         return -1;
@@ -121,7 +120,8 @@ int mp_pileup_pass(mp_worker_t *w, const ss_shard_t *sh, int tid, hts_pos_t lo, 
         if (w->ref && w->o->baq && mp_column_baq(w) < 0) {
             rc = -1;
             ss_error("out of memory realigning the reads (BAQ) at %s:%lld; give the job more "
-                     "memory", ctg, (long long)pos + 1);
+                     "memory",
+                     ctg, (long long)pos + 1);
             break;
         }
         if (pos >= lo)

@@ -129,8 +129,7 @@ static hts_pos_t earliest_over(mp_input_t *in, int n, int tid, hts_pos_t pos, ba
  * before a start are gone), no more than max_depth at any start means none was
  * dropped. 1 safe, 0 not, -1 error.
  */
-static int cap_safe(mp_input_t *in, int tid, hts_pos_t from, hts_pos_t q, int max_depth,
-                    bam1_t *b)
+static int cap_safe(mp_input_t *in, int tid, hts_pos_t from, hts_pos_t q, int max_depth, bam1_t *b)
 {
     hts_pos_t *ends = NULL;
     size_t n = 0, m = 0;
@@ -188,8 +187,7 @@ hts_pos_t mp_shard_start(mp_input_t *in, int n, int tid, hts_pos_t beg, hts_pos_
             return -1;
         int safe = 1;
         for (int i = 0; i < n && safe == 1; i++)
-            safe = cap_safe(&in[i], tid, from > scope_beg ? from : scope_beg, s + 1, max_depth,
-                            b);
+            safe = cap_safe(&in[i], tid, from > scope_beg ? from : scope_beg, s + 1, max_depth, b);
         if (safe < 0)
             return -1;
         if (safe)

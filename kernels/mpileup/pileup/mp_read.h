@@ -6,9 +6,9 @@
 #ifndef SS_MP_READ_H
 #define SS_MP_READ_H
 
-#include <stdint.h>
 #include <htslib/regidx.h>
 #include <htslib/sam.h>
+#include <stdint.h>
 
 #include "../../../framework/ss_framework.h"
 #include "../mp_opts.h"
@@ -18,18 +18,18 @@
 /* One input of a worker: its records and what the read filter needs. */
 typedef struct {
     ss_source_t *src;
-    int i;                    /* input number */
+    int i; /* input number */
     const mp_opts_t *o;
     const mp_samples_t *smpl;
     const mp_targets_t *targets; /* -t/-T, or NULL */
-    regitr_t *targets_itr;    /* this input's iterator over them */
-    const char *ctg;          /* the contig being read */
-    const char *ref;          /* the contig by position (NUL-terminated), or NULL */
+    regitr_t *targets_itr;       /* this input's iterator over them */
+    const char *ctg;             /* the contig being read */
+    const char *ref;             /* the contig by position (NUL-terminated), or NULL */
     hts_pos_t ref_len;
-    mp_ref_t *rs;             /* which of it is loaded: each kept read loads its reach */
-    hts_pos_t skip_before;    /* drop reads starting before this (a range read twice) */
+    mp_ref_t *rs;          /* which of it is loaded: each kept read loads its reach */
+    hts_pos_t skip_before; /* drop reads starting before this (a range read twice) */
     uint64_t n_read;
-    int read_err;             /* htslib's code when a read failed, or MP_READ_NOMEM */
+    int read_err; /* htslib's code when a read failed, or MP_READ_NOMEM */
 } mp_input_t;
 
 /* read_err when keeping a read ran out of memory: no code htslib or the checks return

@@ -15,6 +15,7 @@
 
 #include "../../../framework/ss_framework.h"
 #include "../../../genomics/baq.h"
+#include "../../../io/ss_ref.h"
 #include "../call/mc_call.h"
 #include "../likelihood/mp_likelihood.h"
 #include "../mp_gvcf.h"
@@ -22,7 +23,6 @@
 #include "../mp_run.h"
 #include "mp_mplp.h"
 #include "mp_read.h"
-#include "../../../io/ss_ref.h"
 #include "mp_ref.h"
 
 /* ---- a worker (set up by mpileup.c), its columns (mp_column.c) and passes (mp_pass.c) ---- */
@@ -39,38 +39,38 @@ typedef struct {
     const ss_job_t *job;
     ss_reader_t *rd;
     sam_hdr_t *hdr;
-    int n;                      /* inputs */
+    int n; /* inputs */
     int n_smpl;
     mp_input_t *in;
-    int *n_plp;                 /* per input, the column */
+    int *n_plp; /* per input, the column */
     const bam_pileup1_t **plp;
-    mp_group_t *grp;            /* per sample */
+    mp_group_t *grp; /* per sample */
     int *grp_n;
     bam_pileup1_t **grp_plp;
-    int *file_sample;           /* per input: its sample, when each is its own; else NULL */
+    int *file_sample; /* per input: its sample, when each is its own; else NULL */
     mp_aux_t *bca;
-    mp_smpl_t *bcr;             /* per sample */
+    mp_smpl_t *bcr; /* per sample */
     mp_site_t bc;
     bcf1_t *rec, *sync;
     mp_rng_t rng;
-    int before_unknown;         /* the shard's stream start is not known yet (start_stream) */
-    ss_ref_t *refs;             /* the reference, loaded by stretches (io/ref.c) */
-    mp_ref_t rs;                /* the shard's contig in it: what is loaded */
-    const char *ref;            /* rs.seq: the contig by position, NUL-terminated, or NULL */
+    int before_unknown; /* the shard's stream start is not known yet (start_stream) */
+    ss_ref_t *refs;     /* the reference, loaded by stretches (io/ref.c) */
+    mp_ref_t rs;        /* the shard's contig in it: what is loaded */
+    const char *ref;    /* rs.seq: the contig by position, NUL-terminated, or NULL */
     hts_pos_t ref_len;
     bam1_t *scratch;
-    mp_mplp_t *mplp;          /* the pileup of every pass, reset for each (mp_pass.c) */
-    int bcf;                    /* BCF records, else VCF text */
-    mp_gvcf_t *gv;              /* -g: gVCF blocks, or NULL */
-    mc_caller_t *caller;        /* --call: bcftools call on each record, or NULL */
-    bcf1_t *called;             /* the caller's record */
-    bcf1_t *site[2];            /* --call -C alleles: the column's records, called together */
+    mp_mplp_t *mplp;     /* the pileup of every pass, reset for each (mp_pass.c) */
+    int bcf;             /* BCF records, else VCF text */
+    mp_gvcf_t *gv;       /* -g: gVCF blocks, or NULL */
+    mc_caller_t *caller; /* --call: bcftools call on each record, or NULL */
+    bcf1_t *called;      /* the caller's record */
+    bcf1_t *site[2];     /* --call -C alleles: the column's records, called together */
     int n_site;
-    int extending;              /* past the shard's end, following its last block: records
-                                 * feed the block only */
-    int max_indel_depth;        /* -L times the samples */
-    baq_t *baq;              /* BAQ and indel scoring's alignments, reused */
-    bam1_t **baq_reads;         /* the column's reads that BAQ realigns, a batch */
+    int extending;       /* past the shard's end, following its last block: records
+                          * feed the block only */
+    int max_indel_depth; /* -L times the samples */
+    baq_t *baq;          /* BAQ and indel scoring's alignments, reused */
+    bam1_t **baq_reads;  /* the column's reads that BAQ realigns, a batch */
     int *baq_ret;
     int m_baq;
 } mp_worker_t;

@@ -25,8 +25,8 @@ typedef struct {
 
 static regidx_parse_f file_parser(const char *path)
 {
-    static const char *const bed[] = { ".bed", ".bed.gz", ".bed.bgz" };
-    static const char *const vcf[] = { ".vcf", ".vcf.gz" };
+    static const char *const bed[] = {".bed", ".bed.gz", ".bed.bgz"};
+    static const char *const vcf[] = {".vcf", ".vcf.gz"};
     size_t len = strlen(path);
     for (size_t i = 0; i < sizeof(bed) / sizeof(*bed); i++)
         if (len >= strlen(bed[i]) && !strcasecmp(path + len - strlen(bed[i]), bed[i]))
@@ -57,13 +57,15 @@ static int parse_checked(const char *line, char **chr_beg, char **chr_end, hts_p
     if (*beg < 0)
         snprintf(f->refused, sizeof(f->refused),
                  "%s:%d: the start %lld on '%.*s' is negative; starts count from %d (%s): "
-                 "fix or remove the line", f->path, f->lineno, (long long)*beg + one_based,
-                 len, *chr_beg, one_based, one_based ? "1-based tab-separated" : "0-based BED");
+                 "fix or remove the line",
+                 f->path, f->lineno, (long long)*beg + one_based, len, *chr_beg, one_based,
+                 one_based ? "1-based tab-separated" : "0-based BED");
     else
         snprintf(f->refused, sizeof(f->refused),
                  "%s:%d: the interval on '%.*s' ends (%lld) before it starts (%lld), or is "
-                 "empty; give START <= END (%s): fix or remove the line", f->path, f->lineno,
-                 len, *chr_beg, (long long)*end + 1, (long long)*beg + one_based,
+                 "empty; give START <= END (%s): fix or remove the line",
+                 f->path, f->lineno, len, *chr_beg, (long long)*end + 1,
+                 (long long)*beg + one_based,
                  one_based ? "1-based, inclusive" : "BED: 0-based start, END > START");
     return -2;
 }
@@ -72,7 +74,7 @@ static int parse_checked(const char *line, char **chr_beg, char **chr_end, hts_p
 static regidx_t *load_regions(const mp_opts_t *o)
 {
     regidx_t *idx;
-    regions_file_t f = { o->regions_file, NULL, 0, "" };
+    regions_file_t f = {o->regions_file, NULL, 0, ""};
     if (o->regions_file) {
         f.parse = file_parser(o->regions_file);
         idx = regidx_init(o->regions_file, parse_checked, NULL, 0, &f);
@@ -88,8 +90,9 @@ static regidx_t *load_regions(const mp_opts_t *o)
     if (!idx && f.refused[0])
         fprintf(stderr, "seqshard mpileup: %s\n", f.refused);
     else if (!idx)
-        fprintf(stderr, "seqshard mpileup: could not parse the regions %s; give CHR, CHR:BEG "
-                        "or CHR:BEG-END (-r) or a BED or tab-separated file (-R)\n",
+        fprintf(stderr,
+                "seqshard mpileup: could not parse the regions %s; give CHR, CHR:BEG "
+                "or CHR:BEG-END (-r) or a BED or tab-separated file (-R)\n",
                 o->regions_file ? o->regions_file : o->regions);
     return idx;
 }
@@ -133,7 +136,7 @@ int mp_targets_load(mp_targets_t *t, const mp_opts_t *o)
         return 0;
     t->include = arg[0] != '^';
     arg += !t->include;
-    regions_file_t f = { arg, NULL, 0, "" };
+    regions_file_t f = {arg, NULL, 0, ""};
     if (o->targets_is_file) {
         f.parse = file_parser(arg);
         t->idx = regidx_init(arg, parse_checked, NULL, 0, &f);
@@ -152,8 +155,8 @@ int mp_targets_load(mp_targets_t *t, const mp_opts_t *o)
     }
     if (!t->idx) {
         ss_error("%s %s: could not read the targets; give CHR, CHR:BEG or CHR:BEG-END "
-                 "(-t) or a BED or tab-separated file (-T)", o->targets_is_file ? "-T" : "-t",
-                 arg);
+                 "(-t) or a BED or tab-separated file (-T)",
+                 o->targets_is_file ? "-T" : "-t", arg);
         return -1;
     }
     /* regidx sorts and indexes a contig's list on its first query: do it now, before

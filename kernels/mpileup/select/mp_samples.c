@@ -117,7 +117,8 @@ static int read_groups(mp_samples_t *s, mp_file_smpl_t *f, const char *text, rg_
         field(smp + 4, sm, sizeof(sm));
         if (!strcmp(id, "*") || !strcmp(id, "?")) {
             ss_error("%s: the read group IDs \"*\" and \"?\" have a special meaning to "
-                     "bcftools mpileup; rename that @RG ID", path);
+                     "bcftools mpileup; rename that @RG ID",
+                     path);
             khash_str2int_destroy_free(seen);
             return -1;
         }

@@ -22,21 +22,21 @@
  * Built on the main thread, read-only afterwards.
  */
 typedef struct {
-    int default_idx;  /* every read of the file is this sample, or -1: by RG */
-    void *rg2idx;     /* khash_str2int: read group -> sample (-1: dropped), or NULL */
+    int default_idx; /* every read of the file is this sample, or -1: by RG */
+    void *rg2idx;    /* khash_str2int: read group -> sample (-1: dropped), or NULL */
 } mp_file_smpl_t;
 
 /* A map of names to names (-s renames, -G read groups), in mp_sample_lists.c. */
 typedef struct {
-    void *idx;        /* khash_str2int: name -> index into vals */
+    void *idx; /* khash_str2int: name -> index into vals */
     char **vals;
     int n;
 } mp_namemap_t;
 
 typedef struct {
-    int n;            /* samples */
-    char **names;     /* owned */
-    void *name2idx;   /* khash_str2int over names */
+    int n;          /* samples */
+    char **names;   /* owned */
+    void *name2idx; /* khash_str2int over names */
     int n_files;
     mp_file_smpl_t *files;
     mp_namemap_t sample_list; /* -s/-S: sample -> its name in the output; idx NULL: none */
@@ -75,8 +75,8 @@ int mp_samples_one_per_file(const mp_samples_t *s, int *file_sample);
 
 /* -t/-T: the targets, built on the main thread, read-only after (mp_region_select.c). */
 typedef struct {
-    regidx_t *idx;    /* NULL: no targets */
-    int include;      /* else '^': exclude */
+    regidx_t *idx; /* NULL: no targets */
+    int include;   /* else '^': exclude */
 } mp_targets_t;
 
 /* -r/-R as the run's regions, in bcftools' order. 0, or -1 after a message. Main thread. */
