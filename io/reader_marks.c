@@ -23,8 +23,8 @@
 #include "reader_priv.h"
 
 #define MARKS_CAP 256
-#define MARK_STEP \
-    64 /* bases between marks: a query reads at most about this far before its start */
+/* bases between marks: a query reads at most about this far before its start */
+#define MARK_STEP 64
 
 struct rd_mark_s {
     int tid;

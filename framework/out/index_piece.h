@@ -13,8 +13,8 @@
 #define PIECE_HEAD   (8 * PIECE_FIELDS)
 
 /* Entry flags. */
-#define E_MAPPED 1  /* BAM, SAM: the read is mapped (counts in the pseudo-bin); lines, BCF always \
-                     */
+/* BAM, SAM: the read is mapped (counts in the pseudo-bin); lines, BCF: always */
+#define E_MAPPED 1
 #define E_CONTIG 2  /* the contig changes: its id (records, BCF, SAM) or name (lines) follows */
 #define E_BLOCK  4  /* records: the block address moves on by the varint that follows */
 #define E_META   8  /* lines: a '#' line before any data line (moves tabix's first offset) */
