@@ -158,9 +158,15 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
     dp_run_t *r = calloc(1, sizeof(*r));
     if (!(*run = r))
         return ss_error("out of memory preparing depth"), -1;
+    int region = ss_job_region(job) != NULL;
+    if (ss_job_inputs(job)->stream && (o->mos || (o->all == 1 && !region))) {
+        ss_error("-: %s needs the input's index, which standard input has none of; give a file%s",
+                 o->mos ? "mosdepth mode (as mosdepth)" : "-a (which contigs have reads)",
+                 o->mos ? "" : ", or -aa");
+        return -1;
+    }
     if (o->mos)
         return mos_prepare(o->mos, job, &r->mos, out);
-    int region = ss_job_region(job) != NULL;
     r->zeros_everywhere = o->all >= 2 || (o->all && region);
     out->format = SS_FMT_TEXT;
     if (o->header && !(out->text_header = r->header = header_line(job)))
@@ -453,4 +459,5 @@ const ss_kernel_t ss_kernel_depth = {
     .process = process,
     .worker_destroy = worker_destroy,
     .finish = finish,
+    .stdin_ok = 1, /* "-": one pass, each contig one shard */
 };

@@ -81,7 +81,8 @@ static int blank(char c)
 
 /*
  * One BED line, as mosdepth reads it: stripped, tab-separated, three columns
- * at least (shorter lines are skipped with a warning), the fourth a name.
+ * at least (a shorter one stops the run, where mosdepth skips it), the fourth a
+ * name; blank lines, '#' lines and track lines are skipped.
  * 1 a region in *x (tid in *tid, -1 for a contig not in the header), 0 a
  * line to skip, -1 after ss_error().
  */
@@ -93,7 +94,7 @@ static int parse_line(char *s, int line, const sam_hdr_t *hdr, const char *path,
     size_t n = strlen(s);
     while (n > 0 && blank(s[n - 1]))
         s[--n] = '\0';
-    if (!strncmp(s, "track ", 6) || s[0] == '#')
+    if (!*s || !strncmp(s, "track ", 6) || s[0] == '#')
         return 0;
     char *f[4] = {s, NULL, NULL, NULL};
     int nf = 1;
@@ -105,9 +106,11 @@ static int parse_line(char *s, int line, const sam_hdr_t *hdr, const char *path,
         if (t)
             *t = '\0';
     }
-    if (nf < 3) {
-        ss_warn("%s line %d: skipping a BED line with fewer than 3 columns", path, line);
-        return 0;
+    if (nf < 3) { /* mosdepth skips it with a warning: a smaller output, so stop */
+        ss_error("%s line %d: a BED line needs 3 tab-separated columns (contig, start, end), "
+                 "this one has %d; fix the BED",
+                 path, line, nf);
+        return -1;
     }
     char *e1, *e2;
     long long beg = strtoll(f[1], &e1, 10), end = strtoll(f[2], &e2, 10);

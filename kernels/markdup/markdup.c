@@ -116,7 +116,14 @@ static int check_fixmate(const char *path, const char *ref, const dup_opts_t *o)
 static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_spec_t *out)
 {
     const dup_opts_t *o = kopts;
-    if (check_fixmate(ss_job_inputs(job)->paths[0], ss_job_opts(job)->reference, o) < 0)
+    const ss_io_inputs_t *in = ss_job_inputs(job);
+    if (in->stream && o->supp) { /* -S reads the input twice: a stream once */
+        ss_error("-: markdup -S reads its input twice, which standard input cannot be; give a "
+                 "file, or leave out -S");
+        return -1;
+    }
+    /* a stream is checked read by read instead (the machine names a read without MC/ms) */
+    if (!in->stream && check_fixmate(in->paths[0], ss_job_opts(job)->reference, o) < 0)
         return -1;
     dup_run_t *r = calloc(1, sizeof(*r));
     if (!(*run = r)) {
@@ -330,6 +337,7 @@ const ss_kernel_t ss_kernel_markdup = {
     .process = process,
     .worker_destroy = worker_destroy,
     .unplaced = 1, /* the unplaced unmapped reads pass through, at the end */
+    .stdin_ok = 1, /* "-": one pass, each contig one shard read whole (no halo needed) */
     .cram_md = 1,  /* records are written whole: a CRAM input rebuilds MD/NM as samtools does */
     .finish = finish,
     .gather = gather,

@@ -71,7 +71,6 @@ enum {
     O_IGNORE_RG,
     O_NOREF,
     O_NOVERSION,
-    O_THREADS,
     O_MAXBQ,
     O_DELTABQ,
     O_SEED,
@@ -158,8 +157,6 @@ static const ss_opt_t output_opts[] = {
      "0-9 compression level [v]",
      "b u z v"},
     {'U', 'U', "mwu-u", NULL, "use older probability scale for Mann-Whitney U test", NULL},
-    {O_THREADS, 0, "threads", "INT",
-     "bcftools' compression threads: accepted; seqshard compresses on its -@ workers [0]", NULL},
     {O_WRITE_INDEX, 0, "write-index", "[=FMT]",
      "index the compressed output as bcftools index does: csi (-Ob/-Oz, the default) or "
      "tbi (-Oz; bcftools index -t)",
@@ -210,8 +207,8 @@ static const ss_cmd_t mp_cmd = {
     .description =
         "Genotype likelihoods for every covered position, the records of one bcftools\n"
         "mpileup 1.16 run over the whole input, computed in parallel over genomic\n"
-        "shards: the same bytes at any -@, rank count and --shard-size. -@ is seqshard's\n"
-        "worker count; --threads keeps bcftools' meaning (compression threads). Shards\n"
+        "shards: the same bytes at any -@, rank count and --shard-size. -@ and --threads\n"
+        "are seqshard's worker count, which also compresses (bcftools' --threads). Shards\n"
         "are half the usual size unless --shard-size is given (131072).\n"
         "\n"
         "--call ends mpileup's options: every word after it is bcftools call's own\n"
@@ -405,8 +402,6 @@ static int apply_int(int c, const char *arg, mp_opts_t *o)
         return ss_opt_int("-M", arg, INT_MIN, INT_MAX, &o->max_read_len);
     case O_OPEN:
         return ss_opt_int("--open-prob", arg, INT_MIN, INT_MAX, &o->openQ);
-    case O_THREADS:
-        return ss_opt_int("--threads", arg, 0, INT_MAX, &o->bcf_threads);
     case O_INDEL_SIZE:
         if (ss_opt_int("--indel-size", arg, INT_MIN, INT_MAX, &o->indel_win_size) < 0)
             return -1;

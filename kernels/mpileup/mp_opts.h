@@ -58,7 +58,6 @@ typedef struct {
     int out_type;                                                   /* -O letter: MP_OUT_* */
     int level;                                                      /* -O's level, or -1 */
     int index_tbi;       /* --write-index=tbi: a .tbi (bcftools index -t), not a .csi */
-    int bcf_threads;     /* --threads: bcftools' compression threads (accepted; ours is -@) */
     int record_cmd_line; /* off with --no-version */
     char *cmd_line;      /* "mpileup ARGS" for ##bcftoolsCommand, owned */
 } mp_opts_t;

@@ -723,6 +723,7 @@ const ss_kernel_t ss_kernel_mpileup = {
     .worker_init = worker_init,
     .process = process,
     .worker_destroy = worker_destroy,
+    .stdin_ok = 1, /* "-": one pass, each contig one shard */
     .past_end = 1, /* bcftools prints what reads running past a contig's end cover */
     .cram_md = 1,  /* NMBZ reads NM: bcftools has CRAM rebuild MD/NM */
     .counter_names = counter_names,

@@ -39,7 +39,15 @@ void vw_opts_free(vw_opts_t *o)
     free(o->keep.tags);
 }
 
-enum { O_NOHEADER = 0x2001, O_NOPG, O_RF, O_KEEP_TAG, O_SUBSAMPLE, O_SUBSAMPLE_SEED };
+enum {
+    O_NOHEADER = 0x2001,
+    O_NOPG,
+    O_RF,
+    O_KEEP_TAG,
+    O_SUBSAMPLE,
+    O_SUBSAMPLE_SEED,
+    O_REGION_FILE
+};
 
 /* An alias: parsed and completed, not listed in --help (samtools' other spelling). */
 #define ALIAS(key, name, arg)         \
@@ -52,6 +60,10 @@ static const ss_opt_t region_opts[] = {
      "take the regions as one set, as samtools view -M does: in header order ('*' last), "
      "overlaps merged, each record once (needs regions or -L; not both)",
      NULL},
+    {O_REGION_FILE, 0, "region-file", "FILE",
+     "the records overlapping the BED file's regions, each once: -M -L FILE",
+     SS_VALUES_FILE},
+    ALIAS(O_REGION_FILE, "regions-file", "FILE"),
     SS_OPT_END};
 
 static const ss_opt_t format_opts[] = {
@@ -292,6 +304,10 @@ static int apply(void *ctx, int c, const char *arg)
     case 'T':
         return ss_opt_string(&co->reference, arg);
     case 'L':
+    case O_REGION_FILE: /* samtools: --region-file FILE is -M -L FILE; the last file wins */
+        o->multi_region |= c == O_REGION_FILE;
+        free(o->target_path);
+        o->target_path = NULL;
         return ss_opt_string(&o->target_path, arg);
     case 'M':
         o->multi_region = 1;

@@ -200,6 +200,12 @@ env_refused "MOSDEPTH_PRECISION= 5" "a whole number of decimals from -1 to 32"
 env_refused MOSDEPTH_PRECISION=33 "a whole number of decimals from -1 to 32"
 env_refused MOSDEPTH_PRECISION=-2 "a whole number of decimals from -1 to 32"
 env_refused MOSDEPTH_PRECISION=abc "a whole number of decimals from -1 to 32"
+# mosdepth mode's --by BED stops on a short line as pileup's -l stops on a bad one (mosdepth
+# skips it with a warning: fewer regions, exit 0); blank and track lines are skipped
+printf 'track name=x\n\nctgA\t0\t100\nctgA\t200\n' >"$W/short.bed"
+msg_case "--mosdepth --by: a 2-column line stops the run" 1 \
+    "short.bed line 4: a BED line needs 3 tab-separated columns .* this one has 2; fix the BED" \
+    depth --mosdepth out --by "$W/short.bed" "$S1"
 ss_env=(MOSDEPTH_PRECISION=x)
 msg_case "MOSDEPTH_PRECISION=x refused by --mosdepth" 2 "MOSDEPTH_PRECISION='x' is not valid" \
     depth --mosdepth out "$S1"

@@ -71,6 +71,19 @@ if head -1 r.sam | grep -q '^@HD'; then ss_ok "realign -o x.sam writes SAM"; els
     ss_bad "realign -o x.sam writes SAM" "$(head -c 40 r.sam | od -c | head -1)"; fi
 refused "realign: an unknown option is named, with the prefix" 2 \
     "^seqshard realign: unknown option '-Z'; see 'seqshard realign --help'$" realign -Z x.bam
+# --threads is the worker count in every kernel, mpileup too (it had bcftools' compression
+# threads there, listed beside -@/--threads, so --threads 1 ran 2 workers)
+for k in pileup mpileup; do
+    run "$k" -f "$REF" --threads 1 -o "$W/t.out" --report "$W/t.json" "$S1"
+    if [ "$ss_rc" = 0 ] && grep -q '"threads": 1,' "$W/t.json" &&
+        [ "$("$SEQSHARD" "$k" --help | grep -c -- '--threads')" = 1 ]; then
+        ss_ok "$k --threads 1: one worker, one --threads in --help"
+    else
+        ss_bad "$k --threads 1: one worker, one --threads in --help" "exit $ss_rc;" \
+            "$(grep '"threads"' "$W/t.json" 2>/dev/null)" \
+            "$("$SEQSHARD" "$k" --help | grep -- '--threads' | tr '\n' ';')"
+    fi
+done
 # a mistyped long option names the one it most likely meant (a slip of up to two letters)
 refused "pileup --ouput: did you mean --output" 2 \
     "^seqshard pileup: unknown option '--ouput'; did you mean '--output'\\? \\(see 'seqshard pileup --help'\\)$" \

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# stdin_input.sh -- '-' reads standard input for view and pileup: one worker, one pass,
-# no index, and the same bytes samtools gives for the file; what a stream cannot do
-# (regions, -l, another input, several ranks, depth) is refused with a message.
+# stdin_input.sh -- '-' reads standard input for view, pileup, depth, mpileup (and --call)
+# and markdup: one worker, one pass, no index, and the same bytes samtools or bcftools give
+# for the file; what a stream cannot do (regions, -l, another input, several ranks,
+# depth -a and mosdepth mode, which need the index, markdup -S, which reads twice) is
+# refused with a message.
 set -u
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_markdup.sh"
 ss_setup
 
 S1=$TD/s1.bam
@@ -44,6 +47,38 @@ same "pileup -B -" "cat $TD/edge.bam" mpileup -B "$TD/edge.bam" -- pileup --quie
 same "pileup -aa -" "cat $TD/edge.bam" mpileup -B -aa "$TD/edge.bam" -- pileup --quiet -B -aa -
 same "pileup -a - (the contig probed, then read)" "cat $S1" mpileup -B -a "$S1" -- pileup --quiet -B -a -
 same "pileup - (SAM text)" "$SAMTOOLS view -h $S1" mpileup -B -Q 20 "$S1" -- pileup --quiet -B -Q 20 -
+same "depth -" "cat $S1" depth "$S1" -- depth --quiet -
+same "depth -aa -Q 20 -" "cat $TD/edge.bam" depth -aa -Q 20 "$TD/edge.bam" -- \
+    depth --quiet -aa -Q 20 -
+# bcftools: the stream's records are the file's (the header's command lines aside)
+vcf_same() { # NAME EXPECTED_CMD -- SEQSHARD_ARGS (standard input from s1.bam)
+    local name=$1 exp=$2
+    shift 3
+    bash -c "$exp" 2>/dev/null | grep -v '^##' >"$W/exp"
+    timeout "$SS_TIMEOUT" "$SEQSHARD" "$@" <"$S1" 2>"$W/err" | grep -v '^##' >"$W/got"
+    if [ "${PIPESTATUS[0]}" != 0 ]; then
+        ss_bad "$name" "exit status ${PIPESTATUS[0]}" "$(head -3 "$W/err")"
+    elif ! cmp -s "$W/exp" "$W/got" || [ ! -s "$W/exp" ]; then
+        ss_bad "$name" "differs from bcftools"
+        ss_show_diff "$W/exp" "$W/got"
+    else
+        ss_ok "$name"
+    fi
+}
+vcf_same "mpileup -" "bcftools mpileup -f $REF $S1" -- mpileup --quiet -f "$REF" -
+vcf_same "mpileup - --call -mv" "bcftools mpileup -Ou -f $REF $S1 | bcftools call -mv" -- \
+    mpileup --quiet -f "$REF" - --call -mv
+# markdup: the records and statistics of samtools markdup on the file
+mkdir -p "$W/md"
+if md_input "$W/md"; then
+    "$SAMTOOLS" markdup -s -f "$W/md/exp.stats" "$W/md/in.bam" "$W/md/exp.bam" 2>/dev/null
+    timeout "$SS_TIMEOUT" "$SEQSHARD" markdup --quiet -f "$W/md/got.stats" - "$W/md/got.bam" \
+        <"$W/md/in.bam" 2>"$W/md/err" || ss_bad "markdup -" "exit status $?" "$(head -2 "$W/md/err")"
+    md_same "markdup - (duplicates injected)" "$W/md/exp.bam" "$W/md/exp.stats" \
+        "$W/md/got.bam" "$W/md/got.stats"
+else
+    ss_bad "markdup - input" "samtools collate | fixmate | sort failed: the test is wrong"
+fi
 
 # BAM out from a stream, with the report: one worker
 "$SEQSHARD" view --quiet -b --no-PG -o "$W/o.bam" --report "$W/o.json" - <"$S1" &&
@@ -65,7 +100,12 @@ refused "view - REGION" 1 '^seqshard: -: .*regions need an index' "$SEQSHARD" vi
 refused "pileup -r -" 1 '^seqshard: -: .*regions' "$SEQSHARD" pileup --quiet -r ctgA -
 refused "pileup -l -" 1 '^seqshard: -: .*-l' "$SEQSHARD" pileup --quiet -l "$TD/regions.bed" -
 refused "pileup - with a file" 1 'only input' "$SEQSHARD" pileup --quiet - "$S1"
-refused "depth -" 1 'reads files only' "$SEQSHARD" depth --quiet -
+refused "depth -a -" 1 '^seqshard: -: -a .*needs the input.s index' "$SEQSHARD" depth --quiet -a -
+refused "depth --mosdepth -" 1 '^seqshard: -: mosdepth mode .*needs the input.s index' \
+    "$SEQSHARD" depth --quiet --mosdepth "$W/mos" -
+refused "markdup -S -" 1 '^seqshard: -: markdup -S reads its input twice' \
+    "$SEQSHARD" markdup --quiet -S - "$W/mdS.bam"
+refused "realign -" 1 'reads files only' "$SEQSHARD" realign --quiet -f "$REF" -o "$W/r.bam" -
 bad_stream() { # NAME FILE PATTERN: `seqshard view - < FILE` fails naming standard input
     timeout "$SS_TIMEOUT" "$SEQSHARD" view --quiet - <"$2" >/dev/null 2>"$W/d.err"
     local rc=$?

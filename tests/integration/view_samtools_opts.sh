@@ -39,6 +39,13 @@ same() {
 }
 
 # ---- -c: one number over every shard --------------------------------------------------
+# ---- --region-file (--regions-file): -M -L FILE, each record once -----------------------
+same "--region-file" --region-file "$TD/regions.bed" "$S1"
+same "--regions-file -c" -c --regions-file "$TD/regions.bed" "$S1"
+same "--region-file, then -L: -M -L the last" --region-file "$TD/regions.bed" \
+    -L "$TD/positions.txt" "$S1"
+same "-L, then --region-file" -L "$TD/positions.txt" --region-file "$TD/regions.bed" "$S1"
+
 same "-c" -c "$S1"
 same "-c -q 30 -F 0x10" -c -q 30 -F 0x10 "$S1"
 same "-c region" -c "$S1" ctgA:10000-40000

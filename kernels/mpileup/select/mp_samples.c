@@ -206,6 +206,8 @@ static int add_input(mp_samples_t *s, const ss_io_inputs_t *in, int i, const mp_
 {
     if (o->ignore_rg)
         return add_file(s, i, NULL, in->paths[i]);
+    if (in->stream) /* standard input: the job read its header; it cannot be opened again */
+        return add_file(s, i, sam_hdr_str(in->stream_hdr), in->paths[i]);
     /* one header at a time: a thousand inputs hold one descriptor here */
     samFile *fp = ss_io_open_input(in, i);
     sam_hdr_t *h = fp ? sam_hdr_read(fp) : NULL;
