@@ -61,8 +61,7 @@ static const ss_opt_t region_opts[] = {
      "overlaps merged, each record once (needs regions or -L; not both)",
      NULL},
     {O_REGION_FILE, 0, "region-file", "FILE",
-     "the records overlapping the BED file's regions, each once: -M -L FILE",
-     SS_VALUES_FILE},
+     "the records overlapping the BED file's regions, each once: -M -L FILE", SS_VALUES_FILE},
     ALIAS(O_REGION_FILE, "regions-file", "FILE"),
     SS_OPT_END};
 
