@@ -405,19 +405,50 @@ static int register_files(const mos_opts_t *o, ss_common_opts_t *co)
     return 0;
 }
 
+/*
+ * mosdepth's own word order, `--mosdepth [options] PREFIX in.bam`: a
+ * --mosdepth followed by an option (or by nothing) names no prefix, and the
+ * first word that is not an option does, as in `mosdepth [options] PREFIX
+ * in.bam`. Drops that --mosdepth from argv (*argc shorter); 1 when it did.
+ */
+static int take_bare_flag(int *argc, char **argv)
+{
+    for (int i = 1; i < *argc && strcmp(argv[i], "--"); i++) {
+        if (strcmp(argv[i], "--mosdepth"))
+            continue;
+        const char *next = i + 1 < *argc ? argv[i + 1] : NULL;
+        if (next && (next[0] != '-' || !next[1]))
+            return 0; /* --mosdepth PREFIX */
+        memmove(argv + i, argv + i + 1, (size_t)(*argc - i) * sizeof(*argv));
+        (*argc)--;
+        return 1;
+    }
+    return 0;
+}
+
 int mos_parse(int argc, char **argv, ss_common_opts_t *co, mos_opts_t **out)
 {
     mos_opts_t *o = malloc(sizeof(*o));
     if (!(*out = o))
         return SS_EXIT_USAGE;
     defaults(o);
+    /* a copy: getopt reorders it and take_bare_flag shortens it; argv stays as typed */
+    char **words = malloc(((size_t)argc + 1) * sizeof(*words));
+    if (!words)
+        return SS_EXIT_USAGE;
+    memcpy(words, argv, ((size_t)argc + 1) * sizeof(*words));
+    int bare = take_bare_flag(&argc, words);
     void *ctx[2] = {o, co};
-    int r = ss_cmd_parse(&mos_cmd, argc, argv, co, apply, ctx);
+    int r = ss_cmd_parse(&mos_cmd, argc, words, co, apply, ctx), first = optind;
+    if (r == 0 && bare && first < argc && !o->prefix &&
+        ss_opt_string(&o->prefix, words[first++]) < 0)
+        r = -2;
+    for (int i = first; r == 0 && i < argc; i++)
+        if (ss_common_add_input(co, words[i]) < 0)
+            r = -2;
+    free(words);
     if (r != 0)
-        return r > 0 ? -1 : SS_EXIT_USAGE;
-    for (int i = optind; i < argc; i++)
-        if (ss_common_add_input(co, argv[i]) < 0)
-            return SS_EXIT_USAGE;
+        return r == 1 ? -1 : SS_EXIT_USAGE;
     if (check(o, co) < 0 || (o->n_quants && make_labels(o) < 0) || cram_fields(o, co) < 0 ||
         register_files(o, co) < 0)
         return SS_EXIT_USAGE;

@@ -76,12 +76,12 @@ refused "realign: an unknown option is named, with the prefix" 2 \
 for k in pileup mpileup; do
     run "$k" -f "$REF" --threads 1 -o "$W/t.out" --report "$W/t.json" "$S1"
     if [ "$ss_rc" = 0 ] && grep -q '"threads": 1,' "$W/t.json" &&
-        [ "$("$SEQSHARD" "$k" --help | grep -c -- '--threads')" = 1 ]; then
+        [ "$("$SEQSHARD" "$k" --help | grep -cE -- '^ +(-@, )?--threads ')" = 1 ]; then
         ss_ok "$k --threads 1: one worker, one --threads in --help"
     else
         ss_bad "$k --threads 1: one worker, one --threads in --help" "exit $ss_rc;" \
             "$(grep '"threads"' "$W/t.json" 2>/dev/null)" \
-            "$("$SEQSHARD" "$k" --help | grep -- '--threads' | tr '\n' ';')"
+            "$("$SEQSHARD" "$k" --help | grep -E -- '^ +(-@, )?--threads ' | tr '\n' ';')"
     fi
 done
 # a mistyped long option names the one it most likely meant (a slip of up to two letters)
@@ -153,6 +153,19 @@ run depth --mosdepth m1/x -f "$REF" "$TD/s1.cram"
 run depth --mosdepth m2/x --reference "$REF" "$TD/s1.cram"
 cmp -s m1/x.mosdepth.summary.txt m2/x.mosdepth.summary.txt && [ -s m1/x.mosdepth.summary.txt ] &&
     ss_ok "mosdepth mode --reference = -f" || ss_bad "mosdepth mode --reference = -f" "$(head -1 err.txt)"
+# mosdepth's own word order: `--mosdepth [options] PREFIX in.bam` (a --mosdepth followed
+# by an option names no prefix; the first word that is not an option does)
+mkdir -p "$W/mw" && (cd "$W/mw" &&
+    "$SEQSHARD" depth --quiet --mosdepth -n --by 500 a "$S1" &&
+    "$SEQSHARD" depth --quiet -n --by 500 --mosdepth b "$S1") 2>"$W/mw.err"
+if cmp -s <(gzip -dc "$W/mw/a.regions.bed.gz" 2>/dev/null) <(gzip -dc "$W/mw/b.regions.bed.gz") &&
+    cmp -s "$W/mw/a.mosdepth.summary.txt" "$W/mw/b.mosdepth.summary.txt" &&
+    [ ! -e "$W/mw/a.per-base.bed.gz" ] && [ ! -e "$W/mw/-n.mosdepth.summary.txt" ]; then
+    ss_ok "depth --mosdepth -n --by 500 PREFIX in.bam: mosdepth's word order"
+else
+    ss_bad "depth --mosdepth -n --by 500 PREFIX in.bam: mosdepth's word order" \
+        "$(ls "$W/mw" | tr '\n' ' ')" "$(head -2 "$W/mw.err")"
+fi
 refused "mosdepth mode refuses -o" 2 "unknown option '-o'" depth --mosdepth x -o y "$S1"
 
 ss_summary
