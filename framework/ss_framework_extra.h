@@ -123,6 +123,18 @@ extern const unsigned char ss_bgzf_eof[28];
 /* Bytes of output the shard has made so far. */
 size_t ss_out_length(const ss_out_t *o);
 
+/* ---- the reference ---- */
+
+/*
+ * Before any work: the -f FASTA holds every contig the run reads (its regions
+ * or -l intervals, else the contigs with mapped reads), at the header's
+ * length. When it does not, one line naming the FASTA, the input and the
+ * contig, and -1; with allowed set (the kernel's allow_opt given), a warning
+ * that the run goes on as tool does, and 0. 0 also without -f. Main thread.
+ */
+int ss_job_check_reference(const ss_job_t *job, const char *tool, const char *allow_opt,
+                           int allowed);
+
 /* ---- options ---- */
 
 /* Defaults shared by all kernels (threads 0, shard size SS_DEFAULT_SHARD_SIZE). */

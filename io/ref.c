@@ -231,8 +231,8 @@ void ss_ref_destroy(ss_ref_t *ref)
     free(ref);
 }
 
-int ss_ref_check_contigs(const char *fasta, const sam_hdr_t *hc, int lengths_only,
-                         ss_ref_mismatch_t *m)
+static int check_contigs(const char *fasta, const sam_hdr_t *hc, int lengths_only,
+                         const unsigned char *only, ss_ref_mismatch_t *m)
 {
     sam_hdr_t *h = (sam_hdr_t *)hc; /* the lookups take non-const; they only read */
     *m = (ss_ref_mismatch_t){.tid = -1, .fa_len = -1};
@@ -245,6 +245,8 @@ int ss_ref_check_contigs(const char *fasta, const sam_hdr_t *hc, int lengths_onl
     if (!fai)
         return -1;
     for (int t = 0; t < sam_hdr_nref(h); t++) {
+        if (only && !only[t])
+            continue;
         const char *name = sam_hdr_tid2name(h, t);
         hts_pos_t len = faidx_has_seq(fai, name) ? faidx_seq_len(fai, name) : -1;
         if (len == sam_hdr_tid2len(h, t) || (lengths_only && len < 0))
@@ -256,6 +258,18 @@ int ss_ref_check_contigs(const char *fasta, const sam_hdr_t *hc, int lengths_onl
     }
     fai_destroy(fai);
     return m->n;
+}
+
+int ss_ref_check_contigs(const char *fasta, const sam_hdr_t *h, int lengths_only,
+                         ss_ref_mismatch_t *m)
+{
+    return check_contigs(fasta, h, lengths_only, NULL, m);
+}
+
+int ss_ref_check_only(const char *fasta, const sam_hdr_t *h, const unsigned char *only,
+                      ss_ref_mismatch_t *m)
+{
+    return check_contigs(fasta, h, 0, only, m);
 }
 
 void ss_ref_describe_mismatch(const char *fasta, const sam_hdr_t *hc, const char *input,

@@ -49,6 +49,9 @@ typedef struct {
  */
 int ss_ref_check_contigs(const char *fasta, const sam_hdr_t *h, int lengths_only,
                          ss_ref_mismatch_t *m);
+/* As ss_ref_check_contigs (lengths_only 0), for the contigs whose only[tid] is set. */
+int ss_ref_check_only(const char *fasta, const sam_hdr_t *h, const unsigned char *only,
+                      ss_ref_mismatch_t *m);
 /* "ref.fa has no contig X (N bp in in.bam) (and 2 more contigs differ)", into buf. */
 void ss_ref_describe_mismatch(const char *fasta, const sam_hdr_t *h, const char *input,
                               const ss_ref_mismatch_t *m, char *buf, size_t size);

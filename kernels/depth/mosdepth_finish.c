@@ -152,6 +152,9 @@ int mos_read_bed(mos_run_t *r, const char *path, const sam_hdr_t *hdr)
         else if (p > 0 && push_region(r, tid, &x, cap) < 0)
             rc = -1;
     }
+    int blank = line + 1, after = 0;
+    while (rc == 0 && hts_getline(fp, '\n', &ks) >= 0)
+        after += ks.l > 0;
     free(ks.s);
     free(cap);
     hts_close(fp);
@@ -160,6 +163,10 @@ int mos_read_bed(mos_run_t *r, const char *path, const sam_hdr_t *hdr)
             ss_error("out of memory reading %s", path);
         return -1;
     }
+    if (after) /* mosdepth's reading, kept; but not in silence */
+        ss_warn("%s line %d: an empty line ends the BED, as mosdepth reads it: the %d lines "
+                "after it are not read; remove the empty line to read them",
+                path, blank, after);
     if (missing)
         ss_warn("%s: %ld regions on contigs that are not in the input's header were skipped", path,
                 missing);

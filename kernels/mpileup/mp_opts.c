@@ -77,7 +77,8 @@ enum {
     O_AR,
     O_INDEL_BIAS,
     O_INDEL_SIZE,
-    O_WRITE_INDEX
+    O_WRITE_INDEX,
+    O_ALLOW_REF
 };
 
 #define ALIAS(key, name, arg)         \
@@ -100,6 +101,10 @@ static const ss_opt_t input_opts[] = {
     {'E', 'E', "redo-BAQ", NULL, "recalculate BAQ on the fly, ignore existing BQs", NULL},
     ALIAS('E', "redo-baq", NULL),
     {'f', 'f', "fasta-ref", "FILE", "faidx indexed reference sequence file", SS_VALUES_FILE},
+    {O_ALLOW_REF, 0, "allow-ref-mismatch", NULL,
+     "go on, as bcftools does, when -f lacks a contig the run reads or has another length "
+     "(N as the reference there) [stop]",
+     NULL},
     {O_NOREF, 0, "no-reference", NULL, "do not require fasta reference file", NULL},
     {'q', 'q', "min-MQ", "INT", "skip alignments with mapQ smaller than INT [0]", NULL},
     ALIAS('q', "min-mq", "INT"),
@@ -400,6 +405,9 @@ static int apply_int(int c, const char *arg, mp_opts_t *o)
         return ss_opt_int("-m", arg, INT_MIN, INT_MAX, &o->min_support);
     case 'M':
         return ss_opt_int("-M", arg, INT_MIN, INT_MAX, &o->max_read_len);
+    case O_ALLOW_REF:
+        o->allow_ref_mismatch = 1;
+        return 0;
     case O_OPEN:
         return ss_opt_int("--open-prob", arg, INT_MIN, INT_MAX, &o->openQ);
     case O_INDEL_SIZE:

@@ -29,6 +29,7 @@ typedef struct {
     int min_support;          /* -m [2] */
     int indel_win_size;       /* --indel-size [110] */
     int max_read_len;         /* -M [500] */
+    int allow_ref_mismatch;   /* --allow-ref-mismatch: a -f of another genome warns, not stops */
     int ambig_reads;          /* --ar: MP_AMBIG_* */
     int fmt_flag;             /* -a, -U */
     int baq;                  /* on unless -B */

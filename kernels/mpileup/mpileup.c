@@ -154,6 +154,10 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
         ss_error("out of memory preparing mpileup");
         return -1;
     }
+    /* bcftools goes on (N there): seqshard stops unless told to go on */
+    if (ss_job_check_reference(job, "bcftools mpileup", "--allow-ref-mismatch",
+                               o->allow_ref_mismatch) < 0)
+        return -1;
     if (mp_targets_load(&r->targets, o) < 0 || mp_samples_build(&r->smpl, job, o) < 0 ||
         mp_header_build(r, o, job, &r->head) < 0 || call_header(r, o) < 0)
         return -1;

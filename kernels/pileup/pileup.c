@@ -14,6 +14,7 @@
 
 #include <htslib/bgzf.h>
 
+#include "../../framework/ss_framework_extra.h"
 #include "../../genomics/pileup_engine.h"
 #include "../../io/ss_diag.h"
 #include "pileup.h"
@@ -25,28 +26,6 @@ static void opts_free(void *kopts)
 {
     pl_opts_free(kopts);
     free(kopts);
-}
-
-/*
- * A -f without some of the inputs' contigs, or with other lengths, is not an
- * error to samtools mpileup 1.16: it prints N there (no BAQ, no -C) and skips
- * reads past the FASTA's end, exit 0. The output stays samtools', so this is
- * a warning, given once at the start instead of never (or once per read).
- */
-static int warn_reference_contigs(const ss_job_t *job)
-{
-    const ss_common_opts_t *co = ss_job_opts(job);
-    ss_ref_mismatch_t m;
-    int r = co->reference ? ss_ref_check_contigs(co->reference, ss_job_header(job), 0, &m) : 0;
-    if (r <= 0)
-        return r == -2 ? -1 : 0; /* -2: out of memory, said; -1: the job's check said why */
-    char what[512];
-    ss_ref_describe_mismatch(co->reference, ss_job_header(job), co->inputs[0], &m, what,
-                             sizeof(what));
-    ss_warn("%s: there the reference prints as N and reads past its end are skipped, as "
-            "samtools mpileup does; give the FASTA the reads were aligned to with %s",
-            what, co->ref_option);
-    return 0;
 }
 
 /*
@@ -99,7 +78,9 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
     }
     out->format = SS_FMT_TEXT;
     output_weight(o, ss_job_inputs(job)->n, out);
-    return warn_reference_contigs(job);
+    /* samtools goes on (N there, no BAQ): seqshard stops unless told to go on */
+    return ss_job_check_reference(job, "samtools mpileup", "--allow-ref-mismatch",
+                                  o->allow_ref_mismatch);
 }
 
 static void run_free(void *run)

@@ -47,6 +47,7 @@ typedef struct {
     int min_baseq;           /* -Q [13] */
     int cap_q;               /* -C [0] */
     int max_depth;           /* -d [8000]; 0 means unlimited */
+    int allow_ref_mismatch;  /* --allow-ref-mismatch: a -f of another genome warns, not stops */
     int all;                 /* -a count: 1 = -a, 2 = -aa */
     int baq;                 /* on unless -B (applies only with a reference) */
     int redo_baq;            /* -E */

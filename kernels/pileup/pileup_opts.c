@@ -95,7 +95,8 @@ enum {
     O_NODEL,
     O_NOENDS,
     O_BP5,
-    O_FMTOPT
+    O_FMTOPT,
+    O_ALLOW_REF
 };
 
 /* An alias: parsed and completed, not listed in --help (samtools' other spelling). */
@@ -118,6 +119,10 @@ static const ss_opt_t input_opts[] = {
     {'f', 'f', "fasta-ref", "FILE", "faidx-indexed reference sequence file (also --reference)",
      SS_VALUES_FILE},
     ALIAS('f', "reference", "FILE"),
+    {O_ALLOW_REF, 0, "allow-ref-mismatch", NULL,
+     "go on, as samtools does, when -f lacks a contig the run reads or has another length "
+     "(N as the reference there) [stop]",
+     NULL},
     {'G', 'G', "exclude-RG", "FILE", "exclude read groups listed in FILE", SS_VALUES_FILE},
     ALIAS('G', "exclude-rg", "FILE"),
     {'l', 'l', "positions", "FILE", "skip unlisted positions (chr pos) or regions (BED)",
@@ -304,6 +309,9 @@ static int apply(void *ctx, int c, const char *arg)
         return 1;
     case 'X':
         o->custom_index = 1;
+        return 0;
+    case O_ALLOW_REF:
+        o->allow_ref_mismatch = 1;
         return 0;
     case O_FMTOPT: {
         char **a = realloc(co->fmt_opts, (size_t)(co->n_fmt_opts + 1) * sizeof(*a));

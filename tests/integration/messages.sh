@@ -202,10 +202,21 @@ env_refused MOSDEPTH_PRECISION=-2 "a whole number of decimals from -1 to 32"
 env_refused MOSDEPTH_PRECISION=abc "a whole number of decimals from -1 to 32"
 # mosdepth mode's --by BED stops on a short line as pileup's -l stops on a bad one (mosdepth
 # skips it with a warning: fewer regions, exit 0); blank and track lines are skipped
-printf 'track name=x\n\nctgA\t0\t100\nctgA\t200\n' >"$W/short.bed"
+printf 'track name=x\n#c\nctgA\t0\t100\nctgA\t200\n' >"$W/short.bed"
 msg_case "--mosdepth --by: a 2-column line stops the run" 1 \
     "short.bed line 4: a BED line needs 3 tab-separated columns .* this one has 2; fix the BED" \
     depth --mosdepth out --by "$W/short.bed" "$S1"
+# an empty line ends the BED for mosdepth 0.3.3 (hts_getline returns 0): kept, with a warning
+printf 'ctgA\t0\t100\n\nctgA\t200\t300\n' >"$W/blank.bed"
+if (cd "$W" && "$SEQSHARD" depth --quiet --mosdepth blank --by "$W/blank.bed" "$S1") \
+    2>"$W/blank.err" && [ "$(gzip -dc "$W/blank.regions.bed.gz" | wc -l)" = 1 ] &&
+    grep -q "blank.bed line 2: an empty line ends the BED, as mosdepth reads it: the 1 lines" \
+        "$W/blank.err"; then
+    ss_ok "--mosdepth --by: an empty line ends the BED, as in mosdepth, with a warning"
+else
+    ss_bad "--mosdepth --by: an empty line ends the BED, as in mosdepth, with a warning" \
+        "$(head -2 "$W/blank.err")"
+fi
 ss_env=(MOSDEPTH_PRECISION=x)
 msg_case "MOSDEPTH_PRECISION=x refused by --mosdepth" 2 "MOSDEPTH_PRECISION='x' is not valid" \
     depth --mosdepth out "$S1"

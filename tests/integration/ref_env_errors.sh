@@ -131,13 +131,20 @@ fails "inputs' ctgB lengths differ" 1 \
     'len\.bam: its @SQ contigs differ from .*s1\.bam.s \(contig #2: ctgB, 40001 bp, here; ctgB, 40000 bp, there\)' \
     pileup "$S1" "$d/len.bam"
 
-# -f without ctgB (which has reads): samtools mpileup 1.16 prints N there, exit 0.
+# -f without ctgB (which has reads): samtools mpileup 1.16 prints N there, exit 0; seqshard
+# stops before any work, unless --allow-ref-mismatch asks for samtools' output
 "$SAMTOOLS" faidx "$REF" ctgA ctgEmpty ctgTiny >"$d/noB.fa"
 "$SAMTOOLS" faidx "$d/noB.fa"
 "$SAMTOOLS" mpileup -f "$d/noB.fa" "$S1" >"$d/exp.noB" 2>/dev/null
-warns "-f lacking a contig: warned at start" \
-    'warning: .*noB\.fa has no contig ctgB \(40000 bp in .*s1\.bam\): .*as samtools mpileup does; give the FASTA the reads were aligned to with -f$' \
-    "$d/exp.noB" -@ 2 --shard-size 8k -f "$d/noB.fa" "$S1"
+fails "-f lacking a contig the reads are on: stopped" 1 \
+    'noB\.fa has no contig ctgB \(40000 bp in .*s1\.bam\): give the FASTA the reads were aligned to with -f, or --allow-ref-mismatch to go on as samtools mpileup does' \
+    pileup -f "$d/noB.fa" "$S1"
+fails "mpileup -f lacking a contig the reads are on: stopped" 1 \
+    'noB\.fa has no contig ctgB .*--allow-ref-mismatch to go on as bcftools mpileup does' \
+    mpileup -f "$d/noB.fa" "$S1"
+warns "--allow-ref-mismatch: warned at start, samtools' bytes" \
+    'warning: .*noB\.fa has no contig ctgB \(40000 bp in .*s1\.bam\): .*as samtools mpileup does \(--allow-ref-mismatch\)$' \
+    "$d/exp.noB" -@ 2 --shard-size 8k --allow-ref-mismatch -f "$d/noB.fa" "$S1"
 # -f with a shorter ctgB: samtools skips the reads past its end
 {
     "$SAMTOOLS" faidx "$REF" ctgA
@@ -145,10 +152,27 @@ warns "-f lacking a contig: warned at start" \
     "$SAMTOOLS" faidx "$REF" ctgEmpty ctgTiny
 } >"$d/shortB.fa"
 "$SAMTOOLS" faidx "$d/shortB.fa"
-"$SAMTOOLS" mpileup -f "$d/shortB.fa" -r ctgA "$S1" >"$d/exp.shortB" 2>/dev/null
-warns "-f with another length: warned at start" \
-    'warning: contig ctgB is 30000 bp in .*shortB\.fa but 40000 bp in .*s1\.bam' \
-    "$d/exp.shortB" -f "$d/shortB.fa" -r ctgA "$S1"
+"$SAMTOOLS" mpileup -f "$d/shortB.fa" "$S1" >"$d/exp.shortB" 2>/dev/null
+fails "-f with another length: stopped" 1 \
+    'contig ctgB is 30000 bp in .*shortB\.fa but 40000 bp in .*s1\.bam: give the FASTA' \
+    pileup -f "$d/shortB.fa" "$S1"
+# (and warned again where reads start past the FASTA's end, as before)
+ss_run_seqshard "$d/got.shortB" "$d/got.shortB.err" pileup --quiet --allow-ref-mismatch \
+    -f "$d/shortB.fa" "$S1"
+[ $ss_rc = 0 ] && cmp -s "$d/exp.shortB" "$d/got.shortB" &&
+    grep -qE 'warning: contig ctgB is 30000 bp in .*shortB\.fa but 40000 bp in .*s1\.bam' \
+        "$d/got.shortB.err" &&
+    ss_ok "-f with another length, --allow-ref-mismatch: warned, samtools' bytes" ||
+    ss_bad "-f with another length, --allow-ref-mismatch: warned, samtools' bytes" "exit $ss_rc" \
+        "$(head -2 "$d/got.shortB.err")"
+# only the contigs the run reads count: a region on ctgA, or a FASTA without ctgEmpty (no
+# reads), is no mismatch
+"$SAMTOOLS" mpileup -f "$d/shortB.fa" -r ctgA "$S1" >"$d/exp.shortA" 2>/dev/null
+ss_run_seqshard "$d/got.shortA" "$d/got.shortA.err" pileup --quiet -f "$d/shortB.fa" -r ctgA "$S1"
+[ $ss_rc = 0 ] && cmp -s "$d/exp.shortA" "$d/got.shortA" && [ ! -s "$d/got.shortA.err" ] &&
+    ss_ok "-f differing only where the run does not read: no message" ||
+    ss_bad "-f differing only where the run does not read: no message" "exit $ss_rc" \
+        "$(head -2 "$d/got.shortA.err")"
 # CRAM output against it would be a wrong file: refused before any work
 fails "view -C -T with another length" 1 \
     'contig ctgB is 30000 bp in .*shortB\.fa but 40000 bp in .*s1\.bam: CRAM output against it .*with -T$' \
