@@ -35,7 +35,12 @@
 #include "ss_cmdline.h"
 #include "ss_step.h"
 
+/* The release (man pages); the build's own version, which @PG VN and --version name, is
+ * ss_build_version: the release at its tag, release+gHASH on any other commit. */
 #define SS_VERSION "0.1.0"
+extern const char ss_build_version[]; /* generated at build time (cmake/build_info.cmake) */
+extern const char ss_build_type[];
+extern const char ss_build_compiler[];
 
 /* parse's answer to a bad option, and the program's exit status then (driver.h has the others). */
 #define SS_EXIT_USAGE 2

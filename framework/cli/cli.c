@@ -109,7 +109,8 @@ static void version(FILE *fp)
     ss_alloc_info_t ai;
     memset(&ai, 0, sizeof(ai));
     ss_alloc_info(&ai);
-    fprintf(fp, "seqshard %s\n", SS_VERSION);
+    fprintf(fp, "seqshard %s\n", ss_build_version);
+    fprintf(fp, "build: %s, %s\n", ss_build_type, ss_build_compiler);
     fprintf(fp, "htslib: %s\n", hts_version());
     fprintf(fp, "hwloc: API %u.%u.%u (compiled), %u.%u.%u (runtime)\n",
             (HWLOC_API_VERSION >> 16) & 0xff, (HWLOC_API_VERSION >> 8) & 0xff,

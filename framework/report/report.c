@@ -54,7 +54,9 @@ static void write_versions(FILE *fp)
     ss_alloc_info_t ai;
     memset(&ai, 0, sizeof(ai));
     ss_alloc_info(&ai);
-    fprintf(fp, "  \"tool\": \"seqshard\",\n  \"version\": \"%s\",\n", SS_VERSION);
+    fprintf(fp, "  \"tool\": \"seqshard\",\n  \"version\": \"%s\",\n", ss_build_version);
+    fprintf(fp, "  \"build\": {\"type\": \"%s\", \"compiler\": \"%s\"},\n", ss_build_type,
+            ss_build_compiler);
     fprintf(fp, "  \"htslib\": ");
     ss_json_str(fp, hts_version());
     fprintf(fp, ",\n  \"hwloc_api\": {\"compiled\": \"%s\", \"runtime\": \"%s\"},\n", hw_c, hw_r);

@@ -83,7 +83,7 @@ static int head_lines(bcf_hdr_t *h, const mp_opts_t *o, const ss_job_t *job)
     kstring_t s = KS_INITIALIZE;
     int rc = 0;
     if (o->record_cmd_line) {
-        ksprintf(&s, "##seqshardVersion=%s+htslib-%s", SS_VERSION, hts_version());
+        ksprintf(&s, "##seqshardVersion=%s+htslib-%s", ss_build_version, hts_version());
         rc |= bcf_hdr_append(h, s.s);
         s.l = 0;
         ksprintf(&s, "##seqshardCommand=%s", o->cmd_line);
