@@ -138,8 +138,9 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
     }
     out->gather = o->supp;
     out->header = sam_hdr_dup(ss_job_header(job));
-    if (!out->header || (!o->no_pg && sam_hdr_add_pg(out->header, "seqshard", "VN", ss_build_version,
-                                                     "CL", o->cmdline, NULL) < 0)) {
+    if (!out->header ||
+        (!o->no_pg && sam_hdr_add_pg(out->header, "seqshard", "VN", ss_build_version, "CL",
+                                     o->cmdline, NULL) < 0)) {
         ss_error("%s: cannot build the output header (out of memory?)",
                  ss_job_inputs(job)->paths[0]);
         return -1;

@@ -120,8 +120,8 @@ static int prepare(const void *kopts, const ss_job_t *job, void **run, ss_out_sp
     const rl_cmd_opts_t *o = kopts;
     (void)run;
     out->header = sam_hdr_dup(ss_job_header(job));
-    if (!out->header ||
-        sam_hdr_add_pg(out->header, "seqshard", "VN", ss_build_version, "CL", o->cmdline, NULL) < 0) {
+    if (!out->header || sam_hdr_add_pg(out->header, "seqshard", "VN", ss_build_version, "CL",
+                                       o->cmdline, NULL) < 0) {
         ss_error("%s: cannot build the output header (out of memory?)",
                  ss_job_inputs(job)->paths[0]);
         return -1;

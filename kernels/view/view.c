@@ -101,7 +101,8 @@ static sam_hdr_t *output_header(const vw_opts_t *o, const ss_job_t *job)
         ss_error("%s: cannot copy the header", in);
         return NULL;
     }
-    if (!o->no_pg && sam_hdr_add_pg(h, "seqshard", "VN", ss_build_version, "CL", o->cmdline, NULL) < 0) {
+    if (!o->no_pg &&
+        sam_hdr_add_pg(h, "seqshard", "VN", ss_build_version, "CL", o->cmdline, NULL) < 0) {
         ss_error("%s: cannot add the @PG line to the header", in);
         sam_hdr_destroy(h);
         return NULL;
