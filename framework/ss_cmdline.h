@@ -56,21 +56,30 @@ typedef struct {
  * fields are paragraphs separated by blank lines, printed as given (they are
  * written to fit 80 columns).
  */
+typedef struct ss_cmd_s ss_cmd_t;
+
+/* A second mode of a command, with options of its own (depth --mosdepth): its man section. */
 typedef struct {
+    const char *title;   /* "MOSDEPTH MODE"; NULL ends a list of modes */
+    const ss_cmd_t *cmd; /* its own description, --help and options */
+} ss_cmd_mode_t;
+
+struct ss_cmd_s {
     const char *name;        /* "pileup": the command is `seqshard pileup` */
     const char *synopsis;    /* after the name: "[options] in.bam|in.cram [in2 ...]" */
     const char *summary;     /* one line: the man page's NAME */
     const char *description; /* what it does */
     const ss_opt_group_t *groups;
-    const char *after;     /* after the options (differences from samtools ...), or NULL */
-    const char *examples;  /* command lines, each after a "# what it does" line, or NULL */
-    const char *see_also;  /* "samtools-mpileup(1), seqshard(1)", or NULL */
-    int first_output_wins; /* a second -o is ignored (samtools depth's rule), not the first */
-    int steps;             /* the command reads records: it takes the record steps' options
-                            * (--realign ...; ss_step.h) */
-    const char *step;      /* the command is this step in front of the record writer
-                            * (`seqshard realign`): on without its --NAME */
-} ss_cmd_t;
+    const char *after;          /* after the options (differences from samtools ...), or NULL */
+    const char *examples;       /* command lines, each after a "# what it does" line, or NULL */
+    const char *see_also;       /* "samtools-mpileup(1), seqshard(1)", or NULL */
+    int first_output_wins;      /* a second -o is ignored (samtools depth's rule), not the first */
+    int steps;                  /* the command reads records: it takes the record steps' options
+                                 * (--realign ...; ss_step.h) */
+    const char *step;           /* the command is this step in front of the record writer
+                                 * (`seqshard realign`): on without its --NAME */
+    const ss_cmd_mode_t *modes; /* its other modes, each a section of the man page, or NULL */
+};
 
 /*
  * The framework's shared groups. Every kernel lists ss_opts_run; the others

@@ -97,29 +97,15 @@ share/doc/seqshard/; the Slurm batch scripts in share/seqshard/.
 """
 
 
-# Kernels with a second mode whose options have a --help of their own: the section's
-# title and the arguments that select the mode.
-MODES = {'depth': [('MOSDEPTH MODE', ['--mosdepth', 'PREFIX'])]}
-
-
 def man_text(prog, *args):
     return subprocess.run([prog, *args, '--man'], check=True, capture_output=True,
                           text=True).stdout
 
 
 def kernel_page(prog, name, summary):
-    """The kernel's own page (seqshard KERNEL --man, made from its option description),
-    with each second mode's options as a section of their own before EXIT STATUS."""
-    page = man_text(prog, name)
-    for title, args in MODES.get(name, []):
-        mode = man_text(prog, name, *args)
-        start, end = mode.index('.SH SYNOPSIS'), mode.index('.SH EXIT STATUS')
-        part = mode[start:end].replace('.SH SYNOPSIS', '.SS Synopsis', 1)
-        part = re.sub(r'^\.SH (\S.*)$', lambda m: '.SS ' + m.group(1).title(), part,
-                      flags=re.M)
-        at = page.index('.SH EXIT STATUS')
-        page = page[:at] + '.SH ' + title + '\n' + part + page[at:]
-    return page
+    """The kernel's own page: seqshard KERNEL --man, made from its option description
+    (a second mode's options, as depth --mosdepth's, are a section of it)."""
+    return man_text(prog, name)
 
 
 def kernels(prog):

@@ -6,6 +6,7 @@
  *
  * Main thread only.
  */
+#include <ctype.h>
 #include <string.h>
 
 #include "../step/steps.h"
@@ -179,20 +180,30 @@ static const char man_tail[] =
     ".TP\n.B REF_PATH\\fR, \\fBREF_CACHE\nwhere htslib looks up a CRAM's reference by MD5 "
     "(never on the network unless REF_PATH names a URL)\n";
 
-void ss_cmd_man(const ss_cmd_t *cmd, FILE *fp)
+/* A section's heading: .SH TITLE, or in a mode's section .SS Title (first letter kept). */
+static void heading(FILE *fp, const char *title, int sub)
 {
-    ss_cmd_steps_t with;
-    cmd = ss_cmd_with_steps(cmd, &with);
-    fprintf(fp, ".TH SEQSHARD-%s 1 \"\" \"seqshard %s\" \"User Commands\"\n", cmd->name,
-            SS_VERSION);
-    fprintf(fp, ".SH NAME\nseqshard\\-%s \\- ", cmd->name);
-    roff(fp, cmd->summary, strlen(cmd->summary));
-    fprintf(fp, "\n.SH SYNOPSIS\n\\fBseqshard %s\\fR ", cmd->name);
+    if (!sub) {
+        fprintf(fp, ".SH %s\n", title);
+        return;
+    }
+    fprintf(fp, ".SS %c", title[0]);
+    for (const char *c = title + 1; *c; c++)
+        fputc(tolower((unsigned char)*c), fp);
+    fputc('\n', fp);
+}
+
+/* SYNOPSIS to EXAMPLES of cmd; sub: as the subsections of a mode's section. */
+static void man_body(const ss_cmd_t *cmd, FILE *fp, int sub)
+{
+    heading(fp, "SYNOPSIS", sub);
+    fprintf(fp, "\\fBseqshard %s\\fR ", cmd->name);
     roff(fp, cmd->synopsis, strlen(cmd->synopsis));
-    fputs("\n.SH DESCRIPTION\n", fp);
+    fputc('\n', fp);
+    heading(fp, "DESCRIPTION", sub);
     if (cmd->description)
         roff_paragraphs(fp, cmd->description);
-    fputs(".SH OPTIONS\n", fp);
+    heading(fp, "OPTIONS", sub);
     for (const ss_opt_group_t *g = cmd->groups; g->title; g++) {
         fputs(".SS ", fp);
         roff(fp, g->title, strlen(g->title));
@@ -204,13 +215,31 @@ void ss_cmd_man(const ss_cmd_t *cmd, FILE *fp)
             roff_paragraphs(fp, g->note);
     }
     if (cmd->after) {
-        fputs(".SH NOTES\n", fp);
+        heading(fp, "NOTES", sub);
         roff_paragraphs(fp, cmd->after);
     }
     if (cmd->examples) {
-        fputs(".SH EXAMPLES\n.nf\n", fp);
+        heading(fp, "EXAMPLES", sub);
+        fputs(".nf\n", fp);
         roff(fp, cmd->examples, strlen(cmd->examples));
         fputs("\n.fi\n", fp);
+    }
+}
+
+void ss_cmd_man(const ss_cmd_t *cmd, FILE *fp)
+{
+    ss_cmd_steps_t with;
+    cmd = ss_cmd_with_steps(cmd, &with);
+    fprintf(fp, ".TH SEQSHARD-%s 1 \"\" \"seqshard %s\" \"User Commands\"\n", cmd->name,
+            SS_VERSION);
+    fprintf(fp, ".SH NAME\nseqshard\\-%s \\- ", cmd->name);
+    roff(fp, cmd->summary, strlen(cmd->summary));
+    fputc('\n', fp);
+    man_body(cmd, fp, 0);
+    for (const ss_cmd_mode_t *m = cmd->modes; m && m->title; m++) {
+        fprintf(fp, ".SH %s\n", m->title);
+        ss_cmd_steps_t mode_with;
+        man_body(ss_cmd_with_steps(m->cmd, &mode_with), fp, 1);
     }
     fputs(man_tail, fp);
     fputs(".SH SEE ALSO\n", fp);

@@ -64,7 +64,10 @@ static const ss_opt_group_t dp_groups[] = {{"Options (samtools depth's)", dp_opt
                                            {"Framework options", ss_opts_run, NULL},
                                            {NULL, NULL, NULL}};
 
+static const ss_cmd_mode_t dp_modes[] = {{"MOSDEPTH MODE", &mos_cmd}, {NULL, NULL}};
+
 static const ss_cmd_t dp_cmd = {
+    .modes = dp_modes,
     .name = "depth",
     .synopsis = "[options] in1.bam|in1.cram [in2 ...]",
     .summary = "depth at each position, byte-identical to samtools depth; mosdepth's files",

@@ -41,6 +41,9 @@ typedef struct mos_opts_s {
     int n_read_groups;
 } mos_opts_t;
 
+/* mosdepth mode's options and text: its --help and the man page's MOSDEPTH MODE. */
+extern const ss_cmd_t mos_cmd;
+
 int mos_parse(int argc, char **argv, ss_common_opts_t *co, mos_opts_t **out);
 void mos_opts_free(mos_opts_t *o);
 void mos_usage(FILE *fp);

@@ -53,7 +53,7 @@ static const ss_opt_group_t mos_groups[] = {
     {"Framework options (no -o: the files are named by PREFIX)", ss_opts_run, NULL},
     {NULL, NULL, NULL}};
 
-static const ss_cmd_t mos_cmd = {
+const ss_cmd_t mos_cmd = {
     .name = "depth",
     .synopsis = "--mosdepth PREFIX [options] in.bam|in.cram",
     .summary = "mosdepth 0.3.3's files, computed in parallel",

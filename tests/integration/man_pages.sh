@@ -116,5 +116,13 @@ else
     ss_ok "completion: pileup -O (--output-BP) takes no value"
 fi
 
+# `seqshard depth --man` is the whole page, mosdepth mode's section with it
+if "$SEQSHARD" depth --man | grep -qx '.SH MOSDEPTH MODE' &&
+    "$SEQSHARD" depth --man | grep -q 'thresholds'; then
+    ss_ok "depth --man has the MOSDEPTH MODE section"
+else
+    ss_bad "depth --man has the MOSDEPTH MODE section" "$("$SEQSHARD" depth --man | grep '^.SH' | tr '\n' ' ')"
+fi
+
 ss_summary
 exit $?
