@@ -48,7 +48,8 @@ static int local_gatherv(const void *in, size_t len, void **out, size_t *out_len
 
 #define WORD_COUNTER 0
 #define WORD_STOP    1
-#define WORD_SIZES   2 /* shard i's size is word WORD_SIZES + i */
+#define WORD_READS   2 /* reads every rank has told rank 0 of, for the progress line */
+#define WORD_SIZES   3 /* shard i's size is word WORD_SIZES + i */
 
 static int inited, rank_, size_ = 1;
 static MPI_Win win = MPI_WIN_NULL;
@@ -205,7 +206,7 @@ int ss_comm_counter_open(int n_shards)
         return -1;
     }
     if (rank_ == 0) {
-        win_mem[WORD_COUNTER] = win_mem[WORD_STOP] = 0;
+        win_mem[WORD_COUNTER] = win_mem[WORD_STOP] = win_mem[WORD_READS] = 0;
         for (int i = 0; i < n_shards; i++)
             win_mem[WORD_SIZES + i] = SS_COMM_SIZE_UNKNOWN;
     }
@@ -272,6 +273,27 @@ int ss_comm_counter_peek(void)
         return local_next;
     int64_t v = fetch_add(WORD_COUNTER, 0);
     return v < n_shards_ ? (int)v : n_shards_;
+}
+
+int ss_comm_reads_add(uint64_t n)
+{
+    if (!inited || win == MPI_WIN_NULL || n == 0)
+        return 0;
+    int64_t v = (int64_t)n;
+    if (MPI_Accumulate(&v, 1, MPI_INT64_T, 0, WORD_READS, 1, MPI_INT64_T, MPI_SUM, win) !=
+            MPI_SUCCESS ||
+        MPI_Win_flush(0, win) != MPI_SUCCESS) {
+        ss_error("rank %d: telling rank 0 the reads read failed (MPI_Accumulate)", rank_);
+        return -1;
+    }
+    return 0;
+}
+
+uint64_t ss_comm_reads_total(void)
+{
+    if (!inited || win == MPI_WIN_NULL)
+        return 0;
+    return (uint64_t)fetch_add(WORD_READS, 0);
 }
 
 /* A size slot holds the length and, above it, the rank holding the piece (owner). */
@@ -739,6 +761,15 @@ int ss_comm_counter_peek(void)
 }
 void ss_comm_counter_close(void)
 {
+}
+int ss_comm_reads_add(uint64_t n)
+{
+    (void)n;
+    return 0;
+}
+uint64_t ss_comm_reads_total(void)
+{
+    return 0;
 }
 int ss_comm_size_publish(int idx, uint64_t len)
 {

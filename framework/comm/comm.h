@@ -77,6 +77,14 @@ int ss_comm_counter_peek(void);
  */
 void ss_comm_counter_close(void);
 
+/*
+ * The progress line's reads over every rank: each rank adds what its workers
+ * read since it last told (ss_comm_reads_add), rank 0 reads the sum
+ * (ss_comm_reads_total; 0 without MPI). 0 or -1 after ss_error(). Main threads.
+ */
+int ss_comm_reads_add(uint64_t n);
+uint64_t ss_comm_reads_total(void);
+
 /* A size slot no rank has published yet. */
 #define SS_COMM_SIZE_UNKNOWN ((int64_t)-1)
 /* Publish shard idx's output size to every rank. Returns 0 or -1 after ss_error(). */

@@ -93,7 +93,8 @@ struct engine_s {
     ss_output_t *out;
     ss_progress_t *progress;
     uint64_t work_done;
-    int work_counted; /* multi-rank progress: shards whose work is in work_done */
+    uint64_t reads_told; /* multi-rank: the reads this rank has told rank 0 of */
+    double told_at;      /* and when */
     uint64_t bytes_written;
     kstring_t summary; /* the kernel's summary text, encoded (owner rank), or empty */
     const char *counter_names[SS_KERNEL_COUNTERS + 1]; /* the kernel's, then its steps' */

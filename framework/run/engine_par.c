@@ -25,14 +25,38 @@ static void serve_workers(void *ctx)
     ss_sched_par_pump(e->sched, 0);
 }
 
-/* Multi-rank progress: all ranks' shards handed out so far, and their estimated work. */
+/* How often a rank tells rank 0 the reads it read, for the progress line. */
+#define TELL_READS_S 0.25
+
+/*
+ * Multi-rank progress: the shards every rank has finished (their sizes are
+ * published), their estimated work, and the reads every rank has told of;
+ * gathered only when the line is due. A shard handed out counts only once it
+ * is done, so the line reaches 100% with the last shard, not before.
+ */
 static void progress_parallel(engine_t *e)
 {
-    int taken = ss_comm_counter_peek();
-    while (e->work_counted < taken && e->work_counted < e->n_shards)
-        e->work_done += e->shards[e->work_counted++].est_work;
-    ss_progress_update(e->progress, taken, e->work_done,
-                       atomic_load_explicit(&e->reads_done, memory_order_relaxed));
+    uint64_t mine = atomic_load_explicit(&e->reads_done, memory_order_relaxed);
+    double now = ss_now();
+    if (mine > e->reads_told && now - e->told_at >= TELL_READS_S) {
+        if (ss_comm_reads_add(mine - e->reads_told) == 0)
+            e->reads_told = mine;
+        e->told_at = now;
+    }
+    if (!ss_progress_due(e->progress))
+        return;
+    int64_t *sizes = malloc((size_t)(e->n_shards > 0 ? e->n_shards : 1) * sizeof(*sizes));
+    if (!sizes || ss_comm_sizes_read(0, e->n_shards, sizes, NULL) < 0) {
+        free(sizes);
+        return; /* progress is a nicety */
+    }
+    int done = 0;
+    uint64_t work = 0;
+    for (int i = 0; i < e->n_shards; i++)
+        if (sizes[i] != SS_COMM_SIZE_UNKNOWN)
+            done++, work += e->shards[i].est_work;
+    free(sizes);
+    ss_progress_update(e->progress, done, work, ss_comm_reads_total());
 }
 
 /*

@@ -116,6 +116,11 @@ void ss_progress_update(ss_progress_t *p, int shards_done, uint64_t work_done, u
         print_line(p, now);
 }
 
+int ss_progress_due(const ss_progress_t *p)
+{
+    return p && ss_now() - p->last >= p->interval;
+}
+
 void ss_progress_finish(ss_progress_t *p, int ok)
 {
     if (!p)

@@ -65,6 +65,8 @@ typedef struct ss_progress_s ss_progress_t;
 ss_progress_t *ss_progress_start(int n_shards, uint64_t total_work, int quiet, int is_rank0);
 /* Record written shards and reads so far; prints when due. Main thread. NULL is a no-op. */
 void ss_progress_update(ss_progress_t *p, int shards_done, uint64_t work_done, uint64_t reads);
+/* Whether the next update prints: a caller whose figures cost work gathers them only then. */
+int ss_progress_due(const ss_progress_t *p);
 /* Final line (TTY: finish the live line). Frees p. NULL is a no-op. */
 void ss_progress_finish(ss_progress_t *p, int ok);
 
