@@ -17,14 +17,16 @@ if [[ $v =~ ^${release//./\\.}(\+g[0-9a-f]{7}(\.dirty)?)?$ ]] &&
 else
     ss_bad "--version names the version, build type and compiler" "$(head -2 "$W/v.txt")"
 fi
-# in a git checkout, the commit the program was built from (HEAD when built just now)
+# in a git checkout, a commit of this repository (the one it was built from)
 if git -C "$SS_SRC" rev-parse --short=7 HEAD >/dev/null 2>&1; then
-    head=$(git -C "$SS_SRC" rev-parse --short=7 HEAD)
+    hash=$(sed -n 's/.*+g\([0-9a-f]\{7\}\).*/\1/p' <<<"$v")
     tag=$(git -C "$SS_SRC" describe --tags --exact-match 2>/dev/null || true)
-    if [ "$tag" = "v$release" ] || [[ $v == *"+g$head"* ]]; then
-        ss_ok "--version: the commit built ($head)"
+    if [ "$tag" = "v$release" ] && [ "$v" = "$release" ]; then
+        ss_ok "--version: the release at its tag"
+    elif [ -n "$hash" ] && git -C "$SS_SRC" cat-file -e "$hash^{commit}" 2>/dev/null; then
+        ss_ok "--version: commit $hash of this repository"
     else
-        ss_bad "--version: the commit built" "$v, HEAD is $head (rebuilt since the last commit?)"
+        ss_bad "--version names a commit of this repository" "$v"
     fi
 fi
 "$SEQSHARD" view --quiet -H "$S1" | grep '^@PG	ID:seqshard' >"$W/pg.txt"
