@@ -136,6 +136,11 @@ static uint64_t write_workers(FILE *fp, const ss_report_t *r)
             "\"busy_s\": %.6f},\n",
             (unsigned long long)tot.shards, (unsigned long long)tot.reads,
             (unsigned long long)tot.bases, tot.busy_s);
+    /* "reads" above is what the shards read, margins and overlaps again; this, each once */
+    if (r->has_input_records)
+        fprintf(fp, "  \"input_records\": %llu,\n", (unsigned long long)r->input_records);
+    else
+        fprintf(fp, "  \"input_records\": null,\n");
     fprintf(fp, "  \"load_imbalance\": %.4f,\n", mean > 0 ? max_busy / mean : 1.0);
     write_kernel_counts(fp, r);
     return own_reads;

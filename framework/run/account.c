@@ -129,6 +129,25 @@ int ss_acct_check(ss_acct_t *a, const engine_t *e, int rc)
     return -1;
 }
 
+int ss_acct_records(const ss_acct_t *a, uint64_t *n)
+{
+    if (!a || a->got[a->len])
+        return 0;
+    const ss_io_inputs_t *in = ss_job_inputs(a->job);
+    for (int i = 0; i < in->n; i++)
+        if (in->is_cram[i]) /* a CRAI has no counts: CRAM inputs are not tallied */
+            return 0;
+    size_t slots = (size_t)a->n_contigs + 1;
+    uint64_t sum = 0;
+    for (size_t k = 0; k < slots; k++) {
+        if (a->got[slots + k]) /* a slot not read whole (view's block copy, --resume) */
+            return 0;
+        sum += a->got[k];
+    }
+    *n = sum;
+    return 1;
+}
+
 void ss_acct_destroy(ss_acct_t *a)
 {
     if (!a)

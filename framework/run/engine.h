@@ -214,6 +214,12 @@ void ss_acct_add(ss_acct_t *a, const ss_reader_t *rd);
  * (rank 0) when records were lost.
  */
 int ss_acct_check(ss_acct_t *a, const engine_t *e, int rc);
+/*
+ * After ss_acct_check: the input records the run read, each once whatever the
+ * shards' margins re-read, into *n: 1, or 0 when there is no whole tally
+ * (regions, -l, standard input, CRAM inputs, a slot not read whole). a may be NULL.
+ */
+int ss_acct_records(const ss_acct_t *a, uint64_t *n);
 void ss_acct_destroy(ss_acct_t *a);
 
 /* ---- the end of a run (engine_end.c) ---- */

@@ -29,6 +29,7 @@ static void report_fill(const engine_t *e, const setup_t *s, double t0, ss_repor
     r->kernel_info = e->k->describe ? e->k->describe() : NULL;
     r->setup_s = (s->workers_at > 0 ? s->workers_at : ss_now()) - ss_log_opened();
     r->bytes_written = e->bytes_written;
+    r->has_input_records = ss_acct_records(e->acct, &r->input_records);
     r->index_merge_s = e->index_merge_s;
     r->buffer_cap = s->buffer_cap;
     r->buffer_peak = e->ow ? ss_ordered_peak_buffers(e->ow) : 0;
@@ -102,6 +103,10 @@ void ss_engine_log_done(const engine_t *e, const setup_t *s, int rc)
     int rss_kb = getrusage(RUSAGE_SELF, &ru) == 0 ? (int)ru.ru_maxrss : 0;
     if (ss_comm_sum_u64(v, 2) < 0)
         return;
+    /* the input's records once, where the tally counted them: not the margins' re-reads */
+    uint64_t records;
+    if (ss_acct_records(e->acct, &records))
+        v[0] = records;
     int max_kb = ss_comm_max_int(rss_kb);
     const ss_common_opts_t *o = ss_job_opts(e->job);
     ss_log_done(s->n, v[0], v[1], (int64_t)max_kb * 1024, o->resume ? e->n_kept : -1);

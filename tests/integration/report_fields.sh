@@ -183,5 +183,21 @@ else
     ss_bad "plot-report.py without matplotlib: one line, exit 1" "status $rc" "$(head -3 "$W/nompl.err")"
 fi
 
+# the final line and "input_records" count the input's records once: realign's and
+# pileup --realign's margins re-read reads around every shard ("reads" counts those)
+want=$("$SAMTOOLS" view -c "$S1")
+for k in "realign -o $W/ir.bam" "pileup --realign -o $W/ip.txt"; do
+    # shellcheck disable=SC2086 # k is a word list
+    "$SEQSHARD" $k -f "$REF" --shard-size 5k --report "$W/ir.json" "$S1" 2>"$W/ir.err"
+    got=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["input_records"], d["totals"]["reads"] > d["input_records"])' "$W/ir.json" 2>&1)
+    line=$(grep -o 'shards, [0-9.]* k reads' "$W/ir.err")
+    if [ "$got" = "$want True" ] && [ "$line" = "shards, $(awk -v n="$want" 'BEGIN { printf "%.1f", n / 1000 }') k reads" ]; then
+        ss_ok "${k%% *}: the final line and input_records count $want records once"
+    else
+        ss_bad "${k%% *}: the final line and input_records count $want records once" \
+            "report: $got; final line: $line"
+    fi
+done
+
 ss_summary
 exit $?
