@@ -66,8 +66,8 @@ typedef struct {
     double index_merge_s; /* rank 0: adding the shards' index pieces (engine_index.c) */
     uint64_t bytes_written;
     uint64_t est_work_total;
-    uint64_t input_records; /* the input's records, each once (has_input_records) */
-    int has_input_records;  /* 0: no whole-file tally (regions, -l, stdin, CRAM) */
+    uint64_t input_records;      /* the input's records, each once (has_input_records) */
+    int has_input_records;       /* 0: no whole-file tally (regions, -l, stdin, CRAM) */
     int buffer_cap, buffer_peak; /* shard output buffers: the cap and the most at once */
     size_t buffer_budget, buffer_peak_bytes; /* their memory budget and most capacity held */
     const char *bind_mode;                   /* the mode in effect ("none" when not pinned) */
