@@ -84,6 +84,8 @@ static void print_line(ss_progress_t *p, double now)
                                 : (p->n_shards ? (double)p->shards / p->n_shards : 1);
     if (frac > 1)
         frac = 1;
+    if (p->shards < p->n_shards && frac > 0.999) /* shards of no estimated work still run */
+        frac = 0.999;
     char rate[32], eta[32];
     fmt_rate(rate, sizeof(rate), el > 0 ? (double)p->reads / el : 0);
     if (frac > 0.001 && el > 0)
