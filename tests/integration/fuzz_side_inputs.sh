@@ -70,28 +70,8 @@ N_IN=$("$SAMTOOLS" view -c "$S1" "$RL_REGION")
     >"$W/clean.rl" ||
     { echo "FAIL setup: realign with the clean known sites"; exit 1; }
 
-# mutate SEED IN OUT: one kind of damage, chosen and placed by the seed.
-mutate() {
-    python3 - "$@" <<'EOF'
-import random, sys
-seed, src, dst = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-rng = random.Random(seed)
-b = bytearray(open(src, "rb").read())
-alphabet = b"0123456789\t\n -+#:.,ACGTctgAB*eE"
-kind = rng.randrange(4)
-for _ in range(rng.randint(1, 3)):
-    at = rng.randrange(len(b)) if b else 0
-    if kind == 0 and b:
-        b[at] = rng.choice(alphabet)
-    elif kind == 1:
-        b[at:at] = bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 4)))
-    elif kind == 2 and b:
-        del b[at:at + rng.randint(1, 4)]
-if kind == 3:
-    b = b[:rng.randrange(len(b) + 1)]
-open(dst, "wb").write(bytes(b))
-EOF
-}
+# mutate SEED IN OUT: one kind of damage to IN (mutate_text.py, characters for side files)
+mutate() { python3 "$(dirname "$0")/mutate_text.py" side "$@"; }
 
 # check NAME EXP EXPRC OUT ERR RC: judge one seqshard run against its twin.
 check() {

@@ -141,28 +141,8 @@ refused "a rule for sex '*' without its default" "p\\.txt: a rule names sex '\\*
 refused "no such file" 'nothere\.txt: cannot open the --ploidy-file' "-m --ploidy-file nothere.txt"
 
 # ---- damaged files: bcftools' bytes, or one line and exit 2 -------------------------------
-# mutate SEED IN OUT: a few bytes of IN replaced, inserted or deleted, or IN cut short.
-mutate() {
-    python3 - "$@" <<'EOF'
-import random, sys
-seed, src, dst = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-rng = random.Random(seed)
-b = bytearray(open(src, "rb").read())
-alphabet = b"0123456789\t\n -+#*MFctgA"
-kind = rng.randrange(4)
-for _ in range(rng.randint(1, 3)):
-    at = rng.randrange(len(b)) if b else 0
-    if kind == 0 and b:
-        b[at] = rng.choice(alphabet)
-    elif kind == 1:
-        b[at:at] = bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 4)))
-    elif kind == 2 and b:
-        del b[at:at + rng.randint(1, 4)]
-if kind == 3:
-    b = b[:rng.randrange(len(b) + 1)]
-open(dst, "wb").write(bytes(b))
-EOF
-}
+# mutate SEED IN OUT: one kind of damage to IN (mutate_text.py, characters for ploidy files)
+mutate() { python3 "$(dirname "$0")/mutate_text.py" ploidy "$@"; }
 printf '# ploidy\nctgA 1 3000 M 1\nctgA 2000 9000 F 1\nctgA 4000 5000 M 0\n* * * M 2\n* * * F 2\n' \
     >"$W/clean.txt"
 for seed in ${FUZZ_SEEDS:-1 2 3 4 5 6 7 8}; do

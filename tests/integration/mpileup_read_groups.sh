@@ -120,33 +120,8 @@ printf 's\\ 1\ns2\\\n' >"$W/escaped.txt"
 vs "-S backslashes" . -S "$W/escaped.txt" "${RG[@]}" "${IN[@]}"
 
 # ---- damaged lists -----------------------------------------------------------------------
-# mutate SEED IN OUT: bytes replaced, inserted or deleted, the file cut, or its lines
-# shuffled, from characters the list readers weigh.
-mutate() {
-    python3 - "$@" <<'EOF'
-import random, sys
-seed, src, dst = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-rng = random.Random(seed)
-b = bytearray(open(src, "rb").read())
-alphabet = b"\t\n \\*?#^s12pXZ\r"
-kind = rng.randrange(5)
-for _ in range(rng.randint(1, 3)):
-    at = rng.randrange(len(b)) if b else 0
-    if kind == 0 and b:
-        b[at] = rng.choice(alphabet)
-    elif kind == 1:
-        b[at:at] = bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 4)))
-    elif kind == 2 and b:
-        del b[at:at + rng.randint(1, 4)]
-if kind == 3:
-    b = b[:rng.randrange(len(b) + 1)]
-if kind == 4:
-    lines = b.split(b"\n")
-    rng.shuffle(lines)
-    b = bytearray(b"\n".join(lines))
-open(dst, "wb").write(bytes(b))
-EOF
-}
+# mutate SEED IN OUT: one kind of damage to IN (mutate_text.py, characters for read-group and sample list files)
+mutate() { python3 "$(dirname "$0")/mutate_text.py" lists "$@"; }
 printf 's1\nlane2 X\n* %s\ns2 %s Z\n?\n# comment\n' "$S2" "$TD/rg2.bam" >"$W/clean.rg"
 printf 's1\npool P\nsplit\n# c\ns2 Y\n' >"$W/clean.sm"
 for seed in ${FUZZ_SEEDS:-3 8 21}; do
